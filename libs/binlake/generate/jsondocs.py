@@ -1,0 +1,185 @@
+"""JSON documents of the workload and the partial edits made to them, applied with plain logical operations.
+
+An :class:`Edit` is one logical JSON diff (WL#10570): REPLACE an existing value, INSERT a new object member
+(``JSON_INSERT`` / ``JSON_SET`` on a new key) or a new array element (``JSON_ARRAY_INSERT``; an index equal to
+the array length appends), REMOVE a member or element (``JSON_REMOVE``). The generator only makes edits whose
+paths exist (or, for INSERT, whose parent exists and member is absent), so they apply on MySQL exactly as here.
+:func:`apply_edit` is the ground truth's own implementation; it deliberately does not use
+``binlake.mysqljson.apply_json_diffs``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+REPLACE, INSERT, REMOVE = 0, 1, 2      # enum_json_diff_operation
+OPERATION_NAMES = {REPLACE: "REPLACE", INSERT: "INSERT", REMOVE: "REMOVE"}
+
+Path = tuple[Any, ...]                 # str member names and int array indexes, from the document root
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    operation: int
+    path: Path
+    value: Any = None                  # None (JSON null) for REMOVE too; REMOVE carries no value
+
+    @property
+    def path_text(self) -> str:
+        return path_text(self.path)
+
+
+def path_text(path: Path) -> str:
+    """MySQL's text form of a simple path: ``$.items[2].qty`` (member names here are plain identifiers)."""
+    out = ["$"]
+    for leg in path:
+        out.append(f"[{leg}]" if isinstance(leg, int) else f".{leg}")
+    return "".join(out)
+
+
+def apply_edit(doc: Any, edit: Edit) -> Any:
+    """Apply one edit to ``doc`` in place (the root is never edited) and return ``doc``."""
+    parent = doc
+    for leg in edit.path[:-1]:
+        parent = parent[leg]
+    last = edit.path[-1]
+    if edit.operation == REPLACE:
+        if isinstance(last, int) and not 0 <= last < len(parent) or isinstance(last, str) and last not in parent:
+            raise ValueError(f"REPLACE of a missing path {edit.path_text}")
+        parent[last] = edit.value
+    elif edit.operation == INSERT:
+        if isinstance(last, int):
+            parent.insert(last, edit.value)
+        elif last in parent:
+            raise ValueError(f"INSERT of an existing member {edit.path_text}")
+        else:
+            parent[last] = edit.value
+    else:
+        del parent[last]
+    return doc
+
+
+def copy_doc(doc: Any) -> Any:
+    """A deep copy of a JSON value made of dicts, lists and scalars (faster than copy.deepcopy)."""
+    if isinstance(doc, dict):
+        return {k: copy_doc(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [copy_doc(v) for v in doc]
+    return doc
+
+
+WORDS = ("alpha", "blue", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "iris", "jade", "kestrel",
+         "lumen", "maple", "nova", "onyx", "pine", "quartz", "river", "sierra", "tundra", "umber", "vale",
+         "willow", "xenon", "yarrow", "zephyr", "Zürich", "café", "naïve", "東京")
+COLORS = ("red", "green", "blue", "black", "white", "silver")
+CARRIERS = ("dhl", "ups", "fedex", "postnl", "laposte")
+CITIES = ("Amsterdam", "Berlin", "Lisbon", "Montréal", "Oslo", "São Paulo", "Tokyo", "Zagreb")
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(WORDS[rng.randrange(len(WORDS))] for _ in range(n))
+
+
+def product_attributes(rng: random.Random) -> dict:
+    """A small nested JSON document for ``products.attributes``."""
+    doc = {
+        "color": COLORS[rng.randrange(len(COLORS))],
+        "dims": {"w": rng.randrange(1, 200), "h": rng.randrange(1, 200), "unit": "cm"},
+        "tags": [_words(rng, 1) for _ in range(rng.randrange(0, 4))],
+        "rating": rng.randrange(0, 51) / 10,
+        "in_stock": rng.random() < 0.8,
+    }
+    if rng.random() < 0.3:
+        doc["warranty"] = None
+    if rng.random() < 0.3:
+        doc["big"] = rng.randrange(2**40, 2**62)
+    return doc
+
+
+def order_document(rng: random.Random, customer_id: int, json_size: int) -> dict:
+    """An order document of roughly ``json_size`` bytes of JSON text: nested objects, arrays of objects."""
+    n_items = max(1, json_size // 110)
+    items = []
+    for _ in range(rng.randrange(max(1, n_items // 2), n_items + 1)):
+        items.append({
+            "sku": rng.randrange(1, 10**9),
+            "qty": rng.randrange(1, 6),
+            "price": rng.randrange(99, 99999) / 100,
+            "tags": [COLORS[rng.randrange(len(COLORS))] for _ in range(rng.randrange(0, 3))],
+        })
+    return {
+        "customer": {"id": customer_id, "city": CITIES[rng.randrange(len(CITIES))]},
+        "items": items,
+        "payment": {"method": ("card", "iban", "voucher")[rng.randrange(3)], "captured": False},
+        "shipping": {"carrier": CARRIERS[rng.randrange(len(CARRIERS))], "events": []},
+        "flags": {"gift": rng.random() < 0.2, "priority": rng.randrange(0, 4)},
+        "note": _words(rng, rng.randrange(1, 6)),
+    }
+
+
+def order_edits(rng: random.Random, doc: dict, max_edits: int) -> list[Edit]:
+    """1..max_edits edits of an order document, applied to ``doc`` as they are chosen (so later edits see
+    earlier ones, as nested JSON_SET/JSON_REMOVE calls do). Covers REPLACE, INSERT (member and array element)
+    and REMOVE at nested paths."""
+    edits: list[Edit] = []
+    for _ in range(rng.randrange(1, max_edits + 1)):
+        edit = _one_order_edit(rng, doc)
+        apply_edit(doc, edit)
+        edits.append(edit)
+    return edits
+
+
+def _one_order_edit(rng: random.Random, doc: dict) -> Edit:
+    items = doc["items"]
+    roll = rng.randrange(10)
+    if roll == 0:
+        return Edit(REPLACE, ("payment", "captured"), not doc["payment"]["captured"])
+    if roll == 1 and items:
+        i = rng.randrange(len(items))
+        return Edit(REPLACE, ("items", i, "qty"), rng.randrange(1, 9))
+    if roll == 2:
+        events = doc["shipping"]["events"]
+        event = {"at": f"2024-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}", "code": rng.randrange(100)}
+        return Edit(INSERT, ("shipping", "events", len(events)), event)          # JSON_ARRAY_APPEND shape
+    if roll == 3:
+        if "tracking" in doc["shipping"]:
+            return Edit(REPLACE, ("shipping", "tracking"), f"TRK{rng.randrange(10**9)}")
+        return Edit(INSERT, ("shipping", "tracking"), f"TRK{rng.randrange(10**9)}")  # JSON_SET of a new key
+    if roll == 4 and items:
+        i = rng.randrange(len(items))
+        tags = items[i]["tags"]
+        if tags:
+            return Edit(REMOVE, ("items", i, "tags", rng.randrange(len(tags))))
+        return Edit(INSERT, ("items", i, "tags", 0), COLORS[rng.randrange(len(COLORS))])  # JSON_ARRAY_INSERT
+    if roll == 5:
+        if "gift" in doc["flags"]:
+            return Edit(REMOVE, ("flags", "gift"))
+        return Edit(INSERT, ("flags", "gift"), True)
+    if roll == 6 and len(items) > 1:
+        return Edit(REMOVE, ("items", rng.randrange(len(items))))
+    if roll == 7:
+        item = {"sku": rng.randrange(1, 10**9), "qty": 1, "price": rng.randrange(99, 9999) / 100, "tags": []}
+        return Edit(INSERT, ("items", rng.randrange(len(items) + 1)), item)
+    if roll == 8:
+        return Edit(REPLACE, ("note",), _words(rng, rng.randrange(1, 4)))
+    return Edit(REPLACE, ("flags", "priority"), rng.randrange(0, 4))
+
+
+def attribute_edits(rng: random.Random, doc: dict) -> list[Edit]:
+    """One or two edits of a product's attributes (JSON_SET / JSON_REMOVE shapes), applied to ``doc``."""
+    edits = []
+    for _ in range(rng.randrange(1, 3)):
+        roll = rng.randrange(4)
+        if roll == 0:
+            edit = Edit(REPLACE, ("rating",), rng.randrange(0, 51) / 10)
+        elif roll == 1:
+            edit = Edit(REPLACE, ("dims", "w"), rng.randrange(1, 200))
+        elif roll == 2 and doc["tags"]:
+            edit = Edit(REMOVE, ("tags", len(doc["tags"]) - 1))
+        else:
+            edit = Edit(INSERT, ("tags", 0), _words(rng, 1))
+        apply_edit(doc, edit)
+        edits.append(edit)
+    return edits

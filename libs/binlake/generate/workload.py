@@ -1,0 +1,381 @@
+"""The generator's logical model: a deterministic stream of transactions over the shop tables, and the state
+those transactions leave behind.
+
+:class:`Workload` owns one ``random.Random(seed)`` and the current rows of every table; iterating
+:meth:`Workload.days` yields, per day, the transactions in commit order. Each row change carries the full
+before and after rows (in the table version's column order), the columns the statement assigned, and for
+partially updated JSON columns the list of :class:`~binlake.generate.jsondocs.Edit` that MySQL would log as a
+JSON diff vector. The state (:attr:`Workload.rows`) is updated with plain Python operations as changes are made,
+so it is the ground truth; nothing here reads a binlog.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterator
+
+from binlake.generate import jsondocs
+from binlake.generate.config import GenerateConfig
+from binlake.generate.tables import CONSENTS, LOYALTY_POINTS, ORDER_STATUSES, TIERS, TableDef, base_tables
+from binlake.generate.values import ModelValues
+
+INSERT, UPDATE, DELETE = "insert", "update", "delete"
+
+
+@dataclass(frozen=True, slots=True)
+class RowChange:
+    before: tuple | None
+    after: tuple | None
+    assigned: frozenset[int] = frozenset()              # column indexes an UPDATE's SET clause names
+    edits: tuple[tuple[int, tuple[jsondocs.Edit, ...]], ...] = ()   # (JSON column index, its edits)
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    table: TableDef
+    kind: str                                           # insert / update / delete
+    changes: tuple[RowChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    gno: int                                            # GTID sequence number (1-based, gap-free)
+    commit_time_us: int                                 # commit timestamp, microseconds since the epoch
+    statements: tuple[Statement, ...] = ()
+    ddl: str | None = None                              # a DDL transaction holds one statement and no rows
+    ddl_db: str = ""
+    new_table: TableDef | None = None                   # the table version a DDL creates
+    compressed: bool = False
+
+
+@dataclass
+class _TableState:
+    table: TableDef
+    rows: dict[Any, tuple] = field(default_factory=dict)   # primary key -> row; no-PK tables: serial -> row
+    keys: list = field(default_factory=list)               # keys in insertion order, for cheap random picks
+
+
+class Workload:
+    """Deterministic generator of transactions; the ground truth state is :meth:`table_rows`."""
+
+    def __init__(self, config: GenerateConfig) -> None:
+        self.config = config
+        self.rng = random.Random(config.seed)
+        self.v = ModelValues(self.rng)
+        tables = {t.name: t for t in base_tables() if t.name in config.tables}
+        self.state = {name: _TableState(t) for name, t in tables.items()}
+        self.gno = 0
+        self.next_customer = 1
+        self.next_sku = 100_000
+        self.next_order = 1
+        self.audit_serial = 0
+        self.next_table_id = 200
+
+    # -- public -------------------------------------------------------------------------------------------------
+    def tables(self) -> list[TableDef]:
+        return [s.table for s in self.state.values()]
+
+    def table_rows(self, name: str) -> list[tuple]:
+        return list(self.state[name].rows.values())
+
+    def days(self) -> Iterator[tuple[int, dt.date, Iterator[Transaction]]]:
+        for day in range(self.config.days):
+            yield day, self.config.date_of(day), self._day(day)
+
+    # -- one day ------------------------------------------------------------------------------------------------
+    def _day(self, day: int) -> Iterator[Transaction]:
+        cfg = self.config
+        n = cfg.transactions_per_day
+        alter_at = n // 2 if day == cfg.effective_alter_day and "customers" in self.state else -1
+        seeds = [name for name in ("customers", "products") if name in self.state]
+        count = n + (alter_at >= 0) + (2 + len(self.state) + self._seed_batches * len(seeds) if day == 0 else 0)
+        # commit timestamps: evenly spread over the day, microsecond resolution, deterministic
+        start_us = int(dt.datetime.combine(cfg.date_of(day), dt.time(), dt.timezone.utc).timestamp()) * 1_000_000
+        step = 86_400_000_000 // (count + 1)
+        clock = iter(range(start_us + step, start_us + 86_400_000_000, step))
+        if day == 0:
+            yield self._ddl(next(clock), "CREATE DATABASE `shop` /*!40100 DEFAULT CHARACTER SET utf8mb4 */", "")
+            for st in self.state.values():
+                yield self._ddl(next(clock), st.table.create_sql(), st.table.db, st.table)
+            for name in seeds:
+                for _ in range(self._seed_batches):
+                    make = self._new_customer if name == "customers" else self._new_product
+                    yield self._txn(next(clock), [self._insert(name, [make() for _ in range(50)])])
+        for i in range(n):
+            if i == alter_at:
+                yield self._alter_customers(next(clock))
+            yield self._random_transaction(next(clock))
+
+    @property
+    def _seed_batches(self) -> int:
+        """Initial bulk inserts of 50 rows per event, so that the first day starts with data."""
+        return max(1, int(20 * self.config.scale ** 0.5))
+
+    def _txn(self, ts: int, statements: list[Statement]) -> Transaction:
+        self.gno += 1
+        compressed = self.rng.random() < self.config.compression_share
+        return Transaction(self.gno, ts, tuple(statements), compressed=compressed)
+
+    def _ddl(self, ts: int, sql: str, db: str, table: TableDef | None = None) -> Transaction:
+        self.gno += 1
+        return Transaction(self.gno, ts, ddl=sql, ddl_db=db, new_table=table)
+
+    def _alter_customers(self, ts: int) -> Transaction:
+        st = self.state["customers"]
+        new, sql = st.table.add_column(LOYALTY_POINTS, self._table_id())
+        st.table = new
+        st.rows = {k: row + (None,) for k, row in st.rows.items()}   # ADD COLUMN ... NULL: existing rows NULL
+        return self._ddl(ts, sql, new.db, new)
+
+    def _table_id(self) -> int:
+        self.next_table_id += 1
+        return self.next_table_id
+
+    def _random_transaction(self, ts: int) -> Transaction:
+        statements: list[Statement] = []
+        for _ in range(1 + (self.rng.random() < 0.3) + (self.rng.random() < 0.1)):
+            stmt = self._random_statement()
+            if stmt is not None:
+                statements.append(stmt)
+        if not statements:
+            statements.append(self._fallback_insert())
+        return self._txn(ts, statements)
+
+    # (table, statement maker, weight): the statement mix of one transaction
+    _ACTIONS = (
+        ("orders", "_insert_orders", 20), ("orders", "_edit_order", 38), ("orders", "_delete_orders", 4),
+        ("products", "_edit_attributes", 9), ("products", "_reprice", 7), ("products", "_insert_product", 2),
+        ("products", "_resku", 1), ("customers", "_insert_customers", 5), ("customers", "_touch_customer", 8),
+        ("customers", "_delete_customer", 1), ("audit_log", "_audit_insert", 4),
+        ("audit_log", "_audit_update", 1), ("audit_log", "_audit_delete", 1),
+    )
+
+    def _random_statement(self) -> Statement | None:
+        actions = [(n, w) for t, n, w in self._ACTIONS if t in self.state]
+        total = sum(w for _, w in actions)
+        roll = self.rng.randrange(total)
+        for name, weight in actions:
+            if roll < weight:
+                return getattr(self, name)()
+            roll -= weight
+        return None
+
+    def _fallback_insert(self) -> Statement:
+        """An insert into the first table, for a transaction whose random statements all found no rows."""
+        name = next(iter(self.state))
+        return getattr(self, {"customers": "_insert_customers", "products": "_insert_product",
+                              "orders": "_insert_orders", "audit_log": "_audit_insert"}[name])()
+
+    # -- statements ---------------------------------------------------------------------------------------------
+    def _key(self, table: TableDef, row: tuple) -> Any:
+        pk = table.pk_indexes
+        if not pk:
+            self.audit_serial += 1
+            return self.audit_serial
+        return row[pk[0]] if len(pk) == 1 else tuple(row[i] for i in pk)
+
+    def _insert(self, name: str, rows: list[tuple]) -> Statement:
+        st = self.state[name]
+        for row in rows:
+            key = self._key(st.table, row)
+            st.rows[key] = row
+            st.keys.append(key)
+        return Statement(st.table, INSERT, tuple(RowChange(None, row) for row in rows))
+
+    def _pick(self, name: str, n: int = 1) -> list[Any]:
+        """Up to ``n`` distinct live keys of a table, chosen at random."""
+        st = self.state[name]
+        picked: list[Any] = []
+        for _ in range(n * 3):
+            if len(picked) == n or not st.keys:
+                break
+            i = self.rng.randrange(len(st.keys))
+            key = st.keys[i]
+            if key not in st.rows:                      # deleted or re-keyed: drop lazily
+                st.keys[i] = st.keys[-1]
+                st.keys.pop()
+                continue
+            if key not in picked:
+                picked.append(key)
+        return picked
+
+    def _update(self, name: str, changes: list[tuple[Any, tuple, frozenset[int], tuple]]) -> Statement | None:
+        """changes: (old key, new row, assigned columns, edits per JSON column)."""
+        st = self.state[name]
+        out = []
+        for key, new_row, assigned, edits in changes:
+            old_row = st.rows.pop(key)
+            new_key = key if st.table.primary_key == () else self._key(st.table, new_row)
+            st.rows[new_key] = new_row
+            if new_key != key:
+                st.keys.append(new_key)
+            out.append(RowChange(old_row, new_row, assigned, edits))
+        return Statement(st.table, UPDATE, tuple(out)) if out else None
+
+    def _delete(self, name: str, keys: list[Any]) -> Statement | None:
+        st = self.state[name]
+        rows = [st.rows.pop(k) for k in keys]
+        return Statement(st.table, DELETE, tuple(RowChange(r, None) for r in rows)) if rows else None
+
+    # customers
+    def _new_customer(self) -> tuple:
+        v, rng = self.v, self.rng
+        cid = self.next_customer
+        self.next_customer += 1
+        row = (cid, f"user{cid}@example.{('com', 'org', 'de', 'fr')[cid % 4]}",
+               v.maybe(0.9, v.name), v.country(), v.maybe(0.7, v.date), v.datetime(6), v.maybe(0.5, v.timestamp, 3),
+               v.decimal(12, 2), v.maybe(0.8, v.double), TIERS[rng.randrange(4)], v.set_of(CONSENTS),
+               rng.randrange(2), v.maybe(0.3, v.text, 200), v.maybe(0.1, v.blob, 300))
+        if len(self.state["customers"].table.columns) > len(row):
+            row += (v.maybe(0.5, v.int32),)
+        return row
+
+    def _insert_customers(self) -> Statement:
+        return self._insert("customers", [self._new_customer() for _ in range(1 + self.rng.randrange(2))])
+
+    def _touch_customer(self) -> Statement | None:
+        keys = self._pick("customers", 1 + (self.rng.random() < 0.2) * 2)
+        st, v = self.state["customers"], self.v
+        t = st.table
+        changes = []
+        for key in keys:
+            row = list(st.rows[key])
+            assigned = {t.index("last_login"), t.index("balance")}
+            row[t.index("last_login")] = v.maybe(0.95, v.timestamp, 3)
+            row[t.index("balance")] = v.decimal(12, 2)
+            if self.rng.random() < 0.3:
+                assigned.add(t.index("score"))
+                row[t.index("score")] = v.maybe(0.7, v.double)
+            if self.rng.random() < 0.2:
+                assigned.add(t.index("notes"))
+                row[t.index("notes")] = v.maybe(0.6, v.text, 100)
+            if len(t.columns) > 14 and self.rng.random() < 0.5:
+                assigned.add(14)
+                row[14] = v.maybe(0.8, v.int32)
+            changes.append((key, tuple(row), frozenset(assigned), ()))
+        return self._update("customers", changes)
+
+    def _delete_customer(self) -> Statement | None:
+        return self._delete("customers", self._pick("customers"))
+
+    # products
+    def _new_product(self) -> tuple:
+        v, rng = self.v, self.rng
+        sku = self.next_sku
+        self.next_sku += 1 + rng.randrange(3)
+        return (sku, v.title(), v.decimal(10, 2), v.maybe(0.8, v.float32), rng.randrange(-100, 8_000_000),
+                v.maybe(0.5, rng.randrange, 0, 256), v.maybe(0.7, rng.randrange, 1901, 2156), v.binary(4),
+                v.maybe(0.4, v.blob, 64), v.maybe(0.9, jsondocs.product_attributes, rng),
+                rng.randrange(1024), v.timestamp(0))
+
+    def _insert_product(self) -> Statement:
+        return self._insert("products", [self._new_product()])
+
+    def _edit_attributes(self) -> Statement | None:
+        keys = self._pick("products")
+        st = self.state["products"]
+        t = st.table
+        changes = []
+        for key in keys:
+            row = list(st.rows[key])
+            ai = t.index("attributes")
+            doc = row[ai]
+            edits: tuple = ()
+            if doc is not None and self.rng.random() < self.config.partial_share:
+                doc = jsondocs.copy_doc(doc)
+                edits = ((ai, tuple(jsondocs.attribute_edits(self.rng, doc))),)
+            else:
+                doc = self.v.maybe(0.9, jsondocs.product_attributes, self.rng)
+            row[ai] = doc
+            row[t.index("updated_at")] = self.v.timestamp(0)
+            changes.append((key, tuple(row), frozenset({ai, t.index("updated_at")}), edits))
+        return self._update("products", changes)
+
+    def _reprice(self) -> Statement | None:
+        keys = self._pick("products", 2 + self.rng.randrange(4))
+        st = self.state["products"]
+        t = st.table
+        changes = []
+        for key in keys:
+            row = list(st.rows[key])
+            row[t.index("price")] = self.v.decimal(10, 2)
+            row[t.index("stock")] = self.rng.randrange(-100, 8_000_000)
+            row[t.index("bit_flags")] = self.rng.randrange(1024)
+            assigned = frozenset({t.index("price"), t.index("stock"), t.index("bit_flags")})
+            changes.append((key, tuple(row), assigned, ()))
+        return self._update("products", changes)
+
+    def _resku(self) -> Statement | None:
+        """An UPDATE that changes the primary key (products.sku)."""
+        keys = self._pick("products")
+        st = self.state["products"]
+        changes = []
+        for key in keys:
+            new_sku = self.next_sku
+            self.next_sku += 1
+            row = (new_sku,) + st.rows[key][1:]
+            changes.append((key, row, frozenset({0}), ()))
+        return self._update("products", changes)
+
+    # orders
+    def _new_order_row(self) -> tuple:
+        v, rng = self.v, self.rng
+        oid = self.next_order
+        self.next_order += 1
+        cust = rng.randrange(1, max(2, self.next_customer))
+        doc = jsondocs.order_document(rng, cust, self.config.json_size)
+        total = sum(Decimal(str(i["price"])) * i["qty"] for i in doc["items"]).quantize(Decimal("0.0001"))
+        return (oid, cust, "new", total, sum(i["qty"] for i in doc["items"]), v.datetime(0),
+                v.maybe(0.5, v.time, 2), doc, v.maybe(0.2, v.text, 400))
+
+    def _insert_orders(self) -> Statement:
+        return self._insert("orders", [self._new_order_row() for _ in range(1 + (self.rng.random() < 0.1))])
+
+    def _edit_order(self) -> Statement | None:
+        keys = self._pick("orders", 1 + (self.rng.random() < 0.15))
+        st = self.state["orders"]
+        t = st.table
+        di, si = t.index("doc"), t.index("status")
+        changes = []
+        for key in keys:
+            row = list(st.rows[key])
+            edits: tuple = ()
+            if self.rng.random() < self.config.partial_share:
+                doc = jsondocs.copy_doc(row[di])
+                edits = ((di, tuple(jsondocs.order_edits(self.rng, doc, 4))),)
+            else:
+                doc = jsondocs.order_document(self.rng, row[1], self.config.json_size)
+            row[di] = doc
+            row[si] = ORDER_STATUSES[self.rng.randrange(len(ORDER_STATUSES))]
+            changes.append((key, tuple(row), frozenset({di, si}), edits))
+        return self._update("orders", changes)
+
+    def _delete_orders(self) -> Statement | None:
+        return self._delete("orders", self._pick("orders", 1 + self.rng.randrange(3)))
+
+    # audit_log (no primary key)
+    def _audit_row(self) -> tuple:
+        v, rng = self.v, self.rng
+        return (v.timestamp(6), v.word(), ("login", "logout", "refund", "export")[rng.randrange(4)],
+                v.maybe(0.8, rng.randrange, -(2**63), 2**63), v.maybe(0.5, v.double), v.maybe(0.6, v.blob, 40),
+                v.maybe(0.5, v.time, 0), v.maybe(0.7, rng.randrange, -32768, 32768))
+
+    def _audit_insert(self) -> Statement:
+        return self._insert("audit_log", [self._audit_row() for _ in range(1 + self.rng.randrange(4))])
+
+    def _audit_update(self) -> Statement | None:
+        keys = self._pick("audit_log")
+        st = self.state["audit_log"]
+        changes = []
+        for key in keys:
+            row = list(st.rows[key])
+            row[3] = self.v.maybe(0.8, self.rng.randrange, -(2**63), 2**63)
+            row[6] = self.v.maybe(0.5, self.v.time, 0)
+            changes.append((key, tuple(row), frozenset({3, 6}), ()))
+        return self._update("audit_log", changes)
+
+    def _audit_delete(self) -> Statement | None:
+        return self._delete("audit_log", self._pick("audit_log"))
