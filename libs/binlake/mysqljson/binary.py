@@ -1,0 +1,426 @@
+"""MySQL binary JSON: decode and encode (sql/json_binary.cc, ``json_binary::parse_binary`` / ``serialize``).
+
+Layout: one type byte, then the value. Objects and arrays (small: 2-byte counts and offsets, large: 4-byte) hold
+element count, byte size, key entries (offset, uint16 length), value entries (type byte, offset or inlined
+value), then keys and values; offsets count from the byte after the type byte. Decoding follows offsets only,
+so documents updated in place (unused bytes, non-monotonic offsets) decode as MySQL reads them.
+"""
+
+from __future__ import annotations
+
+import struct
+from decimal import Decimal
+
+from binlake.mysqljson.errors import JsonCorruptError, JsonDepthError, JsonEncodeError, JsonTruncatedError
+from binlake.mysqljson.values import (
+    MYSQL_TYPE_DATE,
+    MYSQL_TYPE_DATETIME,
+    MYSQL_TYPE_NEWDECIMAL,
+    MYSQL_TYPE_TIME,
+    MYSQL_TYPE_TIMESTAMP,
+    JsonDate,
+    JsonDatetime,
+    JsonOpaque,
+    JsonTime,
+    decimal_from_opaque,
+    decimal_to_opaque,
+    temporal_from_packed,
+)
+
+JSONB_TYPE_SMALL_OBJECT = 0x0
+JSONB_TYPE_LARGE_OBJECT = 0x1
+JSONB_TYPE_SMALL_ARRAY = 0x2
+JSONB_TYPE_LARGE_ARRAY = 0x3
+JSONB_TYPE_LITERAL = 0x4
+JSONB_TYPE_INT16 = 0x5
+JSONB_TYPE_UINT16 = 0x6
+JSONB_TYPE_INT32 = 0x7
+JSONB_TYPE_UINT32 = 0x8
+JSONB_TYPE_INT64 = 0x9
+JSONB_TYPE_UINT64 = 0xA
+JSONB_TYPE_DOUBLE = 0xB
+JSONB_TYPE_STRING = 0xC
+JSONB_TYPE_OPAQUE = 0xF
+
+JSONB_NULL_LITERAL = 0x0
+JSONB_TRUE_LITERAL = 0x1
+JSONB_FALSE_LITERAL = 0x2
+
+JSON_DOCUMENT_MAX_DEPTH = 100  # json_syntax_check.h
+JSON_KEY_MAX_LENGTH = 0xFFFF  # key lengths are stored in 2 bytes
+
+SMALL_OFFSET_SIZE = 2
+LARGE_OFFSET_SIZE = 4
+KEY_ENTRY_SIZE_SMALL = 2 + SMALL_OFFSET_SIZE
+KEY_ENTRY_SIZE_LARGE = 2 + LARGE_OFFSET_SIZE
+VALUE_ENTRY_SIZE_SMALL = 1 + SMALL_OFFSET_SIZE
+VALUE_ENTRY_SIZE_LARGE = 1 + LARGE_OFFSET_SIZE
+
+INT16 = struct.Struct("<h")
+UINT16 = struct.Struct("<H")
+INT32 = struct.Struct("<i")
+UINT32 = struct.Struct("<I")
+INT64 = struct.Struct("<q")
+UINT64 = struct.Struct("<Q")
+DOUBLE = struct.Struct("<d")
+SMALL_HEADER = struct.Struct("<HH")  # element count, size in bytes
+LARGE_HEADER = struct.Struct("<II")
+KEY_ENTRY_SMALL = struct.Struct("<HH")  # key offset, key length
+KEY_ENTRY_LARGE = struct.Struct("<IH")
+VALUE_ENTRY_SMALL = struct.Struct("<BH")  # type, offset or inlined value
+VALUE_ENTRY_LARGE = struct.Struct("<BI")
+
+_INT16_MIN, _INT16_MAX = -(1 << 15), (1 << 15) - 1
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
+
+_TEMPORAL_TYPES = frozenset((MYSQL_TYPE_DATE, MYSQL_TYPE_TIME, MYSQL_TYPE_DATETIME, MYSQL_TYPE_TIMESTAMP))
+_LITERALS = {JSONB_NULL_LITERAL: None, JSONB_TRUE_LITERAL: True, JSONB_FALSE_LITERAL: False}
+
+
+# ----------------------------------------------------------------------------------------------------- decoding
+
+
+def decode(data: bytes | bytearray | memoryview) -> object:
+    """Decode one JSON column cell (``json_binary::parse_binary``).
+
+    A zero-length cell is the JSON null literal, as MySQL reads it (values inserted with IGNORE or in
+    non-strict mode). Bytes after the top-level value are ignored, as MySQL does.
+    """
+    buf = bytes(data)
+    if not buf:
+        return None
+    return _decode_value(buf[0], buf, 1, len(buf), 0)
+
+
+def _fail(end: int, limit: int, buf: bytes, what: str, pos: int) -> None:
+    """Raise the right error for ``what`` at ``pos`` needing bytes up to ``end`` beyond ``limit``."""
+    if end > len(buf):
+        raise JsonTruncatedError(f"truncated JSON: {what} needs {end - pos} bytes, {max(len(buf) - pos, 0)} left", pos)
+    raise JsonCorruptError(f"{what} of {end - pos} bytes runs past the end of its array/object", pos)
+
+
+def read_variable_length(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """``read_variable_length``: 7 bits per byte, low bits first, at most 5 bytes. Returns (length, new pos)."""
+    length = 0
+    for i in range(5):
+        if pos + i >= limit:
+            _fail(pos + i + 1, limit, buf, "variable-length string length", pos + i)
+        byte = buf[pos + i]
+        length |= (byte & 0x7F) << (7 * i)
+        if not byte & 0x80:
+            if length > 0xFFFFFFFF:
+                raise JsonCorruptError(f"string length {length} exceeds 4 GiB", pos)
+            return length, pos + i + 1
+    raise JsonCorruptError("variable-length string length longer than 5 bytes", pos)
+
+
+_SCALARS = {
+    JSONB_TYPE_INT16: (INT16, "int16"),
+    JSONB_TYPE_UINT16: (UINT16, "uint16"),
+    JSONB_TYPE_INT32: (INT32, "int32"),
+    JSONB_TYPE_UINT32: (UINT32, "uint32"),
+    JSONB_TYPE_INT64: (INT64, "int64"),
+    JSONB_TYPE_UINT64: (UINT64, "uint64"),
+    JSONB_TYPE_DOUBLE: (DOUBLE, "double"),
+}
+
+
+def _decode_value(type_byte: int, buf: bytes, pos: int, limit: int, depth: int) -> object:
+    """Decode a value of ``type_byte`` stored at ``pos``; ``limit`` bounds the enclosing container."""
+    if type_byte == JSONB_TYPE_STRING:
+        length, start = read_variable_length(buf, pos, limit)
+        end = start + length
+        if end > limit:
+            _fail(end, limit, buf, "string", start)
+        try:
+            return buf[start:end].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JsonCorruptError(f"string is not valid UTF-8 ({exc.reason})", start + exc.start) from None
+    if type_byte <= JSONB_TYPE_LARGE_ARRAY:
+        return _decode_container(type_byte, buf, pos, limit, depth + 1)
+    scalar = _SCALARS.get(type_byte)
+    if scalar is not None:
+        packer, what = scalar
+        if pos + packer.size > limit:
+            _fail(pos + packer.size, limit, buf, what, pos)
+        return packer.unpack_from(buf, pos)[0]
+    if type_byte == JSONB_TYPE_LITERAL:
+        if pos >= limit:
+            _fail(pos + 1, limit, buf, "literal", pos)
+        return _literal(buf[pos], pos)
+    if type_byte == JSONB_TYPE_OPAQUE:
+        if pos >= limit:
+            _fail(pos + 1, limit, buf, "opaque field type", pos)
+        field_type = buf[pos]
+        length, start = read_variable_length(buf, pos + 1, limit)
+        end = start + length
+        if end > limit:
+            _fail(end, limit, buf, "opaque value", start)
+        return opaque_value(field_type, buf[start:end], start)
+    raise JsonCorruptError(f"unknown JSON binary type byte 0x{type_byte:02x}", pos - 1)
+
+
+def _literal(byte: int, pos: int) -> object:
+    try:
+        return _LITERALS[byte]
+    except KeyError:
+        raise JsonCorruptError(f"unknown JSON literal 0x{byte:02x}", pos) from None
+
+
+def opaque_value(field_type: int, data: bytes, pos: int = 0) -> object:
+    """The value of an opaque field: Decimal, a temporal dataclass, or :class:`JsonOpaque`."""
+    if field_type == MYSQL_TYPE_NEWDECIMAL:
+        try:
+            return decimal_from_opaque(data)
+        except JsonCorruptError as exc:
+            raise JsonCorruptError(str(exc), pos) from None
+    if field_type in _TEMPORAL_TYPES:
+        if len(data) != 8:
+            raise JsonCorruptError(f"temporal opaque value (type {field_type}) needs 8 bytes, found {len(data)}", pos)
+        return temporal_from_packed(field_type, INT64.unpack(data)[0])
+    return JsonOpaque(field_type, data)
+
+
+def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, depth: int) -> object:
+    if depth > JSON_DOCUMENT_MAX_DEPTH:
+        raise JsonDepthError(f"JSON document exceeds the maximum depth of {JSON_DOCUMENT_MAX_DEPTH} (at offset {base})")
+    large = type_byte & 1
+    header = LARGE_HEADER if large else SMALL_HEADER
+    if base + header.size > limit:
+        _fail(base + header.size, limit, buf, "array/object header", base)
+    count, size = header.unpack_from(buf, base)
+    if size < header.size:
+        raise JsonCorruptError(f"array/object size {size} is smaller than its header", base)
+    # The declared size bounds the container; some writers declare more bytes than they wrote, and then the
+    # enclosing limit bounds it (every access is still checked against both).
+    end = min(base + size, limit)
+    pos = base + header.size
+    value_entry = VALUE_ENTRY_LARGE if large else VALUE_ENTRY_SMALL
+    if type_byte <= JSONB_TYPE_LARGE_OBJECT:
+        key_entry = KEY_ENTRY_LARGE if large else KEY_ENTRY_SMALL
+        keys_end = pos + count * key_entry.size
+        values_end = keys_end + count * value_entry.size
+        if values_end > end:
+            _fail(values_end, end, buf, f"{count} object entries", pos)
+        result: dict = {}
+        v_iter = value_entry.iter_unpack(buf[keys_end:values_end])
+        for key_offset, key_length in key_entry.iter_unpack(buf[pos:keys_end]):
+            key_start = base + key_offset
+            key_end = key_start + key_length
+            if key_end > end or key_start < values_end:
+                if key_end > len(buf):
+                    _fail(key_end, end, buf, "object key", key_start)
+                raise JsonCorruptError(f"object key at offset {key_offset} (length {key_length}) outside the object", pos)
+            try:
+                key = buf[key_start:key_end].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise JsonCorruptError(f"object key is not valid UTF-8 ({exc.reason})", key_start) from None
+            vtype, voff = next(v_iter)
+            result[key] = _entry_value(vtype, voff, buf, base, end, depth, large, values_end)
+            pos += key_entry.size
+        return result
+    values_end = pos + count * value_entry.size
+    if values_end > end:
+        _fail(values_end, end, buf, f"{count} array entries", pos)
+    return [
+        _entry_value(vtype, voff, buf, base, end, depth, large, values_end)
+        for vtype, voff in value_entry.iter_unpack(buf[pos:values_end])
+    ]
+
+
+def _entry_value(
+    vtype: int, voff: int, buf: bytes, base: int, end: int, depth: int, large: int, min_start: int
+) -> object:
+    """The value of one value entry: inlined (literal, int16, uint16; int32/uint32 in large) or at an offset."""
+    if vtype == JSONB_TYPE_INT16:
+        voff &= 0xFFFF
+        return voff - 0x10000 if voff & 0x8000 else voff
+    if vtype == JSONB_TYPE_UINT16:
+        return voff & 0xFFFF
+    if vtype == JSONB_TYPE_LITERAL:
+        return _literal(voff & 0xFF, base)
+    if large and vtype == JSONB_TYPE_INT32:
+        return voff - 0x100000000 if voff & 0x80000000 else voff
+    if large and vtype == JSONB_TYPE_UINT32:
+        return voff
+    start = base + voff
+    if start < min_start or start >= end:
+        if start >= len(buf):
+            raise JsonTruncatedError(f"truncated JSON: value at offset {voff} is past the end of the data", start)
+        raise JsonCorruptError(f"value offset {voff} points outside its array/object", base)
+    return _decode_value(vtype, buf, start, end, depth)
+
+
+# ----------------------------------------------------------------------------------------------------- encoding
+
+
+class _TooBigForSmall(Exception):
+    """Internal: a small container overflowed 16-bit offsets; serialize it again as large."""
+
+
+def key_sort_key(key: str) -> tuple[int, bytes]:
+    """MySQL's object key order (``Json_key_comparator``): shorter keys first, then by UTF-8 bytes."""
+    raw = key.encode("utf-8")
+    return len(raw), raw
+
+
+def encode(value: object) -> bytes:
+    """Serialize a value as MySQL binary JSON (``json_binary::serialize``).
+
+    Object members are written in MySQL's key order (by key length, then bytes), as MySQL always stores them.
+    """
+    buf = bytearray(b"\x00")
+    buf[0] = _append_value(buf, value, 0)
+    return bytes(buf)
+
+
+def _append_value(buf: bytearray, value: object, depth: int) -> int:
+    """Append the body of ``value`` (without its type byte) to ``buf``; return its type byte."""
+    kind = type(value)
+    if kind is str:
+        raw = value.encode("utf-8")  # type: ignore[union-attr]
+        _append_variable_length(buf, len(raw))
+        buf += raw
+        return JSONB_TYPE_STRING
+    if kind is dict or kind is list or kind is tuple:
+        if depth + 1 > JSON_DOCUMENT_MAX_DEPTH:
+            raise JsonDepthError(f"JSON document exceeds the maximum depth of {JSON_DOCUMENT_MAX_DEPTH}")
+        start = len(buf)
+        try:
+            return _append_container(buf, value, depth + 1, large=False)
+        except _TooBigForSmall:
+            del buf[start:]
+            return _append_container(buf, value, depth + 1, large=True)
+    if kind is bool:
+        buf.append(JSONB_TRUE_LITERAL if value else JSONB_FALSE_LITERAL)
+        return JSONB_TYPE_LITERAL
+    if value is None:
+        buf.append(JSONB_NULL_LITERAL)
+        return JSONB_TYPE_LITERAL
+    if kind is int:
+        type_byte, packer = _int_type(value)  # type: ignore[arg-type]
+        buf += packer.pack(value)
+        return type_byte
+    if kind is float:
+        buf += DOUBLE.pack(value)
+        return JSONB_TYPE_DOUBLE
+    if isinstance(value, bool):  # bool subclasses are still booleans
+        return _append_value(buf, bool(value), depth)
+    if isinstance(value, int):
+        return _append_value(buf, int(value), depth)
+    if isinstance(value, float):
+        return _append_value(buf, float(value), depth)
+    if isinstance(value, str):
+        return _append_value(buf, str(value), depth)
+    field_type, data = opaque_parts(value)
+    buf.append(field_type)
+    _append_variable_length(buf, len(data))
+    buf += data
+    return JSONB_TYPE_OPAQUE
+
+
+def opaque_parts(value: object) -> tuple[int, bytes]:
+    """(field type, data) of an opaque value of the value model; JsonEncodeError for anything else."""
+    if isinstance(value, Decimal):
+        return MYSQL_TYPE_NEWDECIMAL, decimal_to_opaque(value)
+    if isinstance(value, (JsonDate, JsonDatetime, JsonTime)):
+        return value.field_type, INT64.pack(value.packed())
+    if isinstance(value, JsonOpaque):
+        if not 0 <= value.field_type <= 0xFF:
+            raise JsonEncodeError(f"opaque field type {value.field_type} does not fit in one byte")
+        return value.field_type, bytes(value.data)
+    raise JsonEncodeError(f"{type(value).__name__} value {value!r} has no MySQL JSON form")
+
+
+def _int_type(value: int) -> tuple[int, struct.Struct]:
+    """``Json_int``/``Json_uint`` storage: the smallest of int16/int32/int64, uint64 above INT64_MAX."""
+    if _INT16_MIN <= value <= _INT16_MAX:
+        return JSONB_TYPE_INT16, INT16
+    if _INT32_MIN <= value <= _INT32_MAX:
+        return JSONB_TYPE_INT32, INT32
+    if _INT64_MIN <= value <= _INT64_MAX:
+        return JSONB_TYPE_INT64, INT64
+    if value <= _UINT64_MAX:
+        return JSONB_TYPE_UINT64, UINT64
+    raise JsonEncodeError(f"integer {value} does not fit in 64 bits (store it as a float or Decimal)")
+
+
+def _append_variable_length(buf: bytearray, length: int) -> None:
+    while True:
+        byte = length & 0x7F
+        length >>= 7
+        if length:
+            buf.append(byte | 0x80)
+        else:
+            buf.append(byte)
+            return
+
+
+def _inlined(value: object, large: bool) -> tuple[int, int] | None:
+    """(type, entry value) when MySQL inlines ``value`` in its value entry (``inlined_type``), else None."""
+    kind = type(value)
+    if value is None:
+        return JSONB_TYPE_LITERAL, JSONB_NULL_LITERAL
+    if kind is bool:
+        return JSONB_TYPE_LITERAL, JSONB_TRUE_LITERAL if value else JSONB_FALSE_LITERAL
+    if kind is int:
+        if _INT16_MIN <= value <= _INT16_MAX:  # type: ignore[operator]
+            return JSONB_TYPE_INT16, value & 0xFFFF  # type: ignore[operator]
+        if large and _INT32_MIN <= value <= _INT32_MAX:  # type: ignore[operator]
+            return JSONB_TYPE_INT32, value & 0xFFFFFFFF  # type: ignore[operator]
+    return None
+
+
+def _append_container(buf: bytearray, value, depth: int, large: bool) -> int:
+    is_object = type(value) is dict
+    if is_object:
+        items = sorted(value.items(), key=lambda item: key_sort_key(item[0]))
+        keys = [key.encode("utf-8") for key, _ in items]
+        values = [v for _, v in items]
+    else:
+        keys = []
+        values = list(value)
+    count = len(values)
+    start = len(buf)
+    if large:
+        header, key_entry, value_entry, limit = LARGE_HEADER, KEY_ENTRY_LARGE, VALUE_ENTRY_LARGE, 0xFFFFFFFF
+    else:
+        header, key_entry, value_entry, limit = SMALL_HEADER, KEY_ENTRY_SMALL, VALUE_ENTRY_SMALL, 0xFFFF
+    key_entries_at = start + header.size
+    value_entries_at = key_entries_at + (key_entry.size * count if is_object else 0)
+    data_at = value_entries_at + value_entry.size * count
+    if count > limit or data_at - start > limit:
+        if large:
+            raise JsonEncodeError("JSON array/object too large")
+        raise _TooBigForSmall
+    buf += bytes(data_at - start)
+    for index, raw in enumerate(keys):
+        if len(raw) > JSON_KEY_MAX_LENGTH:
+            raise JsonEncodeError(f"object key of {len(raw)} bytes exceeds {JSON_KEY_MAX_LENGTH} bytes")
+        offset = len(buf) - start
+        if offset > limit:
+            raise _TooBigForSmall
+        key_entry.pack_into(buf, key_entries_at + index * key_entry.size, offset, len(raw))
+        buf += raw
+    for index, item in enumerate(values):
+        entry_at = value_entries_at + index * value_entry.size
+        inlined = _inlined(item, large)
+        if inlined is not None:
+            value_entry.pack_into(buf, entry_at, *inlined)
+            continue
+        offset = len(buf) - start
+        if offset > limit:
+            raise _TooBigForSmall
+        type_byte = _append_value(buf, item, depth)
+        value_entry.pack_into(buf, entry_at, type_byte, offset)
+    size = len(buf) - start
+    if size > limit:
+        if large:
+            raise JsonEncodeError("JSON document exceeds 4 GiB")
+        raise _TooBigForSmall
+    header.pack_into(buf, start, count, size)
+    if is_object:
+        return JSONB_TYPE_LARGE_OBJECT if large else JSONB_TYPE_SMALL_OBJECT
+    return JSONB_TYPE_LARGE_ARRAY if large else JSONB_TYPE_SMALL_ARRAY
