@@ -1,0 +1,32 @@
+"""Binlog transports (WL#3283 "transports by URI"): a live server as a binlog source.
+
+``mysql://user@host:port/?server_id=N`` names a MySQL or MariaDB server read with the replication protocol:
+:class:`ReplicationClient` (sign-on and raw stream), :func:`fetch` (the server's files, byte for byte, into a
+landing folder, resumable; ``binlake fetch``), :func:`stream_events` (the file events one by one, for readers).
+"""
+
+from __future__ import annotations
+
+from binlake.transport.client import BinlogFile, ReplicationClient, ServerInfo
+from binlake.transport.errors import (
+    AuthenticationError,
+    BinlogPurgedError,
+    ConnectionLostError,
+    LandingError,
+    PrivilegeError,
+    ProtocolError,
+    ServerConfigError,
+    SourceUriError,
+    TransportError,
+)
+from binlake.transport.fetcher import FetchOptions, FetchResult, StopFetch, fetch
+from binlake.transport.landing import MANIFEST_NAME, Manifest
+from binlake.transport.protocol import StreamEnd, StreamEvent
+from binlake.transport.uri import MySQLSource, parse_mysql_uri
+
+__all__ = [
+    "AuthenticationError", "BinlogFile", "BinlogPurgedError", "ConnectionLostError", "FetchOptions", "FetchResult",
+    "LandingError", "MANIFEST_NAME", "Manifest", "MySQLSource", "PrivilegeError", "ProtocolError",
+    "ReplicationClient", "ServerConfigError", "ServerInfo", "SourceUriError", "StopFetch", "StreamEnd",
+    "StreamEvent", "TransportError", "fetch", "parse_mysql_uri",
+]

@@ -1,0 +1,312 @@
+"""A replica connection: PyMySQL does the handshake and authentication, then raw replication packets on its socket.
+
+The sign-on follows what a real replica's I/O thread does (mysql-server ``sql/rpl_replica.cc``
+``get_master_version_and_clock`` / ``register_slave_on_master`` / ``request_dump``; MariaDB ``sql/slave.cc``):
+
+1. read ``@@version``, ``@@server_id``, ``@@global.binlog_format``, ``@@global.log_bin``, ``@@global.binlog_checksum``;
+2. ``SET @master_binlog_checksum = @@global.binlog_checksum`` (and MySQL 8's ``@source_binlog_checksum``) so that
+   events arrive exactly as written, CRC32 included; MariaDB also ``SET @mariadb_slave_capability = 4`` so that
+   its own event types are not rewritten for an "old" replica;
+3. ``SET @master_heartbeat_period`` (nanoseconds) so an idle stream still proves the connection alive;
+4. COM_REGISTER_SLAVE, then COM_BINLOG_DUMP (file + position) or COM_BINLOG_DUMP_GTID / MariaDB's
+   ``@slave_connect_state`` GTID mode.
+
+PyMySQL's private ``_execute_command`` / ``_read_packet`` / ``_write_bytes`` carry the raw packets (reassembly of
+16 MiB packets and sequence numbers included); the pinned PyMySQL version in requirements.txt is the one tested.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pymysql
+import pymysql.err
+
+from binlake.transport import protocol
+from binlake.transport.errors import (
+    AuthenticationError,
+    BinlogPurgedError,
+    ConnectionLostError,
+    PrivilegeError,
+    ProtocolError,
+    ServerConfigError,
+    TransportError,
+)
+from binlake.transport.gtid import encode_gtid_set, validate_mariadb_gtid_pos
+from binlake.transport.protocol import ServerError, StreamEnd, StreamEvent
+from binlake.transport.uri import MySQLSource
+
+log = logging.getLogger(__name__)
+
+# server error codes (include/mysqld_error.h, errmsg.h)
+ER_DBACCESS_DENIED_ERROR = 1044
+ER_ACCESS_DENIED_ERROR = 1045
+ER_SPECIFIC_ACCESS_DENIED_ERROR = 1227
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+ER_UNKNOWN_SYSTEM_VARIABLE = 1193
+CR_CONNECTION_ERROR = 2002
+CR_CONN_HOST_ERROR = 2003
+CR_SERVER_GONE_ERROR = 2006
+CR_SERVER_LOST = 2013
+LOST_CODES = frozenset({CR_CONNECTION_ERROR, CR_CONN_HOST_ERROR, CR_SERVER_GONE_ERROR, CR_SERVER_LOST, 2055})
+GRANT_HINT = "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO {user}"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What the sign-on learnt about the server."""
+
+    version: str
+    is_mariadb: bool
+    server_id: int
+    binlog_format: str
+    log_bin: bool
+    binlog_checksum: str
+    semi_sync_available: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BinlogFile:
+    """One row of SHOW BINARY LOGS."""
+
+    name: str
+    size: int
+
+
+Connector = Callable[..., Any]
+
+
+class ReplicationClient:
+    """One replica session against one server. Not thread-safe; one dump per connection."""
+
+    def __init__(self, source: MySQLSource, *, connector: Connector = pymysql.connect) -> None:
+        self.source = source
+        self._connector = connector
+        self._conn: Any = None
+        self.info: ServerInfo | None = None
+        self.semi_sync = False
+
+    # -- sign-on ---------------------------------------------------------------------------------------------
+    def connect(self) -> ServerInfo:
+        """Connect, authenticate and read the server's replication settings."""
+        src = self.source
+        try:
+            self._conn = self._connector(
+                host=src.host, port=src.port, user=src.user, password=src.password() or "",
+                connect_timeout=src.connect_timeout_s, autocommit=True, charset="utf8mb4",
+                ssl={} if src.ssl else None, read_timeout=max(src.connect_timeout_s, 30.0))
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, "connecting") from None
+        row = self._query_one("SELECT @@version, @@server_id, @@global.binlog_format, @@global.log_bin")
+        version = _text(row[0])
+        is_mariadb = "mariadb" in version.lower()
+        checksum = self._variable("binlog_checksum") or "NONE"
+        semi_var = "rpl_semi_sync_master_enabled" if is_mariadb else "rpl_semi_sync_source_enabled"
+        semi_available = self._variable(semi_var) is not None or (
+            not is_mariadb and self._variable("rpl_semi_sync_master_enabled") is not None)
+        self.info = ServerInfo(version=version, is_mariadb=is_mariadb, server_id=int(row[1]),
+                               binlog_format=_text(row[2]).upper(), log_bin=str(_text(row[3])) in ("1", "ON"),
+                               binlog_checksum=checksum.upper(), semi_sync_available=semi_available)
+        return self.info
+
+    def check_server(self, *, require_row_format: bool = True) -> None:
+        """Refuse servers binlake can not fetch from or decode, with what to change on the server."""
+        info = self._info()
+        where = self.source.display()
+        if not info.log_bin:
+            raise ServerConfigError(f"{where}: the binary log is off (log_bin=0); start the server with"
+                                    " --log-bin --binlog-format=ROW --server-id=N")
+        if require_row_format and info.binlog_format != "ROW":
+            raise ServerConfigError(
+                f"{where}: binlog_format is {info.binlog_format}, binlake decodes row events only; run"
+                " SET PERSIST binlog_format='ROW' (MariaDB: SET GLOBAL binlog_format='ROW' and add it to my.cnf),"
+                " or pass --allow-statement-format to fetch the files anyway")
+        if info.server_id == 0:
+            raise ServerConfigError(f"{where}: the server's server_id is 0, which refuses replicas; set server_id")
+        if info.server_id == self.source.server_id:
+            raise ServerConfigError(f"{where}: server_id={self.source.server_id} in the URI is the server's own id;"
+                                    " choose an id no server or replica of this topology uses")
+
+    def list_binlogs(self) -> list[BinlogFile]:
+        """SHOW BINARY LOGS (needs REPLICATION CLIENT; MariaDB: BINLOG MONITOR)."""
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute("SHOW BINARY LOGS")
+                rows = cur.fetchall()
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, "SHOW BINARY LOGS", privilege="REPLICATION CLIENT") from None
+        return [BinlogFile(_text(r[0]), int(r[1])) for r in rows]
+
+    # -- the dump --------------------------------------------------------------------------------------------
+    def start_dump(self, file: str, position: int, *, non_block: bool = False) -> None:
+        """Register as a replica and ask for the stream from ``file`` at ``position`` (COM_BINLOG_DUMP)."""
+        flags = protocol.BINLOG_DUMP_NON_BLOCK if non_block else 0
+        if self._info().is_mariadb:
+            flags |= protocol.BINLOG_SEND_ANNOTATE_ROWS_EVENT
+        self._prepare_session()
+        self._command(protocol.encode_binlog_dump(file, position, self.source.server_id, flags), reply=False,
+                      doing=f"COM_BINLOG_DUMP {file}:{position}")
+
+    def start_dump_gtid(self, gtid_set: str, *, non_block: bool = False) -> None:
+        """Stream everything the server has that is not in ``gtid_set`` (the replica's executed GTIDs).
+
+        MySQL: COM_BINLOG_DUMP_GTID with BINLOG_THROUGH_GTID (needs gtid_mode=ON on the server).
+        MariaDB: ``SET @slave_connect_state = '<gtid position>'`` then COM_BINLOG_DUMP with an empty file name.
+        """
+        info = self._info()
+        flags = protocol.BINLOG_DUMP_NON_BLOCK if non_block else 0
+        if info.is_mariadb:
+            state = validate_mariadb_gtid_pos(gtid_set)
+            self._prepare_session([f"SET @slave_connect_state = '{state}'", "SET @slave_gtid_strict_mode = 1",
+                                   "SET @slave_gtid_ignore_duplicates = 0"])
+            packet = protocol.encode_binlog_dump("", 4, self.source.server_id,
+                                                 flags | protocol.BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+        else:
+            self._prepare_session()
+            packet = protocol.encode_binlog_dump_gtid(self.source.server_id, encode_gtid_set(gtid_set),
+                                                      flags=flags | protocol.BINLOG_THROUGH_GTID)
+        self._command(packet, reply=False, doing="GTID dump")
+
+    def _prepare_session(self, extra: list[str] | None = None) -> None:
+        info = self._info()
+        checksum = info.binlog_checksum
+        statements = [f"SET @master_binlog_checksum = '{checksum}'"]
+        if not info.is_mariadb:
+            statements.append(f"SET @source_binlog_checksum = '{checksum}'")
+        if info.is_mariadb:
+            statements.append(f"SET @mariadb_slave_capability = {protocol.MARIA_SLAVE_CAPABILITY_MINE}")
+        period_ns = int(self.source.heartbeat_s * 1_000_000_000)
+        statements.append(f"SET @master_heartbeat_period = {period_ns}")
+        if not info.is_mariadb:
+            statements.append(f"SET @source_heartbeat_period = {period_ns}")
+        self.semi_sync = self.source.semi_sync and info.semi_sync_available
+        if self.source.semi_sync and not info.semi_sync_available:
+            log.warning("%s: semi_sync=1 asked but the server has no semi-sync master; streaming without ACKs",
+                        self.source.display())
+        if self.semi_sync:
+            statements.append("SET @rpl_semi_sync_slave = 1")
+            if not info.is_mariadb:
+                statements.append("SET @rpl_semi_sync_replica = 1")
+        for sql in statements + (extra or []):
+            self._execute(sql)
+        self._command(protocol.encode_register_slave(self.source.server_id), reply=True,
+                      doing="COM_REGISTER_SLAVE", privilege="REPLICATION SLAVE")
+        if self.source.heartbeat_s > 0:
+            # three missed heartbeats mean the connection is dead even if TCP has not noticed yet
+            self._conn._read_timeout = self.source.heartbeat_s * 3 + 5
+        else:
+            self._conn._read_timeout = None
+
+    def read(self) -> StreamEvent | StreamEnd:
+        """The next event of the stream (heartbeats and fake events included), or the end in non-blocking mode."""
+        try:
+            packet = self._conn._read_packet()
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, "reading the binlog stream", privilege="REPLICATION SLAVE") from None
+        item = protocol.parse_stream_packet(packet.get_all_data(), self.semi_sync)
+        if isinstance(item, ServerError):
+            raise self._server_error(item.code, item.message, "reading the binlog stream", "REPLICATION SLAVE")
+        return item
+
+    def ack(self, file: str, position: int) -> None:
+        """Semi-sync ACK: tell the server ``file`` is safely stored up to ``position``."""
+        payload = protocol.encode_semi_sync_ack(file, position)
+        try:
+            self._conn._write_bytes(len(payload).to_bytes(3, "little") + b"\x00" + payload)
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, "sending a semi-sync ACK") from None
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except (pymysql.err.MySQLError, OSError):
+                conn._force_close()   # a dump connection can not send COM_QUIT cleanly mid-stream
+
+    def __enter__(self) -> "ReplicationClient":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+    def _info(self) -> ServerInfo:
+        if self.info is None or self._conn is None:
+            raise TransportError("not connected: call connect() first")
+        return self.info
+
+    def _execute(self, sql: str) -> None:
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql)
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, sql) from None
+
+    def _query_one(self, sql: str) -> tuple[Any, ...]:
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql)
+                row = cur.fetchone()
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, sql) from None
+        if row is None:
+            raise ProtocolError(f"{self.source.display()}: {sql} returned no row")
+        return tuple(row)
+
+    def _variable(self, name: str) -> str | None:
+        """A global variable's value, or None when the server does not have it."""
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(f"SELECT @@global.{name}")
+                row = cur.fetchone()
+        except pymysql.err.OperationalError as exc:
+            if exc.args and exc.args[0] == ER_UNKNOWN_SYSTEM_VARIABLE:
+                return None
+            raise self._translate(exc, f"SELECT @@global.{name}") from None
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, f"SELECT @@global.{name}") from None
+        return None if row is None or row[0] is None else _text(row[0])
+
+    def _command(self, packet: bytes, *, reply: bool, doing: str, privilege: str = "REPLICATION SLAVE") -> None:
+        try:
+            self._conn._execute_command(packet[0], packet[1:])
+            if reply:
+                self._conn._read_packet()
+        except pymysql.err.MySQLError as exc:
+            raise self._translate(exc, doing, privilege=privilege) from None
+
+    def _translate(self, exc: pymysql.err.MySQLError, doing: str, privilege: str = "") -> TransportError:
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+        if isinstance(exc, pymysql.err.InternalError) and not code:
+            return ConnectionLostError(f"{self.source.display()}: {doing}: {message}; reconnect")
+        return self._server_error(code, message, doing, privilege)
+
+    def _server_error(self, code: int, message: str, doing: str, privilege: str) -> TransportError:
+        where = f"{self.source.display()}: {doing}"
+        user = f"'{self.source.user}'@'<your host>'"
+        if code in LOST_CODES or code == 0:
+            return ConnectionLostError(f"{where}: connection lost or refused ({message})")
+        if code == ER_ACCESS_DENIED_ERROR:
+            pw = (f"the file {self.source.password_file}" if self.source.password_file
+                  else f"the environment variable {self.source.password_env}")
+            return AuthenticationError(f"{where}: the server refused the login ({code}: {message}); check the user"
+                                       f" in the URI and the password in {pw}")
+        if code in (ER_SPECIFIC_ACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR):
+            return PrivilegeError(f"{where}: the user lacks {privilege or 'a privilege'} ({code}: {message});"
+                                  f" run {GRANT_HINT.format(user=user)}")
+        if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+            lowered = message.lower()
+            if "could not find first log file" in lowered or "purged" in lowered:
+                return BinlogPurgedError(f"{where}: the server no longer has the requested binlog ({message})")
+            if "checksum" in lowered:
+                return ProtocolError(f"{where}: checksum negotiation failed ({message})")
+            return TransportError(f"{where}: the server stopped the dump ({code}: {message})")
+        return TransportError(f"{where}: server error {code}: {message}")
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else str(value)

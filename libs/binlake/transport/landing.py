@@ -1,0 +1,306 @@
+"""The landing folder of one source: the server's binlog files, byte for byte, and a small manifest.
+
+Layout of ``<landing>/<source name>/``::
+
+    mysql-bin.000001          exact copies of the server's files (same names), only ever appended to
+    mysql-bin.000002          ... the last one may still be growing
+    _binlake_fetch.json       the manifest: current file, fsynced position, closed files, server identity
+    .binlake-fetch.lock       held (flock) by the one fetcher allowed to write here
+
+A file is *closed* when the server moved past it (it ends with the server's ROTATE or the server restarted); the
+manifest's ``closed`` list names closed files, so a pipeline can read those without caring about the growing one.
+
+Crash safety: events are appended whole (one ``write`` each) and fsynced before the manifest's position moves
+(the manifest is replaced atomically: temp file, fsync, rename, fsync of the folder). On start, the bytes after the
+manifest's position are checked event by event (length, the header's ``log_pos`` = end offset, CRC32) and anything
+after the last complete event is cut off, the one place anything but an append happens; a kill in the middle of a
+write therefore never leaves a partial event behind, and the stream resumes exactly after the last whole event.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from binlake.binlog.constants import (
+    BIN_LOG_HEADER_SIZE,
+    BINLOG_CHECKSUM_ALG_CRC32,
+    BINLOG_CHECKSUM_ALG_OFF,
+    BINLOG_MAGIC,
+    FORMAT_DESCRIPTION_EVENT,
+    LOG_EVENT_HEADER_LEN,
+)
+from binlake.transport.errors import LandingError, TransportError
+from binlake.transport.protocol import EVENT_HEADER, checksum_alg_of_fde, event_crc_ok
+
+MANIFEST_NAME = "_binlake_fetch.json"
+LOCK_NAME = ".binlake-fetch.lock"
+MANIFEST_VERSION = 1
+EVENT_LENGTH = struct.Struct("<I")
+
+
+@dataclass(slots=True)
+class Manifest:
+    """What ``_binlake_fetch.json`` holds (mutable; only :class:`LandingFolder` changes it)."""
+
+    source: str
+    server_id: int | None = None
+    current_file: str | None = None
+    position: int = 0                     # fsynced end of current_file (0 = not created yet)
+    closed: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps({"version": MANIFEST_VERSION, "source": self.source, "server_id": self.server_id,
+                           "current_file": self.current_file, "position": self.position,
+                           "closed": self.closed}, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, path: Path) -> "Manifest":
+        try:
+            data = json.loads(text)
+            if data.get("version") != MANIFEST_VERSION:
+                raise LandingError(f"{path}: manifest version {data.get('version')!r}, expected {MANIFEST_VERSION}")
+            return cls(source=str(data["source"]), server_id=data.get("server_id"),
+                       current_file=data.get("current_file"), position=int(data.get("position", 0)),
+                       closed=[str(name) for name in data.get("closed", [])])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise LandingError(f"{path}: unreadable manifest ({exc}); fix or remove it (the binlog files next to"
+                               " it are kept, the next fetch re-checks them)") from None
+
+
+@dataclass(frozen=True, slots=True)
+class TailCheck:
+    """Result of checking a file's unconfirmed tail after a restart."""
+
+    end: int            # offset just after the last whole, valid event
+    cut: int            # bytes removed after it
+    checksum_alg: int   # the file's checksum algorithm (from its FORMAT_DESCRIPTION_EVENT)
+    reason: str = ""
+
+
+class LandingFolder:
+    """The single writer of one source's landing folder."""
+
+    def __init__(self, root: str | os.PathLike[str], name: str, source_display: str) -> None:
+        self.path = Path(root) / name
+        self.manifest_path = self.path / MANIFEST_NAME
+        self._lock: IO[bytes] | None = None
+        self._fd: int | None = None
+        self.source_display = source_display
+        self.manifest = Manifest(source=source_display)
+        self.checksum_alg = BINLOG_CHECKSUM_ALG_OFF
+        self._size = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+    def open(self) -> TailCheck | None:
+        """Lock the folder, read the manifest and check the current file's tail; returns what the check did."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LandingError(f"cannot create the landing folder {self.path}: {exc.strerror}") from None
+        lock = open(self.path / LOCK_NAME, "ab")
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            lock.close()
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                raise LandingError(f"another binlake fetch is writing {self.path}; stop it first (only one fetcher"
+                                   " per source)") from None
+            raise
+        self._lock = lock
+        if self.manifest_path.exists():
+            self.manifest = Manifest.from_json(self.manifest_path.read_text(encoding="utf-8"), self.manifest_path)
+        if self.manifest.current_file is None:
+            return None
+        return self._recover(self.manifest.current_file)
+
+    def close(self) -> None:
+        self._close_fd()
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> "LandingFolder":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- appending -----------------------------------------------------------------------------------------------
+    @property
+    def current_file(self) -> str | None:
+        return self.manifest.current_file
+
+    @property
+    def file_path(self) -> Path:
+        if self.manifest.current_file is None:
+            raise TransportError("no current file")
+        return self.path / self.manifest.current_file
+
+    def start_file(self, name: str) -> None:
+        """Make ``name`` the current file; created (with the 4-byte magic) on the first event."""
+        self._close_fd()
+        self.manifest.current_file = name
+        self.manifest.position = 0
+        self.checksum_alg = BINLOG_CHECKSUM_ALG_OFF
+        self.sync()
+
+    def append(self, event: bytes, position_after: int) -> None:
+        """Append one whole event; ``position_after`` is the file size afterwards (checked by the caller)."""
+        fd = self._fd if self._fd is not None else self._open_for_append()
+        written = os.write(fd, event)
+        if written != len(event):   # a regular file only writes short on a full disk or a quota
+            raise LandingError(f"{self.file_path}: wrote {written} of {len(event)} bytes (disk full?); free space"
+                               " and restart: the partial event is cut off on restart")
+        self._size = position_after
+        if event[4] == FORMAT_DESCRIPTION_EVENT:
+            self.checksum_alg = checksum_alg_of_fde(event)
+
+    @property
+    def size(self) -> int:
+        """Bytes in the current file (magic + events), 0 before it exists."""
+        return self._size if self._fd is not None else self.manifest.position
+
+    def sync(self) -> None:
+        """fsync the current file, then move the manifest's position to what is now durable."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+            self.manifest.position = self._size
+        self._write_manifest()
+
+    def mark_closed(self) -> None:
+        """The server moved past the current file: fsync it and list it as closed."""
+        name = self.manifest.current_file
+        self.sync()
+        self._close_fd()
+        if name is not None and name not in self.manifest.closed:
+            self.manifest.closed.append(name)
+            self._write_manifest()
+
+    def set_server_id(self, server_id: int) -> None:
+        if self.manifest.server_id is not None and self.manifest.server_id != server_id:
+            raise LandingError(f"{self.path} holds binlogs of the server with server_id={self.manifest.server_id},"
+                               f" but this source now answers with server_id={server_id}; use another --landing"
+                               " folder or source name for a different server")
+        if self.manifest.server_id is None:
+            self.manifest.server_id = server_id
+            self._write_manifest()
+
+    # -- internals -------------------------------------------------------------------------------------------
+    def _open_for_append(self) -> int:
+        path = self.file_path
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        size = os.fstat(fd).st_size
+        if size == 0:
+            os.write(fd, BINLOG_MAGIC)
+            size = BIN_LOG_HEADER_SIZE
+        self._fd = fd
+        self._size = size
+        return fd
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _write_manifest(self) -> None:
+        tmp = self.manifest_path.with_name(MANIFEST_NAME + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write(self.manifest.to_json())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, self.manifest_path)
+        dir_fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def _recover(self, name: str) -> TailCheck:
+        """Check the current file from the manifest's (durable) position to its end; cut a partial tail."""
+        path = self.path / name
+        if not path.exists():
+            if self.manifest.position > BIN_LOG_HEADER_SIZE:
+                raise LandingError(f"{path} is missing although the manifest says {self.manifest.position} bytes"
+                                   " of it were stored; restore it or start a fresh landing folder")
+            self.manifest.position = 0
+            return TailCheck(0, 0, BINLOG_CHECKSUM_ALG_OFF)
+        check = check_tail(path, self.manifest.position)
+        if check.end < self.manifest.position:
+            raise LandingError(f"{path}: only {check.end} valid bytes but the manifest says {self.manifest.position}"
+                               f" were stored ({check.reason}); the file was changed outside binlake")
+        if check.cut:
+            with open(path, "r+b") as f:
+                f.truncate(check.end)
+                os.fsync(f.fileno())
+        self.checksum_alg = check.checksum_alg
+        self.manifest.position = check.end
+        self._write_manifest()
+        return check
+
+
+def check_tail(path: Path, trusted: int) -> TailCheck:
+    """Walk the events of ``path`` from ``trusted`` (a known event boundary, or 0) to its end.
+
+    Stops at the first event that is incomplete, has a length under 19 bytes, a ``log_pos`` other than its end
+    offset, or a wrong CRC32; returns that boundary and how many bytes lie after it.
+    """
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(BIN_LOG_HEADER_SIZE)
+        if size < BIN_LOG_HEADER_SIZE:
+            if BINLOG_MAGIC.startswith(head):
+                return TailCheck(0, size, BINLOG_CHECKSUM_ALG_OFF, "partial magic")
+            raise LandingError(f"{path} does not start with the binlog magic; it is not a binlog file")
+        if head != BINLOG_MAGIC:
+            raise LandingError(f"{path} does not start with the binlog magic fe 62 69 6e; it is not a binlog file")
+        alg = BINLOG_CHECKSUM_ALG_OFF
+        pos = BIN_LOG_HEADER_SIZE
+        if trusted > pos:   # the trusted part is not re-checked, but its FORMAT_DESCRIPTION says the checksum
+            fde = _read_event(f, pos)
+            try:
+                alg = checksum_alg_of_fde(fde)
+            except TransportError as exc:
+                raise LandingError(f"{path}: the FORMAT_DESCRIPTION_EVENT at 4 is unreadable ({exc})") from None
+            pos = trusted
+        reason = ""
+        while pos < size:
+            f.seek(pos)
+            header = f.read(LOG_EVENT_HEADER_LEN)
+            if len(header) < LOG_EVENT_HEADER_LEN:
+                reason = f"partial event header at {pos}"
+                break
+            _, type_code, _, length, log_pos, _ = EVENT_HEADER.unpack(header)
+            if length < LOG_EVENT_HEADER_LEN or log_pos != pos + length:
+                reason = f"event at {pos}: length {length}, log_pos {log_pos} (expected {pos + length})"
+                break
+            if pos + length > size:
+                reason = f"event at {pos} needs {length} bytes, {size - pos} present"
+                break
+            event = header + f.read(length - LOG_EVENT_HEADER_LEN)
+            if type_code == FORMAT_DESCRIPTION_EVENT and pos == BIN_LOG_HEADER_SIZE:
+                try:
+                    alg = checksum_alg_of_fde(event)
+                except TransportError as exc:
+                    reason = f"FORMAT_DESCRIPTION_EVENT at {pos}: {exc}"
+                    break
+            if alg == BINLOG_CHECKSUM_ALG_CRC32 and not event_crc_ok(event):
+                reason = f"event at {pos}: CRC32 mismatch"
+                break
+            pos += length
+    return TailCheck(pos, size - pos, alg, reason)
+
+
+def _read_event(f: IO[bytes], pos: int) -> bytes:
+    f.seek(pos)
+    header = f.read(LOG_EVENT_HEADER_LEN)
+    if len(header) < LOG_EVENT_HEADER_LEN:
+        return header
+    (length,) = EVENT_LENGTH.unpack_from(header, 9)
+    return header + f.read(max(0, length - LOG_EVENT_HEADER_LEN))

@@ -1,0 +1,140 @@
+"""``mysql://user@host:port/?server_id=N&...``: a live server as a binlog source (WL#3283 transports by URI).
+
+Query parameters:
+
+``server_id`` (required)  the replica id binlake registers with; must differ from every other replica's and from
+                          the server's own (a server drops the older of two replicas that share an id).
+``name``                  the landing sub-folder (default ``<host>-<port>``).
+``password_env``          environment variable holding the password (default ``BINLAKE_MYSQL_PASSWORD``).
+``password_file``         file whose first line is the password (wins over ``password_env``).
+``heartbeat``             seconds between server heartbeats when the binlog is idle (default 5; 0 disables).
+``semi_sync``             ``1`` to ACK events as a semi-sync replica, after they are fsynced (default 0).
+``connect_timeout``       seconds (default 10).
+``ssl``                   ``1`` to require TLS (PyMySQL's default context).
+
+A password in the URI itself is refused: URIs end up in process lists, DAG files and logs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from binlake.transport.errors import SourceUriError
+
+SCHEME = "mysql"
+DEFAULT_PORT = 3306
+DEFAULT_PASSWORD_ENV = "BINLAKE_MYSQL_PASSWORD"
+KNOWN_PARAMS = frozenset({"server_id", "name", "password_env", "password_file", "heartbeat", "semi_sync",
+                          "connect_timeout", "ssl"})
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class MySQLSource:
+    """A parsed ``mysql://`` source; carries where the password is, never the password itself."""
+
+    host: str
+    port: int
+    user: str
+    server_id: int
+    name: str
+    password_env: str = DEFAULT_PASSWORD_ENV
+    password_file: Path | None = None
+    heartbeat_s: float = 5.0
+    semi_sync: bool = False
+    connect_timeout_s: float = 10.0
+    ssl: bool = False
+
+    def display(self) -> str:
+        """The URI without secrets, for messages and logs."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"mysql://{self.user}@{host}:{self.port}/?server_id={self.server_id}"
+
+    def password(self) -> str | None:
+        """The password from ``password_file`` or the ``password_env`` variable (None when neither is set)."""
+        if self.password_file is not None:
+            try:
+                lines = self.password_file.read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                raise SourceUriError(f"cannot read the password file {self.password_file}: {exc.strerror}") from None
+            return lines[0] if lines else ""
+        return os.environ.get(self.password_env)
+
+
+def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file: str | os.PathLike[str] | None = None,
+                    name: str | None = None) -> MySQLSource:
+    """Parse a ``mysql://`` URI; keyword arguments (from the CLI) override the URI's own parameters."""
+    parts = urlsplit(uri)
+    if parts.scheme != SCHEME:
+        raise SourceUriError(f"source {uri!r} is not a mysql:// URI (expected mysql://user@host:port/?server_id=N)")
+    if parts.password is not None:
+        raise SourceUriError("the source URI contains a password; remove it and pass the password in the"
+                             f" {DEFAULT_PASSWORD_ENV} environment variable (or --password-env/--password-file)")
+    if not parts.username:
+        raise SourceUriError(f"source {_safe(uri)} names no user (expected mysql://user@host:port/?server_id=N)")
+    if not parts.hostname:
+        raise SourceUriError(f"source {_safe(uri)} names no host")
+    try:
+        port = parts.port or DEFAULT_PORT
+    except ValueError:
+        raise SourceUriError(f"source {_safe(uri)} has an invalid port") from None
+    params = dict(parse_qsl(parts.query, keep_blank_values=True))
+    unknown = sorted(set(params) - KNOWN_PARAMS)
+    if unknown:
+        raise SourceUriError(f"source {_safe(uri)}: unknown parameter(s) {', '.join(unknown)}"
+                             f" (known: {', '.join(sorted(KNOWN_PARAMS))})")
+    if "server_id" not in params:
+        raise SourceUriError(f"source {_safe(uri)} has no server_id: add ?server_id=N with an id no other replica"
+                             " of this server uses (a server disconnects the older of two replicas with one id)")
+    server_id = _int(params["server_id"], "server_id", 1, 0xFFFFFFFF)
+    host = parts.hostname
+    landing_name = name or params.get("name") or f"{host}-{port}"
+    if not NAME_RE.match(landing_name):
+        raise SourceUriError(f"source name {landing_name!r} is not usable as a folder name"
+                             " (letters, digits, '.', '_', '-'; at most 128)")
+    pw_file = password_file if password_file is not None else params.get("password_file")
+    return MySQLSource(
+        host=host, port=port, user=unquote(parts.username), server_id=server_id, name=landing_name,
+        password_env=password_env or params.get("password_env") or DEFAULT_PASSWORD_ENV,
+        password_file=Path(pw_file) if pw_file else None,
+        heartbeat_s=_float(params.get("heartbeat", "5"), "heartbeat", 0.0, 4294967.0),
+        semi_sync=_flag(params.get("semi_sync", "0"), "semi_sync"),
+        connect_timeout_s=_float(params.get("connect_timeout", "10"), "connect_timeout", 0.1, 3600.0),
+        ssl=_flag(params.get("ssl", "0"), "ssl"),
+    )
+
+
+def _safe(uri: str) -> str:
+    return re.sub(r"//[^@/]*@", "//…@", uri)
+
+
+def _int(text: str, what: str, low: int, high: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise SourceUriError(f"{what}={text!r} is not an integer") from None
+    if not low <= value <= high:
+        raise SourceUriError(f"{what}={value} is out of range ({low}..{high})")
+    return value
+
+
+def _float(text: str, what: str, low: float, high: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SourceUriError(f"{what}={text!r} is not a number of seconds") from None
+    if not low <= value <= high:
+        raise SourceUriError(f"{what}={value} is out of range ({low}..{high} s)")
+    return value
+
+
+def _flag(text: str, what: str) -> bool:
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off", ""):
+        return False
+    raise SourceUriError(f"{what}={text!r}: expected 0 or 1")
