@@ -206,6 +206,7 @@ def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, depth: 
             _fail(values_end, end, buf, f"{count} object entries", pos)
         result: dict = {}
         v_iter = value_entry.iter_unpack(buf[keys_end:values_end])
+        entry_end = keys_end
         for key_offset, key_length in key_entry.iter_unpack(buf[pos:keys_end]):
             key_start = base + key_offset
             key_end = key_start + key_length
@@ -218,22 +219,24 @@ def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, depth: 
             except UnicodeDecodeError as exc:
                 raise JsonCorruptError(f"object key is not valid UTF-8 ({exc.reason})", key_start) from None
             vtype, voff = next(v_iter)
-            result[key] = _entry_value(vtype, voff, buf, base, end, depth, large, values_end)
-            pos += key_entry.size
+            entry_end += value_entry.size
+            result[key] = _entry_value(vtype, voff, buf, base, end, depth, large, entry_end)
         return result
     values_end = pos + count * value_entry.size
     if values_end > end:
         _fail(values_end, end, buf, f"{count} array entries", pos)
+    entry_size = value_entry.size
     return [
-        _entry_value(vtype, voff, buf, base, end, depth, large, values_end)
-        for vtype, voff in value_entry.iter_unpack(buf[pos:values_end])
+        _entry_value(vtype, voff, buf, base, end, depth, large, pos + (index + 1) * entry_size)
+        for index, (vtype, voff) in enumerate(value_entry.iter_unpack(buf[pos:values_end]))
     ]
 
 
 def _entry_value(
     vtype: int, voff: int, buf: bytes, base: int, end: int, depth: int, large: int, min_start: int
 ) -> object:
-    """The value of one value entry: inlined (literal, int16, uint16; int32/uint32 in large) or at an offset."""
+    """The value of one value entry (``Value::element``): inlined (literal, int16, uint16; int32/uint32 in
+    large) or at an offset after the entry itself (``min_start``) and inside the container."""
     if vtype == JSONB_TYPE_INT16:
         voff &= 0xFFFF
         return voff - 0x10000 if voff & 0x8000 else voff

@@ -1,18 +1,19 @@
 """The ``mysqlbinlog -v`` pseudo-SQL of a partial JSON update (WL#2955 section 6; log_event.cc ``print_json_diff``).
 
-Consecutive diffs with the same operation share one function call; calls nest in reverse order, so the first
-diffs sit innermost next to ``@column``:
+Function names print first, in reverse order of the diffs, one per run of consecutive diffs with the same name,
+separated by ``"\\n###      "``; then the column, and then every diff in order (quoted path, and the value
+unless REMOVE), with ``)`` closing a run and ``",\\n###      "`` between diffs:
 
     JSON_INSERT(
-    JSON_REMOVE(
-    JSON_REPLACE(@2, '$.a', 7,
-    '$.b[1]', 'bb'),
-    '$.c'),
-    '$.e', 'ee')
+    ###      JSON_REMOVE(
+    ###      JSON_REPLACE(@2, '$.a', 7,
+    ###      '$.b[1]', 'bb'),
+    ###      '$.c'),
+    ###      '$.e', 'ee')
 
-with the continuation ``NEWLINE -> ',\\n###      '`` between parts. INSERT prints as JSON_ARRAY_INSERT when the
-path's last leg is an array cell. Values print as ``json_wrapper_to_string`` does: numbers and literals bare,
-strings as quoted SQL strings, objects/arrays/opaque values as ``CAST('<json text>' AS JSON)``.
+INSERT prints as JSON_ARRAY_INSERT when the path ends with ``]``. Values print as log_event.cc's
+``json_wrapper_to_string``: null, numbers and booleans bare; strings, temporals and opaque values quoted;
+objects and arrays as ``CAST('<json text>' AS JSON)``. Quoting is ``my_b_write_quoted``'s.
 """
 
 from __future__ import annotations
@@ -21,31 +22,41 @@ from decimal import Decimal
 from typing import Sequence
 
 from binlake.mysqljson.diff import DiffOp, JsonDiff
-from binlake.mysqljson.path import LegType
 from binlake.mysqljson.text import format_decimal, format_double, to_text
+from binlake.mysqljson.values import JsonDate, JsonDatetime, JsonOpaque, JsonTime
 
-NEWLINE = ",\n###      "
-_SQL_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0", "\x1a": "\\Z"}
+LINE_SEPARATOR = "\n###      "
+
+
+def _quote_table() -> dict[int, str]:
+    """``get_quote_table``: C escapes for a few controls, ``\\xNN`` for the other control characters."""
+    table = {code: f"\\x{code:02x}" for code in range(32)}
+    table.update({ord("\b"): "\\b", ord("\f"): "\\f", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+    table.update({ord("\\"): "\\\\", ord("'"): "\\'"})
+    return table
+
+
+_QUOTE_TABLE = _quote_table()
+
+
+def write_quoted(text: str) -> str:
+    """``my_b_write_quoted``: a single-quoted string."""
+    return "'" + text.translate(_QUOTE_TABLE) + "'"
 
 
 def function_name(diff: JsonDiff) -> str:
+    """``json_diff_operation_name``."""
     if diff.op == DiffOp.REPLACE:
         return "JSON_REPLACE"
     if diff.op == DiffOp.REMOVE:
         return "JSON_REMOVE"
-    legs = diff.path.legs
-    return "JSON_ARRAY_INSERT" if legs and legs[-1].type == LegType.ARRAY_CELL else "JSON_INSERT"
+    return "JSON_ARRAY_INSERT" if str(diff.path).endswith("]") else "JSON_INSERT"
 
 
-def sql_quote(text: str) -> str:
-    """A single-quoted SQL string literal (``my_b_write_quoted`` with readable escapes)."""
-    return "'" + "".join(_SQL_ESCAPES.get(char, char) for char in text) + "'"
-
-
-def sql_value(value: object) -> str:
-    """``json_wrapper_to_string`` of log_event.cc: a JSON value as an SQL expression of the same JSON type."""
+def value_sql(value: object) -> str:
+    """``json_wrapper_to_string`` (log_event.cc): the value as an SQL expression of the same JSON type."""
     if value is None:
-        return "NULL"  # JSON_SET(..., NULL) stores the JSON null literal
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -55,29 +66,33 @@ def sql_value(value: object) -> str:
     if isinstance(value, Decimal):
         return format_decimal(value)
     if isinstance(value, str):
-        return sql_quote(value)
-    return f"CAST({sql_quote(to_text(value))} AS JSON)"
+        return write_quoted(value)
+    if isinstance(value, (JsonDate, JsonDatetime, JsonTime, JsonOpaque)):
+        return write_quoted(value.to_text())
+    return f"CAST({write_quoted(to_text(value))} AS JSON)"
 
 
 def render_mysqlbinlog(column: str, diffs: Sequence[JsonDiff]) -> str:
-    """The text after ``###   @COL=`` for a partial JSON column, e.g. ``render_mysqlbinlog("@2", diffs)``."""
+    """``print_json_diff``: the text after ``###   @N=`` for a partial JSON column (``column`` like ``@2``)."""
+    names = [function_name(diff) for diff in diffs]
+    out: list[str] = []
+    for i in range(len(names) - 1, -1, -1):
+        if i == 0 or names[i - 1] != names[i]:
+            if out:
+                out.append(LINE_SEPARATOR)
+            out.append(names[i] + "(")
+    out.append(column)
     if not diffs:
-        return column
-    groups: list[list[JsonDiff]] = []
-    for diff in diffs:
-        if groups and function_name(groups[-1][0]) == function_name(diff):
-            groups[-1].append(diff)
-        else:
-            groups.append([diff])
-    opening = "".join(function_name(group[0]) + "(" + NEWLINE.lstrip(",") for group in reversed(groups[1:]))
-    parts = [opening + function_name(groups[0][0]) + "(" + column]
-    for number, group in enumerate(groups):
-        args = []
-        for diff in group:
-            arg = sql_quote(str(diff.path))
-            if diff.op != DiffOp.REMOVE:
-                arg += ", " + sql_value(diff.value)
-            args.append(arg)
-        text = NEWLINE.join(args) + ")"
-        parts.append((", " if number == 0 else NEWLINE) + text)
-    return "".join(parts)
+        return "".join(out)
+    out.append(", ")
+    for i, diff in enumerate(diffs):
+        out.append(write_quoted(str(diff.path)))
+        if diff.op != DiffOp.REMOVE:
+            out.append(", ")
+            out.append(value_sql(diff.value))
+        last = i == len(diffs) - 1
+        if last or names[i + 1] != names[i]:
+            out.append(")")
+        if not last:
+            out.append("," + LINE_SEPARATOR)
+    return "".join(out)

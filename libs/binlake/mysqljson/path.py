@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import enum
 import json
-import unicodedata
 from dataclasses import dataclass
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 from binlake.mysqljson.errors import JsonPathSyntaxError
 
 SCOPE = "$"
-_WHITESPACE = " \t\n\r"
+_WHITESPACE = " \t\n\v\f\r"  # my_isspace of utf8mb4
 
 
 class LegType(enum.IntEnum):
@@ -103,17 +102,33 @@ class JsonPath:
         return JsonPath(self.legs + (leg,))
 
 
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_ASCII_DIGITS = frozenset("0123456789")
+_CONNECTOR_PUNCTUATION = frozenset((0x5F, 0x203F, 0x2040, 0x2054, 0xFE33, 0xFE34, 0xFE4D, 0xFE4E, 0xFE4F, 0xFF3F))
+
+
+def _is_letter(codepoint: int) -> bool:
+    """json_path.cc ``is_letter``: ``my_isalpha`` of utf8mb4's ctype table sees only the low byte of the code
+    point (bytes 0x80-0xFF count as letters), and U+0300-U+036F are excluded."""
+    if 0x300 <= codepoint <= 0x36F:
+        return False
+    low = codepoint & 0xFF
+    return low >= 0x80 or chr(low) in _ASCII_LETTERS
+
+
 def is_ecmascript_identifier(name: str) -> bool:
-    """``is_ecmascript_identifier``: may the member name be printed unquoted?"""
+    """json_path.cc ``is_ecmascript_identifier``: may the member name be printed (and parsed) unquoted?"""
     if not name:
         return False
     for index, char in enumerate(name):
-        if char in "$_":
+        codepoint = ord(char)
+        if _is_letter(codepoint) or char == "$" or char == "_":
             continue
-        category = unicodedata.category(char)
-        if category in ("Lu", "Ll", "Lt", "Lm", "Lo", "Nl"):
+        if index == 0:
+            return False
+        if 0x300 <= codepoint <= 0x36F or chr(codepoint & 0xFF) in _ASCII_DIGITS:
             continue
-        if index > 0 and (category in ("Mn", "Mc", "Nd", "Pc") or char in "\u200c\u200d"):
+        if codepoint in _CONNECTOR_PUNCTUATION or codepoint in (0x200C, 0x200D):
             continue
         return False
     return True
@@ -158,6 +173,8 @@ class _PathParser:
                 legs.append(self.array_leg())
             elif self.text.startswith("**", self.pos):
                 self.pos += 2
+                if self.text.startswith("*", self.pos):
+                    raise self.error("'***' is not allowed")
                 legs.append(PathLeg(LegType.ELLIPSIS))
             else:
                 raise self.error(f"unexpected {char!r}")
@@ -175,25 +192,45 @@ class _PathParser:
             self.pos += 1
             return PathLeg(LegType.MEMBER_WILDCARD)
         if char == '"':
-            decoder = json.JSONDecoder()
-            try:
-                name, end = decoder.raw_decode(self.text, self.pos)
-            except json.JSONDecodeError:
-                raise self.error("invalid quoted member name") from None
-            try:
-                name.encode("utf-8")
-            except UnicodeEncodeError:
-                raise self.error("invalid surrogate escape in member name") from None
+            end = self.end_of_quoted(self.pos)
+            name = self.unescape(self.text[self.pos : end])
             self.pos = end
             return member(name)
         start = self.pos
         while self.pos < len(self.text) and self.text[self.pos] not in ".[*" + _WHITESPACE:
             self.pos += 1
         name = self.text[start : self.pos]
+        if "\\" in name or '"' in name:
+            name = self.unescape('"' + name + '"')  # an unquoted name may hold escapes too
         if not is_ecmascript_identifier(name):
-            self.pos = start
             raise self.error(f"{name!r} is not a valid unquoted member name (quote it)")
         return member(name)
+
+    def end_of_quoted(self, start: int) -> int:
+        """``find_end_of_member_name``: just after the next unescaped double quote (or the end)."""
+        pos = start + 1
+        while pos < len(self.text):
+            char = self.text[pos]
+            pos += 1
+            if char == "\\":
+                pos += 1
+            elif char == '"':
+                return pos
+        return len(self.text)
+
+    def unescape(self, quoted: str) -> str:
+        """The member name of a quoted JSON string, as ``parse_name_with_rapidjson``."""
+        try:
+            name = json.loads(quoted)
+        except json.JSONDecodeError:
+            raise self.error("invalid quoted member name") from None
+        if type(name) is not str:
+            raise self.error("invalid quoted member name")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise self.error("invalid surrogate escape in member name") from None
+        return name
 
     def array_leg(self) -> PathLeg:
         self.pos += 1
@@ -205,8 +242,13 @@ class _PathParser:
             return PathLeg(LegType.ARRAY_CELL_WILDCARD)
         first = self.array_index()
         self.skip_ws()
-        if self.text.startswith("to", self.pos):
-            self.pos += 2
+        if (
+            self.text.startswith("to", self.pos)
+            and self.text[self.pos - 1] in _WHITESPACE
+            and self.text[self.pos + 2 : self.pos + 3] in tuple(_WHITESPACE)
+            and self.pos + 3 < len(self.text)
+        ):
+            self.pos += 3
             self.skip_ws()
             last = self.array_index()
             self.skip_ws()
