@@ -37,11 +37,3 @@ class TablespaceError(SdiError):
 class ChecksumError(TablespaceError):
     """A page's stored checksums match none of crc32c, innodb, none (``BlockReporter::is_corrupted``)."""
 
-
-class SdiSchemaMismatchError(SdiError):
-    """A TABLE_MAP's column types do not fit the table definition the registry holds for that table.
-
-    Stand-in until ``binlake.binlog.errors.SchemaMismatchError`` exists; see ``binlake.sdi.binlog_layout``.
-    """
-
-    exit_code = 3

@@ -189,8 +189,8 @@ class _Pages:
 def read_tablespace_info(buf: bytes | memoryview, source: str = "", verify_checksums: bool = True) -> TablespaceInfo:
     """Decode page 0 (FSP header) and locate the SDI root; raises :class:`TablespaceError` when the file is not a
     readable MySQL 8.0+ tablespace."""
-    info, _ = _open(memoryview(buf), source, verify_checksums)
-    return info
+    with memoryview(buf) as view:
+        return _open(view, source, verify_checksums)[0]
 
 
 def _open(buf: memoryview, source: str, verify: bool) -> tuple[TablespaceInfo, _Pages]:
@@ -340,7 +340,12 @@ def _sdi_record(pages: _Pages, page_no: int, page: bytes, rec: int) -> SdiRecord
 def read_ibd_sdi(buf: bytes | memoryview, source: str = "",
                  verify_checksums: bool = True) -> tuple[TablespaceInfo, list[SdiRecord]]:
     """All SDI records of a tablespace image, in SDI index order (type, id), as ``ibd2sdi`` lists them."""
-    info, pages = _open(memoryview(buf), source, verify_checksums)
+    with memoryview(buf) as view:         # released on exit, so a caller's mmap can close even after an error
+        return _read_sdi(view, source, verify_checksums)
+
+
+def _read_sdi(view: memoryview, source: str, verify: bool) -> tuple[TablespaceInfo, list[SdiRecord]]:
+    info, pages = _open(view, source, verify)
     leaf = _leftmost_leaf(pages, info.sdi_root)
     records: list[SdiRecord] = []
     seen: set[int] = set()
