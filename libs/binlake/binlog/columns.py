@@ -1,0 +1,421 @@
+"""Per-column value decoders for row images: ``decoder(buf, pos) -> (value, new_pos)``.
+
+:func:`column_decoder` picks (or builds, as a closure over the column's metadata) one function per column when
+a TABLE_MAP arrives, so decoding a row is a loop over precomputed functions. The encodings mirror the
+``Field_*::unpack`` functions of mysql-server ``sql/field.cc`` and ``log_event_print_value`` in
+``sql/log_event.cc``; DECIMAL follows ``bin2decimal`` (strings/decimal.cc), TIME2/DATETIME2/TIMESTAMP2 follow
+``my_*_packed_from_binary`` (mysys/my_time.cc).
+
+Decoders may read past the end of ``buf`` only through slicing (which yields short data) or ``struct`` (which
+raises ``struct.error``); the row decoder checks the final position against the fence and turns those into
+typed errors.
+"""
+
+from __future__ import annotations
+
+import struct
+from decimal import Decimal
+from typing import Any, Callable, Optional
+
+from binlake.binlog import constants as C
+from binlake.binlog.errors import UnsupportedError
+from binlake.binlog.jsonvalue import make_json_value
+from binlake.binlog.values import (MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp, decode_text)
+
+Decoder = Callable[[bytes, int], tuple[Any, int]]
+
+_i8 = struct.Struct("<b").unpack_from
+_u8 = struct.Struct("<B").unpack_from
+_i16 = struct.Struct("<h").unpack_from
+_u16 = struct.Struct("<H").unpack_from
+_i32 = struct.Struct("<i").unpack_from
+_u32 = struct.Struct("<I").unpack_from
+_i64 = struct.Struct("<q").unpack_from
+_u64 = struct.Struct("<Q").unpack_from
+_f32 = struct.Struct("<f")
+_f64 = struct.Struct("<d").unpack_from
+_u32be = struct.Struct(">I").unpack_from
+_u16be = struct.Struct(">H").unpack_from
+_i16be = struct.Struct(">h").unpack_from
+
+
+# --- integers and floating point ------------------------------------------------------------------------------
+
+def _tiny(buf: bytes, pos: int) -> tuple[int, int]:
+    return _i8(buf, pos)[0], pos + 1
+
+
+def _utiny(buf: bytes, pos: int) -> tuple[int, int]:
+    return buf[pos], pos + 1
+
+
+def _short(buf: bytes, pos: int) -> tuple[int, int]:
+    return _i16(buf, pos)[0], pos + 2
+
+
+def _ushort(buf: bytes, pos: int) -> tuple[int, int]:
+    return _u16(buf, pos)[0], pos + 2
+
+
+def _int24(buf: bytes, pos: int) -> tuple[int, int]:
+    return int.from_bytes(buf[pos:pos + 3], "little", signed=True), pos + 3
+
+
+def _uint24(buf: bytes, pos: int) -> tuple[int, int]:
+    return int.from_bytes(buf[pos:pos + 3], "little"), pos + 3
+
+
+def _long(buf: bytes, pos: int) -> tuple[int, int]:
+    return _i32(buf, pos)[0], pos + 4
+
+
+def _ulong(buf: bytes, pos: int) -> tuple[int, int]:
+    return _u32(buf, pos)[0], pos + 4
+
+
+def _longlong(buf: bytes, pos: int) -> tuple[int, int]:
+    return _i64(buf, pos)[0], pos + 8
+
+
+def _ulonglong(buf: bytes, pos: int) -> tuple[int, int]:
+    return _u64(buf, pos)[0], pos + 8
+
+
+def shortest_float32(value: float) -> float:
+    """The float with the fewest digits that is the same float32 (what MySQL prints for a FLOAT column)."""
+    for digits in (6, 7, 8):
+        candidate = float(f"{value:.{digits}g}")
+        if _f32.unpack(_f32.pack(candidate))[0] == value:
+            return candidate
+    return float(f"{value:.9g}")
+
+
+def _float(buf: bytes, pos: int) -> tuple[float, int]:
+    return shortest_float32(_f32.unpack_from(buf, pos)[0]), pos + 4
+
+
+def _double(buf: bytes, pos: int) -> tuple[float, int]:
+    return _f64(buf, pos)[0], pos + 8
+
+
+def _null(buf: bytes, pos: int) -> tuple[None, int]:
+    return None, pos
+
+
+_INTEGERS = {
+    (C.MYSQL_TYPE_TINY, False): _tiny, (C.MYSQL_TYPE_TINY, True): _utiny,
+    (C.MYSQL_TYPE_SHORT, False): _short, (C.MYSQL_TYPE_SHORT, True): _ushort,
+    (C.MYSQL_TYPE_INT24, False): _int24, (C.MYSQL_TYPE_INT24, True): _uint24,
+    (C.MYSQL_TYPE_LONG, False): _long, (C.MYSQL_TYPE_LONG, True): _ulong,
+    (C.MYSQL_TYPE_LONGLONG, False): _longlong, (C.MYSQL_TYPE_LONGLONG, True): _ulonglong,
+}
+
+
+# --- DECIMAL ---------------------------------------------------------------------------------------------------
+
+_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
+
+
+def decimal_size(precision: int, scale: int) -> int:
+    """``decimal_bin_size``: bytes of a DECIMAL(precision, scale) in binary format."""
+    intg = precision - scale
+    return (intg // 9) * 4 + _DIG2BYTES[intg % 9] + (scale // 9) * 4 + _DIG2BYTES[scale % 9]
+
+
+def make_decimal(precision: int, scale: int) -> Decoder:
+    """``bin2decimal``: groups of 9 digits in 4 big-endian bytes, a leading/trailing partial group, sign bit
+    flipped on the first byte, every byte inverted for negative numbers."""
+    if not 0 < precision <= 65 or not 0 <= scale <= 30 or scale > precision:
+        raise UnsupportedError("DECIMAL column with invalid precision/scale", expected="precision 1..65, "
+                               "scale 0..30 <= precision", found=f"({precision}, {scale})")
+    intg = precision - scale
+    pieces: list[tuple[int, int, int]] = []   # (start, end, digits) of each group
+    off = 0
+    lead = _DIG2BYTES[intg % 9]
+    if lead:
+        pieces.append((off, off + lead, 0))
+        off += lead
+    for _ in range(intg // 9):
+        pieces.append((off, off + 4, 9))
+        off += 4
+    n_int = len(pieces)
+    for _ in range(scale // 9):
+        pieces.append((off, off + 4, 9))
+        off += 4
+    if scale % 9:
+        pieces.append((off, off + _DIG2BYTES[scale % 9], scale % 9))
+        off += _DIG2BYTES[scale % 9]
+    size = off
+    mask = (1 << (8 * size)) - 1
+    sign_bit = 1 << (8 * size - 1)
+    int_pieces = pieces[:n_int]
+    frac_pieces = pieces[n_int:]
+
+    def dec(buf: bytes, pos: int) -> tuple[Decimal, int]:
+        end = pos + size
+        value = int.from_bytes(buf[pos:end], "big")
+        negative = not value & sign_bit
+        value ^= sign_bit
+        if negative:
+            value ^= mask
+        raw = value.to_bytes(size, "big")
+        ipart = 0
+        for s, e, _d in int_pieces:
+            ipart = ipart * 1_000_000_000 + int.from_bytes(raw[s:e], "big")
+        text = ("-" if negative else "") + str(ipart)
+        if frac_pieces:
+            text += "." + "".join(f"{int.from_bytes(raw[s:e], 'big'):0{d}d}" for s, e, d in frac_pieces)
+        return Decimal(text), end
+
+    return dec
+
+
+# --- temporals -------------------------------------------------------------------------------------------------
+
+def _year(buf: bytes, pos: int) -> tuple[int, int]:
+    y = buf[pos]
+    return (y + 1900 if y else 0), pos + 1
+
+
+def _date(buf: bytes, pos: int) -> tuple[MysqlDate, int]:
+    v = int.from_bytes(buf[pos:pos + 3], "little")
+    return MysqlDate(v >> 9, (v >> 5) & 15, v & 31), pos + 3
+
+
+def _time(buf: bytes, pos: int) -> tuple[MysqlTime, int]:
+    v = int.from_bytes(buf[pos:pos + 3], "little", signed=True)
+    neg = v < 0
+    v = -v if neg else v
+    return MysqlTime(neg, v // 10000, (v // 100) % 100, v % 100), pos + 3
+
+
+def _datetime(buf: bytes, pos: int) -> tuple[MysqlDateTime, int]:
+    v = _u64(buf, pos)[0]
+    d, t = divmod(v, 1_000_000)
+    return MysqlDateTime(d // 10000, (d // 100) % 100, d % 100, t // 10000, (t // 100) % 100, t % 100), pos + 8
+
+
+def _timestamp(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
+    return MysqlTimestamp(_u32(buf, pos)[0]), pos + 4
+
+
+def _frac_reader(fsp: int) -> tuple[int, Callable[[bytes, int], int]]:
+    """(bytes, reader) of the fractional part of TIMESTAMP2/DATETIME2 with ``fsp`` digits (unsigned)."""
+    if fsp <= 0:
+        return 0, lambda buf, pos: 0
+    if fsp <= 2:
+        return 1, lambda buf, pos: buf[pos] * 10000
+    if fsp <= 4:
+        return 2, lambda buf, pos: _u16be(buf, pos)[0] * 100
+    return 3, lambda buf, pos: int.from_bytes(buf[pos:pos + 3], "big")
+
+
+def make_timestamp2(fsp: int) -> Decoder:
+    nfrac, frac = _frac_reader(fsp)
+
+    def dec(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
+        return MysqlTimestamp(_u32be(buf, pos)[0], frac(buf, pos + 4), fsp), pos + 4 + nfrac
+    return dec
+
+
+def make_datetime2(fsp: int) -> Decoder:
+    nfrac, frac = _frac_reader(fsp)
+
+    def dec(buf: bytes, pos: int) -> tuple[MysqlDateTime, int]:
+        ymdhms = int.from_bytes(buf[pos:pos + 5], "big") - 0x8000000000
+        neg = ymdhms < 0
+        if neg:
+            ymdhms = -ymdhms
+        ymd, hms = ymdhms >> 17, ymdhms & 0x1FFFF
+        ym = ymd >> 5
+        return (MysqlDateTime(ym // 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63,
+                              frac(buf, pos + 5), fsp), pos + 5 + nfrac)
+    return dec
+
+
+def make_time2(fsp: int) -> Decoder:
+    """TIME2: ``my_time_packed_from_binary`` then ``TIME_from_longlong_time_packed``."""
+    if fsp >= 5:
+        size = 6
+
+        def packed(buf: bytes, pos: int) -> int:
+            return int.from_bytes(buf[pos:pos + 6], "big") - 0x800000000000
+    elif fsp >= 1:
+        size = 4 if fsp <= 2 else 5
+
+        def packed(buf: bytes, pos: int) -> int:
+            intpart = int.from_bytes(buf[pos:pos + 3], "big") - 0x800000
+            if size == 4:
+                frac = _i8(buf, pos + 3)[0]
+                if intpart < 0 and frac:
+                    intpart += 1
+                    frac -= 0x100
+                return (intpart << 24) + frac * 10000
+            frac = _i16be(buf, pos + 3)[0]
+            if intpart < 0 and frac:
+                intpart += 1
+                frac -= 0x10000
+            return (intpart << 24) + frac * 100
+    else:
+        size = 3
+
+        def packed(buf: bytes, pos: int) -> int:
+            return (int.from_bytes(buf[pos:pos + 3], "big") - 0x800000) << 24
+
+    def dec(buf: bytes, pos: int) -> tuple[MysqlTime, int]:
+        v = packed(buf, pos)
+        neg = v < 0
+        if neg:
+            v = -v
+        hms = v >> 24
+        return (MysqlTime(neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, v & 0xFFFFFF, fsp),
+                pos + size)
+    return dec
+
+
+# --- strings, blobs, bit, enum, set ---------------------------------------------------------------------------
+
+def _text_or_bytes(codec: Optional[str]) -> Callable[[bytes], Any]:
+    if codec is None:
+        return bytes
+    if codec == "utf-8":
+        return lambda raw: raw.decode("utf-8", "surrogateescape")
+    return lambda raw: decode_text(raw, codec)
+
+
+def make_string(max_len: int, codec: Optional[str]) -> Decoder:
+    """CHAR/VARCHAR/BINARY/VARBINARY: a 1-byte length when the column's max byte length is < 256, else 2."""
+    conv = _text_or_bytes(codec)
+    if max_len < 256:
+        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+            end = pos + 1 + buf[pos]
+            return conv(buf[pos + 1:end]), end
+    else:
+        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+            end = pos + 2 + _u16(buf, pos)[0]
+            return conv(buf[pos + 2:end]), end
+    return dec
+
+
+def make_blob(length_bytes: int, conv: Callable[[bytes], Any]) -> Decoder:
+    """BLOB/TEXT/JSON/GEOMETRY/VECTOR: a little-endian length of ``length_bytes`` (1-4), then the data."""
+    if not 1 <= length_bytes <= 4:
+        raise UnsupportedError("BLOB-like column with an invalid length size", expected="1..4",
+                               found=length_bytes)
+    n = length_bytes
+
+    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+        start = pos + n
+        end = start + int.from_bytes(buf[pos:start], "little")
+        return conv(buf[start:end]), end
+    return dec
+
+
+def make_bit(meta: int) -> Decoder:
+    nbytes = (meta >> 8) + (1 if meta & 0xFF else 0)
+
+    def dec(buf: bytes, pos: int) -> tuple[int, int]:
+        return int.from_bytes(buf[pos:pos + nbytes], "big"), pos + nbytes
+    return dec
+
+
+def make_enum(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
+    """ENUM: a 1- or 2-byte 1-based index; the value's name when the names are known ('' for index 0)."""
+    if pack_length not in (1, 2):
+        raise UnsupportedError("ENUM column with an invalid pack length", expected="1 or 2", found=pack_length)
+    names = ("",) + tuple(values) if values is not None else None
+
+    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+        idx = int.from_bytes(buf[pos:pos + pack_length], "little")
+        if names is not None and idx < len(names):
+            return names[idx], pos + pack_length
+        return idx, pos + pack_length
+    return dec
+
+
+def make_set(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
+    """SET: a bitmask of 1-8 bytes; the comma-separated member names when they are known."""
+    if not 1 <= pack_length <= 8:
+        raise UnsupportedError("SET column with an invalid pack length", expected="1..8", found=pack_length)
+    names = tuple(values) if values is not None else None
+
+    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+        mask = int.from_bytes(buf[pos:pos + pack_length], "little")
+        if names is None or mask >> len(names):
+            return mask, pos + pack_length
+        return ",".join(n for i, n in enumerate(names) if mask >> i & 1), pos + pack_length
+    return dec
+
+
+def _vector(raw: bytes) -> tuple[float, ...]:
+    count = len(raw) // 4
+    return tuple(shortest_float32(v) for v in struct.unpack(f"<{count}f", raw[:count * 4]))
+
+
+def string_real_type(meta: int) -> tuple[int, int]:
+    """The CHAR metadata trick (``Field_string::do_save_field_metadata``): (real_type, max byte length or
+    ENUM/SET pack length) from the 2-byte metadata ``byte0 << 8 | byte1`` of a MYSQL_TYPE_STRING column."""
+    byte0, byte1 = meta >> 8, meta & 0xFF
+    if byte0 and (byte0 & 0x30) != 0x30:
+        return byte0 | 0x30, (((byte0 & 0x30) ^ 0x30) << 4) | byte1
+    return (byte0 or C.MYSQL_TYPE_STRING), byte1
+
+
+def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: Optional[str] = None,
+                   enum_values: Optional[tuple[str, ...]] = None,
+                   set_values: Optional[tuple[str, ...]] = None) -> Decoder:
+    """One decoder for a column of TABLE_MAP type ``type_code`` with metadata ``meta`` (see TableMapEvent)."""
+    dec = _INTEGERS.get((type_code, unsigned))
+    if dec is not None:
+        return dec
+    t = type_code
+    if t == C.MYSQL_TYPE_FLOAT:
+        return _float
+    if t == C.MYSQL_TYPE_DOUBLE:
+        return _double
+    if t == C.MYSQL_TYPE_NEWDECIMAL:
+        return make_decimal(meta >> 8, meta & 0xFF)
+    if t == C.MYSQL_TYPE_YEAR:
+        return _year
+    if t in (C.MYSQL_TYPE_DATE, C.MYSQL_TYPE_NEWDATE):
+        return _date
+    if t == C.MYSQL_TYPE_TIME:
+        return _time
+    if t == C.MYSQL_TYPE_DATETIME:
+        return _datetime
+    if t == C.MYSQL_TYPE_TIMESTAMP:
+        return _timestamp
+    if t == C.MYSQL_TYPE_TIMESTAMP2:
+        return make_timestamp2(meta)
+    if t == C.MYSQL_TYPE_DATETIME2:
+        return make_datetime2(meta)
+    if t == C.MYSQL_TYPE_TIME2:
+        return make_time2(meta)
+    if t in (C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_VAR_STRING):
+        return make_string(meta, codec)
+    if t == C.MYSQL_TYPE_STRING:
+        real_type, length = string_real_type(meta)
+        if real_type == C.MYSQL_TYPE_ENUM:
+            return make_enum(length, enum_values)
+        if real_type == C.MYSQL_TYPE_SET:
+            return make_set(length, set_values)
+        return make_string(length, codec)
+    if t == C.MYSQL_TYPE_ENUM:
+        return make_enum(meta & 0xFF, enum_values)
+    if t == C.MYSQL_TYPE_SET:
+        return make_set(meta & 0xFF, set_values)
+    if t == C.MYSQL_TYPE_BIT:
+        return make_bit(meta)
+    if t in (C.MYSQL_TYPE_BLOB, C.MYSQL_TYPE_TINY_BLOB, C.MYSQL_TYPE_MEDIUM_BLOB, C.MYSQL_TYPE_LONG_BLOB):
+        return make_blob(meta, _text_or_bytes(codec))
+    if t == C.MYSQL_TYPE_JSON:
+        return make_blob(meta, make_json_value)
+    if t == C.MYSQL_TYPE_GEOMETRY:
+        return make_blob(meta, bytes)
+    if t == C.MYSQL_TYPE_VECTOR:
+        return make_blob(meta, _vector)
+    if t == C.MYSQL_TYPE_NULL:
+        return _null
+    name = C.FIELD_TYPE_NAMES.get(t, str(t))
+    raise UnsupportedError(f"column type MYSQL_TYPE_{name} can not appear in a row image",
+                           expected="a row-based column type", found=t)

@@ -1,0 +1,283 @@
+"""Reading a binlog byte stream into events: magic, FORMAT_DESCRIPTION, checksums, fenced bodies, payloads.
+
+:func:`read_events` is the one loop: it takes a binary stream (a file, or ``io.BytesIO`` over bytes), reads one
+event at a time (memory bounded by the largest event, and by the largest inner event for compressed
+transactions, which are decompressed as a stream), verifies CRC32 when the FORMAT_DESCRIPTION says the file has
+checksums, decodes each body through :mod:`binlake.binlog.decoders`, and yields :class:`BinlogEvent` values.
+Events inside a TRANSACTION_PAYLOAD follow it, with ``payload_pos`` set. Mirrors ``Binlog_file_reader`` and
+``Binlog_event_data_istream`` (sql/binlog_reader.h) and ``Payload_event_buffer_istream``.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator, Optional
+
+from binlake.binlog import constants as C
+from binlake.binlog.cursor import Cursor
+from binlake.binlog.decoders import DecodeContext, decode_body
+from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
+                                   IncompleteEventError, NotABinlogError, UnsupportedError)
+from binlake.binlog.events import (BinlogEvent, EventHeader, FormatDescriptionEvent, StartEncryptionEvent,
+                                   TransactionPayloadEvent, UnknownEvent)
+from binlake.binlog.rows import DECODE_FAILURES
+
+EVENT_HEADER = struct.Struct("<IBIIIH")      # timestamp, type_code, server_id, event_size, log_pos, flags
+_CRC = struct.Struct("<I")
+FLAGS_OFFSET = 17
+MAX_EVENT_SIZE = (1 << 30) + (1 << 20)       # max_allowed_packet (1 GiB) plus headers
+_HEADER_ONLY_TYPES = frozenset({C.FORMAT_DESCRIPTION_EVENT, C.START_EVENT_V3, C.ROTATE_EVENT})
+
+
+@dataclass
+class ReadStats:
+    """What a read saw: events per type code (inner payload events included), unknown types, incomplete tail."""
+
+    events: Counter = field(default_factory=Counter)
+    unknown: Counter = field(default_factory=Counter)
+    incomplete: Optional[IncompleteEventError] = None
+
+    @property
+    def unknown_total(self) -> int:
+        return sum(self.unknown.values())
+
+
+def _read_exact(stream: BinaryIO, n: int) -> bytes:
+    data = stream.read(n)
+    if data is None:
+        data = b""
+    while len(data) < n:
+        more = stream.read(n - len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _decode_one(pos: int, header: EventHeader, raw: bytes, body_end: int, ctx: DecodeContext,
+                file: Optional[str]) -> object:
+    """Decode the body ``raw[19:body_end]`` with typed errors located at ``pos``."""
+    try:
+        return decode_body(Cursor(raw, C.LOG_EVENT_HEADER_LEN, body_end, pos), header, ctx)
+    except BinlogError as exc:
+        raise exc.located(file=file, offset=pos, event_type=header.type_name) from None
+    except DECODE_FAILURES as exc:
+        raise CorruptEventError(f"event body does not decode: {type(exc).__name__}: {exc}", file=file,
+                                offset=pos, event_type=header.type_name) from None
+
+
+def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum: bool = True,
+                start_position: Optional[int] = None, ctx: Optional[DecodeContext] = None,
+                stats: Optional[ReadStats] = None, stop_at_incomplete: bool = False,
+                decode_payloads: bool = True) -> Iterator[BinlogEvent]:
+    """Yield every event of a binlog stream (see module docstring).
+
+    ``start_position``: after the FORMAT_DESCRIPTION, jump to this offset (which must be an event start; a
+    seekable stream is seeked, others are read through). ``stop_at_incomplete``: a cut-short final event ends the
+    iteration quietly (``stats.incomplete`` says where) instead of raising IncompleteEventError.
+    """
+    ctx = ctx if ctx is not None else DecodeContext()
+    stats = stats if stats is not None else ReadStats()
+    magic = _read_exact(stream, C.BIN_LOG_HEADER_SIZE)
+    if magic != C.BINLOG_MAGIC:
+        if C.BINLOG_MAGIC.startswith(magic):
+            err = IncompleteEventError("file ends inside the 4-byte binlog magic", file=file, offset=0,
+                                       expected=f"{C.BIN_LOG_HEADER_SIZE} bytes", found=f"{len(magic)} bytes")
+            stats.incomplete = err
+            if stop_at_incomplete:
+                return
+            raise err
+        raise NotABinlogError("not a binlog: bad magic number", file=file, offset=0,
+                              expected=C.BINLOG_MAGIC.hex(), found=magic.hex())
+    pos = C.BIN_LOG_HEADER_SIZE
+    crc32 = zlib.crc32
+    header_unpack = EVENT_HEADER.unpack
+    encrypted: Optional[StartEncryptionEvent] = None
+    first = True
+    while True:
+        head = _read_exact(stream, C.LOG_EVENT_HEADER_LEN)
+        if not head:
+            return
+        if encrypted is not None:
+            raise EncryptedBinlogError("events after MariaDB START_ENCRYPTION_EVENT are encrypted", file=file,
+                                       offset=pos, expected="plain events",
+                                       found=f"encryption scheme {encrypted.scheme}, key version "
+                                             f"{encrypted.key_version}")
+        if len(head) < C.LOG_EVENT_HEADER_LEN:
+            err = IncompleteEventError("incomplete final event: file ends inside an event header", file=file,
+                                       offset=pos, expected=f"{C.LOG_EVENT_HEADER_LEN} header bytes",
+                                       found=f"{len(head)} bytes")
+            stats.incomplete = err
+            if stop_at_incomplete:
+                return
+            raise err
+        header = EventHeader(*header_unpack(head))
+        size = header.event_size
+        if size < C.LOG_EVENT_HEADER_LEN or size > MAX_EVENT_SIZE:
+            raise CorruptEventError("impossible event length", file=file, offset=pos,
+                                    event_type=header.type_name,
+                                    expected=f"{C.LOG_EVENT_HEADER_LEN}..{MAX_EVENT_SIZE} bytes", found=size)
+        if first and header.type_code not in _HEADER_ONLY_TYPES:
+            raise NotABinlogError("first event is not a FORMAT_DESCRIPTION_EVENT", file=file, offset=pos,
+                                  event_type=header.type_name, expected="FORMAT_DESCRIPTION_EVENT (15)",
+                                  found=header.type_code)
+        rest = _read_exact(stream, size - C.LOG_EVENT_HEADER_LEN)
+        if len(rest) < size - C.LOG_EVENT_HEADER_LEN:
+            err = IncompleteEventError("incomplete final event: file ends inside the event", file=file,
+                                       offset=pos, event_type=header.type_name, expected=f"{size} bytes",
+                                       found=f"{C.LOG_EVENT_HEADER_LEN + len(rest)} bytes")
+            stats.incomplete = err
+            if stop_at_incomplete:
+                return
+            raise err
+        raw = head + rest
+        checksum: Optional[int] = None
+        if header.type_code == C.FORMAT_DESCRIPTION_EVENT:
+            body = _decode_one(pos, header, raw, size, ctx, file)
+            assert isinstance(body, FormatDescriptionEvent)
+            ctx.fde = body
+            ctx.tables.clear()
+            body_end = size
+            if body.checksum_alg is not None:
+                checksum = _CRC.unpack_from(raw, size - 4)[0]
+                if body.checksum_alg == C.BINLOG_CHECKSUM_ALG_CRC32 and verify_checksum:
+                    # the server clears LOG_EVENT_BINLOG_IN_USE_F at close without updating the checksum
+                    # (Log_event_footer::event_checksum_test)
+                    signed = raw[:FLAGS_OFFSET] + bytes((raw[FLAGS_OFFSET] & ~C.LOG_EVENT_BINLOG_IN_USE_F,)) + \
+                        raw[FLAGS_OFFSET + 1:size - 4]
+                    actual = crc32(signed)
+                    if actual != checksum:
+                        raise ChecksumMismatchError("CRC32 mismatch", file=file, offset=pos,
+                                                    event_type=header.type_name, expected=f"0x{actual:08x}",
+                                                    found=f"0x{checksum:08x}")
+        else:
+            body_end = size
+            if ctx.fde is not None and ctx.fde.checksum_alg == C.BINLOG_CHECKSUM_ALG_CRC32:
+                if size < C.LOG_EVENT_HEADER_LEN + C.BINLOG_CHECKSUM_LEN:
+                    raise CorruptEventError("event too short for its checksum", file=file, offset=pos,
+                                            event_type=header.type_name, expected=">= 23 bytes", found=size)
+                body_end = size - C.BINLOG_CHECKSUM_LEN
+                checksum = _CRC.unpack_from(raw, body_end)[0]
+                if verify_checksum:
+                    actual = crc32(raw[:body_end])
+                    if actual != checksum:
+                        raise ChecksumMismatchError("CRC32 mismatch", file=file, offset=pos,
+                                                    event_type=header.type_name, expected=f"0x{actual:08x}",
+                                                    found=f"0x{checksum:08x}")
+            body = _decode_one(pos, header, raw, body_end, ctx, file)
+        stats.events[header.type_code] += 1
+        if isinstance(body, UnknownEvent):
+            stats.unknown[header.type_code] += 1
+        elif isinstance(body, StartEncryptionEvent):
+            encrypted = body
+        yield BinlogEvent(pos, header, body, checksum)
+        if isinstance(body, TransactionPayloadEvent) and decode_payloads:
+            yield from iter_payload_events(body, pos, ctx, file=file, stats=stats)
+        pos += size
+        if first and start_position is not None and start_position > pos:
+            _skip_to(stream, pos, start_position, file)
+            pos = start_position
+        first = False
+
+
+def _skip_to(stream: BinaryIO, pos: int, target: int, file: Optional[str]) -> None:
+    try:
+        seekable = stream.seekable()
+    except (OSError, ValueError):
+        seekable = False
+    if seekable:
+        stream.seek(target - pos, io.SEEK_CUR)
+        return
+    while pos < target:
+        chunk = stream.read(min(1 << 20, target - pos))
+        if not chunk:
+            raise IncompleteEventError("start position is past the end of the file", file=file, offset=pos,
+                                       expected=f"an event at {target}", found="end of file")
+        pos += len(chunk)
+
+
+class _PayloadStream:
+    """The uncompressed bytes of a TRANSACTION_PAYLOAD, read incrementally (at most ``limit`` bytes)."""
+
+    def __init__(self, event: TransactionPayloadEvent) -> None:
+        if event.compression_type == C.ZSTD:
+            import zstandard
+            self._reader: BinaryIO = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(event.payload))
+        elif event.compression_type == C.NONE:
+            self._reader = io.BytesIO(event.payload)
+        else:
+            raise UnsupportedError("unknown TRANSACTION_PAYLOAD compression type",
+                                   expected="0 (ZSTD) or 255 (NONE)", found=event.compression_type)
+        self.limit = event.uncompressed_size if event.compression_type == C.ZSTD else event.payload_size
+
+    def read(self, n: int) -> bytes:
+        import zstandard
+        try:
+            return _read_exact(self._reader, n)
+        except zstandard.ZstdError as exc:
+            raise CorruptEventError(f"compressed payload does not decompress: {exc}") from None
+
+
+def iter_payload_events(event: TransactionPayloadEvent, payload_pos: int, ctx: DecodeContext, *,
+                        file: Optional[str] = None, stats: Optional[ReadStats] = None) -> Iterator[BinlogEvent]:
+    """The events inside a TRANSACTION_PAYLOAD_EVENT (which carry no checksums), decompressed as a stream.
+
+    Each inner event's ``pos`` is its offset in the uncompressed payload; ``payload_pos`` the enclosing event's.
+    Errors name the enclosing event's file offset and the inner offset.
+    """
+    try:
+        stream = _PayloadStream(event)
+    except BinlogError as exc:
+        raise exc.located(file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT") from None
+    inner = 0
+    where = f"inside TRANSACTION_PAYLOAD_EVENT at {payload_pos}"
+    while True:
+        try:
+            head = stream.read(C.LOG_EVENT_HEADER_LEN)
+        except BinlogError as exc:
+            raise exc.located(file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT") from None
+        if not head:
+            break
+        if len(head) < C.LOG_EVENT_HEADER_LEN:
+            raise CorruptEventError(f"payload ends inside an event header (inner offset {inner})", file=file,
+                                    offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT",
+                                    expected=f"{C.LOG_EVENT_HEADER_LEN} bytes", found=f"{len(head)} bytes")
+        header = EventHeader(*EVENT_HEADER.unpack(head))
+        size = header.event_size
+        if size < C.LOG_EVENT_HEADER_LEN or inner + size > stream.limit:
+            raise CorruptEventError(f"impossible inner event length (inner offset {inner})", file=file,
+                                    offset=payload_pos, event_type=header.type_name,
+                                    expected=f"{C.LOG_EVENT_HEADER_LEN}..{stream.limit - inner} bytes",
+                                    found=size)
+        try:
+            rest = stream.read(size - C.LOG_EVENT_HEADER_LEN)
+        except BinlogError as exc:
+            raise exc.located(file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT") from None
+        if len(rest) < size - C.LOG_EVENT_HEADER_LEN:
+            raise CorruptEventError(f"payload ends inside an event (inner offset {inner})", file=file,
+                                    offset=payload_pos, event_type=header.type_name,
+                                    expected=f"{size} bytes", found=f"{C.LOG_EVENT_HEADER_LEN + len(rest)}")
+        if header.type_code in (C.FORMAT_DESCRIPTION_EVENT, C.TRANSACTION_PAYLOAD_EVENT):
+            raise CorruptEventError(f"{header.type_name} can not be nested in a payload (inner offset {inner})",
+                                    file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT")
+        raw = head + rest
+        try:
+            body = decode_body(Cursor(raw, C.LOG_EVENT_HEADER_LEN, size, 0), header, ctx)
+        except BinlogError as exc:
+            exc.message += f" ({where}, inner offset {inner})"
+            exc.offset = payload_pos
+            raise exc.located(file=file, event_type=header.type_name) from None
+        except DECODE_FAILURES as exc:
+            raise CorruptEventError(f"event body does not decode ({where}, inner offset {inner}): "
+                                    f"{type(exc).__name__}: {exc}", file=file, offset=payload_pos,
+                                    event_type=header.type_name) from None
+        if stats is not None:
+            stats.events[header.type_code] += 1
+            if isinstance(body, UnknownEvent):
+                stats.unknown[header.type_code] += 1
+        yield BinlogEvent(inner, header, body, None, payload_pos)
+        inner += size

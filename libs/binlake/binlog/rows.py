@@ -1,0 +1,148 @@
+"""Decoding the row images of WRITE/UPDATE/DELETE/PARTIAL_UPDATE rows events.
+
+Each image is a NULL bitmap over the columns present in the image, then the values of the present, non-NULL
+columns (``unpack_row``, sql/rpl_record.cc). A PARTIAL_UPDATE_ROWS_EVENT row has a shared image between the
+before and the after image (WL#2955 section 4 F2): ``value_options`` (packed integer) and, when its
+PARTIAL_JSON_UPDATES bit is set, ``partial_columns``, one bit per JSON column of the table (LSB first). A JSON
+column flagged partial holds a length and a diff vector instead of a document (F3).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Optional
+
+from binlake.binlog import constants as C
+from binlake.binlog.columns import Decoder
+from binlake.binlog.errors import BinlogError, CorruptEventError, TruncatedEventError
+from binlake.binlog.events import ABSENT, JsonPartial, PartialUpdateRow, UpdateRow
+from binlake.binlog.jsonvalue import read_diffs
+from binlake.binlog.table import TableLayout
+
+# what a value decoder may raise on bad bytes; turned into a typed error at the event boundary
+DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError, ArithmeticError, UnicodeError)
+
+
+def _image(layout: TableLayout, buf: bytes, pos: int, present: bytes) -> tuple[tuple, int]:
+    decs, idx = layout.plan(present)
+    nb = (len(decs) + 7) >> 3
+    nulls = int.from_bytes(buf[pos:pos + nb], "little")
+    pos += nb
+    vals: list[Any] = []
+    append = vals.append
+    bit = 1
+    for dec in decs:
+        if nulls & bit:
+            append(None)
+        else:
+            v, pos = dec(buf, pos)
+            append(v)
+        bit <<= 1
+    if idx is None:
+        return tuple(vals), pos
+    out = [ABSENT] * len(layout.columns)
+    for i, v in zip(idx, vals):
+        out[i] = v
+    return tuple(out), pos
+
+
+def _partial_json(length_bytes: int) -> Decoder:
+    def dec(buf: bytes, pos: int) -> tuple[JsonPartial, int]:
+        start = pos + length_bytes
+        end = start + int.from_bytes(buf[pos:start], "little")
+        if end > len(buf):
+            raise TruncatedEventError("partial JSON cell runs past the end of the event",
+                                      expected=f"{end - start} bytes", found=f"{len(buf) - start} bytes")
+        raw = buf[start:end]
+        return JsonPartial(raw, read_diffs(raw)), end
+    return dec
+
+
+def _partial_after(layout: TableLayout, buf: bytes, pos: int, end: int,
+                   present: bytes) -> tuple[int, tuple[int, ...], Optional[bytes], tuple, int]:
+    """Shared image + after image of one PARTIAL_UPDATE_ROWS row."""
+    first = buf[pos]
+    if first < 251:
+        value_options, pos = first, pos + 1
+    elif first == 252:
+        value_options, pos = int.from_bytes(buf[pos + 1:pos + 3], "little"), pos + 3
+    elif first == 253:
+        value_options, pos = int.from_bytes(buf[pos + 1:pos + 4], "little"), pos + 4
+    elif first == 254:
+        value_options, pos = int.from_bytes(buf[pos + 1:pos + 9], "little"), pos + 9
+    else:
+        raise CorruptEventError("bad value_options in PARTIAL_UPDATE_ROWS shared image",
+                                expected="a length-encoded integer", found=first)
+    if not value_options & C.PARTIAL_JSON_UPDATES:
+        after, pos = _image(layout, buf, pos, present)
+        return value_options, (), None, after, pos
+    nbits = (len(layout.json_columns) + 7) >> 3
+    bits = buf[pos:pos + nbits]
+    pos += nbits
+    if pos > end:
+        raise TruncatedEventError("partial_columns bitmap runs past the end of the event")
+    mask = int.from_bytes(bits, "little")
+    partial = tuple(col for k, col in enumerate(layout.json_columns) if mask >> k & 1)
+    if not partial:
+        after, pos = _image(layout, buf, pos, present)
+        return value_options, (), bits, after, pos
+    decs, idx = layout.plan(present)
+    cols = idx if idx is not None else range(len(layout.columns))
+    decs = tuple(_partial_json(layout.columns[c].metadata) if c in partial else d for c, d in zip(cols, decs))
+    nb = (len(decs) + 7) >> 3
+    nulls = int.from_bytes(buf[pos:pos + nb], "little")
+    pos += nb
+    out = [ABSENT] * len(layout.columns)
+    for k, (c, dec) in enumerate(zip(cols, decs)):
+        if nulls >> k & 1:
+            out[c] = None
+        else:
+            out[c], pos = dec(buf, pos)
+    return value_options, partial, bits, tuple(out), pos
+
+
+def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: int, present: bytes,
+                present_after: bytes) -> tuple:
+    """All rows of one rows event body, ``buf[pos:end]`` (``buf`` must end at ``end``: the fence).
+
+    Returns images (WRITE/DELETE), :class:`UpdateRow` (UPDATE) or :class:`PartialUpdateRow` (PARTIAL_UPDATE).
+    Raises TruncatedEventError / CorruptEventError on bad bytes (offsets relative to ``buf``).
+    """
+    rows: list[Any] = []
+    append = rows.append
+    start = pos
+    try:
+        if type_code in C.UPDATE_ROWS_TYPES:
+            partial = type_code == C.PARTIAL_UPDATE_ROWS_EVENT
+            while pos < end:
+                row_start = pos
+                before, pos = _image(layout, buf, pos, present)
+                if partial:
+                    vo, cols, bits, after, pos = _partial_after(layout, buf, pos, end, present_after)
+                    append(PartialUpdateRow(before, after, vo, cols, bits))
+                else:
+                    after, pos = _image(layout, buf, pos, present_after)
+                    append(UpdateRow(before, after))
+                if pos > end:
+                    raise TruncatedEventError("row runs past the end of the event", offset=row_start,
+                                              expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
+                if pos == row_start:
+                    raise CorruptEventError("row image of zero bytes", offset=row_start)
+        else:
+            while pos < end:
+                row_start = pos
+                image, pos = _image(layout, buf, pos, present)
+                append(image)
+                if pos > end:
+                    raise TruncatedEventError("row runs past the end of the event", offset=row_start,
+                                              expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
+                if pos == row_start:
+                    raise CorruptEventError("row image of zero bytes", offset=row_start)
+    except DECODE_FAILURES as exc:
+        raise CorruptEventError(f"row {len(rows)} of `{layout.db}`.`{layout.table}` does not decode: "
+                                f"{type(exc).__name__}: {exc}", offset=start) from None
+    except BinlogError as exc:
+        if exc.offset is None:
+            exc.offset = start
+        raise
+    return tuple(rows)
