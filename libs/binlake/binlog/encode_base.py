@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from binlake.binlog.constants import LOG_EVENT_HEADER_LEN
+from binlake.binlog.constants import FORMAT_DESCRIPTION_EVENT, LOG_EVENT_BINLOG_IN_USE_F, LOG_EVENT_HEADER_LEN
 from binlake.binlog.errors import BinlogError
 
 EVENT_HEADER = struct.Struct("<IBIIIH")        # timestamp, type_code, server_id, event_size, log_pos, flags
@@ -49,11 +49,20 @@ def packed_length_size(value: int) -> int:
 
 def frame_event(timestamp: int, type_code: int, server_id: int, log_pos: int, flags: int, body: bytes,
                 checksum: bool) -> bytes:
-    """Header + body (+ CRC32 of both when ``checksum``); ``log_pos`` is the position after this event."""
+    """Header + body (+ CRC32 of both when ``checksum``); ``log_pos`` is the position after this event.
+
+    A FORMAT_DESCRIPTION's CRC32 is computed with LOG_EVENT_BINLOG_IN_USE_F cleared, as MySQL does, so that
+    clearing the flag when the file is closed leaves the checksum valid.
+    """
     size = LOG_EVENT_HEADER_LEN + len(body) + (4 if checksum else 0)
     data = EVENT_HEADER.pack(timestamp, type_code, server_id, size, log_pos, flags) + body
     if checksum:
-        data += CRC.pack(_crc32(data))
+        if type_code == FORMAT_DESCRIPTION_EVENT and flags & LOG_EVENT_BINLOG_IN_USE_F:
+            crc = _crc32(EVENT_HEADER.pack(timestamp, type_code, server_id, size, log_pos,
+                                           flags & ~LOG_EVENT_BINLOG_IN_USE_F) + body)
+        else:
+            crc = _crc32(data)
+        data += CRC.pack(crc)
     return data
 
 
