@@ -28,6 +28,7 @@ VARIANTS = {
     "image-NOBLOB-metadata-FULL": BinlogSettings(row_image="NOBLOB", row_metadata="FULL"),
     "image-FULL-metadata-MINIMAL": BinlogSettings(row_image="FULL", row_metadata="MINIMAL"),
     "image-MINIMAL-metadata-MINIMAL": BinlogSettings(row_image="MINIMAL", row_metadata="MINIMAL"),
+    "checksum-NONE": BinlogSettings(checksum="NONE"),
 }
 
 # Names binlake may give the MariaDB event types (MySQL's enum has none of them); the rest are MySQL's names.
