@@ -1,15 +1,78 @@
 #!/usr/bin/env bash
-# Set up everything binlake needs on a fresh machine: a virtualenv in .venv with the pinned requirements and the
-# binlake package (editable). Idempotent: a second run only checks. Usage: bash scripts/setup.sh
+# Set up everything binlake needs on a fresh machine: Java 17 for Spark (apt, only when `java` is missing), a
+# virtualenv in .venv with the pinned requirements.txt installed under the lock constraints.txt, and the binlake
+# package (editable).
+# Idempotent and fast: .venv/.binlake-setup holds the hashes of requirements.txt, constraints.txt and
+# libs/pyproject.toml; when they match, pip does not run at all.
+# Usage: bash scripts/setup.sh           create or update .venv
+#        bash scripts/setup.sh --lock    re-resolve requirements.txt in a scratch venv, `pip check` it, write
+#                                        constraints.txt from its `pip freeze`, then update .venv (commit both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+LOCK=""
+case "${1:-}" in
+  "") ;;
+  --lock) LOCK=1 ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+esac
+
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null || PY=python3
+
+# --- Java 17 (Spark 4 needs Java 17 or newer) ---
+if ! command -v java >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 && SUDO=sudo || {
+      echo "setup: java is missing; as root run: apt-get install -y openjdk-17-jre-headless" >&2; exit 1; }
+  fi
+  command -v apt-get >/dev/null 2>&1 || { echo "setup: java is missing; install a Java 17 runtime" >&2; exit 1; }
+  echo "setup: installing openjdk-17-jre-headless with apt (Spark needs Java 17)"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+# --- the lock: constraints.txt = `pip freeze` of a fresh venv holding requirements.txt, after `pip check` ---
+if [ -n "$LOCK" ]; then
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+  echo "setup: resolving requirements.txt in a scratch venv (about a minute)"
+  "$PY" -m venv "$scratch/venv"
+  "$scratch/venv/bin/python" -m pip install --quiet --upgrade pip
+  "$scratch/venv/bin/python" -m pip install --quiet -r requirements.txt
+  "$scratch/venv/bin/python" -m pip check
+  {
+    echo "# Lock of every package in the environment, produced by 'bash scripts/setup.sh --lock' (pip freeze of a"
+    echo "# fresh venv holding requirements.txt, after a clean pip check). scripts/setup.sh installs with -c this file."
+    "$scratch/venv/bin/python" -m pip freeze --exclude-editable
+  } > constraints.txt
+  echo "setup: wrote constraints.txt ($(grep -vc '^#' constraints.txt) packages)"
+fi
+
+# --- the venv ---
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $($PY --version)"
   "$PY" -m venv .venv
 fi
+STAMP=.venv/.binlake-setup
+want=$( { .venv/bin/python --version; cat requirements.txt constraints.txt libs/pyproject.toml; } | sha256sum | cut -d' ' -f1)
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x .venv/bin/binlake ]; then
+  echo "setup: ok, up to date ($(.venv/bin/binlake --version))"
+  exit 0
+fi
+echo "setup: installing requirements.txt under constraints.txt into .venv (1-2 min on a new machine)"
+rm -f "$STAMP"
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -r requirements.txt
+.venv/bin/python -m pip install --quiet -r requirements.txt -c constraints.txt
 .venv/bin/python -m pip install --quiet --no-deps -e libs
+.venv/bin/python -m pip check
+unlocked=$(.venv/bin/python -m pip freeze --exclude-editable | grep -vxF -f <(grep -v '^#' constraints.txt) || true)
+if [ -n "$unlocked" ]; then
+  echo "setup: warning: installed but not in constraints.txt: $(echo "$unlocked" | tr '\n' ' ')" >&2
+  echo "setup: run 'bash scripts/setup.sh --lock' and commit constraints.txt" >&2
+fi
+echo "$want" > "$STAMP"
 echo "setup: ok ($(.venv/bin/binlake --version))"
