@@ -7,8 +7,11 @@ The server is Debian's ``mariadbd`` (installed by ``scripts/install_mariadb.sh``
         server.execute("CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY)")
         files = server.binlog_files()
 
-Tests use the ``mariadb_server`` fixture (a fresh server per test) or build servers themselves. When the server
-binary is missing they skip with the reason, except in CI (``CI=true``), where a missing server is a failure.
+Tests use the ``mariadb_server`` fixture (a fresh server per test; import it into the test module with
+``from tests.mariadb_server import mariadb_server``, and choose options with
+``@pytest.mark.parametrize("mariadb_server", [BinlogSettings(row_image="MINIMAL")], indirect=True)``) or build
+servers themselves after :func:`require_mariadb`. When the server binaries are missing, tests skip with the
+reason, except in CI (``CI=true``), where a missing server is a failure.
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ class MariaDBServer:
         )
         if install.returncode != 0:
             raise MariaDBServerError(f"mariadb-install-db failed ({install.returncode}): {install.stderr[-2000:]}")
-        for attempt in range(5):
+        for _attempt in range(5):
             self.port = free_loopback_port()
             self.process = subprocess.Popen(self._server_args(user_args), stdout=subprocess.DEVNULL,
                                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -189,7 +192,11 @@ class MariaDBServer:
         return result.stdout.decode("utf-8", errors="replace")
 
     def connect(self, database: str | None = None, raw: bool = True):  # -> pymysql.connections.Connection
-        """A PyMySQL connection over the socket; ``raw`` (default) returns every value as the server's bytes."""
+        """A PyMySQL connection over the socket (session time zone UTC).
+
+        ``raw`` (default) turns PyMySQL's converters off: numbers and temporal values come back as the server's
+        own text, character columns as str, binary columns as bytes, NULL as None.
+        """
         import pymysql  # imported here so that the harness itself has no hard dependency
 
         kwargs = {"conv": {}} if raw else {}
