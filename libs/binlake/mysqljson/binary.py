@@ -91,22 +91,29 @@ def decode(data: bytes | bytearray | memoryview) -> object:
     buf = bytes(data)
     if not buf:
         return None
-    return _decode_value(buf[0], buf, 1, len(buf), 0)
+    return _decode_value(buf[0], buf, 1, len(buf), _UNBOUNDED, 0)
 
 
-def _fail(end: int, limit: int, buf: bytes, what: str, pos: int) -> None:
-    """Raise the right error for ``what`` at ``pos`` needing bytes up to ``end`` beyond ``limit``."""
-    if end > len(buf):
+_UNBOUNDED = 1 << 62
+
+
+def _fail(end: int, declared: int, buf: bytes, what: str, pos: int) -> None:
+    """Raise for ``what`` at ``pos`` needing the bytes up to ``end``, past its bound.
+
+    Truncation when the enclosing container's declared end (``declared``) says the bytes exist but the data
+    stops first; corruption when they lie outside the declared container.
+    """
+    if len(buf) < end <= declared:
         raise JsonTruncatedError(f"truncated JSON: {what} needs {end - pos} bytes, {max(len(buf) - pos, 0)} left", pos)
-    raise JsonCorruptError(f"{what} of {end - pos} bytes runs past the end of its array/object", pos)
+    raise JsonCorruptError(f"{what} ({end - pos} bytes) runs past the end of its array/object", pos)
 
 
-def read_variable_length(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+def read_variable_length(buf: bytes, pos: int, limit: int, declared: int = _UNBOUNDED) -> tuple[int, int]:
     """``read_variable_length``: 7 bits per byte, low bits first, at most 5 bytes. Returns (length, new pos)."""
     length = 0
     for i in range(5):
         if pos + i >= limit:
-            _fail(pos + i + 1, limit, buf, "variable-length string length", pos + i)
+            _fail(pos + i + 1, declared, buf, "variable-length string length", pos + i)
         byte = buf[pos + i]
         length |= (byte & 0x7F) << (7 * i)
         if not byte & 0x80:
@@ -127,37 +134,40 @@ _SCALARS = {
 }
 
 
-def _decode_value(type_byte: int, buf: bytes, pos: int, limit: int, depth: int) -> object:
-    """Decode a value of ``type_byte`` stored at ``pos``; ``limit`` bounds the enclosing container."""
+def _decode_value(type_byte: int, buf: bytes, pos: int, limit: int, declared: int, depth: int) -> object:
+    """Decode the value of ``type_byte`` at ``pos`` (``parse_value``).
+
+    ``limit`` bounds the enclosing container; ``declared`` is its declared end, which may lie past the data.
+    """
     if type_byte == JSONB_TYPE_STRING:
-        length, start = read_variable_length(buf, pos, limit)
+        length, start = read_variable_length(buf, pos, limit, declared)
         end = start + length
         if end > limit:
-            _fail(end, limit, buf, "string", start)
+            _fail(end, declared, buf, "string", start)
         try:
             return buf[start:end].decode("utf-8")
         except UnicodeDecodeError as exc:
             raise JsonCorruptError(f"string is not valid UTF-8 ({exc.reason})", start + exc.start) from None
     if type_byte <= JSONB_TYPE_LARGE_ARRAY:
-        return _decode_container(type_byte, buf, pos, limit, depth + 1)
+        return _decode_container(type_byte, buf, pos, limit, declared, depth + 1)
     scalar = _SCALARS.get(type_byte)
     if scalar is not None:
         packer, what = scalar
         if pos + packer.size > limit:
-            _fail(pos + packer.size, limit, buf, what, pos)
+            _fail(pos + packer.size, declared, buf, what, pos)
         return packer.unpack_from(buf, pos)[0]
     if type_byte == JSONB_TYPE_LITERAL:
         if pos >= limit:
-            _fail(pos + 1, limit, buf, "literal", pos)
+            _fail(pos + 1, declared, buf, "literal", pos)
         return _literal(buf[pos], pos)
     if type_byte == JSONB_TYPE_OPAQUE:
         if pos >= limit:
-            _fail(pos + 1, limit, buf, "opaque field type", pos)
+            _fail(pos + 1, declared, buf, "opaque field type", pos)
         field_type = buf[pos]
-        length, start = read_variable_length(buf, pos + 1, limit)
+        length, start = read_variable_length(buf, pos + 1, limit, declared)
         end = start + length
         if end > limit:
-            _fail(end, limit, buf, "opaque value", start)
+            _fail(end, declared, buf, "opaque value", start)
         return opaque_value(field_type, buf[start:end], start)
     raise JsonCorruptError(f"unknown JSON binary type byte 0x{type_byte:02x}", pos - 1)
 
@@ -183,19 +193,21 @@ def opaque_value(field_type: int, data: bytes, pos: int = 0) -> object:
     return JsonOpaque(field_type, data)
 
 
-def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, depth: int) -> object:
+def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, declared: int, depth: int) -> object:
+    """``parse_array_or_object`` plus every element: header, key entries, value entries, keys, values."""
     if depth > JSON_DOCUMENT_MAX_DEPTH:
         raise JsonDepthError(f"JSON document exceeds the maximum depth of {JSON_DOCUMENT_MAX_DEPTH} (at offset {base})")
     large = type_byte & 1
     header = LARGE_HEADER if large else SMALL_HEADER
     if base + header.size > limit:
-        _fail(base + header.size, limit, buf, "array/object header", base)
+        _fail(base + header.size, declared, buf, "array/object header", base)
     count, size = header.unpack_from(buf, base)
     if size < header.size:
         raise JsonCorruptError(f"array/object size {size} is smaller than its header", base)
-    # The declared size bounds the container; some writers declare more bytes than they wrote, and then the
-    # enclosing limit bounds it (every access is still checked against both).
+    # MySQL rejects a declared size past the data; some writers declare more bytes than they wrote, so the
+    # enclosing bound clamps it instead (every access is still checked).
     end = min(base + size, limit)
+    own_declared = min(base + size, declared)
     pos = base + header.size
     value_entry = VALUE_ENTRY_LARGE if large else VALUE_ENTRY_SMALL
     if type_byte <= JSONB_TYPE_LARGE_OBJECT:
@@ -203,37 +215,37 @@ def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, depth: 
         keys_end = pos + count * key_entry.size
         values_end = keys_end + count * value_entry.size
         if values_end > end:
-            _fail(values_end, end, buf, f"{count} object entries", pos)
+            _fail(values_end, own_declared, buf, f"{count} object entries", pos)
         result: dict = {}
         v_iter = value_entry.iter_unpack(buf[keys_end:values_end])
         entry_end = keys_end
         for key_offset, key_length in key_entry.iter_unpack(buf[pos:keys_end]):
             key_start = base + key_offset
             key_end = key_start + key_length
-            if key_end > end or key_start < values_end:
-                if key_end > len(buf):
-                    _fail(key_end, end, buf, "object key", key_start)
-                raise JsonCorruptError(f"object key at offset {key_offset} (length {key_length}) outside the object", pos)
+            if key_start < values_end:
+                raise JsonCorruptError(f"object key offset {key_offset} points into the entries", pos)
+            if key_end > end:
+                _fail(key_end, own_declared, buf, "object key", key_start)
             try:
                 key = buf[key_start:key_end].decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise JsonCorruptError(f"object key is not valid UTF-8 ({exc.reason})", key_start) from None
             vtype, voff = next(v_iter)
             entry_end += value_entry.size
-            result[key] = _entry_value(vtype, voff, buf, base, end, depth, large, entry_end)
+            result[key] = _entry_value(vtype, voff, buf, base, end, own_declared, depth, large, entry_end)
         return result
     values_end = pos + count * value_entry.size
     if values_end > end:
-        _fail(values_end, end, buf, f"{count} array entries", pos)
+        _fail(values_end, own_declared, buf, f"{count} array entries", pos)
     entry_size = value_entry.size
     return [
-        _entry_value(vtype, voff, buf, base, end, depth, large, pos + (index + 1) * entry_size)
+        _entry_value(vtype, voff, buf, base, end, own_declared, depth, large, pos + (index + 1) * entry_size)
         for index, (vtype, voff) in enumerate(value_entry.iter_unpack(buf[pos:values_end]))
     ]
 
 
 def _entry_value(
-    vtype: int, voff: int, buf: bytes, base: int, end: int, depth: int, large: int, min_start: int
+    vtype: int, voff: int, buf: bytes, base: int, end: int, declared: int, depth: int, large: int, min_start: int
 ) -> object:
     """The value of one value entry (``Value::element``): inlined (literal, int16, uint16; int32/uint32 in
     large) or at an offset after the entry itself (``min_start``) and inside the container."""
@@ -249,11 +261,11 @@ def _entry_value(
     if large and vtype == JSONB_TYPE_UINT32:
         return voff
     start = base + voff
-    if start < min_start or start >= end:
-        if start >= len(buf):
-            raise JsonTruncatedError(f"truncated JSON: value at offset {voff} is past the end of the data", start)
-        raise JsonCorruptError(f"value offset {voff} points outside its array/object", base)
-    return _decode_value(vtype, buf, start, end, depth)
+    if start < min_start:
+        raise JsonCorruptError(f"value offset {voff} points into the entries of its array/object", base)
+    if start >= end:
+        _fail(start + 1, declared, buf, f"value at offset {voff}", start)
+    return _decode_value(vtype, buf, start, end, declared, depth)
 
 
 # ----------------------------------------------------------------------------------------------------- encoding
