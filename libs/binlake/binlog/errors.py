@@ -69,6 +69,7 @@ class IncompleteEventError(TruncatedEventError):
     """The final event of the input is cut short: a file still being written, or a truncated copy."""
 
     hint = "the file may still be written to; read again later or pass a complete copy"
+    exit_code = 3
 
 
 class CorruptEventError(BinlogError):
