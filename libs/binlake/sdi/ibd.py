@@ -217,8 +217,8 @@ def _open(buf: memoryview, source: str, verify: bool) -> tuple[TablespaceInfo, _
     sdi_version, sdi_root = struct.unpack_from(">II", page0, off)
     if sdi_version != SDI_VERSION:
         raise pages.error(0, f"expected SDI version {SDI_VERSION} at offset {off}, found {sdi_version}")
-    if not SDI_BLOB_ALLOWED - 1 <= sdi_root < pages.n_pages:
-        raise pages.error(0, f"SDI root page number {sdi_root} is outside the file ({pages.n_pages} pages)")
+    if sdi_root < SDI_BLOB_ALLOWED - 1:
+        raise pages.error(0, f"SDI root page number {sdi_root} is outside the SDI index's range (3 and up)")
     info = TablespaceInfo(space_id=space_id, flags=flags, page_size=page_size, n_pages=pages.n_pages,
                           server_version=_U32.unpack_from(page0, FIL_PAGE_PREV)[0],
                           space_version=_U32.unpack_from(page0, FIL_PAGE_NEXT)[0],
