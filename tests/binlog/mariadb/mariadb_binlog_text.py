@@ -5,7 +5,7 @@ It is the independent oracle the binlake tests compare with, so it knows nothing
 - the event listing: each ``# at N`` line, then the event's header line
   ``#yymmdd hh:mm:ss server id S  end_log_pos E CRC32 0x...  <Type text>``. (For ANNOTATE_ROWS the tool prints
   two ``# at`` lines in a row and then the two headers: pairing them in order still matches.)
-- with ``-vv``, the pseudo-SQL of each rows event: ``### INSERT INTO `db`.`t``` / ``### UPDATE ...`` /
+- with ``-vv``, the pseudo-SQL of each statement's rows: ``### INSERT INTO `db`.`t``` / ``### UPDATE ...`` /
   ``### DELETE FROM ...``, ``### WHERE`` (before image), ``### SET`` (after image), ``###   @N=value /* TYPE
   meta=.. nullable=.. is_null=.. */``. ``-vv`` adds that type comment, which marks where a value ends.
 
@@ -21,6 +21,9 @@ all handled there or here:
 - ENUM prints its index; BIT prints as ``b'0101'``; SET prints its storage bytes as bits (``b'00000101'``),
   byte by byte in storage (little-endian) order, each byte most significant bit first.
 - CHAR/BINARY print as stored in the row: trailing spaces (CHAR) and trailing 0x00 bytes (BINARY) stripped.
+- A statement whose rows span several rows events (only the last has STMT_END_F) is printed as one block after
+  the last event's header: which row came from which event is not shown. Rows are therefore numbered within
+  their statement's group of events (``ToolRow.positions``).
 - It can not print MariaDB 5.3's TIME/DATETIME/TIMESTAMP formats (types 11/12/7 with fractional digits): it
   stops at the first such row event and exits 1.
 """
@@ -86,8 +89,9 @@ class ToolEvent:
 class ToolRow:
     """One row change as the tool printed it; values by column number (1-based), raw tokens or None (NULL)."""
 
-    pos: int              # the rows event
-    row: int              # index within the event
+    pos: int              # the first rows event of the statement's group
+    row: int              # index within the group
+    positions: tuple[int, ...]   # every rows event of the group
     gtid: str | None
     db: str
     table: str
@@ -150,6 +154,8 @@ def parse(output: bytes) -> tuple[list[ToolEvent], list[ToolRow]]:
     current: ToolRow | None = None
     image: dict[int, ToolValue] | None = None
     row_index = 0
+    group: list[int] = []          # rows events of the current statement so far
+    group_open = False             # the last header was a rows event without STMT_END_F
     for line in output.split(b"\n"):
         if line.startswith(b"# at "):
             match = AT_RE.match(line)
@@ -170,7 +176,14 @@ def parse(output: bytes) -> tuple[list[ToolEvent], list[ToolRow]]:
             if code == 162:
                 gtid_match = GTID_RE.match(text)
                 gtid = gtid_match.group(1).decode() if gtid_match else None
-            current, image, row_index = None, None, 0
+            if code in ROWS_TYPE_CODES:
+                if not group_open:
+                    group, row_index = [], 0
+                group.append(event.pos)
+                group_open = b"STMT_END_F" not in text
+            elif code != 19:       # TABLE_MAPs may sit between the rows events of one statement
+                group_open = False
+            current, image = None, None
             continue
         if not line.startswith(b"###"):
             continue
@@ -180,7 +193,8 @@ def parse(output: bytes) -> tuple[list[ToolEvent], list[ToolRow]]:
             op = ROWS_TYPE_CODES.get(rows_event.type_code)
             if op is None:
                 raise ValueError(f"row printed outside a rows event at {rows_event.pos}")
-            current = ToolRow(rows_event.pos, row_index, gtid, stmt.group(2).decode(), stmt.group(3).decode(), op)
+            current = ToolRow(group[0], row_index, tuple(group), gtid, stmt.group(2).decode(),
+                              stmt.group(3).decode(), op)
             rows.append(current)
             row_index += 1
             image = current.after if op == "insert" else current.before

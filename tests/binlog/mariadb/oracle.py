@@ -118,6 +118,32 @@ def tool_changes(run: WorkloadRun) -> list[Change]:
     return changes
 
 
+def statement_groups(run: WorkloadRun) -> dict[tuple[str, int], int]:
+    """(file, rows event pos) -> pos of the first rows event of its statement, as mariadb-binlog grouped them."""
+    groups = {}
+    for file, output in run.tool.items():
+        for r in output.rows:
+            for pos in r.positions:
+                groups[(file, pos)] = r.pos
+    return groups
+
+
+def by_statement(changes: Iterable[Change], groups: dict[tuple[str, int], int]) -> dict[tuple, Change]:
+    """Changes keyed (file, statement's first rows event pos, index within the statement), the tool's numbering.
+
+    A change whose event the tool did not print is keyed by its own (file, pos, row) with a marker.
+    """
+    keyed, counters = {}, collections.Counter()
+    for ch in sorted(changes, key=lambda c: (c.file, c.pos, c.row)):
+        start = groups.get((ch.file, ch.pos))
+        if start is None:
+            keyed[(ch.file, ch.pos, ch.row, "not printed by mariadb-binlog")] = ch
+            continue
+        keyed[(ch.file, start, counters[(ch.file, start)])] = ch
+        counters[(ch.file, start)] += 1
+    return keyed
+
+
 def binlake_command() -> list[str]:
     """The ``binlake`` console script next to this interpreter, else the same entry point through ``-c``."""
     script = Path(sys.executable).with_name("binlake")

@@ -96,3 +96,23 @@ def test_select_forms() -> None:
     assert normalize.from_select(T_NUM.column("f"), "-3.40282e38") == normalize.float32(-3.40282e38)
     assert normalize.from_select(T_STR.column("c_l"), "Ä  ") == "Ä"
     assert normalize.from_select(next(c for c in T_LOB.columns if c.name == "s"), "x,zé") == "x,zé"
+
+
+def test_a_statement_over_several_rows_events_is_one_group() -> None:
+    output = b"""# at 100
+#261122  1:50:38 server id 1  end_log_pos 150 CRC32 0x00000001 \tTable_map: `lake`.`t_lob` mapped to number 26
+# at 150
+# at 900
+#261122  1:50:38 server id 1  end_log_pos 900 CRC32 0x00000002 \tWrite_rows: table id 26
+#261122  1:50:38 server id 1  end_log_pos 990 CRC32 0x00000003 \tWrite_rows: table id 26 flags: STMT_END_F
+### INSERT INTO `lake`.`t_lob`
+### SET
+###   @1=1 /* INT meta=0 nullable=0 is_null=0 */
+### INSERT INTO `lake`.`t_lob`
+### SET
+###   @1=2 /* INT meta=0 nullable=0 is_null=0 */
+"""
+    events, rows = parse(output)
+    assert [(e.pos, e.size) for e in events] == [(100, 50), (150, 750), (900, 90)]
+    assert [(r.pos, r.row, r.positions, r.after[1].token) for r in rows] == [
+        (150, 0, (150, 900), b"1"), (150, 1, (150, 900), b"2")]
