@@ -290,6 +290,10 @@ class ReplicationClient:
         user = f"'{self.source.user}'@'<your host>'"
         if code in LOST_CODES or code == 0:
             return ConnectionLostError(f"{where}: connection lost or refused ({message})")
+        if code == ER_ACCESS_DENIED_ERROR and self.info is not None and privilege:
+            # signed on already: MariaDB answers COM_REGISTER_SLAVE without the privilege with 1045
+            return PrivilegeError(f"{where}: the user lacks {privilege} ({code}: {message});"
+                                  f" run {GRANT_HINT.format(user=user)}")
         if code == ER_ACCESS_DENIED_ERROR:
             pw = (f"the file {self.source.password_file}" if self.source.password_file
                   else f"the environment variable {self.source.password_env}")
