@@ -119,11 +119,22 @@ def order_document(rng: random.Random, customer_id: int, json_size: int) -> dict
     }
 
 
+def _new_item(rng: random.Random) -> dict:
+    return {"sku": rng.randrange(1, 10**9), "qty": 1, "price": rng.randrange(99, 9999) / 100, "tags": []}
+
+
 def order_edits(rng: random.Random, doc: dict, max_edits: int) -> list[Edit]:
     """1..max_edits edits of an order document, applied to ``doc`` as they are chosen (so later edits see
     earlier ones, as nested JSON_SET/JSON_REMOVE calls do). Covers REPLACE, INSERT (member and array element)
     and REMOVE at nested paths."""
     edits: list[Edit] = []
+    if rng.random() < 0.04:
+        # JSON_SET(doc, '$.items', <new array>, '$.items', <bigger array>): the diffs are larger than the document,
+        # so the server logs the full document instead (WL#2955 FR12)
+        for n in (len(doc["items"]) * 2 + 2, len(doc["items"]) + 3):
+            edits.append(Edit(REPLACE, ("items",), [_new_item(rng) for _ in range(n)]))
+            apply_edit(doc, edits[-1])
+        return edits
     for _ in range(rng.randrange(1, max_edits + 1)):
         edit = _one_order_edit(rng, doc)
         apply_edit(doc, edit)
@@ -160,8 +171,7 @@ def _one_order_edit(rng: random.Random, doc: dict) -> Edit:
     if roll == 6 and len(items) > 1:
         return Edit(REMOVE, ("items", rng.randrange(len(items))))
     if roll == 7:
-        item = {"sku": rng.randrange(1, 10**9), "qty": 1, "price": rng.randrange(99, 9999) / 100, "tags": []}
-        return Edit(INSERT, ("items", rng.randrange(len(items) + 1)), item)
+        return Edit(INSERT, ("items", rng.randrange(len(items) + 1)), _new_item(rng))
     if roll == 8:
         return Edit(REPLACE, ("note",), _words(rng, rng.randrange(1, 4)))
     return Edit(REPLACE, ("flags", "priority"), rng.randrange(0, 4))

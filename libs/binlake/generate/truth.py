@@ -1,0 +1,69 @@
+"""Ground truth: the state of each table at the end of a day, rendered as JSON lines.
+
+One line per row, members in column order, rows ordered by primary key (tables without one: by the line).
+Values: integers and doubles as JSON numbers, DECIMAL as its exact text, temporals as MySQL's text (``str`` of
+the ``binlake.binlog.values`` types), character columns as strings, binary columns as base64, JSON columns as
+MySQL's text of the document (``binlake.mysqljson.to_text`` with members in MySQL's key order), NULL as null.
+:func:`render_row` is also what a consumer uses to compare its own replay against these files.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Iterable
+
+from binlake.mysqljson import to_text
+
+from binlake.generate.tables import MYSQL_TYPE_JSON, TableDef
+
+
+def mysql_key_order(doc: Any) -> Any:
+    """The document with object members in MySQL's order (shorter keys first, then by UTF-8 bytes)."""
+    if isinstance(doc, dict):
+        keys = sorted(doc, key=lambda k: (len(k.encode("utf-8")), k.encode("utf-8")))
+        return {k: mysql_key_order(doc[k]) for k in keys}
+    if isinstance(doc, list):
+        return [mysql_key_order(v) for v in doc]
+    return doc
+
+
+def render_value(v: Any, is_json: bool = False) -> Any:
+    if v is None:
+        return None
+    if is_json:
+        return to_text(mysql_key_order(getattr(v, "value", v)))
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float, str)):
+        return v
+    if isinstance(v, Decimal):
+        return format(v, "f")
+    if isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(v).decode("ascii")
+    return str(v)
+
+
+def render_row(table: TableDef, row: tuple) -> dict[str, Any]:
+    return {c.name: render_value(v, c.type_code == MYSQL_TYPE_JSON) for c, v in zip(table.columns, row)}
+
+
+def truth_lines(table: TableDef, rows: Iterable[tuple]) -> list[str]:
+    """The JSON lines of a table's rows, in the file's order."""
+    pk = table.pk_indexes
+    if pk:
+        ordered = sorted(rows, key=lambda r: tuple(r[i] for i in pk))
+        return [json.dumps(render_row(table, r), ensure_ascii=False) for r in ordered]
+    return sorted(json.dumps(render_row(table, r), ensure_ascii=False) for r in rows)
+
+
+def write_truth(root: Path, table: TableDef, date: dt.date, rows: Iterable[tuple]) -> Path:
+    folder = root / table.qualified
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"day={date.isoformat()}.jsonl"
+    lines = truth_lines(table, rows)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
