@@ -235,7 +235,7 @@ def row_changes_of(event: BinlogEvent, layout: TableLayout, *, file: str = "", g
     ts = event.header.timestamp
     t = event.header.type_code
     db, table = layout.db, layout.table
-    full = layout.plan(b.columns_present)[1] is None
+    full = layout.plan(b.columns_present).indexes is None
     if isinstance(b, WriteRowsEvent):
         for i, img in enumerate(b.rows, first_row):
             yield RowChange(file, pos, i, gtid, db, table, "insert", None, _as_dict(names, img, full), None, ts, t)
@@ -243,7 +243,7 @@ def row_changes_of(event: BinlogEvent, layout: TableLayout, *, file: str = "", g
         for i, img in enumerate(b.rows, first_row):
             yield RowChange(file, pos, i, gtid, db, table, "delete", _as_dict(names, img, full), None, None, ts, t)
     elif isinstance(b, UpdateRowsEvent):
-        full_after = layout.plan(b.columns_present_after)[1] is None
+        full_after = layout.plan(b.columns_present_after).indexes is None
         partial = isinstance(b, PartialUpdateRowsEvent)
         for i, r in enumerate(b.rows, first_row):
             before = _as_dict(names, r.before, full)

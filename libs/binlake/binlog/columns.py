@@ -102,6 +102,10 @@ def _null(buf: bytes, pos: int) -> tuple[None, int]:
     return None, pos
 
 
+# decoders that are one struct field: runs of them are read with one ``unpack_from`` (see TableLayout.plan)
+STRUCT_CODES: dict[Callable, str] = {_tiny: "b", _utiny: "B", _short: "h", _ushort: "H", _long: "i",
+                                     _ulong: "I", _longlong: "q", _ulonglong: "Q", _double: "d"}
+
 _INTEGERS = {
     (C.MYSQL_TYPE_TINY, False): _tiny, (C.MYSQL_TYPE_TINY, True): _utiny,
     (C.MYSQL_TYPE_SHORT, False): _short, (C.MYSQL_TYPE_SHORT, True): _ushort,
@@ -210,7 +214,13 @@ def _frac_reader(fsp: int) -> tuple[int, Callable[[bytes, int], int]]:
     return 3, lambda buf, pos: int.from_bytes(buf[pos:pos + 3], "big")
 
 
+def _timestamp2_0(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
+    return MysqlTimestamp(_u32be(buf, pos)[0]), pos + 4
+
+
 def make_timestamp2(fsp: int) -> Decoder:
+    if fsp <= 0:
+        return _timestamp2_0
     nfrac, frac = _frac_reader(fsp)
 
     def dec(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
@@ -285,15 +295,22 @@ def _text_or_bytes(codec: Optional[str]) -> Callable[[bytes], Any]:
 
 def make_string(max_len: int, codec: Optional[str]) -> Decoder:
     """CHAR/VARCHAR/BINARY/VARBINARY: a 1-byte length when the column's max byte length is < 256, else 2."""
-    conv = _text_or_bytes(codec)
-    if max_len < 256:
+    n = 1 if max_len < 256 else 2
+    if codec is None:
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            end = pos + 1 + buf[pos]
-            return conv(buf[pos + 1:end]), end
+            start = pos + n
+            end = start + int.from_bytes(buf[pos:start], "little")
+            return buf[start:end], end
+    elif codec == "utf-8":
+        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+            start = pos + n
+            end = start + int.from_bytes(buf[pos:start], "little")
+            return buf[start:end].decode("utf-8", "surrogateescape"), end
     else:
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            end = pos + 2 + _u16(buf, pos)[0]
-            return conv(buf[pos + 2:end]), end
+            start = pos + n
+            end = start + int.from_bytes(buf[pos:start], "little")
+            return decode_text(buf[start:end], codec), end
     return dec
 
 

@@ -34,6 +34,7 @@ class DecodeContext:
     tables: dict[int, TableLayout] = field(default_factory=dict)
     schema_provider: Optional[SchemaProvider] = None
     decode_rows: bool = True
+    table_map_cache: dict[bytes, tuple[TableMapEvent, Optional[TableLayout]]] = field(default_factory=dict)
 
     def post_header_len(self, type_code: int, default: int) -> int:
         fde = self.fde
@@ -43,6 +44,7 @@ class DecodeContext:
 
 
 Decoder = Callable[[Cursor, EventHeader, DecodeContext], object]
+TABLE_MAP_CACHE_SIZE = 4096
 DECODERS: dict[int, Decoder] = {}
 
 
@@ -553,6 +555,27 @@ def _optional_metadata(c: Cursor, types: tuple[int, ...]) -> dict[str, object]:
 
 @register(C.TABLE_MAP_EVENT)
 def decode_table_map(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TableMapEvent:
+    """``Table_map_event``; a body seen before (every transaction repeats its TABLE_MAPs) reuses the decoded
+    event and its row layout."""
+    key = c.buf[c.pos:c.end]
+    cached = ctx.table_map_cache.get(key)
+    if cached is not None:
+        c.pos = c.end
+        tm, layout = cached
+        if layout is not None:
+            ctx.tables[tm.table_id] = layout
+        return tm
+    tm = _decode_table_map(c, ctx)
+    layout = build_layout(tm, ctx.schema_provider) if ctx.decode_rows else None
+    if layout is not None:
+        ctx.tables[tm.table_id] = layout
+    if len(ctx.table_map_cache) >= TABLE_MAP_CACHE_SIZE:
+        ctx.table_map_cache.clear()
+    ctx.table_map_cache[key] = (tm, layout)
+    return tm
+
+
+def _decode_table_map(c: Cursor, ctx: DecodeContext) -> TableMapEvent:
     post_len = ctx.post_header_len(C.TABLE_MAP_EVENT, C.TABLE_MAP_HEADER_LEN)
     id_size = 4 if post_len == 6 else 6
     table_id = c.uint(id_size, "table_id")
@@ -576,11 +599,8 @@ def decode_table_map(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TableMapE
     c.pos = meta_end
     null_bits = c.bytes((ncols + 7) >> 3, "NULL bitmap")
     opt = _optional_metadata(c, types) if c.remaining() else {}
-    tm = TableMapEvent(table_id, flags, surrogate_str(db), surrogate_str(table), types, metas, null_bits,
-                       table_id_size=id_size, **opt)  # type: ignore[arg-type]
-    if ctx.decode_rows:
-        ctx.tables[table_id] = build_layout(tm, ctx.schema_provider)
-    return tm
+    return TableMapEvent(table_id, flags, surrogate_str(db), surrogate_str(table), types, metas, null_bits,
+                         table_id_size=id_size, **opt)  # type: ignore[arg-type]
 
 
 # --- rows events ---------------------------------------------------------------------------------------------

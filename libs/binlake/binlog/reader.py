@@ -98,8 +98,11 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
     header_unpack = EVENT_HEADER.unpack
     encrypted: Optional[StartEncryptionEvent] = None
     first = True
+    read = stream.read
     while True:
-        head = _read_exact(stream, C.LOG_EVENT_HEADER_LEN)
+        head = read(C.LOG_EVENT_HEADER_LEN)
+        if len(head) < C.LOG_EVENT_HEADER_LEN:
+            head += _read_exact(stream, C.LOG_EVENT_HEADER_LEN - len(head)) if head else b""
         if not head:
             return
         if encrypted is not None:
@@ -125,7 +128,9 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             raise NotABinlogError("first event is not a FORMAT_DESCRIPTION_EVENT", file=file, offset=pos,
                                   event_type=header.type_name, expected="FORMAT_DESCRIPTION_EVENT (15)",
                                   found=header.type_code)
-        rest = _read_exact(stream, size - C.LOG_EVENT_HEADER_LEN)
+        rest = read(size - C.LOG_EVENT_HEADER_LEN)
+        if len(rest) < size - C.LOG_EVENT_HEADER_LEN:
+            rest += _read_exact(stream, size - C.LOG_EVENT_HEADER_LEN - len(rest))
         if len(rest) < size - C.LOG_EVENT_HEADER_LEN:
             err = IncompleteEventError("incomplete final event: file ends inside the event", file=file,
                                        offset=pos, event_type=header.type_name, expected=f"{size} bytes",
@@ -141,6 +146,7 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             assert isinstance(body, FormatDescriptionEvent)
             ctx.fde = body
             ctx.tables.clear()
+            ctx.table_map_cache.clear()
             body_end = size
             if body.checksum_alg is not None:
                 checksum = _CRC.unpack_from(raw, size - 4)[0]

@@ -17,27 +17,41 @@ from binlake.binlog.columns import Decoder
 from binlake.binlog.errors import BinlogError, CorruptEventError, TruncatedEventError
 from binlake.binlog.events import ABSENT, JsonPartial, PartialUpdateRow, UpdateRow
 from binlake.binlog.jsonvalue import read_diffs
-from binlake.binlog.table import TableLayout
+from binlake.binlog.table import SEG_CALL, SEG_STRUCT, TableLayout
 
 # what a value decoder may raise on bad bytes; turned into a typed error at the event boundary
 DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError, ArithmeticError, UnicodeError)
 
 
 def _image(layout: TableLayout, buf: bytes, pos: int, present: bytes) -> tuple[tuple, int]:
-    decs, idx = layout.plan(present)
+    plan = layout.plan(present)
+    decs = plan.decoders
     nb = (len(decs) + 7) >> 3
     nulls = int.from_bytes(buf[pos:pos + nb], "little")
     pos += nb
     vals: list[Any] = []
     append = vals.append
-    bit = 1
-    for dec in decs:
-        if nulls & bit:
-            append(None)
-        else:
-            v, pos = dec(buf, pos)
-            append(v)
-        bit <<= 1
+    segs = plan.segments(nulls)
+    if segs is not None:
+        for kind, obj in segs:
+            if kind == SEG_STRUCT:
+                vals += obj.unpack_from(buf, pos)
+                pos += obj.size
+            elif kind == SEG_CALL:
+                v, pos = obj(buf, pos)
+                append(v)
+            else:
+                vals += obj
+    else:
+        bit = 1
+        for dec in decs:
+            if nulls & bit:
+                append(None)
+            else:
+                v, pos = dec(buf, pos)
+                append(v)
+            bit <<= 1
+    idx = plan.indexes
     if idx is None:
         return tuple(vals), pos
     out = [ABSENT] * len(layout.columns)
@@ -86,8 +100,9 @@ def _partial_after(layout: TableLayout, buf: bytes, pos: int, end: int,
     if not partial:
         after, pos = _image(layout, buf, pos, present)
         return value_options, (), bits, after, pos
-    decs, idx = layout.plan(present)
-    cols = idx if idx is not None else range(len(layout.columns))
+    plan = layout.plan(present)
+    cols = plan.indexes if plan.indexes is not None else range(len(layout.columns))
+    decs = plan.decoders
     decs = tuple(_partial_json(layout.columns[c].metadata) if c in partial else d for c, d in zip(cols, decs))
     nb = (len(decs) + 7) >> 3
     nulls = int.from_bytes(buf[pos:pos + nb], "little")

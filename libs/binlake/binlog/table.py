@@ -9,11 +9,12 @@ named ``@1..@n``, integers are read as signed and CHAR/VARCHAR as UTF-8 text, BL
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from binlake.binlog import constants as C
-from binlake.binlog.columns import Decoder, column_decoder, string_real_type
+from binlake.binlog.columns import STRUCT_CODES, Decoder, column_decoder, string_real_type
 from binlake.binlog.errors import BinlogError, SchemaMismatchError
 from binlake.binlog.events import DefaultCharset, TableMapEvent
 from binlake.binlog.schema import SchemaProvider, TableSchema
@@ -85,7 +86,8 @@ class TableLayout:
     json_columns: tuple[int, ...]
     assumptions: tuple[str, ...] = ()
     schema_source: str = ""
-    image_plans: dict[bytes, tuple[tuple[Decoder, ...], Optional[tuple[int, ...]]]] = field(default_factory=dict)
+    column_names: tuple[str, ...] = ()
+    image_plans: dict[bytes, "ImagePlan"] = field(default_factory=dict)
 
     @property
     def db(self) -> str:
@@ -95,20 +97,71 @@ class TableLayout:
     def table(self) -> str:
         return self.table_map.table
 
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns)
-
-    def plan(self, present: bytes) -> tuple[tuple[Decoder, ...], Optional[tuple[int, ...]]]:
-        """(decoders of present columns, their indexes or None when all columns are present)."""
+    def plan(self, present: bytes) -> "ImagePlan":
+        """How to decode an image with this columns-present bitmap (cached per bitmap)."""
         got = self.image_plans.get(present)
         if got is None:
             n = min(len(self.columns), len(present) * 8)
             idx = tuple(i for i in range(n) if present[i >> 3] & (1 << (i & 7)))
             decs = tuple(self.decoders[i] for i in idx)
-            got = (decs, None if len(idx) == len(self.columns) else idx)
+            got = ImagePlan(decs, None if len(idx) == len(self.columns) else idx)
             self.image_plans[present] = got
         return got
+
+
+Segment = tuple[int, Any]   # (SEG_STRUCT, Struct) | (SEG_CALL, decoder) | (SEG_NULLS, (None,) * k)
+SEG_STRUCT, SEG_CALL, SEG_NULLS = 0, 1, 2
+MAX_NULL_PATTERNS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePlan:
+    """Decoders of the present columns and their indexes (None: all columns present).
+
+    ``segments(nulls)`` is the fast path for one NULL pattern: runs of single-struct-field columns merged into
+    one ``Struct``, runs of NULLs into one constant, other columns one call each (cached per pattern).
+    """
+
+    decoders: tuple[Decoder, ...]
+    indexes: Optional[tuple[int, ...]]
+    by_nulls: dict[int, tuple[Segment, ...]] = field(default_factory=dict)
+
+    def segments(self, nulls: int) -> Optional[tuple[Segment, ...]]:
+        segs = self.by_nulls.get(nulls)
+        if segs is None:
+            if len(self.by_nulls) >= MAX_NULL_PATTERNS:
+                return None
+            segs = self.by_nulls[nulls] = _segments(self.decoders, nulls)
+        return segs
+
+
+def _segments(decs: tuple[Decoder, ...], nulls: int) -> tuple[Segment, ...]:
+    out: list[Segment] = []
+    fmt = ""
+    n_null = 0
+    for k, dec in enumerate(decs):
+        if nulls >> k & 1:
+            if fmt:
+                out.append((SEG_STRUCT, struct.Struct("<" + fmt)))
+                fmt = ""
+            n_null += 1
+            continue
+        if n_null:
+            out.append((SEG_NULLS, (None,) * n_null))
+            n_null = 0
+        code = STRUCT_CODES.get(dec)
+        if code is not None:
+            fmt += code
+            continue
+        if fmt:
+            out.append((SEG_STRUCT, struct.Struct("<" + fmt)))
+            fmt = ""
+        out.append((SEG_CALL, dec))
+    if fmt:
+        out.append((SEG_STRUCT, struct.Struct("<" + fmt)))
+    if n_null:
+        out.append((SEG_NULLS, (None,) * n_null))
+    return tuple(out)
 
 
 def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = None) -> TableLayout:
@@ -218,5 +271,5 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
         decoders.append(dec)
     return TableLayout(tm, tuple(columns), tuple(decoders),
                        tuple(i for i in range(n) if types[i] == C.MYSQL_TYPE_JSON), tuple(assumptions),
-                       schema.source if schema is not None else "")
+                       schema.source if schema is not None else "", tuple(names))
 
