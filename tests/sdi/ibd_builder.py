@@ -36,7 +36,8 @@ def innodb_fold(data: bytes) -> int:
     return fold
 
 
-def finish(page: bytearray, page_no: int, page_type: int, space_id: int, algo: str, lsn: int = 0x1234_5678_9ABC) -> bytes:
+def finish(page: bytearray, page_no: int, page_type: int, space_id: int, algo: str,
+           lsn: int = 0x1234_5678_9ABC) -> bytes:
     size = len(page)
     struct.pack_into(">I", page, 4, page_no)
     struct.pack_into(">H", page, 24, page_type)

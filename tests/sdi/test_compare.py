@@ -33,7 +33,8 @@ def test_80_and_84_versions_of_the_same_table_are_equal_definitions(old, new):
     d = diff_tables(a, b)
     assert d.equal and d.same_table
     assert d.to_dict() == {
-        "old_identity": ["sakila", old.split(".")[0], "InnoDB"], "new_identity": ["sakila", old.split(".")[0], "InnoDB"],
+        "old_identity": ["sakila", old.split(".")[0], "InnoDB"],
+        "new_identity": ["sakila", old.split(".")[0], "InnoDB"],
         "equal": True, "table_changes": [], "columns_added": [], "columns_dropped": [], "columns_renamed": [],
         "columns_retyped": [], "columns_modified": [], "columns_reordered": [], "indexes_added": [],
         "indexes_dropped": [], "indexes_changed": [], "foreign_keys_added": [], "foreign_keys_dropped": [],

@@ -51,7 +51,8 @@ def test_the_file_reader_gives_the_same_entries_as_the_stored_strings():
     path = fixture_path("sdi", "ibd", "innodb_ruby", "8.0_sakila_staff.ibd")
     entries = read_entries(path)
     assert [(e.sdi_type, e.sdi_id) for e in entries] == [(1, 389), (2, 32)]
-    assert entries[0].text.encode() == (FIXTURES / "sdi/extracted/innodb_ruby__8.0_sakila_staff.type1.id389.json").read_bytes()
+    stored = FIXTURES / "sdi" / "extracted" / "innodb_ruby__8.0_sakila_staff.type1.id389.json"
+    assert entries[0].text.encode() == stored.read_bytes()
     doc = entries[0].document()
     assert doc.header.dd_object_type == "Table" and doc.table.name == "staff"
     assert entries[1].document().obj.name == "sakila/staff"

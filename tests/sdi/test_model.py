@@ -76,7 +76,8 @@ def test_enum_set_geometry_and_foreign_keys():
     assert rating.default_value_utf8 == "G" and rating.options_map() == {"interval_count": "5"}
     assert film.table.column("special_features").element_names == (
         "Trailers", "Commentaries", "Deleted Scenes", "Behind the Scenes")
-    assert (film.table.column("rental_rate").numeric_precision, film.table.column("rental_rate").numeric_scale) == (4, 2)
+    rate = film.table.column("rental_rate")
+    assert (rate.numeric_precision, rate.numeric_scale) == (4, 2)
     fk = film.table.foreign_keys[0]
     assert (fk.name, fk.referenced_table_schema_name, fk.referenced_table_name, fk.update_rule, fk.delete_rule) == (
         "fk_film_language", "sakila", "language", 3, 2)
@@ -174,8 +175,8 @@ def test_ibd2sdi_output_both_layouts_and_sdi_files(tmp_path):
     triples = [(e.sdi_type, e.sdi_id, e.text) for e in entries]
     compact = to_ibd2sdi(triples)
     assert compact.startswith('["ibd2sdi"\n,\n{\n\t"type": 1,\n\t"id": 370,\n\t"object":\n\t\t{"mysqld_version_id"')
-    assert compact.endswith('"files":[{"ordinal_position":1,"filename":"./sakila/film.ibd","se_private_data":"id=8;"}]}}'
-                            '\n}\n]\n')
+    assert compact.endswith('"files":[{"ordinal_position":1,"filename":"./sakila/film.ibd",'
+                            '"se_private_data":"id=8;"}]}}\n}\n]\n')
     pretty = to_ibd2sdi(triples, pretty=True)
     assert '\t"object":\n\t\t{\n    "mysqld_version_id": 80040,\n    "dd_version": 80023,' in pretty
     assert json.loads(pretty)[1]["object"] == json.loads(entries[0].text)
@@ -204,4 +205,5 @@ def test_a_model_built_in_code_serializes_in_spec_order():
     assert list(data) == ["mysqld_version_id", "dd_version", "sdi_version", "dd_object_type", "dd_object"]
     assert list(data["dd_object"])[:3] == ["name", "mysql_version_id", "created"]
     assert data["dd_object"]["columns"][0]["default_value"] == ""
-    assert parse_sdi(text).table.columns[0] == dataclasses.replace(col, json_keys=tuple(data["dd_object"]["columns"][0]))
+    keys = tuple(data["dd_object"]["columns"][0])
+    assert parse_sdi(text).table.columns[0] == dataclasses.replace(col, json_keys=keys)

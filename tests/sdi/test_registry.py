@@ -102,3 +102,14 @@ def test_registry_provider_and_errors():
         reg.observe(_doc("8.0_sakila_actor.type2.id7"), T0)
     with pytest.raises(SdiError, match="no numeric suffix"):
         BinlogPosition.of("binlog", 4)
+
+
+def test_snapshot_of_a_folder(tmp_path):
+    reg = SchemaRegistry()
+    folder = fixture_path("sdi", "ibd", "innodb_ruby")
+    assert reg.snapshot([folder], T0, BinlogPosition.of("binlog.000003", 155)) == 7      # 7 distinct tables
+    assert reg.snapshot([folder], T0 + timedelta(hours=1)) == 0
+    assert reg.tables() == [("sakila", "actor"), ("sakila", "address"), ("sakila", "film"), ("sakila", "film_text"),
+                            ("sakila", "fts_0000000000000451_config"), ("sakila", "staff"), ("sys", "sys_config")]
+    [v] = reg.versions("sakila", "film")
+    assert (v.first_seen, v.last_seen, v.first_position.file) == (T0, T0 + timedelta(hours=1), "binlog.000003")

@@ -88,7 +88,8 @@ def test_external_length_mismatch(image16k):
     rec_ref = image16k.index(struct.pack(">IIIQ", 77, 6, 38, 0)[:12], 5 * 16384)
     length = struct.unpack_from(">Q", image16k, rec_ref + 12)[0]
     bad = _patch(image16k, 16384, 5, rec_ref - 5 * 16384 + 12, struct.pack(">Q", length + 1))
-    with pytest.raises(TablespaceError, match=f"expected {length + 1} bytes, the BLOB chain from page 6 holds {length}"):
+    message = f"expected {length + 1} bytes, the BLOB chain from page 6 holds {length}"
+    with pytest.raises(TablespaceError, match=message):
         read_ibd_sdi(bad)
 
 
@@ -105,3 +106,27 @@ def test_empty_sdi_index():
     root = B.index_page(4096, 0, [])
     image = B.tablespace(4096, 5, 3, {3: (root, B.FIL_PAGE_SDI)})
     assert read_ibd_sdi(image)[1] == []
+
+
+def test_legacy_big_endian_crc32_pages_are_accepted():
+    # ut_crc32_legacy_big_endian (5.7 on big-endian hosts) hashed each 8-byte group aligned to the page start in
+    # reversed byte order; the unaligned head (bytes 4..7, 38..39) and the tail go through as they are.
+    root = B.index_page(4096, 0, [B.sdi_leaf_record(1, 5, _doc(5))])
+    image = bytearray(B.tablespace(4096, 5, 3, {3: (root, B.FIL_PAGE_SDI)}))
+    page = image[3 * 4096:4 * 4096]
+
+    def swapped(start: int, end: int) -> bytes:
+        head = min(end, (start + 7) // 8 * 8)
+        body = bytes(page[start:head])
+        i = head
+        while i + 8 <= end:
+            body += bytes(page[i:i + 8])[::-1]
+            i += 8
+        return body + bytes(page[i:end])
+
+    legacy = B.crc32c_bitwise(swapped(4, 26)) ^ B.crc32c_bitwise(swapped(38, 4096 - 8))
+    struct.pack_into(">I", page, 0, legacy)
+    struct.pack_into(">I", page, 4096 - 8, legacy)
+    image[3 * 4096:4 * 4096] = page
+    assert page_checksum_algorithm(bytes(page)) == "crc32-legacy-big-endian"
+    assert [r.sdi_id for r in read_ibd_sdi(bytes(image))[1]] == [5]

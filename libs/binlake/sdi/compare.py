@@ -192,7 +192,8 @@ def _index_view(table: Table, idx: Index, renames: dict[str, str]) -> dict[str, 
         "type": idx.type, "algorithm": idx.algorithm, "is_visible": idx.is_visible, "hidden": idx.hidden,
         "is_generated": idx.is_generated, "comment": idx.comment, "options": idx.options,
         "engine_attribute": idx.engine_attribute,
-        "elements": [(_col_name(table, e.column_opx, renames), e.length, e.order) for e in idx.elements if not e.hidden],
+        "elements": [(_col_name(table, e.column_opx, renames), e.length, e.order)
+                     for e in idx.elements if not e.hidden],
     }
 
 

@@ -1,9 +1,9 @@
 """The schema registry model: every distinct version of every table definition seen in SDI snapshots.
 
 Pure Python, no Spark: the job ``spark_jobs/snapshot_sdi.py`` only reads the current rows of
-``meta.schema_registry`` (:meth:`SchemaRegistry.from_rows`), records new snapshots (:meth:`SchemaRegistry.observe`)
-and writes :meth:`SchemaRegistry.to_rows` back with a MERGE on (db, table_name, version) -- the rows follow
-:data:`REGISTRY_ROW_SCHEMA`.
+``meta.schema_registry`` (:meth:`SchemaRegistry.from_rows`), records a snapshot (:meth:`SchemaRegistry.snapshot`
+on a folder) and writes :meth:`SchemaRegistry.to_rows` back with a MERGE on :data:`REGISTRY_KEY` (update
+``last_seen``/``last_binlog_*`` when matched, insert otherwise) -- the rows follow :data:`REGISTRY_ROW_SCHEMA`.
 
 A version is a run of consecutive observations (ordered by snapshot time) with the same fingerprint
 (:func:`binlake.sdi.canonical.fingerprint`); observing an unchanged definition again only moves ``last_seen``.
@@ -13,6 +13,7 @@ A version is valid from its ``first_seen`` until the next version's ``first_seen
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,6 +23,7 @@ from binlake.sdi.binlog_layout import DD_TO_BINLOG_TYPE, SdiSchemaProvider, tabl
 from binlake.sdi.canonical import fingerprint
 from binlake.sdi.errors import SdiError
 from binlake.sdi.model import SdiDocument, Table, parse_sdi
+from binlake.sdi.readers import iter_sdi_files, read_entries
 from binlake.sdi.writer import to_json
 
 _SEQ = re.compile(r"(\d+)$")
@@ -70,8 +72,7 @@ class Version:
 
     @property
     def table(self) -> Table:
-        assert isinstance(self.document.obj, Table)
-        return self.document.obj
+        return self.document.obj  # type: ignore[return-value]  # observe() admits Table SDIs only
 
 
 REGISTRY_ROW_SCHEMA: tuple[tuple[str, str, bool], ...] = (
@@ -152,6 +153,18 @@ class SchemaRegistry:
         return SdiSchemaProvider(
             table_schema(v.table, f"{v.origin} (version {v.version}, {v.fingerprint[:12]})")
             for key in self.tables() for v in self.versions(*key))
+
+    def snapshot(self, paths: Iterable[str | os.PathLike[str]], seen_at: datetime,
+                 position: Optional[BinlogPosition] = None, verify_checksums: bool = True) -> int:
+        """Observe every Table SDI in ``paths`` (files or folders of .ibd/.sdi/ibd2sdi files) as one snapshot taken
+        at ``seen_at`` (and binlog ``position``); returns how many new versions it added."""
+        added = 0
+        for path in iter_sdi_files(paths):
+            for entry in read_entries(path, verify_checksums):
+                doc = entry.document()
+                if doc.table is not None:
+                    added += self.observe(doc, seen_at, position, str(path))
+        return added
 
     # ---- rows for meta.schema_registry
 
