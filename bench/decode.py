@@ -23,6 +23,7 @@ import collections
 import datetime
 import json
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -108,7 +109,6 @@ def build_binlog(workdir: Path, megabytes: int) -> list[Path]:
                          "`bash scripts/install_mariadb.sh`, or pass --binlog FILE")
     server_dir = workdir / "server"
     if server_dir.exists():
-        import shutil
         shutil.rmtree(server_dir)
     target = megabytes * 1_000_000
     started = time.perf_counter()
@@ -129,6 +129,7 @@ def build_binlog(workdir: Path, megabytes: int) -> list[Path]:
         finally:
             conn.close()
         files = server.binlog_files()
+    shutil.rmtree(server.datadir, ignore_errors=True)   # keep only the binlog files
     marker.write_text(json.dumps({"mb": megabytes, "files": [str(p) for p in files]}))
     return files
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -63,7 +64,8 @@ def run_on_fresh_server(basedir: Path, settings: BinlogSettings) -> WorkloadRun:
         workload = run_workload(server)
         state = select_state(server)
         files = server.binlog_files()
-    # stopped: every file is complete (the last one ends with a STOP_EVENT)
+    # stopped: every file is complete (the last one ends with a STOP_EVENT); only the binlogs are kept
+    shutil.rmtree(server.datadir, ignore_errors=True)
     run = WorkloadRun(settings, files, workload, state)
     run.tool = {f.name: run_mariadb_binlog(f) for f in files}
     run.tool_events = {f.name: run_mariadb_binlog(f, verbose=False) for f in files}
