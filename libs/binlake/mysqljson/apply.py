@@ -21,7 +21,7 @@ import enum
 from dataclasses import dataclass
 from typing import Sequence
 
-from binlake.mysqljson.binary import JSON_DOCUMENT_MAX_DEPTH, decode, key_sort_key
+from binlake.mysqljson.binary import JSON_DOCUMENT_MAX_DEPTH, decode, key_sort_key, mysql_key_order
 from binlake.mysqljson.cell import BinaryJson
 from binlake.mysqljson.diff import DiffOp, JsonDiff, read_diffs
 from binlake.mysqljson.errors import JsonError
@@ -118,8 +118,11 @@ class _Applier:
         if not legs:
             raise _Rejected("the root path '$' cannot be replaced, inserted or removed by a diff")
         op = diff.op
-        if op != DiffOp.REMOVE and len(legs) + _depth(diff.value) > JSON_DOCUMENT_MAX_DEPTH:
-            raise _Failed(f"the result would exceed the maximum depth of {JSON_DOCUMENT_MAX_DEPTH}")
+        value = None
+        if op != DiffOp.REMOVE:
+            if len(legs) + _depth(diff.value) > JSON_DOCUMENT_MAX_DEPTH:
+                raise _Failed(f"the result would exceed the maximum depth of {JSON_DOCUMENT_MAX_DEPTH}")
+            value = mysql_key_order(diff.value)  # as MySQL reads it from binary: members in key order
         parent = self.seek_parent(legs)
         last = legs[-1]
         kind = type(parent)
@@ -127,25 +130,25 @@ class _Applier:
             if kind is dict and last.type == LegType.MEMBER:
                 if last.member not in parent:
                     raise _Rejected("path not found")
-                parent[last.member] = diff.value
+                parent[last.member] = value
                 return
             if kind is list and last.type == LegType.ARRAY_CELL:
                 position, within = last.index.position(len(parent))  # type: ignore[union-attr]
                 if not within:
                     raise _Rejected(f"array index out of bounds (array has {len(parent)} elements)")
-                parent[position] = diff.value
+                parent[position] = value
                 return
             raise _Rejected(_mismatch(parent, last))
         if op == DiffOp.INSERT:
             if kind is dict and last.type == LegType.MEMBER:
                 if last.member in parent:
                     raise _Rejected("member already exists")
-                parent[last.member] = diff.value
+                parent[last.member] = value
                 self.unsorted[id(parent)] = parent
                 return
             if kind is list and last.type == LegType.ARRAY_CELL:
                 position, _ = last.index.position(len(parent))  # type: ignore[union-attr]
-                parent.insert(position, diff.value)
+                parent.insert(position, value)
                 return
             raise _Rejected(_mismatch(parent, last))
         if kind is dict and last.type == LegType.MEMBER:

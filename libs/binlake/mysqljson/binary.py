@@ -281,6 +281,22 @@ def key_sort_key(key: str) -> tuple[int, bytes]:
     return len(raw), raw
 
 
+def mysql_key_order(value: object) -> object:
+    """``value`` with every object's members in MySQL's key order; the same object when already in order."""
+    kind = type(value)
+    if kind is dict:
+        keys = list(value)  # type: ignore[call-overload]
+        ordered_keys = sorted(keys, key=key_sort_key)
+        items = {key: mysql_key_order(value[key]) for key in ordered_keys}  # type: ignore[index]
+        if ordered_keys == keys and all(items[key] is value[key] for key in keys):  # type: ignore[index]
+            return value
+        return items
+    if kind is list:
+        children = [mysql_key_order(item) for item in value]  # type: ignore[attr-defined]
+        return value if all(new is old for new, old in zip(children, value)) else children  # type: ignore[call-overload]
+    return value
+
+
 def encode(value: object) -> bytes:
     """Serialize a value as MySQL binary JSON (``json_binary::serialize``).
 

@@ -220,7 +220,7 @@ def _parse_float(text: str) -> object:
 def _parse_int(text: str) -> object:
     number = int(text)
     if _INT64_MIN <= number <= _UINT64_MAX:
-        return number
+        return Decimal(text) if text == "-0" else number  # "-0" is a DECIMAL's text; an int would print "0"
     if len(text.lstrip("-")) <= _DECIMAL_MAX_DIGITS:
         return Decimal(text)
     return _parse_float(text)

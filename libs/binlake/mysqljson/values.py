@@ -213,12 +213,10 @@ def decimal_to_opaque(value: Decimal) -> bytes:
     sign, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)
     scale = max(0, -exponent)
-    digit_text = "".join(map(str, digits)) + "0" * max(0, exponent)
-    int_text = digit_text[: len(digit_text) - scale] if scale else digit_text
-    frac_text = digit_text[len(digit_text) - scale :] if scale else ""
-    if len(frac_text) < scale:
-        frac_text = frac_text.rjust(scale, "0")
-    int_text = int_text.lstrip("0") or "0"
+    digit_text = ("".join(map(str, digits)) + "0" * max(0, exponent)).rjust(scale + 1, "0")
+    split = len(digit_text) - scale
+    int_text = digit_text[:split].lstrip("0") or "0"
+    frac_text = digit_text[split:]
     intg = len(int_text)
     precision = intg + scale
     if precision > DECIMAL_MAX_PRECISION or scale > DECIMAL_MAX_SCALE:
