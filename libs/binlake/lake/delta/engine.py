@@ -1,0 +1,186 @@
+"""The Delta engine interface, the write flows both engines share, and the engine chooser.
+
+An engine implements a handful of primitives (``_data``, ``_write``, ``_execute_merge``, ...); the flows that
+give writes their meaning (create on first write, widen the table before writing new columns, refuse a MERGE
+source with two changes for one key) live once, here, so the two engines can not drift apart.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, Literal, Sequence
+
+from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL, MergeResult, MergeSpec, schema_changes
+from binlake.lake.errors import DeltaEngineUnavailableError, LakeError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructField, StructType
+
+DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+EngineName = Literal["auto", "rust", "spark"]
+
+
+class DeltaEngine(ABC):
+    """Writes and reads Delta tables by path. Every write returns the table version it committed.
+
+    ``append``/``overwrite``/``merge`` take a Spark DataFrame (the rust engine also takes an Arrow table);
+    ``read`` returns a Spark DataFrame with the table's exact types.
+    """
+
+    name: str
+
+    # --- the interface -------------------------------------------------------------------------------------
+    @abstractmethod
+    def exists(self, table_path: str) -> bool: ...
+
+    @abstractmethod
+    def version(self, table_path: str) -> int:
+        """The table's latest version; DeltaTableNotFoundError when there is no table."""
+
+    @abstractmethod
+    def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame: ...
+
+    def append(self, table_path: str, df: Any, *, partition_by: Sequence[str] = ()) -> int:
+        """Append rows; creates the table (partitioned by ``partition_by``) if absent; adds new columns."""
+        data = self._data(df)
+        if self.exists(table_path):
+            self._widen(table_path, data)
+            self._write(table_path, data, "append")
+        else:
+            self._write(table_path, data, "append", partition_by=tuple(partition_by))
+        return self.version(table_path)
+
+    def overwrite(self, table_path: str, df: Any, *, where: str | None = None,
+                  partition_by: Sequence[str] = ()) -> int:
+        """Replace the table's rows (and schema) with ``df``; with ``where``, only the rows matching that
+        predicate (the data must match it too), keeping and widening the schema."""
+        data = self._data(df)
+        if where is not None and self.exists(table_path):
+            self._widen(table_path, data)
+        self._write(table_path, data, "overwrite", where=where, partition_by=tuple(partition_by))
+        return self.version(table_path)
+
+    def merge(self, table_path: str, source_df: Any, keys: Sequence[str], seq_col: str = SEQ_COL, *,
+              op_col: str | None = OP_COL, delete_op: str = DELETE_OP, keep_tombstones: bool = False,
+              null_safe_keys: bool = False) -> MergeResult:
+        """The CDC MERGE of one batch (one change per key) into the table; see MergeSpec for the clauses.
+
+        Creates the table from the batch's non-delete rows when absent; adds the batch's new columns first.
+        """
+        spec = MergeSpec(tuple(keys), seq_col, op_col, delete_op, keep_tombstones, null_safe_keys)
+        data = self._data(source_df)
+        spec.check_columns(self._columns(data))
+        self._check_unique(table_path, data, spec.keys)
+        if not self.exists(table_path):
+            live = data if keep_tombstones or op_col is None else self._without_deletes(data, spec)
+            self._write(table_path, live, "append")
+            return MergeResult(self.version(table_path), self._count(live), 0, 0)
+        self._widen(table_path, data)
+        inserted, updated, deleted = self._execute_merge(table_path, data, spec)
+        return MergeResult(self.version(table_path), inserted, updated, deleted)
+
+    def add_columns(self, table_path: str, fields: StructType | Sequence[StructField]) -> int:
+        """Widen the table by the fields it lacks (added as nullable); existing fields must keep their type."""
+        wanted = [f.jsonValue() for f in fields]
+        added = schema_changes(table_path, self._schema_json(table_path), wanted)
+        if added:
+            self._add_fields(table_path, added)
+        return self.version(table_path)
+
+    # --- shared steps ---------------------------------------------------------------------------------------
+    def _widen(self, table_path: str, data: Any) -> None:
+        added = schema_changes(table_path, self._schema_json(table_path), self._data_schema_json(data)["fields"])
+        if added:
+            self._add_fields(table_path, added)
+
+    # --- primitives each engine implements ----------------------------------------------------------------
+    @abstractmethod
+    def _data(self, df: Any) -> Any:
+        """The engine's working form of a DataFrame."""
+
+    @abstractmethod
+    def _columns(self, data: Any) -> list[str]: ...
+
+    @abstractmethod
+    def _count(self, data: Any) -> int: ...
+
+    @abstractmethod
+    def _check_unique(self, table_path: str, data: Any, keys: Sequence[str]) -> None:
+        """Raise plan.duplicate_key_error for a key that occurs more than once."""
+
+    @abstractmethod
+    def _without_deletes(self, data: Any, spec: MergeSpec) -> Any: ...
+
+    @abstractmethod
+    def _schema_json(self, table_path: str) -> dict:
+        """The table's schema as Delta/Spark JSON."""
+
+    @abstractmethod
+    def _data_schema_json(self, data: Any) -> dict: ...
+
+    @abstractmethod
+    def _add_fields(self, table_path: str, fields: list[dict]) -> None:
+        """Add nullable columns (Delta JSON fields) in one commit."""
+
+    @abstractmethod
+    def _write(self, table_path: str, data: Any, mode: Literal["append", "overwrite"], *,
+               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None: ...
+
+    @abstractmethod
+    def _execute_merge(self, table_path: str, data: Any, spec: MergeSpec) -> tuple[int, int, int]:
+        """Run the MERGE; return rows (inserted, updated, deleted)."""
+
+
+def delta_spark_artifact() -> str:
+    """The Maven coordinates of the delta-spark jar matching the installed pyspark and delta-spark."""
+    from importlib.metadata import version
+
+    spark_minor = ".".join(version("pyspark").split(".")[:2])
+    return f"io.delta:delta-spark_{spark_minor}_2.13:{version('delta-spark')}"
+
+
+def spark_engine_unavailable_reason(spark: SparkSession) -> str | None:
+    """Why the spark engine can not run in this session, or None when it can."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return "the spark Delta engine needs a classic (py4j) Spark session, not Spark Connect"
+    from py4j.protocol import Py4JJavaError
+
+    try:
+        jvm.java.lang.Class.forName(DELTA_TABLE_CLASS, False, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    except Py4JJavaError:
+        return (f"delta-spark's jars are absent from the Spark classpath ({DELTA_TABLE_CLASS} is not loadable): "
+                f"add {delta_spark_artifact()} and its delta-storage jar to $SPARK_HOME/jars or BINLAKE_DELTA_JARS "
+                "(Maven is not reachable to fetch them)")
+    if DELTA_EXTENSION not in (spark.conf.get("spark.sql.extensions", "") or ""):
+        return f"delta-spark's jars are loaded but spark.sql.extensions lacks {DELTA_EXTENSION}"
+    return None
+
+
+def engine_for(spark: SparkSession | None, name: EngineName | str = "auto") -> DeltaEngine:
+    """The Delta engine to use: ``spark`` when delta-spark can run in ``spark``'s JVM, else ``rust``.
+
+    ``name`` (default from $BINLAKE_DELTA_ENGINE, else "auto") forces one; asking for ``spark`` where it can not
+    run raises DeltaEngineUnavailableError with the reason.
+    """
+    if name == "auto":
+        name = os.environ.get("BINLAKE_DELTA_ENGINE", "auto")
+    if name not in ("auto", "rust", "spark"):
+        raise LakeError(f"unknown Delta engine {name!r}: choose auto, rust or spark")
+    if name == "rust":
+        from binlake.lake.delta.rust import RustEngine
+
+        return RustEngine()
+    reason = "no Spark session" if spark is None else spark_engine_unavailable_reason(spark)
+    if reason is None:
+        from binlake.lake.delta.spark import SparkEngine
+
+        return SparkEngine(spark)
+    if name == "spark":
+        raise DeltaEngineUnavailableError(f"Delta engine 'spark' can not run: {reason}; choose the rust engine")
+    from binlake.lake.delta.rust import RustEngine
+
+    return RustEngine()

@@ -1,0 +1,101 @@
+"""The cluster Delta engine: delta-spark (``DeltaTable.merge``, ``format("delta")``), used when Delta's classes
+are on the Spark classpath and its SQL extension is configured (see engine.spark_engine_unavailable_reason).
+
+Only the primitives live here; the write flows are engine.DeltaEngine's, shared with the rust engine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Sequence
+
+from binlake.lake.delta.engine import DeltaEngine
+from binlake.lake.delta.plan import SOURCE, TARGET, MergeSpec, duplicate_key_error, merge_clauses, quote_spark
+from binlake.lake.errors import DeltaTableNotFoundError
+
+if TYPE_CHECKING:
+    from delta.tables import DeltaTable
+    from pyspark.sql import DataFrame, SparkSession
+
+
+class SparkEngine(DeltaEngine):
+    name = "spark"
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+
+    def exists(self, table_path: str) -> bool:
+        from delta.tables import DeltaTable
+
+        return DeltaTable.isDeltaTable(self._spark, str(table_path))
+
+    def version(self, table_path: str) -> int:
+        return self._table(table_path).history(1).first()["version"]
+
+    def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame:
+        reader = spark.read.format("delta")
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        return reader.load(str(table_path))
+
+    # --- primitives -----------------------------------------------------------------------------------------
+    def _table(self, table_path: str) -> DeltaTable:
+        from delta.tables import DeltaTable
+
+        if not self.exists(table_path):
+            raise DeltaTableNotFoundError(f"no Delta table at {table_path} (no _delta_log there)")
+        return DeltaTable.forPath(self._spark, str(table_path))
+
+    def _data(self, df: DataFrame) -> DataFrame:
+        return df
+
+    def _columns(self, data: DataFrame) -> list[str]:
+        return data.columns
+
+    def _count(self, data: DataFrame) -> int:
+        return data.count()
+
+    def _check_unique(self, table_path: str, data: DataFrame, keys: Sequence[str]) -> None:
+        row = data.groupBy(*[quote_spark(k) for k in keys]).count().where("count > 1").limit(1).collect()
+        if row:
+            raise duplicate_key_error(table_path, keys, list(row[0])[:-1], row[0]["count"])
+
+    def _without_deletes(self, data: DataFrame, spec: MergeSpec) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        return data.where(~F.col(quote_spark(spec.op_col)).eqNullSafe(spec.delete_op))
+
+    def _schema_json(self, table_path: str) -> dict:
+        return self._table(table_path).toDF().schema.jsonValue()
+
+    def _data_schema_json(self, data: DataFrame) -> dict:
+        return data.schema.jsonValue()
+
+    def _add_fields(self, table_path: str, fields: list[dict]) -> None:
+        from pyspark.sql.types import StructType
+
+        widened = StructType.fromJson({"type": "struct", "fields": self._schema_json(table_path)["fields"] + fields})
+        (self._spark.createDataFrame([], widened).write.format("delta").mode("append")
+         .option("mergeSchema", "true").save(str(table_path)))
+
+    def _write(self, table_path: str, data: DataFrame, mode: Literal["append", "overwrite"], *,
+               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None:
+        writer = data.write.format("delta").mode(mode)
+        if where is not None:
+            writer = writer.option("replaceWhere", where)
+        elif mode == "overwrite":
+            writer = writer.option("overwriteSchema", "true")
+        creates = not self.exists(table_path) or (mode == "overwrite" and where is None)
+        if partition_by and creates:
+            writer = writer.partitionBy(*partition_by)
+        writer.save(str(table_path))
+
+    def _execute_merge(self, table_path: str, data: DataFrame, spec: MergeSpec) -> tuple[int, int, int]:
+        clauses = merge_clauses(spec, data.columns, quote_spark)
+        assignments = dict(clauses.assignments)
+        merger = self._table(table_path).alias(TARGET).merge(data.alias(SOURCE), clauses.on)
+        if clauses.delete_when is not None:
+            merger = merger.whenMatchedDelete(condition=clauses.delete_when)
+        merger = merger.whenMatchedUpdate(condition=clauses.update_when, set=assignments)
+        merger = merger.whenNotMatchedInsert(condition=clauses.insert_when, values=assignments)
+        metrics = merger.execute().first()
+        return metrics["num_inserted_rows"], metrics["num_updated_rows"], metrics["num_deleted_rows"]

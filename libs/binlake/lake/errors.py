@@ -1,0 +1,27 @@
+"""Errors of ``binlake.lake``: Delta tables, engines and Spark sessions."""
+
+from binlake.errors import BinlakeError
+
+
+class LakeError(BinlakeError):
+    """Base of the lake's errors."""
+
+
+class DeltaEngineUnavailableError(LakeError):
+    """The Delta engine asked for can not run in this Spark session (the message says why and what to do)."""
+
+
+class DeltaTableNotFoundError(LakeError):
+    """No Delta table (no ``_delta_log``) at the path."""
+
+
+class SchemaConflictError(LakeError):
+    """Source and target disagree on a column's type, or name a column in two spellings that differ in case."""
+
+
+class MergeSourceError(LakeError):
+    """The MERGE source is not what the CDC MERGE needs: a missing column or more than one change per key."""
+
+
+class UnsupportedTableFeatureError(LakeError):
+    """The table uses a Delta feature the embedded engine's Spark reader can not apply (use the spark engine)."""
