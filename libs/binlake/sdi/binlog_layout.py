@@ -36,9 +36,15 @@ DD_TO_BINLOG_TYPE: dict[int, int] = {
 _PREFIX_ALWAYS = T.BLOB_TYPES | {T.GEOMETRY, T.JSON}    # Field_blob::key_length() is 0: any key part is a prefix
 
 
+def _binlog_order(table: Table) -> list[int]:
+    """Positions in ``table.columns`` of the TABLE_MAP columns, in TABLE_MAP order."""
+    keep = (i for i, c in enumerate(table.columns) if c.hidden != T.HT_HIDDEN_SE)
+    return sorted(keep, key=lambda i: table.columns[i].ordinal_position)
+
+
 def binlog_columns(table: Table) -> list[Column]:
     """The table's columns in TABLE_MAP order."""
-    return sorted((c for c in table.columns if c.hidden != T.HT_HIDDEN_SE), key=lambda c: c.ordinal_position)
+    return [table.columns[i] for i in _binlog_order(table)]
 
 
 def binlog_type(col: Column) -> int:
@@ -98,9 +104,9 @@ def _primary_key(table: Table, positions: dict[int, int]) -> tuple[tuple[int, in
 
 def table_schema(table: Table, source: str = "") -> TableSchema:
     """The binlog row layout of ``table`` (``binlake.binlog.schema.TableSchema``)."""
-    cols = binlog_columns(table)
-    opx = {id(c): i for i, c in enumerate(table.columns)}
-    positions = {opx[id(c)]: i for i, c in enumerate(cols)}
+    order = _binlog_order(table)
+    positions = {opx: k for k, opx in enumerate(order)}
+    cols = [table.columns[i] for i in order]
     return TableSchema(db=table.schema_ref, table=table.name, columns=tuple(_column_info(c) for c in cols),
                        primary_key=_primary_key(table, positions), source=source)
 
@@ -163,6 +169,6 @@ class SdiSchemaProvider:
             raise errors[0]
         raise SchemaMismatchError(f"none of the {len(versions)} known definitions of `{db}`.`{table}` fits the "
                                   f"TABLE_MAP", expected=" | ".join(
-                                      ",".join(C.FIELD_TYPE_NAMES.get(c.type_code or -1, "?") for c in v.columns)
+                                      ",".join(C.FIELD_TYPE_NAMES.get(c.type_code, "?") if c.type_code is not None else "?" for c in v.columns)
                                       for v in versions),
                                   found=",".join(C.FIELD_TYPE_NAMES.get(t, str(t)) for t in column_types))

@@ -112,8 +112,8 @@ def page_checksum_algorithm(page: bytes) -> str | None:
             return "crc32"
         if field1 == BUF_NO_CHECKSUM_MAGIC:
             return "none"
-    lsn_low = _BE32.unpack_from(page, FIL_PAGE_LSN + 4)[0]
-    if (field2 == lsn_low or field2 == page_old_checksum(page)) and (field1 == 0 or field1 == page_new_checksum(page)):
+    lsn_high = _BE32.unpack_from(page, FIL_PAGE_LSN)[0]    # very old InnoDB stored the LSN in the trailer
+    if (field2 == lsn_high or field2 == page_old_checksum(page)) and (field1 == 0 or field1 == page_new_checksum(page)):
         return "innodb"
     if field1 == field2 and field1 == page_crc32(page, legacy_big_endian=True):
         return "crc32-legacy-big-endian"
