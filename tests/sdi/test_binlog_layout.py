@@ -226,3 +226,29 @@ def test_provider_picks_the_version_that_fits():
     with pytest.raises(SchemaMismatchError, match="expected LONG, found VARCHAR"):
         check_table_map(v1, (3, 252, 254, 3, 15))
     assert isinstance(v1.columns[0], ColumnInfo)
+
+
+def test_generator_sdi_and_table_maps_agree():
+    """Contract with binlake.generate (written independently): the SDI it writes for a table maps to the very
+    TABLE_MAP it emits for that table (types, names, signedness, primary key)."""
+    import datetime as dt
+
+    from binlake.generate.emit import table_map_event
+    from binlake.generate.sdi_out import sdi_documents
+    from binlake.generate.tables import base_tables
+
+    for t in base_tables():
+        doc, _ = sdi_documents(t, dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1))
+        schema = table_schema(parse_sdi_text(doc))
+        tm = table_map_event(t)
+        assert tuple(c.type_code for c in schema.columns) == tm.column_types, t.name
+        assert tuple(c.name for c in schema.columns) == tm.column_names
+        numeric = [c.unsigned for c in schema.columns if c.type_code in (1, 2, 3, 4, 5, 8, 9, 246)]
+        assert tuple(numeric) == (tm.signedness or ())
+        assert tuple(i for i, _ in schema.primary_key) == (tm.simple_primary_key or ())
+
+
+def parse_sdi_text(doc):
+    """Through JSON text and back, as the registry would read the generator's files."""
+    from binlake.sdi import parse_sdi, to_json
+    return parse_sdi(to_json(doc)).table
