@@ -41,10 +41,13 @@ class BinlogError(BinlakeError):
 
     def located(self, *, file: str | None = None, offset: int | None = None,
                 event_type: str | None = None) -> "BinlogError":
-        """Fill in what the raiser did not know (file name, event offset, event type); returns self."""
+        """Point the error at an event: its file, its start offset and its type (a field offset found by the
+        decoder stays in the message as ``byte N``); returns self."""
         if self.file is None and file is not None:
             self.file = file
-        if self.offset is None and offset is not None:
+        if offset is not None:
+            if self.offset is not None and self.offset != offset:
+                self.message += f" (at byte {self.offset})"
             self.offset = offset
         if self.event_type is None and event_type is not None:
             self.event_type = event_type

@@ -275,8 +275,8 @@ def iter_payload_events(event: TransactionPayloadEvent, payload_pos: int, ctx: D
             body = decode_body(Cursor(raw, C.LOG_EVENT_HEADER_LEN, size, 0), header, ctx)
         except BinlogError as exc:
             exc.message += f" ({where}, inner offset {inner})"
-            exc.offset = payload_pos
-            raise exc.located(file=file, event_type=header.type_name) from None
+            exc.offset = None
+            raise exc.located(file=file, offset=payload_pos, event_type=header.type_name) from None
         except DECODE_FAILURES as exc:
             raise CorruptEventError(f"event body does not decode ({where}, inner offset {inner}): "
                                     f"{type(exc).__name__}: {exc}", file=file, offset=payload_pos,
