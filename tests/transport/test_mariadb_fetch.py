@@ -183,10 +183,11 @@ def test_sigkill_mid_stream_then_resume(mariadb_server: MariaDBServer, tmp_path:
     assert_identical(server, folder)
 
 
-def test_until_now_then_resume_appends_only_new_events(mariadb_server: MariaDBServer, tmp_path: Path) -> None:
+def test_until_now_then_resume_appends_only_new_events(mariadb_server: MariaDBServer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     server = mariadb_server
     add_user(server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
-    os.environ["BINLAKE_TEST_PW"] = PASSWORD
+    monkeypatch.setenv("BINLAKE_TEST_PW", PASSWORD)
     src = parse_mysql_uri(uri(server), password_env="BINLAKE_TEST_PW")
     workload(server, 30)
     first = fetch(src, tmp_path, ONCE)
@@ -217,19 +218,21 @@ def test_wrong_password_says_what_to_check(mariadb_server: MariaDBServer, tmp_pa
     ("", "REPLICATION CLIENT"),
 ])
 def test_missing_privileges_are_named(mariadb_server: MariaDBServer, tmp_path: Path, grants: str,
-                                      missing: str) -> None:
+                                      missing: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     add_user(mariadb_server, "weak", grants)
-    os.environ["BINLAKE_TEST_PW"] = PASSWORD
+    monkeypatch.setenv("BINLAKE_TEST_PW", PASSWORD)
     src = parse_mysql_uri(uri(mariadb_server, "weak"), password_env="BINLAKE_TEST_PW")
     with pytest.raises(PrivilegeError) as info:
         fetch(src, tmp_path, ONCE)
     assert f"lacks {missing}" in str(info.value) and "GRANT REPLICATION SLAVE, REPLICATION CLIENT" in str(info.value)
 
 
-def test_purged_binlogs_stop_the_fetch(mariadb_server: MariaDBServer, tmp_path: Path) -> None:
+def test_purged_binlogs_stop_the_fetch(mariadb_server: MariaDBServer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     server = mariadb_server
     add_user(server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
-    os.environ["BINLAKE_TEST_PW"] = PASSWORD
+    monkeypatch.setenv("BINLAKE_TEST_PW", PASSWORD)
     src = parse_mysql_uri(uri(server), password_env="BINLAKE_TEST_PW")
     workload(server, 5)
     fetch(src, tmp_path, ONCE)
@@ -246,11 +249,78 @@ def test_purged_binlogs_stop_the_fetch(mariadb_server: MariaDBServer, tmp_path: 
     assert "no longer has" in str(info.value) and "move this landing folder away" in str(info.value)
 
 
-def test_statement_format_is_refused(mariadb_server: MariaDBServer, tmp_path: Path) -> None:
+def test_statement_format_is_refused(mariadb_server: MariaDBServer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     add_user(mariadb_server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
     mariadb_server.execute("SET GLOBAL binlog_format = 'MIXED'")
-    os.environ["BINLAKE_TEST_PW"] = PASSWORD
+    monkeypatch.setenv("BINLAKE_TEST_PW", PASSWORD)
     src = parse_mysql_uri(uri(mariadb_server), password_env="BINLAKE_TEST_PW")
     with pytest.raises(ServerConfigError, match="binlog_format is MIXED"):
         fetch(src, tmp_path, ONCE)
     assert fetch(src, tmp_path, FetchOptions(until_now=True, require_row_format=False, max_retries=0)).events > 0
+
+
+def test_semi_sync_replica_acks_real_server(mariadb_server: MariaDBServer, tmp_path: Path) -> None:
+    server = mariadb_server
+    add_user(server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
+    server.execute("SET GLOBAL rpl_semi_sync_master_enabled = 1; SET GLOBAL rpl_semi_sync_master_timeout = 60000")
+    env = dict(os.environ, BINLAKE_MYSQL_PASSWORD=PASSWORD)
+    fetcher = subprocess.Popen([BINLAKE, "fetch", "--source", uri(server) + "&semi_sync=1", "--landing",
+                                str(tmp_path), "--stop-never"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: "1" in server.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'"),
+                 "the semi-sync replica to register")
+        workload(server, 50)
+        wait_for(lambda: caught_up(server, tmp_path / "src"), "the fetcher to catch up")
+        status = dict(line.split("\t") for line in server.execute(
+            "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_%_tx'").splitlines())
+    finally:
+        fetcher.send_signal(signal.SIGTERM)
+        _, err = fetcher.communicate(timeout=WAIT_S)
+    # every commit was acknowledged by binlake (none fell back to asynchronous after a timeout)
+    assert int(status["Rpl_semi_sync_master_yes_tx"]) >= 50 and status["Rpl_semi_sync_master_no_tx"] == "0"
+    assert b"reconnect" not in err, err.decode()
+    assert_identical(server, tmp_path / "src")
+
+
+def test_mariadb_gtid_mode_starts_after_the_given_position(mariadb_server: MariaDBServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from binlake.transport import ReplicationClient, StreamEnd
+
+    server = mariadb_server
+    add_user(server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
+    workload(server, 10)
+    position = server.execute("SELECT @@gtid_binlog_pos").strip()          # e.g. 0-1-12
+    domain, server_id, seq = (int(x) for x in position.split("-"))
+    workload(server, 5, start=10)
+    end = int(server.execute("SELECT @@gtid_binlog_pos").strip().split("-")[2])
+    monkeypatch.setenv("BINLAKE_TEST_PW", PASSWORD)
+    with ReplicationClient(parse_mysql_uri(uri(server), password_env="BINLAKE_TEST_PW")) as client:
+        assert client.connect().is_mariadb
+        client.start_dump_gtid(position, non_block=True)
+        gtid_seqs = []
+        while not isinstance(item := client.read(), StreamEnd):
+            if item.header.type_code == 162:      # MariaDB GTID_EVENT: seq_no(8), domain_id(4), flags
+                gtid_seqs.append(int.from_bytes(item.raw[19:27], "little"))
+    assert gtid_seqs == list(range(seq + 1, end + 1)) and len(gtid_seqs) >= 5 and domain == 0 and server_id == 1
+
+
+def test_open_binlog_over_mysql_uri_reads_the_server_file(mariadb_server: MariaDBServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from binlake.binlog import open_binlog
+    from binlake.transport import open_mysql_binlog
+
+    server = mariadb_server
+    add_user(server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
+    workload(server, 20)
+    server.flush_logs()
+    closed = server.binlog_files()[-2]
+    monkeypatch.setenv("BINLAKE_MYSQL_PASSWORD", PASSWORD)
+    live = f"mysql://repl@127.0.0.1:{server.port}/{closed.name}?server_id=4243"
+    name, stream = open_mysql_binlog(live)
+    with stream:
+        assert stream.read() == closed.read_bytes() and name.endswith(closed.name)
+    from_server = [(e.header.type_code, e.header.log_pos) for e in open_binlog(live)]
+    from_file = [(e.header.type_code, e.header.log_pos) for e in open_binlog(closed)]
+    assert from_server == from_file and len(from_file) > 20

@@ -2,11 +2,13 @@
 
 ``mysql://user@host:port/?server_id=N`` names a MySQL or MariaDB server read with the replication protocol:
 :class:`ReplicationClient` (sign-on and raw stream), :func:`fetch` (the server's files, byte for byte, into a
-landing folder, resumable; ``binlake fetch``), :func:`stream_events` (the file events one by one, for readers).
+landing folder, resumable; ``binlake fetch``) and :func:`open_mysql_binlog`, registered as binlake.binlog's
+``mysql`` URI transport so that ``open_binlog("mysql://...")`` reads one server file live.
 """
 
 from __future__ import annotations
 
+from binlake.binlog.api import register_transport
 from binlake.transport.client import BinlogFile, ReplicationClient, ServerInfo
 from binlake.transport.errors import (
     AuthenticationError,
@@ -22,11 +24,14 @@ from binlake.transport.errors import (
 from binlake.transport.fetcher import FetchOptions, FetchResult, StopFetch, fetch
 from binlake.transport.landing import MANIFEST_NAME, Manifest
 from binlake.transport.protocol import StreamEnd, StreamEvent
+from binlake.transport.stream import open_mysql_binlog
 from binlake.transport.uri import MySQLSource, parse_mysql_uri
+
+register_transport("mysql", open_mysql_binlog)
 
 __all__ = [
     "AuthenticationError", "BinlogFile", "BinlogPurgedError", "ConnectionLostError", "FetchOptions", "FetchResult",
     "LandingError", "MANIFEST_NAME", "Manifest", "MySQLSource", "PrivilegeError", "ProtocolError",
     "ReplicationClient", "ServerConfigError", "ServerInfo", "SourceUriError", "StopFetch", "StreamEnd",
-    "StreamEvent", "TransportError", "fetch", "parse_mysql_uri",
+    "StreamEvent", "TransportError", "fetch", "open_mysql_binlog", "parse_mysql_uri",
 ]

@@ -11,8 +11,8 @@ The sign-on follows what a real replica's I/O thread does (mysql-server ``sql/rp
 4. COM_REGISTER_SLAVE, then COM_BINLOG_DUMP (file + position) or COM_BINLOG_DUMP_GTID / MariaDB's
    ``@slave_connect_state`` GTID mode.
 
-PyMySQL's private ``_execute_command`` / ``_read_packet`` / ``_write_bytes`` carry the raw packets (reassembly of
-16 MiB packets and sequence numbers included); the pinned PyMySQL version in requirements.txt is the one tested.
+PyMySQL's private ``_execute_command`` / ``_read_packet`` / ``_read_bytes`` / ``_write_bytes`` / ``_sock`` carry the
+raw packets; the pinned PyMySQL version in requirements.txt is the one tested.
 """
 
 from __future__ import annotations
@@ -193,22 +193,33 @@ class ReplicationClient:
             self._execute(sql)
         self._command(protocol.encode_register_slave(self.source.server_id), reply=True,
                       doing="COM_REGISTER_SLAVE", privilege="REPLICATION SLAVE")
-        if self.source.heartbeat_s > 0:
-            # three missed heartbeats mean the connection is dead even if TCP has not noticed yet
-            self._conn._read_timeout = self.source.heartbeat_s * 3 + 5
-        else:
-            self._conn._read_timeout = None
+        # three missed heartbeats mean the connection is dead even if TCP has not noticed yet
+        timeout = self.source.heartbeat_s * 3 + 5 if self.source.heartbeat_s > 0 else None
+        self._conn._sock.settimeout(timeout)
+        self._conn._read_timeout = self._conn._current_timeout = timeout
 
     def read(self) -> StreamEvent | StreamEnd:
         """The next event of the stream (heartbeats and fake events included), or the end in non-blocking mode."""
         try:
-            packet = self._conn._read_packet()
+            payload = self._read_stream_packet()
         except pymysql.err.MySQLError as exc:
             raise self._translate(exc, "reading the binlog stream", privilege="REPLICATION SLAVE") from None
-        item = protocol.parse_stream_packet(packet.get_all_data(), self.semi_sync)
+        item = protocol.parse_stream_packet(payload, self.semi_sync)
         if isinstance(item, ServerError):
             raise self._server_error(item.code, item.message, "reading the binlog stream", "REPLICATION SLAVE")
         return item
+
+    def _read_stream_packet(self) -> bytes:
+        """One logical packet (16 MiB pieces joined). Sequence ids are not checked here: MariaDB restarts them
+        after each semi-sync ACK (its ACK reader shares the dump thread's NET), MySQL does not."""
+        read = self._conn._read_bytes
+        pieces = []
+        while True:
+            header = read(4)
+            length = int.from_bytes(header[:3], "little")
+            pieces.append(read(length))
+            if length < protocol.MAX_PACKET_LEN:
+                return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
     def ack(self, file: str, position: int) -> None:
         """Semi-sync ACK: tell the server ``file`` is safely stored up to ``position``."""

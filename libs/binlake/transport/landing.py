@@ -231,10 +231,11 @@ class LandingFolder:
                                    " of it were stored; restore it or start a fresh landing folder")
             self.manifest.position = 0
             return TailCheck(0, 0, BINLOG_CHECKSUM_ALG_OFF)
+        size = path.stat().st_size
+        if size < self.manifest.position:
+            raise LandingError(f"{path}: {size} bytes but the manifest says {self.manifest.position} were stored and"
+                               " fsynced; the file was changed outside binlake: restore it or use a new landing folder")
         check = check_tail(path, self.manifest.position)
-        if check.end < self.manifest.position:
-            raise LandingError(f"{path}: only {check.end} valid bytes but the manifest says {self.manifest.position}"
-                               f" were stored ({check.reason}); the file was changed outside binlake")
         if check.cut:
             with open(path, "r+b") as f:
                 f.truncate(check.end)

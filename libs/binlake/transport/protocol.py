@@ -49,6 +49,8 @@ MARIA_SLAVE_CAPABILITY_MINE = 4
 K_PACKET_MAGIC_NUM = 0xEF
 K_PACKET_FLAG_SYNC = 0x01
 
+MAX_PACKET_LEN = 0xFFFFFF                 # a payload this long continues in the next packet
+
 # stream packet first bytes (include/mysql_com.h)
 PACKET_OK = 0x00
 PACKET_EOF = 0xFE

@@ -1,4 +1,5 @@
-"""``mysql://user@host:port/?server_id=N&...``: a live server as a binlog source (WL#3283 transports by URI).
+"""``mysql://user@host:port/[binlog file]?server_id=N&...``: a live server as a binlog source (WL#3283 transports by
+URI). The optional path names one binlog file (for :func:`binlake.binlog.open_binlog`); ``binlake fetch`` ignores it.
 
 Query parameters:
 
@@ -48,6 +49,7 @@ class MySQLSource:
     semi_sync: bool = False
     connect_timeout_s: float = 10.0
     ssl: bool = False
+    binlog_file: str | None = None
 
     def display(self) -> str:
         """The URI without secrets, for messages and logs."""
@@ -105,7 +107,17 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
         semi_sync=_flag(params.get("semi_sync", "0"), "semi_sync"),
         connect_timeout_s=_float(params.get("connect_timeout", "10"), "connect_timeout", 0.1, 3600.0),
         ssl=_flag(params.get("ssl", "0"), "ssl"),
+        binlog_file=_binlog_file(unquote(parts.path)),
     )
+
+
+def _binlog_file(path: str) -> str | None:
+    name = path.strip("/")
+    if not name:
+        return None
+    if "/" in name or name in (".", ".."):
+        raise SourceUriError(f"the URI path {path!r} must be one binlog file name (e.g. /binlog.000042)")
+    return name
 
 
 def _safe(uri: str) -> str:
