@@ -36,7 +36,6 @@ _f32 = struct.Struct("<f")
 _f64 = struct.Struct("<d").unpack_from
 _u32be = struct.Struct(">I").unpack_from
 _u16be = struct.Struct(">H").unpack_from
-_i16be = struct.Struct(">h").unpack_from
 
 
 # --- integers and floating point ------------------------------------------------------------------------------
@@ -254,14 +253,15 @@ def make_time2(fsp: int) -> Decoder:
         size = 4 if fsp <= 2 else 5
 
         def packed(buf: bytes, pos: int) -> int:
+            # negative values store the fraction in reverse order (for binary sort): read it unsigned
             intpart = int.from_bytes(buf[pos:pos + 3], "big") - 0x800000
             if size == 4:
-                frac = _i8(buf, pos + 3)[0]
+                frac = buf[pos + 3]
                 if intpart < 0 and frac:
                     intpart += 1
                     frac -= 0x100
                 return (intpart << 24) + frac * 10000
-            frac = _i16be(buf, pos + 3)[0]
+            frac = _u16be(buf, pos + 3)[0]
             if intpart < 0 and frac:
                 intpart += 1
                 frac -= 0x10000
