@@ -19,10 +19,12 @@ from binlake.binlog import events as ev
 from binlake.binlog.encode_base import U8, U16, U32, U64
 from binlake.binlog.encode_rows import optional_metadata_fields
 from binlake.binlog.writer import Event
+from binlake.generate.jsonbin import JsonEncoder
 from binlake.generate.jsondocs import Edit
 from binlake.generate.tables import ColumnDef, TableDef
 from binlake.generate.workload import DELETE, INSERT, Statement, Transaction
-from binlake.mysqljson import BinaryJson, DiffOp, JsonDiff, parse_path, use_partial_format, write_diffs
+from binlake.mysqljson import BinaryJson, DiffOp, JsonDiff, JsonPath, parse_path, write_diffs
+from binlake.mysqljson.diff import ENCODED_LENGTH_BYTES
 
 ROWS_EVENT_MAX_SIZE = 8192         # binlog_row_event_max_size
 THREAD_ID = 42
@@ -124,6 +126,7 @@ class Emitter:
         self.xid = 1000
         self._maps: dict[tuple[str, int], ev.TableMapEvent] = {}
         self._cells: dict[int, tuple[Any, BinaryJson]] = {}     # id(doc) -> (doc, its binary JSON cell)
+        self._json = JsonEncoder()
         self.stats: Counter = Counter()
 
     def table_map(self, t: TableDef) -> ev.TableMapEvent:
@@ -138,7 +141,7 @@ class Emitter:
         got = self._cells.get(id(doc))
         if got is not None and got[0] is doc:
             return got[1]
-        cell = BinaryJson.from_value(doc)
+        cell = BinaryJson(self._json.encode(doc))
         self._cells[id(doc)] = (doc, cell)
         return cell
 
@@ -254,9 +257,12 @@ class Emitter:
                 if cell is ev.ABSENT or cell is None:
                     continue
                 diffs = json_diffs(edits)
+                raw = write_diffs(diffs)
                 self.stats["json_diff_columns"] += 1
-                if use_partial_format(diffs, len(cell.raw), table.columns[col].blob_pack_length):
-                    after_l[col] = ev.JsonPartial(write_diffs(diffs), diffs)
+                # WL#2955 FR11/FR12 as binlake.mysqljson.use_partial_format: Def1 (4-byte length + the diffs)
+                # against Def2 (the column's length bytes + the full binary document), with one encoding
+                if ENCODED_LENGTH_BYTES + len(raw) < table.columns[col].blob_pack_length + len(cell.raw):
+                    after_l[col] = ev.JsonPartial(raw, diffs)
                     partial.append(col)
                     self.stats["json_partial_columns"] += 1
             after = tuple(after_l)
@@ -280,6 +286,19 @@ def _approx_size(values: tuple) -> int:
     return size
 
 
+_PATHS: dict[str, JsonPath] = {}
+
+
 def json_diffs(edits: tuple[Edit, ...]) -> tuple[JsonDiff, ...]:
     """The model's edits as ``binlake.mysqljson`` diffs (operation, parsed path, value)."""
-    return tuple(JsonDiff(DiffOp(e.operation), parse_path(e.path_text), e.value) for e in edits)
+    out = []
+    for e in edits:
+        text = e.path_text
+        path = _PATHS.get(text)
+        if path is None:
+            path = _PATHS[text] = parse_path(text)
+        out.append(JsonDiff(_OPS[e.operation], path, e.value))
+    return tuple(out)
+
+
+_OPS = {op.value: op for op in DiffOp}

@@ -5,7 +5,8 @@ An :class:`Edit` is one logical JSON diff (WL#10570): REPLACE an existing value,
 the array length appends), REMOVE a member or element (``JSON_REMOVE``). The generator only makes edits whose
 paths exist (or, for INSERT, whose parent exists and member is absent), so they apply on MySQL exactly as here.
 :func:`apply_edit` is the ground truth's own implementation; it deliberately does not use
-``binlake.mysqljson.apply_json_diffs``.
+``binlake.mysqljson.apply_json_diffs``. Documents are never changed in place: an edit makes a new version
+sharing every untouched subtree (which lets :mod:`binlake.generate.jsonbin` reuse their encodings).
 """
 
 from __future__ import annotations
@@ -40,10 +41,14 @@ def path_text(path: Path) -> str:
 
 
 def apply_edit(doc: Any, edit: Edit) -> Any:
-    """Apply one edit to ``doc`` in place (the root is never edited) and return ``doc``."""
-    parent = doc
+    """The document after ``edit``: a new root, with new containers along the edited path and every other
+    subtree shared with ``doc`` (path copying; ``doc`` itself is never changed). The root is never edited."""
+    root = _shallow(doc)
+    parent = root
     for leg in edit.path[:-1]:
-        parent = parent[leg]
+        child = _shallow(parent[leg])
+        parent[leg] = child
+        parent = child
     last = edit.path[-1]
     if edit.operation == REPLACE:
         if isinstance(last, int) and not 0 <= last < len(parent) or isinstance(last, str) and last not in parent:
@@ -58,16 +63,11 @@ def apply_edit(doc: Any, edit: Edit) -> Any:
             parent[last] = edit.value
     else:
         del parent[last]
-    return doc
+    return root
 
 
-def copy_doc(doc: Any) -> Any:
-    """A deep copy of a JSON value made of dicts, lists and scalars (faster than copy.deepcopy)."""
-    if isinstance(doc, dict):
-        return {k: copy_doc(v) for k, v in doc.items()}
-    if isinstance(doc, list):
-        return [copy_doc(v) for v in doc]
-    return doc
+def _shallow(container: Any) -> Any:
+    return dict(container) if type(container) is dict else list(container)
 
 
 WORDS = ("alpha", "blue", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "iris", "jade", "kestrel",
@@ -123,23 +123,23 @@ def _new_item(rng: random.Random) -> dict:
     return {"sku": rng.randrange(1, 10**9), "qty": 1, "price": rng.randrange(99, 9999) / 100, "tags": []}
 
 
-def order_edits(rng: random.Random, doc: dict, max_edits: int) -> list[Edit]:
-    """1..max_edits edits of an order document, applied to ``doc`` as they are chosen (so later edits see
-    earlier ones, as nested JSON_SET/JSON_REMOVE calls do). Covers REPLACE, INSERT (member and array element)
-    and REMOVE at nested paths."""
+def order_edits(rng: random.Random, doc: dict, max_edits: int) -> tuple[dict, list[Edit]]:
+    """(new document, 1..max_edits edits of it); each edit is chosen on the result of the previous ones, as
+    nested JSON_SET/JSON_REMOVE calls see each other. Covers REPLACE, INSERT (member and array element) and
+    REMOVE at nested paths."""
     edits: list[Edit] = []
     if rng.random() < 0.04:
         # JSON_SET(doc, '$.items', <new array>, '$.items', <bigger array>): the diffs are larger than the document,
         # so the server logs the full document instead (WL#2955 FR12)
         for n in (len(doc["items"]) * 2 + 2, len(doc["items"]) + 3):
             edits.append(Edit(REPLACE, ("items",), [_new_item(rng) for _ in range(n)]))
-            apply_edit(doc, edits[-1])
-        return edits
+            doc = apply_edit(doc, edits[-1])
+        return doc, edits
     for _ in range(rng.randrange(1, max_edits + 1)):
         edit = _one_order_edit(rng, doc)
-        apply_edit(doc, edit)
+        doc = apply_edit(doc, edit)
         edits.append(edit)
-    return edits
+    return doc, edits
 
 
 def _one_order_edit(rng: random.Random, doc: dict) -> Edit:
@@ -177,8 +177,8 @@ def _one_order_edit(rng: random.Random, doc: dict) -> Edit:
     return Edit(REPLACE, ("flags", "priority"), rng.randrange(0, 4))
 
 
-def attribute_edits(rng: random.Random, doc: dict) -> list[Edit]:
-    """One or two edits of a product's attributes (JSON_SET / JSON_REMOVE shapes), applied to ``doc``."""
+def attribute_edits(rng: random.Random, doc: dict) -> tuple[dict, list[Edit]]:
+    """(new document, one or two edits of a product's attributes: JSON_SET / JSON_REMOVE shapes)."""
     edits = []
     for _ in range(rng.randrange(1, 3)):
         roll = rng.randrange(4)
@@ -190,6 +190,6 @@ def attribute_edits(rng: random.Random, doc: dict) -> list[Edit]:
             edit = Edit(REMOVE, ("tags", len(doc["tags"]) - 1))
         else:
             edit = Edit(INSERT, ("tags", 0), _words(rng, 1))
-        apply_edit(doc, edit)
+        doc = apply_edit(doc, edit)
         edits.append(edit)
-    return edits
+    return doc, edits

@@ -8,7 +8,7 @@ lengths (SDI, WL#7069). Table versions are immutable: ``ALTER TABLE ... ADD COLU
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 # MySQL field types as written in TABLE_MAP (enum_field_types).
 MYSQL_TYPE_TINY = 1
@@ -108,15 +108,16 @@ class TableDef:
     primary_key: tuple[str, ...]
     version: int = 1
     table_id: int = 0               # the TABLE_MAP table id (changes with each version, as MySQL reopens it)
+    pk_indexes: tuple[int, ...] = field(init=False, compare=False, default=())   # primary key column indexes
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.columns]
+        object.__setattr__(self, "pk_indexes", tuple(names.index(n) for n in self.primary_key))
 
     @property
     def qualified(self) -> str:
         return f"{self.db}.{self.name}"
 
-    @property
-    def pk_indexes(self) -> tuple[int, ...]:
-        names = [c.name for c in self.columns]
-        return tuple(names.index(n) for n in self.primary_key)
 
     def index(self, column: str) -> int:
         for i, col in enumerate(self.columns):

@@ -73,6 +73,12 @@ class Workload:
         self.next_order = 1
         self.audit_serial = 0
         self.next_table_id = 200
+        upper = 0
+        self._actions: list[tuple[int, Any]] = []        # (cumulative weight, statement maker)
+        for table, name, weight in self._ACTIONS:
+            if table in self.state:
+                upper += weight
+                self._actions.append((upper, getattr(self, name)))
 
     # -- public -------------------------------------------------------------------------------------------------
     def tables(self) -> list[TableDef]:
@@ -150,17 +156,15 @@ class Workload:
         ("products", "_edit_attributes", 9), ("products", "_reprice", 7), ("products", "_insert_product", 2),
         ("products", "_resku", 1), ("customers", "_insert_customers", 5), ("customers", "_touch_customer", 8),
         ("customers", "_delete_customer", 1), ("audit_log", "_audit_insert", 4),
-        ("audit_log", "_audit_update", 1), ("audit_log", "_audit_delete", 1),
+        ("audit_log", "_audit_update", 2), ("audit_log", "_audit_delete", 2),
     )
 
     def _random_statement(self) -> Statement | None:
-        actions = [(n, w) for t, n, w in self._ACTIONS if t in self.state]
-        total = sum(w for _, w in actions)
-        roll = self.rng.randrange(total)
-        for name, weight in actions:
-            if roll < weight:
-                return getattr(self, name)()
-            roll -= weight
+        actions = self._actions
+        roll = self.rng.randrange(actions[-1][0])
+        for upper, make in actions:
+            if roll < upper:
+                return make()
         return None
 
     def _fallback_insert(self) -> Statement:
@@ -285,8 +289,8 @@ class Workload:
             doc = row[ai]
             edits: tuple = ()
             if doc is not None and self.rng.random() < self.config.partial_share:
-                doc = jsondocs.copy_doc(doc)
-                edits = ((ai, tuple(jsondocs.attribute_edits(self.rng, doc))),)
+                doc, made = jsondocs.attribute_edits(self.rng, doc)
+                edits = ((ai, tuple(made)),)
             else:
                 doc = self.v.maybe(0.9, jsondocs.product_attributes, self.rng)
             row[ai] = doc
@@ -344,8 +348,8 @@ class Workload:
             row = list(st.rows[key])
             edits: tuple = ()
             if self.rng.random() < self.config.partial_share:
-                doc = jsondocs.copy_doc(row[di])
-                edits = ((di, tuple(jsondocs.order_edits(self.rng, doc, 4))),)
+                doc, made = jsondocs.order_edits(self.rng, row[di], 4)
+                edits = ((di, tuple(made)),)
             else:
                 doc = jsondocs.order_document(self.rng, row[1], self.config.json_size)
             row[di] = doc

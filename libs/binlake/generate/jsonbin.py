@@ -1,0 +1,151 @@
+"""An incremental MySQL binary JSON encoder for the generator's documents.
+
+The workload edits documents by path copying (only the containers on an edited path are new; every other
+subtree is shared with the previous version and never mutated), so the binary form of an unchanged subtree
+can be reused: a serialized container is position-independent (its offsets are relative to its own start,
+``json_binary::serialize``). :class:`JsonEncoder` memoizes the body of every container it encodes, keyed by the
+container's identity, and produces exactly the bytes of :func:`binlake.mysqljson.encode` (the reference;
+tests compare the two on every generated document).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from binlake.mysqljson import encode as reference_encode
+
+SMALL_OBJECT, LARGE_OBJECT, SMALL_ARRAY, LARGE_ARRAY = 0x0, 0x1, 0x2, 0x3
+LITERAL, INT16, INT32, INT64, UINT64, DOUBLE, STRING = 0x4, 0x5, 0x7, 0x9, 0xA, 0xB, 0xC
+NULL_LITERAL, TRUE_LITERAL, FALSE_LITERAL = 0x0, 0x1, 0x2
+_SMALL = (struct.Struct("<HH"), struct.Struct("<HH"), struct.Struct("<BH"), 0xFFFF)   # header, key, value entry
+_LARGE = (struct.Struct("<II"), struct.Struct("<IH"), struct.Struct("<BI"), 0xFFFFFFFF)
+_I16, _I32, _I64, _U64, _F64 = (struct.Struct(f) for f in ("<h", "<i", "<q", "<Q", "<d"))
+MEMO_LIMIT = 500_000
+
+
+def _varlen(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _key_order(key: str) -> tuple[int, bytes]:
+    raw = key.encode("utf-8")
+    return len(raw), raw
+
+
+class JsonEncoder:
+    """``encode(doc)`` -> MySQL binary JSON, reusing the encoding of containers seen before."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[Any, int, bytes]] = {}
+
+    def encode(self, doc: Any) -> bytes:
+        kind = type(doc)
+        if kind is not dict and kind is not list:
+            return reference_encode(doc)
+        if len(self._memo) > MEMO_LIMIT:
+            self._memo.clear()
+        type_byte, body = self._container(doc)
+        return bytes((type_byte,)) + body
+
+    def _scalar(self, v: Any) -> tuple[int, bytes]:
+        kind = type(v)
+        if kind is str:
+            raw = v.encode("utf-8")
+            return STRING, _varlen(len(raw)) + raw
+        if kind is float:
+            return DOUBLE, _F64.pack(v)
+        if kind is int:
+            if -(1 << 15) <= v < 1 << 15:
+                return INT16, _I16.pack(v)
+            if -(1 << 31) <= v < 1 << 31:
+                return INT32, _I32.pack(v)
+            if -(1 << 63) <= v < 1 << 63:
+                return INT64, _I64.pack(v)
+            return UINT64, _U64.pack(v)
+        raw = reference_encode(v)          # literals and opaque values: the reference handles them
+        return raw[0], raw[1:]
+
+    def _container(self, value: Any) -> tuple[int, bytes]:
+        got = self._memo.get(id(value))
+        if got is not None and got[0] is value:
+            return got[1], got[2]
+        is_object = type(value) is dict
+        if is_object:
+            keys_sorted = sorted(value, key=_key_order)
+            keys = [k.encode("utf-8") for k in keys_sorted]
+            values = [value[k] for k in keys_sorted]
+        else:
+            keys = []
+            values = value
+        children: list[tuple[int, bytes] | None] = []
+        for v in values:
+            kind = type(v)
+            if kind is dict or kind is list:
+                children.append(self._container(v))
+            elif v is None or kind is bool or (kind is int and -(1 << 15) <= v < 1 << 15):
+                children.append(None)                      # inlined in the value entry
+            else:
+                children.append(self._scalar(v))
+        result = self._assemble(is_object, keys, values, children, large=False)
+        if result is None:
+            result = self._assemble(is_object, keys, values, children, large=True)
+            if result is None:
+                raise ValueError("JSON document too large")
+        self._memo[id(value)] = (value, result[0], result[1])
+        return result
+
+    @staticmethod
+    def _assemble(is_object: bool, keys: list[bytes], values: Any, children: list,
+                  large: bool) -> tuple[int, bytes] | None:
+        """The container's body in the small (2-byte offsets) or large (4-byte) layout; None if it does not fit."""
+        header, key_entry, value_entry, limit = _LARGE if large else _SMALL
+        count = len(children)
+        fixed = header.size + (key_entry.size * count if is_object else 0) + value_entry.size * count
+        if count > limit or fixed > limit:
+            return None
+        key_part = []
+        offset = fixed
+        for raw in keys:
+            if offset > limit:
+                return None
+            key_part.append(key_entry.pack(offset, len(raw)))
+            offset += len(raw)
+        value_part = []
+        data = list(keys)
+        for v, child in zip(values, children):
+            if child is None:
+                if v is None:
+                    value_part.append(value_entry.pack(LITERAL, NULL_LITERAL))
+                elif v is True:
+                    value_part.append(value_entry.pack(LITERAL, TRUE_LITERAL))
+                elif v is False:
+                    value_part.append(value_entry.pack(LITERAL, FALSE_LITERAL))
+                else:
+                    value_part.append(value_entry.pack(INT16, v & 0xFFFF))
+                continue
+            type_byte, body = child
+            if large and type_byte == INT32:
+                value_part.append(value_entry.pack(INT32, _I32.unpack(body)[0] & 0xFFFFFFFF))
+                continue
+            if offset > limit:
+                return None
+            value_part.append(value_entry.pack(type_byte, offset))
+            data.append(body)
+            offset += len(body)
+        if offset > limit:
+            return None
+        body = header.pack(count, offset) + b"".join(key_part) + b"".join(value_part) + b"".join(data)
+        if is_object:
+            return (LARGE_OBJECT if large else SMALL_OBJECT), body
+        return (LARGE_ARRAY if large else SMALL_ARRAY), body
