@@ -48,7 +48,7 @@ def _table_map(table_id: int = 77) -> ev.TableMapEvent:
 
 ROW_A = (1, -5, 300, -70000, 2**62, 1.5, -2.25e-7, Decimal("-12345678901234.567890"), MysqlDate(2024, 2, 29),
          MysqlDateTime(2023, 12, 31, 23, 59, 58, 123456, 6), MysqlTimestamp(1_700_000_123, 456000, 3),
-         MysqlTime(True, 838, 59, 59, 0, 4), 2155, "grüße 東京", "NL", "y", "a,c", "some text",
+         MysqlTime(True, 838, 59, 59, 500000, 4), 2155, "grüße 東京", "NL", "y", "a,c", "some text",
          b"\x00\x01binary\xff", 0b11111111111, BinaryJson.from_value({"k": [1, 2.5, "x", None, True]}), None,
          "café")
 ROW_B = (2, 127, 0, 8388607, -1, -0.5, 1e300, Decimal("0.000001"), MysqlDate(1000, 1, 1),
@@ -212,9 +212,7 @@ def test_binlog_writer_rotates_and_counts_transaction_length(tmp_path):
     assert gnos == list(range(1, 8))
 
 
-@pytest.mark.xfail(reason="binlake.binlog.columns.make_time2 reads the TIME2 fraction of fsp 1-4 as signed; "
-                          "my_time_packed_from_binary reads it unsigned (mi_uint2korr, (uint) ptr[3])", strict=False)
-@pytest.mark.parametrize("fsp", [2, 4])
+@pytest.mark.parametrize("fsp", [2, 4, 6])
 def test_negative_time2_with_fraction_roundtrip(fsp):
     tm = _table_map()
     n = tm.column_count
