@@ -194,7 +194,11 @@ def opaque_value(field_type: int, data: bytes, pos: int = 0) -> object:
 
 
 def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, declared: int, depth: int) -> object:
-    """``parse_array_or_object`` plus every element: header, key entries, value entries, keys, values."""
+    """``parse_array_or_object`` plus every element: header, key entries, value entries, keys, values.
+
+    Hot path: strings with a one-byte length, inlined int16 and literals are decoded in the loop; every other
+    entry (and every entry that fails a check) goes through :func:`_entry_value`.
+    """
     if depth > JSON_DOCUMENT_MAX_DEPTH:
         raise JsonDepthError(f"JSON document exceeds the maximum depth of {JSON_DOCUMENT_MAX_DEPTH} (at offset {base})")
     large = type_byte & 1
@@ -210,38 +214,87 @@ def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, declare
     own_declared = min(base + size, declared)
     pos = base + header.size
     value_entry = VALUE_ENTRY_LARGE if large else VALUE_ENTRY_SMALL
-    if type_byte <= JSONB_TYPE_LARGE_OBJECT:
+    is_object = type_byte <= JSONB_TYPE_LARGE_OBJECT
+    keys: list[str] = []
+    if is_object:
         key_entry = KEY_ENTRY_LARGE if large else KEY_ENTRY_SMALL
-        keys_end = pos + count * key_entry.size
-        values_end = keys_end + count * value_entry.size
+        entries_at = pos + count * key_entry.size
+        values_end = entries_at + count * value_entry.size
         if values_end > end:
             _fail(values_end, own_declared, buf, f"{count} object entries", pos)
-        result: dict = {}
-        v_iter = value_entry.iter_unpack(buf[keys_end:values_end])
-        entry_end = keys_end
-        for key_offset, key_length in key_entry.iter_unpack(buf[pos:keys_end]):
-            key_start = base + key_offset
-            key_end = key_start + key_length
-            if key_start < values_end:
-                raise JsonCorruptError(f"object key offset {key_offset} points into the entries", pos)
-            if key_end > end:
-                _fail(key_end, own_declared, buf, "object key", key_start)
-            try:
-                key = buf[key_start:key_end].decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise JsonCorruptError(f"object key is not valid UTF-8 ({exc.reason})", key_start) from None
-            vtype, voff = next(v_iter)
-            entry_end += value_entry.size
-            result[key] = _entry_value(vtype, voff, buf, base, end, own_declared, depth, large, entry_end)
-        return result
-    values_end = pos + count * value_entry.size
-    if values_end > end:
-        _fail(values_end, own_declared, buf, f"{count} array entries", pos)
+        keys = _decode_keys(key_entry.iter_unpack(buf[pos:entries_at]), buf, base, values_end, end, own_declared)
+    else:
+        entries_at = pos
+        values_end = pos + count * value_entry.size
+        if values_end > end:
+            _fail(values_end, own_declared, buf, f"{count} array entries", pos)
+    values: list = []
+    append = values.append
     entry_size = value_entry.size
-    return [
-        _entry_value(vtype, voff, buf, base, end, own_declared, depth, large, pos + (index + 1) * entry_size)
-        for index, (vtype, voff) in enumerate(value_entry.iter_unpack(buf[pos:values_end]))
-    ]
+    entry_end = entries_at
+    try:
+        for vtype, voff in value_entry.iter_unpack(buf[entries_at:values_end]):
+            entry_end += entry_size
+            if vtype == JSONB_TYPE_STRING:
+                start = base + voff
+                if entry_end <= start < end:
+                    length = buf[start]
+                    stop = start + 1 + length
+                    if length < 0x80 and stop <= end:
+                        append(buf[start + 1 : stop].decode("utf-8"))
+                        continue
+            elif vtype == JSONB_TYPE_INT16:
+                voff &= 0xFFFF
+                append(voff - 0x10000 if voff & 0x8000 else voff)
+                continue
+            elif vtype == JSONB_TYPE_LITERAL and voff & 0xFF in _LITERALS:
+                append(_LITERALS[voff & 0xFF])
+                continue
+            append(_entry_value(vtype, voff, buf, base, end, own_declared, depth, large, entry_end))
+    except UnicodeDecodeError as exc:
+        raise JsonCorruptError(f"string is not valid UTF-8 ({exc.reason})", base) from None
+    if is_object:
+        return dict(zip(keys, values))
+    return values
+
+
+def _decode_keys(entries, buf: bytes, base: int, values_end: int, end: int, declared: int) -> list[str]:
+    """Object keys (``Value::key``): each must lie after the entries and inside the object.
+
+    Fast path: keys inside one ASCII region between the first key's start and the last key's end (the layout
+    MySQL writes) are decoded with one call and sliced; anything else is checked and decoded key by key.
+    """
+    spans = list(entries)
+    if not spans:
+        return []
+    low = base + spans[0][0]
+    high = base + spans[-1][0] + spans[-1][1]
+    if values_end <= low <= high <= end:
+        region = buf[low:high]
+        if region.isascii():
+            text = region.decode("ascii")
+            shift = low - base
+            width = high - low
+            keys = []
+            for key_offset, key_length in spans:
+                first = key_offset - shift
+                if first < 0 or first + key_length > width:
+                    break
+                keys.append(text[first : first + key_length])
+            else:
+                return keys
+    keys = []
+    for key_offset, key_length in spans:
+        start = base + key_offset
+        if start < values_end:
+            raise JsonCorruptError(f"object key offset {key_offset} points into the entries", start)
+        if start + key_length > end:
+            _fail(start + key_length, declared, buf, "object key", start)
+        try:
+            keys.append(buf[start : start + key_length].decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise JsonCorruptError(f"object key is not valid UTF-8 ({exc.reason})", start) from None
+    return keys
 
 
 def _entry_value(
