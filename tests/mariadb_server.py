@@ -97,6 +97,7 @@ class MariaDBServer:
         self.binlog_dir = self.basedir / "binlog"
         self.socket = self.basedir / "mysqld.sock"
         self.error_log = self.basedir / "mysqld.err"
+        self.tmpdir = self.basedir / "tmp"      # its own: never shares temp files with other servers in /tmp
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -106,10 +107,11 @@ class MariaDBServer:
             raise MariaDBServerError("server already started")
         self.basedir.mkdir(parents=True, exist_ok=True)
         self.binlog_dir.mkdir(exist_ok=True)
+        self.tmpdir.mkdir(exist_ok=True)
         user_args = ["--user=root"] if os.geteuid() == 0 else []
         install = subprocess.run(
             [find_binary("mariadb-install-db") or "mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}",
-             "--auth-root-authentication-method=normal", "--skip-test-db", *user_args],
+             f"--tmpdir={self.tmpdir}", "--auth-root-authentication-method=normal", "--skip-test-db", *user_args],
             capture_output=True, text=True, check=False,
         )
         if install.returncode != 0:
@@ -131,8 +133,8 @@ class MariaDBServer:
         s = self.settings
         return [
             find_binary("mariadbd") or "mariadbd", "--no-defaults", *user_args,
-            f"--datadir={self.datadir}", f"--socket={self.socket}", f"--pid-file={self.basedir / 'mysqld.pid'}",
-            f"--log-error={self.error_log}", "--bind-address=127.0.0.1", f"--port={self.port}",
+            f"--datadir={self.datadir}", f"--tmpdir={self.tmpdir}", f"--socket={self.socket}",
+            f"--pid-file={self.basedir / 'mysqld.pid'}", f"--log-error={self.error_log}", "--bind-address=127.0.0.1", f"--port={self.port}",
             f"--server-id={s.server_id}", f"--log-bin={self.binlog_dir / BINLOG_BASENAME}",
             "--binlog-format=ROW", f"--binlog-row-image={s.row_image}", f"--binlog-row-metadata={s.row_metadata}",
             f"--binlog-checksum={s.checksum}", f"--max-binlog-size={s.max_binlog_size}",

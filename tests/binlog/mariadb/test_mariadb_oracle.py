@@ -77,8 +77,8 @@ def test_oracles_agree_mariadb_binlog_rebuilds_the_select(workload_run: oracle.W
 
 def test_binlake_rows_rebuild_the_select(workload_run: oracle.WorkloadRun) -> None:
     changes, problems = oracle.binlake_changes(workload_run)
-    assert not problems, _report("binlake rows values outside the contract", problems)
-    diffs = oracle.compare_states(workload_run.select, oracle.reconstruct(changes), final_tables(), "binlake")
+    diffs = problems + oracle.compare_states(workload_run.select, oracle.reconstruct(changes), final_tables(),
+                                             "binlake")
     assert not diffs, _report("state rebuilt from binlake rows vs SELECT", diffs)
 
 
@@ -120,8 +120,12 @@ def test_binlake_events_equal_mariadb_binlog(workload_run: oracle.WorkloadRun) -
         listing = workload_run.tool_events[path.name]
         assert listing.returncode == 0, f"mariadb-binlog failed to list {path.name}: {listing.stderr}"
         want = [(e.pos, e.type_code, e.timestamp, e.server_id, e.size) for e in listing.events]
-        records = [r for r in oracle.run_binlake("events", str(path), "--format", "jsonl")
-                   if r.get("payload_pos") is None]
+        try:
+            records = [r for r in oracle.run_binlake("events", str(path), "--format", "jsonl")
+                       if r.get("payload_pos") is None]
+        except AssertionError as exc:   # one file failing should not hide what the others show
+            diffs.append(str(exc))
+            continue
         got = [tuple(r.get(k) for k in ("pos", "type_code", "timestamp", "server_id", "size")) for r in records]
         if want != got:
             w, g = set(want), set(got)
