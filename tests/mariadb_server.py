@@ -134,7 +134,8 @@ class MariaDBServer:
         return [
             find_binary("mariadbd") or "mariadbd", "--no-defaults", *user_args,
             f"--datadir={self.datadir}", f"--tmpdir={self.tmpdir}", f"--socket={self.socket}",
-            f"--pid-file={self.basedir / 'mysqld.pid'}", f"--log-error={self.error_log}", "--bind-address=127.0.0.1", f"--port={self.port}",
+            f"--pid-file={self.basedir / 'mysqld.pid'}", f"--log-error={self.error_log}",
+            "--bind-address=127.0.0.1", f"--port={self.port}",
             f"--server-id={s.server_id}", f"--log-bin={self.binlog_dir / BINLOG_BASENAME}",
             "--binlog-format=ROW", f"--binlog-row-image={s.row_image}", f"--binlog-row-metadata={s.row_metadata}",
             f"--binlog-checksum={s.checksum}", f"--max-binlog-size={s.max_binlog_size}",

@@ -100,7 +100,8 @@ def test_binlake_rows_equal_mariadb_binlog(workload_run: oracle.WorkloadRun) -> 
         where = f"{key[0]}:{key[1]} statement row {key[2]} {want.table}"
         for attr in ("table", "op", "gtid"):
             if getattr(want, attr) != getattr(got, attr):
-                diffs.append(f"{where}: {attr} mariadb-binlog {getattr(want, attr)!r} vs binlake {getattr(got, attr)!r}")
+                diffs.append(f"{where}: {attr} mariadb-binlog {getattr(want, attr)!r} "
+                             f"vs binlake {getattr(got, attr)!r}")
         for image in ("before", "after"):
             w, g = getattr(want, image), getattr(got, image)
             if set(w) != set(g):
