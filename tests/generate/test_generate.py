@@ -255,3 +255,15 @@ def test_generate_help_explains_the_workload(capsys):
     for word in ("--seed", "--days", "--scale", "--tables", "--json-size", "--partial-share",
                  "--compression-share", "JSON_ARRAY_INSERT", "no primary key", "ALTER TABLE", "truth/", "100 MB"):
         assert word in text
+
+
+def test_binlake_rows_jsonl_decodes_a_generated_file(generated, capsys):
+    config, out, _ = generated
+    f = _binlogs(out)[2]
+    capsys.readouterr()
+    assert cli_main(["rows", "--format", "jsonl", str(f)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    got = [(int(d["gtid"].rsplit(":", 1)[1]), d["table"], d["op"]) for d in lines]
+    gnos = {g for g, _, _ in got}
+    expected = [(g, s.table.name, s.kind) for g, s, _ in _model(config) if g in gnos]
+    assert got == expected and len(got) > 20
