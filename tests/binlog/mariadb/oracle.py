@@ -186,6 +186,8 @@ def binlake_changes(run: WorkloadRun) -> tuple[list[Change], list[str]]:
             if missing:
                 problems.append(f"{path.name}: record without {sorted(missing)}: {json.dumps(rec)[:200]}")
                 continue
+            if not str(rec["file"]).endswith(path.name):
+                problems.append(f"{path.name}:{rec['pos']}: field file is {rec['file']!r}")
             pos, table = rec["pos"], rec["table"]
             images = []
             for image in (rec["before"], rec["after"]):
