@@ -61,7 +61,7 @@ AFTER_WIDE_BATCH = [
 
 def ddl(columns) -> str:
     """The columns as a Spark DDL schema string."""
-    return ", ".join(f"`{name}` {kind}" for name, kind in columns)
+    return ", ".join("`" + name.replace("`", "``") + f"` {kind}" for name, kind in columns)
 
 
 def arrow_table(rows, columns=COLUMNS):
