@@ -19,7 +19,7 @@ from binlake.mysqljson import (
     write_diffs,
 )
 
-R, I, D = DiffOp.REPLACE, DiffOp.INSERT, DiffOp.REMOVE
+REP, INS, REM = DiffOp.REPLACE, DiffOp.INSERT, DiffOp.REMOVE
 
 
 def diffs(*specs: tuple) -> list[JsonDiff]:
@@ -52,15 +52,15 @@ ARRAY_DOC = '["a", {"b": [1, 2]}, [3, 4]]'
     ],
 )
 def test_manual_json_array_insert(path: str, value: str, manual_result: str) -> None:
-    assert applied(ARRAY_DOC, (I, path, value)) == manual_result
+    assert applied(ARRAY_DOC, (INS, path, value)) == manual_result
 
 
 def test_manual_json_array_insert_two_pairs() -> None:
     # JSON_ARRAY_INSERT(@j, '$[0]', 'x', '$[2][1]', 'y') -> ["x", "a", {"b": [1, 2]}, [3, 4]]: after the first
     # insert '$[2]' is the object, so the second pair is ignored and MySQL logs no diff for it.
-    assert applied(ARRAY_DOC, (I, "$[0]", '"x"')) == '["x", "a", {"b": [1, 2]}, [3, 4]]'
+    assert applied(ARRAY_DOC, (INS, "$[0]", '"x"')) == '["x", "a", {"b": [1, 2]}, [3, 4]]'
     # Logged anyway, that pair is an array insert into an object: rejected.
-    assert status(ARRAY_DOC, (I, "$[0]", '"x"'), (I, "$[2][1]", '"y"')) == ApplyStatus.REJECTED
+    assert status(ARRAY_DOC, (INS, "$[0]", '"x"'), (INS, "$[2][1]", '"y"')) == ApplyStatus.REJECTED
 
 
 OBJECT_DOC = '{ "a": 1, "b": [2, 3]}'
@@ -68,25 +68,25 @@ OBJECT_DOC = '{ "a": 1, "b": [2, 3]}'
 
 def test_manual_json_insert() -> None:
     # JSON_INSERT(@j, '$.a', 10, '$.c', '[true, false]'): '$.a' exists (no diff), '$.c' is added.
-    assert applied(OBJECT_DOC, (I, "$.c", '"[true, false]"')) == '{"a": 1, "b": [2, 3], "c": "[true, false]"}'
+    assert applied(OBJECT_DOC, (INS, "$.c", '"[true, false]"')) == '{"a": 1, "b": [2, 3], "c": "[true, false]"}'
     # ... and with CAST('[true, false]' AS JSON)
-    assert applied(OBJECT_DOC, (I, "$.c", "[true, false]")) == '{"a": 1, "b": [2, 3], "c": [true, false]}'
+    assert applied(OBJECT_DOC, (INS, "$.c", "[true, false]")) == '{"a": 1, "b": [2, 3], "c": [true, false]}'
 
 
 def test_manual_json_replace() -> None:
     # JSON_REPLACE(@j, '$.a', 10, '$.c', '[true, false]'): only '$.a' exists.
-    assert applied(OBJECT_DOC, (R, "$.a", "10")) == '{"a": 10, "b": [2, 3]}'
+    assert applied(OBJECT_DOC, (REP, "$.a", "10")) == '{"a": 10, "b": [2, 3]}'
 
 
 def test_manual_json_set() -> None:
     # JSON_SET(@j, '$.a', 10, '$.c', '[true, false]'): a REPLACE and an INSERT.
-    assert applied(OBJECT_DOC, (R, "$.a", "10"), (I, "$.c", '"[true, false]"')) == (
+    assert applied(OBJECT_DOC, (REP, "$.a", "10"), (INS, "$.c", '"[true, false]"')) == (
         '{"a": 10, "b": [2, 3], "c": "[true, false]"}'
     )
 
 
 def test_manual_json_remove() -> None:
-    assert applied('["a", ["b", "c"], "d"]', (D, "$[1]")) == '["a", "d"]'
+    assert applied('["a", ["b", "c"], "d"]', (REM, "$[1]")) == '["a", "d"]'
 
 
 # ---------------------------------------------------------------------------- rules of sql/json_diff.cc
@@ -94,8 +94,8 @@ def test_manual_json_remove() -> None:
 
 def test_sql_null_document_and_root_path_are_rejected() -> None:
     assert apply_json_diffs(None, []).status == ApplyStatus.REJECTED
-    for op in (R, I, D):
-        assert status('{"a": 1}', (op, "$", "1") if op != D else (op, "$")) == ApplyStatus.REJECTED
+    for op in (REP, INS, REM):
+        assert status('{"a": 1}', (op, "$", "1") if op != REM else (op, "$")) == ApplyStatus.REJECTED
 
 
 def test_empty_vector_succeeds_unchanged() -> None:
@@ -103,49 +103,49 @@ def test_empty_vector_succeeds_unchanged() -> None:
 
 
 def test_replace_needs_the_exact_path() -> None:
-    assert status('{"a": 1}', (R, "$.b", "2")) == ApplyStatus.REJECTED
-    assert status("[1, 2]", (R, "$[2]", "3")) == ApplyStatus.REJECTED
-    assert status('{"a": 1}', (R, "$[0]", "3")) == ApplyStatus.REJECTED  # no auto-wrapping
-    assert status('{"a": 1}', (R, "$.a.b", "3")) == ApplyStatus.REJECTED  # through a scalar
-    assert applied("[1, 2, 3]", (R, "$[last]", '"z"')) == '[1, 2, "z"]'
-    assert applied('{"a": {"b": [0]}}', (R, "$.a.b[0]", "null")) == '{"a": {"b": [null]}}'
+    assert status('{"a": 1}', (REP, "$.b", "2")) == ApplyStatus.REJECTED
+    assert status("[1, 2]", (REP, "$[2]", "3")) == ApplyStatus.REJECTED
+    assert status('{"a": 1}', (REP, "$[0]", "3")) == ApplyStatus.REJECTED  # no auto-wrapping
+    assert status('{"a": 1}', (REP, "$.a.b", "3")) == ApplyStatus.REJECTED  # through a scalar
+    assert applied("[1, 2, 3]", (REP, "$[last]", '"z"')) == '[1, 2, "z"]'
+    assert applied('{"a": {"b": [0]}}', (REP, "$.a.b[0]", "null")) == '{"a": {"b": [null]}}'
 
 
 def test_insert_member_must_be_new_and_goes_to_mysqls_key_position() -> None:
-    assert status('{"a": 1}', (I, "$.a", "2")) == ApplyStatus.REJECTED
-    assert status('{"a": 1}', (I, "$.x.y", "2")) == ApplyStatus.REJECTED  # parent must exist
-    assert status("7", (I, "$.x", "2")) == ApplyStatus.REJECTED
-    assert applied('{"bb": 1, "c": 2}', (I, "$.a", "0"), (I, "$.aaa", "3")) == '{"a": 0, "c": 2, "bb": 1, "aaa": 3}'
+    assert status('{"a": 1}', (INS, "$.a", "2")) == ApplyStatus.REJECTED
+    assert status('{"a": 1}', (INS, "$.x.y", "2")) == ApplyStatus.REJECTED  # parent must exist
+    assert status("7", (INS, "$.x", "2")) == ApplyStatus.REJECTED
+    assert applied('{"bb": 1, "c": 2}', (INS, "$.a", "0"), (INS, "$.aaa", "3")) == '{"a": 0, "c": 2, "bb": 1, "aaa": 3}'
 
 
 def test_insert_into_arrays_like_json_array_insert() -> None:
-    assert applied("[1, 2, 3]", (I, "$[0]", "0")) == "[0, 1, 2, 3]"
-    assert applied("[1, 2, 3]", (I, "$[3]", "4")) == "[1, 2, 3, 4]"
-    assert applied("[1, 2, 3]", (I, "$[99]", "4")) == "[1, 2, 3, 4]"
-    assert applied("[1, 2, 3]", (I, "$[last]", "9")) == "[1, 2, 9, 3]"
-    assert applied("[1, 2, 3]", (I, "$[last-7]", "9")) == "[9, 1, 2, 3]"
-    assert status("[1, 2, 3]", (I, "$.a", "9")) == ApplyStatus.REJECTED  # member leg on an array
-    assert status('{"a": 1}', (I, "$[0]", "9")) == ApplyStatus.REJECTED  # cell leg on an object
+    assert applied("[1, 2, 3]", (INS, "$[0]", "0")) == "[0, 1, 2, 3]"
+    assert applied("[1, 2, 3]", (INS, "$[3]", "4")) == "[1, 2, 3, 4]"
+    assert applied("[1, 2, 3]", (INS, "$[99]", "4")) == "[1, 2, 3, 4]"
+    assert applied("[1, 2, 3]", (INS, "$[last]", "9")) == "[1, 2, 9, 3]"
+    assert applied("[1, 2, 3]", (INS, "$[last-7]", "9")) == "[9, 1, 2, 3]"
+    assert status("[1, 2, 3]", (INS, "$.a", "9")) == ApplyStatus.REJECTED  # member leg on an array
+    assert status('{"a": 1}', (INS, "$[0]", "9")) == ApplyStatus.REJECTED  # cell leg on an object
 
 
 def test_remove_needs_the_member_or_an_in_bounds_cell() -> None:
-    assert applied('{"a": 1, "b": 2}', (D, "$.a")) == '{"b": 2}'
-    assert applied("[1, 2, 3]", (D, "$[last]")) == "[1, 2]"
-    assert status('{"a": 1}', (D, "$.b")) == ApplyStatus.REJECTED
-    assert status("[1, 2, 3]", (D, "$[3]")) == ApplyStatus.REJECTED
-    assert status("[1, 2, 3]", (D, "$.a")) == ApplyStatus.REJECTED
-    assert status('"s"', (D, "$[0]")) == ApplyStatus.REJECTED
+    assert applied('{"a": 1, "b": 2}', (REM, "$.a")) == '{"b": 2}'
+    assert applied("[1, 2, 3]", (REM, "$[last]")) == "[1, 2]"
+    assert status('{"a": 1}', (REM, "$.b")) == ApplyStatus.REJECTED
+    assert status("[1, 2, 3]", (REM, "$[3]")) == ApplyStatus.REJECTED
+    assert status("[1, 2, 3]", (REM, "$.a")) == ApplyStatus.REJECTED
+    assert status('"s"', (REM, "$[0]")) == ApplyStatus.REJECTED
 
 
 def test_wildcard_paths_are_rejected() -> None:
     for path in ("$.*", "$[*]", "$**.a", "$[0 to 1]"):
-        assert status('{"a": [1, 2]}', (R, path, "1")) == ApplyStatus.REJECTED
+        assert status('{"a": [1, 2]}', (REP, path, "1")) == ApplyStatus.REJECTED
 
 
 def test_failure_is_atomic_and_names_the_failing_diff() -> None:
     document = parse_text('{"a": [1, 2], "b": {"c": 3}}')
     snapshot = copy.deepcopy(document)
-    result = apply_json_diffs(document, diffs((R, "$.a[0]", "9"), (I, "$.b.d", "4"), (D, "$.zz")))
+    result = apply_json_diffs(document, diffs((REP, "$.a[0]", "9"), (INS, "$.b.d", "4"), (REM, "$.zz")))
     assert result.status == ApplyStatus.REJECTED
     assert result.failed_index == 2
     assert "REMOVE $.zz" in result.reason
@@ -156,7 +156,7 @@ def test_failure_is_atomic_and_names_the_failing_diff() -> None:
 def test_success_never_mutates_the_input_and_shares_untouched_subtrees() -> None:
     document = parse_text('{"a": [1, 2], "b": {"c": [3]}, "z": {"big": [4, 5, 6]}}')
     snapshot = copy.deepcopy(document)
-    result = apply_json_diffs(document, diffs((R, "$.a[0]", "9"), (I, "$.b.c[0]", "0"), (D, "$.a[1]")))
+    result = apply_json_diffs(document, diffs((REP, "$.a[0]", "9"), (INS, "$.b.c[0]", "0"), (REM, "$.a[1]")))
     assert to_text(result.document) == '{"a": [9], "b": {"c": [0, 3]}, "z": {"big": [4, 5, 6]}}'
     assert document == snapshot
     assert result.document["z"] is document["z"]  # copy-on-write: no copy of what no diff touched
@@ -164,7 +164,7 @@ def test_success_never_mutates_the_input_and_shares_untouched_subtrees() -> None
 
 def test_inputs_as_binary_cell_and_raw_vector() -> None:
     cell = BinaryJson(encode({"n": 1}))
-    raw_vector = write_diffs(diffs((R, "$.n", "2")))
+    raw_vector = write_diffs(diffs((REP, "$.n", "2")))
     result = apply_json_diffs(cell, raw_vector)
     assert result.ok and result.document == {"n": 2}
     assert apply_json_diffs(encode([1]), raw_vector).status == ApplyStatus.REJECTED
@@ -174,4 +174,4 @@ def test_corrupt_inputs_are_errors() -> None:
     assert apply_json_diffs({"n": 1}, bytes.fromhex("0701")).status == ApplyStatus.ERROR
     assert apply_json_diffs(b"\x0d", []).status == ApplyStatus.ERROR
     deep = parse_text("[" * 100 + "]" * 100)  # 1 + 100 levels: over JSON_DOCUMENT_MAX_DEPTH
-    assert apply_json_diffs({"a": 1}, diffs((R, "$.a", to_text(deep)))).status == ApplyStatus.ERROR
+    assert apply_json_diffs({"a": 1}, diffs((REP, "$.a", to_text(deep)))).status == ApplyStatus.ERROR

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 from binlake.mysqljson.binary import JSON_DOCUMENT_MAX_DEPTH, decode, key_sort_key, mysql_key_order
 from binlake.mysqljson.cell import BinaryJson

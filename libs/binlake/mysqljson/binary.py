@@ -335,15 +335,16 @@ def key_sort_key(key: str) -> tuple[int, bytes]:
 
 
 def mysql_key_order(value: object) -> object:
-    """``value`` with every object's members in MySQL's key order; the same object when already in order."""
+    """``value`` with every object's members in MySQL's key order; the very same object when already so."""
     kind = type(value)
     if kind is dict:
         keys = list(value)  # type: ignore[call-overload]
-        ordered_keys = sorted(keys, key=key_sort_key)
-        items = {key: mysql_key_order(value[key]) for key in ordered_keys}  # type: ignore[index]
-        if ordered_keys == keys and all(items[key] is value[key] for key in keys):  # type: ignore[index]
+        children = [mysql_key_order(item) for item in value.values()]  # type: ignore[attr-defined]
+        sort_keys = [key_sort_key(key) for key in keys]
+        in_order = all(a < b for a, b in zip(sort_keys, sort_keys[1:]))
+        if in_order and all(new is old for new, old in zip(children, value.values())):  # type: ignore[attr-defined]
             return value
-        return items
+        return dict(sorted(zip(keys, children), key=lambda pair: key_sort_key(pair[0])))
     if kind is list:
         children = [mysql_key_order(item) for item in value]  # type: ignore[attr-defined]
         return value if all(new is old for new, old in zip(children, value)) else children  # type: ignore[call-overload]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import struct
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from binlake.mysqljson.binary import decode, encode
 from binlake.mysqljson.errors import JsonDecodeError, JsonDiffCorruptError, JsonPathSyntaxError

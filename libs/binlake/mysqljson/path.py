@@ -93,14 +93,6 @@ class JsonPath:
     def __str__(self) -> str:
         return SCOPE + "".join(str(leg) for leg in self.legs)
 
-    @property
-    def is_simple(self) -> bool:
-        """Only member and array-cell legs (what ``seek_exact_path`` supports)."""
-        return all(leg.type in (LegType.MEMBER, LegType.ARRAY_CELL) for leg in self.legs)
-
-    def child(self, leg: PathLeg) -> JsonPath:
-        return JsonPath(self.legs + (leg,))
-
 
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _ASCII_DIGITS = frozenset("0123456789")

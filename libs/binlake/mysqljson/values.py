@@ -119,7 +119,6 @@ class JsonTime:
 
 
 JsonTemporal = JsonDate | JsonDatetime | JsonTime
-OPAQUE_TYPES = (JsonOpaque, JsonDate, JsonDatetime, JsonTime, Decimal)
 
 
 def _datetime_packed(year: int, month: int, day: int, hour: int, minute: int, second: int, micro: int) -> int:
