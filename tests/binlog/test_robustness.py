@@ -80,7 +80,7 @@ def test_incomplete_final_event_can_end_iteration_quietly() -> None:
 @pytest.mark.parametrize("name", SWEEP_FIXTURES)
 def test_single_bit_flips_give_typed_errors(name: str) -> None:
     data = fixture_path(name).read_bytes()
-    step = max(1, len(data) // 1500)
+    step = max(1, len(data) // 600)
     crc_file = name != "binlog/go-mysql/tcb-eval002c-bin.003320"
     detected = 0
     for i in range(0, len(data), step):
@@ -176,7 +176,7 @@ def _mutate_and_consume(data: st.DataObject) -> None:
         pass
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_mutations_never_escape_as_python_errors(data: st.DataObject) -> None:
     _mutate_and_consume(data)
@@ -189,7 +189,7 @@ def test_fuzz_mutations_long_run(data: st.DataObject) -> None:
     _mutate_and_consume(data)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.binary(max_size=400))
 def test_fuzz_random_event_bodies(body: bytes) -> None:
     """Any bytes as the body of any known event type: decoded or a typed error."""
