@@ -13,6 +13,7 @@ mid-stream, a second binlog file). Then:
 from __future__ import annotations
 
 import collections
+import re
 
 import pytest
 
@@ -40,6 +41,9 @@ TYPE_NAME_ALIASES = {
 }
 
 
+COLUMN_TYPE_RE = re.compile(r" \[([A-Z][A-Z0-9]*)")   # the SQL type at the start of a diff line's [column type]
+
+
 @pytest.fixture(scope="module", params=list(VARIANTS), ids=list(VARIANTS))
 def workload_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> oracle.WorkloadRun:
     require_mariadb()
@@ -47,8 +51,7 @@ def workload_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
 
 def _report(title: str, diffs: list[str], limit: int = 60) -> str:
-    by_kind = collections.Counter(line.split(" [", 1)[1].split("]", 1)[0].split("(")[0].split(" ")[0]
-                                  for line in diffs if " [" in line)
+    by_kind = collections.Counter(m.group(1) for m in map(COLUMN_TYPE_RE.search, diffs) if m)
     head = "\n".join(diffs[:limit])
     more = f"\n... and {len(diffs) - limit} more" if len(diffs) > limit else ""
     kinds = f"\nby column type: {dict(by_kind)}" if by_kind else ""
