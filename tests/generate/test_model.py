@@ -25,8 +25,9 @@ def test_incremental_encoder_matches_the_reference_on_edited_documents():
     rng = random.Random(7)
     enc = JsonEncoder()
     checked = 0
+    pool = jsondocs.item_pool(rng, 50)
     for size in (150, 1000, 30_000, 90_000):                             # small and large (>64 KiB) containers
-        doc = jsondocs.order_document(rng, 1, size)
+        doc = jsondocs.order_document(rng, 1, size, pool)
         for _ in range(30):
             assert enc.encode(doc) == encode(doc)
             doc, _ = jsondocs.order_edits(rng, doc, 4)

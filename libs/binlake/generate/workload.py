@@ -73,6 +73,7 @@ class Workload:
         self.next_order = 1
         self.audit_serial = 0
         self.next_table_id = 200
+        self.items: list[dict] | None = None              # shared order lines, made on the first order
         upper = 0
         self._actions: list[tuple[int, Any]] = []        # (cumulative weight, statement maker)
         for table, name, weight in self._ACTIONS:
@@ -330,10 +331,15 @@ class Workload:
         oid = self.next_order
         self.next_order += 1
         cust = rng.randrange(1, max(2, self.next_customer))
-        doc = jsondocs.order_document(rng, cust, self.config.json_size)
+        doc = jsondocs.order_document(rng, cust, self.config.json_size, self._item_pool())
         total = sum(Decimal(str(i["price"])) * i["qty"] for i in doc["items"]).quantize(Decimal("0.0001"))
         return (oid, cust, "new", total, sum(i["qty"] for i in doc["items"]), v.datetime(0),
                 v.maybe(0.5, v.time, 2), doc, v.maybe(0.2, v.text, 400))
+
+    def _item_pool(self) -> list[dict]:
+        if self.items is None:
+            self.items = jsondocs.item_pool(self.rng)
+        return self.items
 
     def _insert_orders(self) -> Statement:
         return self._insert("orders", [self._new_order_row() for _ in range(1 + (self.rng.random() < 0.1))])
@@ -351,7 +357,7 @@ class Workload:
                 doc, made = jsondocs.order_edits(self.rng, row[di], 4)
                 edits = ((di, tuple(made)),)
             else:
-                doc = jsondocs.order_document(self.rng, row[1], self.config.json_size)
+                doc = jsondocs.order_document(self.rng, row[1], self.config.json_size, self._item_pool())
             row[di] = doc
             row[si] = ORDER_STATUSES[self.rng.randrange(len(ORDER_STATUSES))]
             changes.append((key, tuple(row), frozenset({di, si}), edits))
