@@ -171,3 +171,19 @@ def test_other_opaques_render_as_base64_with_their_type() -> None:
 def test_bad_bytes_raise_typed_errors(raw: str, error: type) -> None:
     with pytest.raises(error):
         decode(bytes.fromhex(raw))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), {1: 2}, "\ud800", {"a": object()}, JsonTime(2**40)])
+def test_values_without_a_mysql_form_raise_encode_errors(value: object) -> None:
+    with pytest.raises(JsonEncodeError):
+        encode(value)
+
+
+def test_large_values_nested_deep_inside_small_parents() -> None:
+    """Every level must switch to the large format; each is redone once, not once per descendant."""
+    value: object = "x" * 70000
+    for _ in range(99):
+        value = [value]
+    raw = encode(value)
+    assert raw[0] == 0x03 and len(raw) == 1 + 70000 + 3 + 99 * (4 + 4 + 5)
+    assert decode(raw) == value

@@ -8,6 +8,7 @@ so documents updated in place (unused bytes, non-monotonic offsets) decode as My
 
 from __future__ import annotations
 
+import math
 import struct
 from decimal import Decimal
 
@@ -357,15 +358,27 @@ def encode(value: object) -> bytes:
     Object members are written in MySQL's key order (by key length, then bytes), as MySQL always stores them.
     """
     buf = bytearray(b"\x00")
-    buf[0] = _append_value(buf, value, 0)
+    buf[0] = _append_value(buf, value, 0, small_parent=False)
     return bytes(buf)
 
 
-def _append_value(buf: bytearray, value: object, depth: int) -> int:
-    """Append the body of ``value`` (without its type byte) to ``buf``; return its type byte."""
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise JsonEncodeError(f"string holds a lone surrogate at character {exc.start}; not valid UTF-8") from None
+
+
+def _append_value(buf: bytearray, value: object, depth: int, small_parent: bool) -> int:
+    """Append the body of ``value`` (without its type byte) to ``buf``; return its type byte.
+
+    A container is written in the small format first and again in the large one when it outgrows 16-bit
+    offsets; inside a small parent it gives up at once instead, since the parent must be redone as large anyway
+    (``serialize_json_value``'s ``small_parent``).
+    """
     kind = type(value)
     if kind is str:
-        raw = value.encode("utf-8")  # type: ignore[union-attr]
+        raw = _utf8(value)  # type: ignore[arg-type]
         _append_variable_length(buf, len(raw))
         buf += raw
         return JSONB_TYPE_STRING
@@ -376,6 +389,8 @@ def _append_value(buf: bytearray, value: object, depth: int) -> int:
         try:
             return _append_container(buf, value, depth + 1, large=False)
         except _TooBigForSmall:
+            if small_parent:
+                raise
             del buf[start:]
             return _append_container(buf, value, depth + 1, large=True)
     if kind is bool:
@@ -389,16 +404,18 @@ def _append_value(buf: bytearray, value: object, depth: int) -> int:
         buf += packer.pack(value)
         return type_byte
     if kind is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            raise JsonEncodeError(f"{value} is not a JSON number (MySQL stores no NaN or infinity)")
         buf += DOUBLE.pack(value)
         return JSONB_TYPE_DOUBLE
     if isinstance(value, bool):  # bool subclasses are still booleans
-        return _append_value(buf, bool(value), depth)
+        return _append_value(buf, bool(value), depth, small_parent)
     if isinstance(value, int):
-        return _append_value(buf, int(value), depth)
+        return _append_value(buf, int(value), depth, small_parent)
     if isinstance(value, float):
-        return _append_value(buf, float(value), depth)
+        return _append_value(buf, float(value), depth, small_parent)
     if isinstance(value, str):
-        return _append_value(buf, str(value), depth)
+        return _append_value(buf, str(value), depth, small_parent)
     field_type, data = opaque_parts(value)
     buf.append(field_type)
     _append_variable_length(buf, len(data))
@@ -411,7 +428,10 @@ def opaque_parts(value: object) -> tuple[int, bytes]:
     if isinstance(value, Decimal):
         return MYSQL_TYPE_NEWDECIMAL, decimal_to_opaque(value)
     if isinstance(value, (JsonDate, JsonDatetime, JsonTime)):
-        return value.field_type, INT64.pack(value.packed())
+        try:
+            return value.field_type, INT64.pack(value.packed())
+        except struct.error:
+            raise JsonEncodeError(f"{value!r} does not fit MySQL's packed temporal format") from None
     if isinstance(value, JsonOpaque):
         if not 0 <= value.field_type <= 0xFF:
             raise JsonEncodeError(f"opaque field type {value.field_type} does not fit in one byte")
@@ -461,9 +481,12 @@ def _inlined(value: object, large: bool) -> tuple[int, int] | None:
 def _append_container(buf: bytearray, value, depth: int, large: bool) -> int:
     is_object = type(value) is dict
     if is_object:
-        items = sorted(value.items(), key=lambda item: key_sort_key(item[0]))
-        keys = [key.encode("utf-8") for key, _ in items]
-        values = [v for _, v in items]
+        for key in value:
+            if type(key) is not str:
+                raise JsonEncodeError(f"object key {key!r} is not a string")
+        encoded = sorted(((_utf8(key), item) for key, item in value.items()), key=lambda pair: (len(pair[0]), pair[0]))
+        keys = [key for key, _ in encoded]
+        values = [item for _, item in encoded]
     else:
         keys = []
         values = list(value)
@@ -498,7 +521,7 @@ def _append_container(buf: bytearray, value, depth: int, large: bool) -> int:
         offset = len(buf) - start
         if offset > limit:
             raise _TooBigForSmall
-        type_byte = _append_value(buf, item, depth)
+        type_byte = _append_value(buf, item, depth, small_parent=not large)
         value_entry.pack_into(buf, entry_at, type_byte, offset)
     size = len(buf) - start
     if size > limit:
