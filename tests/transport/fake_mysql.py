@@ -205,11 +205,6 @@ class _Session:
             self.result(["v", "id", "f", "l"], [[self.s.version, str(self.s.server_id), self.s.binlog_format, "1"]])
         elif upper == "SELECT @@GLOBAL.BINLOG_CHECKSUM":
             self.result(["c"], [["CRC32"]])
-        elif upper in ("SELECT @@GLOBAL.RPL_SEMI_SYNC_SOURCE_ENABLED", "SELECT @@GLOBAL.RPL_SEMI_SYNC_MASTER_ENABLED"):
-            if self.s.semi_sync and "SOURCE" in upper:
-                self.result(["s"], [["1"]])
-            else:
-                self.err(1193, f"Unknown system variable '{upper.split('.')[-1].lower()}'")
         elif upper == "SHOW BINARY LOGS":
             self.result(["Log_name", "File_size", "Encrypted"], [[n, str(len(d)), "No"] for n, d in self.s.files])
         else:

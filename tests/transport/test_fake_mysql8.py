@@ -102,6 +102,14 @@ def test_semi_sync_acks_each_group_after_it_is_stored(tmp_path, files) -> None:
     assert (tmp_path / "m8" / SECOND).read_bytes() == closed_form(files[1][1])
 
 
+def test_semi_sync_asked_but_not_offered_streams_without_acks(tmp_path, files) -> None:
+    script = Script(files, semi_sync=False)      # e.g. a MySQL source without the semi-sync plugin
+    with FakeMySQL8(script) as server:
+        fetch(source(server.port, "&semi_sync=1"), tmp_path, NO_WAIT, sleep=lambda s: None)
+    assert script.acks == []
+    assert (tmp_path / "m8" / SECOND).read_bytes() == closed_form(files[1][1])
+
+
 def test_gtid_dump_command_and_stream(files) -> None:
     u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
     script = Script(files)

@@ -64,7 +64,6 @@ class ServerInfo:
     binlog_format: str
     log_bin: bool
     binlog_checksum: str
-    semi_sync_available: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +85,8 @@ class ReplicationClient:
         self._connector = connector
         self._conn: Any = None
         self.info: ServerInfo | None = None
-        self.semi_sync = False
+        self.semi_sync = False             # the stream carries semi-sync headers (known after its first packet)
+        self._detect_semi_sync = False
 
     # -- sign-on ---------------------------------------------------------------------------------------------
     def connect(self) -> ServerInfo:
@@ -103,12 +103,9 @@ class ReplicationClient:
         version = _text(row[0])
         is_mariadb = "mariadb" in version.lower()
         checksum = self._variable("binlog_checksum") or "NONE"
-        semi_var = "rpl_semi_sync_master_enabled" if is_mariadb else "rpl_semi_sync_source_enabled"
-        semi_available = self._variable(semi_var) is not None or (
-            not is_mariadb and self._variable("rpl_semi_sync_master_enabled") is not None)
         self.info = ServerInfo(version=version, is_mariadb=is_mariadb, server_id=int(row[1]),
                                binlog_format=_text(row[2]).upper(), log_bin=str(_text(row[3])) in ("1", "ON"),
-                               binlog_checksum=checksum.upper(), semi_sync_available=semi_available)
+                               binlog_checksum=checksum.upper())
         return self.info
 
     def check_server(self, *, require_row_format: bool = True) -> None:
@@ -181,11 +178,9 @@ class ReplicationClient:
         statements.append(f"SET @master_heartbeat_period = {period_ns}")
         if not info.is_mariadb:
             statements.append(f"SET @source_heartbeat_period = {period_ns}")
-        self.semi_sync = self.source.semi_sync and info.semi_sync_available
-        if self.source.semi_sync and not info.semi_sync_available:
-            log.warning("%s: semi_sync=1 asked but the server has no semi-sync master; streaming without ACKs",
-                        self.source.display())
-        if self.semi_sync:
+        self.semi_sync = False
+        self._detect_semi_sync = self.source.semi_sync
+        if self.source.semi_sync:
             statements.append("SET @rpl_semi_sync_slave = 1")
             if not info.is_mariadb:
                 statements.append("SET @rpl_semi_sync_replica = 1")
@@ -204,6 +199,14 @@ class ReplicationClient:
             payload = self._read_stream_packet()
         except pymysql.err.MySQLError as exc:
             raise self._translate(exc, "reading the binlog stream", privilege="REPLICATION SLAVE") from None
+        if self._detect_semi_sync and payload[:1] == b"\x00":
+            # The first packet is the fake ROTATE, whose timestamp is 0: 00 EF means the server adds semi-sync
+            # headers (MySQL: the plugin is loaded; MariaDB: always when asked), 00 00 means it does not.
+            self._detect_semi_sync = False
+            self.semi_sync = payload[1:2] == bytes([protocol.K_PACKET_MAGIC_NUM])
+            if not self.semi_sync:
+                log.warning("%s: semi_sync=1 asked but the server sends no semi-sync headers (no semi-sync"
+                            " plugin?); streaming without ACKs", self.source.display())
         item = protocol.parse_stream_packet(payload, self.semi_sync)
         if isinstance(item, ServerError):
             raise self._server_error(item.code, item.message, "reading the binlog stream", "REPLICATION SLAVE")

@@ -14,7 +14,6 @@ import zlib
 from dataclasses import dataclass
 
 from binlake.binlog.constants import (
-    BINLOG_CHECKSUM_ALG_CRC32,
     BINLOG_CHECKSUM_ALG_OFF,
     BINLOG_CHECKSUM_LEN,
     CHECKSUM_VERSION_MARIADB,
@@ -59,7 +58,6 @@ PACKET_ERR = 0xFF
 # --- event header (Log_event_header, binlog_event.h) -----------------------------------------------------------
 EVENT_HEADER = struct.Struct("<IBIIIH")   # timestamp, type_code, server_id, event_length, log_pos, flags
 FLAGS_OFFSET = 17
-LOG_POS_OFFSET = 13
 ROTATE_POSITION = struct.Struct("<Q")
 FDE_BINLOG_VERSION = struct.Struct("<H")
 REGISTER_SLAVE_TAIL = struct.Struct("<HII")     # port, replication_rank, master_id
@@ -226,10 +224,6 @@ def event_crc_ok(event: bytes | memoryview) -> bool:
         body = body[:FLAGS_OFFSET] + bytes([body[FLAGS_OFFSET] & 0xFE]) + body[FLAGS_OFFSET + 1:]
     (stored,) = U32.unpack_from(event, len(event) - BINLOG_CHECKSUM_LEN)
     return zlib.crc32(body) & 0xFFFFFFFF == stored
-
-
-def uses_crc32(alg: int) -> bool:
-    return alg == BINLOG_CHECKSUM_ALG_CRC32
 
 
 # --- commands ---------------------------------------------------------------------------------------------------
