@@ -44,7 +44,7 @@ TEMPORALS = st.one_of(
     st.builds(JsonOpaque, st.sampled_from([15, 16, 252, 255]), st.binary(max_size=8)),
 )
 ALL_LEAVES = PLAIN_LEAVES | FLOATS | DECIMALS | TEMPORALS
-FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 THOROUGH = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -89,7 +89,10 @@ def format_decimal(value: Decimal) -> str:
 def to_text(value: object) -> str:
     """MySQL's text of a JSON value, exactly as ``SELECT j`` prints a JSON column."""
     parts: list[str] = []
-    _render(value, parts.append, 0)
+    try:
+        _render(value, parts.append, 0)
+    except TypeError as exc:  # encode_basestring of a non-string object key
+        raise JsonEncodeError(f"value has no MySQL JSON text: {exc}") from None
     return "".join(parts)
 
 
