@@ -93,6 +93,9 @@ class JsonPath:
     def __str__(self) -> str:
         return SCOPE + "".join(str(leg) for leg in self.legs)
 
+    def __repr__(self) -> str:
+        return f"JsonPath({str(self)!r})"
+
 
 _ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _ASCII_DIGITS = frozenset("0123456789")
