@@ -168,16 +168,13 @@ class ReplicationClient:
 
     def _prepare_session(self, extra: list[str] | None = None) -> None:
         info = self._info()
-        checksum = info.binlog_checksum
-        statements = [f"SET @master_binlog_checksum = '{checksum}'"]
-        if not info.is_mariadb:
-            statements.append(f"SET @source_binlog_checksum = '{checksum}'")
+        checksum = info.binlog_checksum if info.binlog_checksum.isalnum() else "NONE"
+        period_ns = int(self.source.heartbeat_s * 1_000_000_000)
+        statements = [f"SET @master_binlog_checksum = '{checksum}'", f"SET @master_heartbeat_period = {period_ns}"]
         if info.is_mariadb:
             statements.append(f"SET @mariadb_slave_capability = {protocol.MARIA_SLAVE_CAPABILITY_MINE}")
-        period_ns = int(self.source.heartbeat_s * 1_000_000_000)
-        statements.append(f"SET @master_heartbeat_period = {period_ns}")
-        if not info.is_mariadb:
-            statements.append(f"SET @source_heartbeat_period = {period_ns}")
+        else:   # MySQL 8.0.26+ names them source_*; older servers read the master_* ones
+            statements += [f"SET @source_binlog_checksum = '{checksum}'", f"SET @source_heartbeat_period = {period_ns}"]
         self.semi_sync = False
         self._detect_semi_sync = self.source.semi_sync
         if self.source.semi_sync:

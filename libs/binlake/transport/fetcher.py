@@ -193,8 +193,9 @@ class _StreamWriter:
         """Write the event if it belongs to the file; returns the file it went to (None: not written)."""
         header = item.header
         landing = self.landing
-        if is_heartbeat(header):
-            self.sync()
+        if is_heartbeat(header):   # the binlog is idle: a good moment to make everything durable
+            if self.unsynced:
+                self.sync()
             return None
         if is_fake_rotate(header):
             rotate = parse_rotate(item.raw, self._stream_has_crc(item.raw))
