@@ -173,5 +173,13 @@ def test_inputs_as_binary_cell_and_raw_vector() -> None:
 def test_corrupt_inputs_are_errors() -> None:
     assert apply_json_diffs({"n": 1}, bytes.fromhex("0701")).status == ApplyStatus.ERROR
     assert apply_json_diffs(b"\x0d", []).status == ApplyStatus.ERROR
-    deep = parse_text("[" * 100 + "]" * 100)  # 1 + 100 levels: over JSON_DOCUMENT_MAX_DEPTH
-    assert apply_json_diffs({"a": 1}, diffs((REP, "$.a", to_text(deep)))).status == ApplyStatus.ERROR
+
+
+
+def test_too_deep_result_is_an_error_only_if_it_stays_too_deep() -> None:
+    """MySQL checks the depth when it stores the result (Field_json::store_json), after every diff applied."""
+    deep = to_text(parse_text("[" * 100 + "]" * 100))  # under "a": 1 + 100 levels, one too many
+    result = apply_json_diffs({"a": 1}, diffs((REP, "$.a", deep)))
+    assert result.status == ApplyStatus.ERROR and "depth" in result.reason
+    assert status('{"a": 1}', (REP, "$.a", deep), (REM, "$.a")) == ApplyStatus.SUCCESS
+    assert status('{"a": 1}', (REP, "$.a", deep), (REM, "$.zz")) == ApplyStatus.REJECTED

@@ -8,7 +8,8 @@ no wildcards):
 - INSERT: the parent must exist; into an object (member leg) the member must not exist yet, and is added at
   MySQL's key position; into an array (cell leg) the value goes in at the index as JSON_ARRAY_INSERT does
   (past the end appends, ``last-N`` beyond the start prepends); any other parent/leg pair: REJECTED;
-- REMOVE: the parent must exist and hold the member / an in-bounds cell; REJECTED otherwise.
+- REMOVE: the parent must exist and hold the member / an in-bounds cell; REJECTED otherwise;
+- a result nested deeper than 100 levels is an ERROR (``store_json`` fails after the last diff).
 
 Diffs apply in order; on REJECTED or ERROR the input document is returned unchanged together with the index of
 the failing diff and the reason. The input is never mutated: containers on the changed paths are copied once
@@ -54,10 +55,6 @@ class _Rejected(Exception):
     pass
 
 
-class _Failed(Exception):
-    pass
-
-
 _MISSING = object()
 
 
@@ -90,6 +87,7 @@ class _Applier:
         self.root = root
         self.owned: dict[int, object] = {}  # id -> container copied by this call (kept alive: ids stay unique)
         self.unsorted: dict[int, dict] = {}  # objects that received a member and need MySQL's key order again
+        self.maybe_too_deep = False  # a diff put a value deep enough that the result may pass the depth limit
 
     def run(self, diffs: Sequence[JsonDiff], original: object) -> ApplyResult:
         for index, diff in enumerate(diffs):
@@ -97,8 +95,10 @@ class _Applier:
                 self.apply_one(diff)
             except _Rejected as exc:
                 return ApplyResult(ApplyStatus.REJECTED, original, index, f"{_describe(diff)}: {exc}")
-            except _Failed as exc:
-                return ApplyResult(ApplyStatus.ERROR, original, index, f"{_describe(diff)}: {exc}")
+        if self.maybe_too_deep and _depth(self.root) > JSON_DOCUMENT_MAX_DEPTH:
+            # Field_json::store_json fails after all diffs applied: ER_JSON_DOCUMENT_TOO_DEEP.
+            reason = f"the result exceeds the maximum depth of {JSON_DOCUMENT_MAX_DEPTH}"
+            return ApplyResult(ApplyStatus.ERROR, original, None, reason)
         for obj in self.unsorted.values():
             items = sorted(obj.items(), key=lambda item: key_sort_key(item[0]))
             obj.clear()
@@ -121,7 +121,7 @@ class _Applier:
         value = None
         if op != DiffOp.REMOVE:
             if len(legs) + _depth(diff.value) > JSON_DOCUMENT_MAX_DEPTH:
-                raise _Failed(f"the result would exceed the maximum depth of {JSON_DOCUMENT_MAX_DEPTH}")
+                self.maybe_too_deep = True
             value = mysql_key_order(diff.value)  # as MySQL reads it from binary: members in key order
         parent = self.seek_parent(legs)
         last = legs[-1]
