@@ -34,6 +34,8 @@ if ! command -v java >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
+java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' ||
+  echo "setup: warning: Spark 4 needs Java 17 or newer; found: $(java -version 2>&1 | head -n1)" >&2
 
 # --- the lock: constraints.txt = `pip freeze` of a fresh venv holding requirements.txt, after `pip check` ---
 if [ -n "$LOCK" ]; then
@@ -66,7 +68,9 @@ fi
 echo "setup: installing requirements.txt under constraints.txt into .venv (1-2 min on a new machine)"
 rm -f "$STAMP"
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -r requirements.txt -c constraints.txt
+.venv/bin/python -m pip install --quiet -r requirements.txt -c constraints.txt || {
+  echo "setup: pip could not install requirements.txt under constraints.txt; after changing requirements.txt run" \
+       "'bash scripts/setup.sh --lock' (re-resolves and rewrites constraints.txt)" >&2; exit 1; }
 .venv/bin/python -m pip install --quiet --no-deps -e libs
 .venv/bin/python -m pip check
 unlocked=$(.venv/bin/python -m pip freeze --exclude-editable | grep -vxF -f <(grep -v '^#' constraints.txt) || true)

@@ -16,12 +16,13 @@ import json
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.delta.engine import DeltaEngine
-from binlake.lake.delta.plan import SOURCE, TARGET, MergeSpec, duplicate_key_error, merge_clauses, quote_ansi, quote_spark
+from binlake.lake.delta.plan import (SOURCE, TARGET, MergeSpec, Txn, duplicate_key_error, merge_clauses, quote_ansi,
+                                    quote_spark)
 from binlake.lake.errors import DeltaTableNotFoundError, UnsupportedTableFeatureError
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from deltalake import DeltaTable
+    from deltalake import CommitProperties, DeltaTable
     from pyspark.sql import DataFrame, SparkSession
 
 
@@ -107,25 +108,30 @@ class RustEngine(DeltaEngine):
         self._table(table_path).alter.add_columns([Field.from_json(json.dumps(f)) for f in fields])
 
     def _write(self, table_path: str, data: pa.Table, mode: Literal["append", "overwrite"], *,
-               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None:
+               where: str | None = None, partition_by: tuple[str, ...] = (), txn: Txn | None = None) -> None:
         from deltalake import write_deltalake
 
+        commit = _commit_properties(txn)
         if not self.exists(table_path):
-            write_deltalake(str(table_path), data, mode="append", partition_by=list(partition_by) or None)
+            write_deltalake(str(table_path), data, mode="append", partition_by=list(partition_by) or None,
+                            commit_properties=commit)
         elif mode == "append" or where is not None:
             dt = self._table(table_path)
-            write_deltalake(dt, _align(data, _arrow_schema(dt), fill_missing=True), mode=mode, predicate=where)
+            write_deltalake(dt, _align(data, _arrow_schema(dt), fill_missing=True), mode=mode, predicate=where,
+                            commit_properties=commit)
         else:
             write_deltalake(str(table_path), data, mode="overwrite", schema_mode="overwrite",
-                            partition_by=list(partition_by) or None)
+                            partition_by=list(partition_by) or None, commit_properties=commit)
 
-    def _execute_merge(self, table_path: str, data: pa.Table, spec: MergeSpec) -> tuple[int, int, int]:
+    def _execute_merge(self, table_path: str, data: pa.Table, spec: MergeSpec,
+                       txn: Txn | None) -> tuple[int, int, int]:
         dt = self._table(table_path)
         source = _align(data, _arrow_schema(dt), fill_missing=False)
         clauses = merge_clauses(spec, source.column_names, quote_ansi)
         assignments = dict(clauses.assignments)
         # The source is in memory already: streamed_exec=False lets delta-rs prune target files by its key stats.
-        merger = dt.merge(source, clauses.on, source_alias=SOURCE, target_alias=TARGET, streamed_exec=False)
+        merger = dt.merge(source, clauses.on, source_alias=SOURCE, target_alias=TARGET, streamed_exec=False,
+                          commit_properties=_commit_properties(txn))
         if clauses.delete_when is not None:
             merger = merger.when_matched_delete(predicate=clauses.delete_when)
         merger = merger.when_matched_update(assignments, predicate=clauses.update_when)
@@ -141,6 +147,14 @@ def spark_to_arrow(df: DataFrame) -> pa.Table:
     from deltalake import Schema
 
     return df.toArrow().cast(pa.schema(Schema.from_json(df.schema.json()).to_arrow()))
+
+
+def _commit_properties(txn: Txn | None) -> CommitProperties | None:
+    if txn is None:
+        return None
+    from deltalake import CommitProperties, Transaction
+
+    return CommitProperties(app_transactions=[Transaction(app_id=txn.app_id, version=txn.version)])
 
 
 def _arrow_schema(dt: DeltaTable) -> pa.Schema:

@@ -1,0 +1,57 @@
+"""``meta.checkpoints``: what is applied, per source (``table_name = '*'``) and per source table.
+
+The source row is the resume point: ``_binlake_seq`` is the ordering key up to which every bronze row of the
+source is applied, with the file and position it stands for and ``gtid_executed``, the GTIDs applied (the
+ingest's skip set). Table rows record each table's last applied change and counts. Checkpoints are written
+after the tables they describe (one MERGE, equal ``_binlake_seq`` means nothing to do); a crash before it is
+safe because the silver MERGE and the fold skip changes not newer than a row's ``_binlake_seq``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from binlake.lake.delta.plan import SEQ_COL
+from binlake.lake.silver import engine_input, to_arrow
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from binlake.lake.delta import DeltaEngine
+
+SOURCE_ROW = "*"
+CHECKPOINT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "string"), ("table_name", "string"), (SEQ_COL, "bigint"), ("binlog_file", "string"),
+    ("pos", "bigint"), ("gtid_executed", "string"), ("changes", "bigint"), ("quarantined", "bigint"),
+    ("run_id", "string"),
+)
+CHECKPOINT_KEYS = ("source", "table_name")
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    seq: int = -1
+    binlog_file: Optional[str] = None
+    pos: Optional[int] = None
+    gtid_executed: str = ""
+
+
+def read_checkpoint(spark: "SparkSession", engine: "DeltaEngine", path: str, source: str) -> Checkpoint:
+    if not engine.exists(path):
+        return Checkpoint()
+    from pyspark.sql import functions as F
+
+    rows = (engine.read(spark, path)
+            .filter((F.col("source") == source) & (F.col("table_name") == SOURCE_ROW)).collect())
+    if not rows:
+        return Checkpoint()
+    r = rows[0]
+    return Checkpoint(r[SEQ_COL], r["binlog_file"], r["pos"], r["gtid_executed"] or "")
+
+
+def write_checkpoints(engine: "DeltaEngine", path: str, rows: Iterable[dict[str, Any]]) -> Optional[int]:
+    rows = [tuple(r.get(n) for n, _ in CHECKPOINT_COLUMNS) for r in rows]
+    if not rows:
+        return None
+    return engine.merge(path, engine_input(engine, to_arrow(CHECKPOINT_COLUMNS, rows)), CHECKPOINT_KEYS, SEQ_COL, op_col=None).version

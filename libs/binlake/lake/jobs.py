@@ -1,0 +1,309 @@
+"""The pipeline's jobs: snapshot SDI -> ingest -> apply, as functions of (Spark session, Delta engine, lake).
+
+``spark_jobs/*.py`` and ``binlake run`` call these same functions. Every job is safe to rerun: with nothing
+new to do it writes nothing (no new Delta version anywhere).
+
+Test hook: ``BINLAKE_TEST_CRASH_AT=<point>[:<n>]`` raises :class:`InjectedCrash` at the n-th (default first)
+pass through a :func:`crash_point` (``after_bronze``, ``after_quarantine``, ``after_history``, ``after_silver``,
+``before_checkpoint``), the way a killed job stops between two Delta commits.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from binlake.lake.bronze import decode_tasks, ingested_files, plan_ingest, spark_schema, summarize
+from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoints
+from binlake.lake.delta.plan import OP_COL, SEQ_COL
+from binlake.lake.quarantine import quarantine_row, write_quarantine
+from binlake.lake.resolve import resolve, unapplied
+from binlake.lake.silver import (COMMIT_TS_COL, KEY_COL, data_columns, engine_input, merge_keys, silver_name,
+                                 state_rows, table_columns, to_arrow)
+from binlake.pipeline.bronze import BRONZE_SCHEMA, CHANGE_OPS
+from binlake.pipeline.filters import GtidSet, TableFilter
+from binlake.pipeline.fold import row_key
+from binlake.pipeline.split import DEFAULT_CHUNK_BYTES
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from binlake.lake.delta import DeltaEngine
+
+CRASH_ENV = "BINLAKE_TEST_CRASH_AT"
+_crash_counts: Counter = Counter()
+
+
+class InjectedCrash(BaseException):
+    """Raised by :func:`crash_point` under the test hook (a BaseException: nothing catches it by accident)."""
+
+
+def crash_point(name: str) -> None:
+    want = os.environ.get(CRASH_ENV)
+    if not want:
+        return
+    point, _, nth = want.partition(":")
+    if point != name:
+        return
+    _crash_counts[name] += 1
+    if _crash_counts[name] == int(nth or 1):
+        _crash_counts.clear()
+        raise InjectedCrash(f"test hook: crash at {want}")
+
+
+@dataclass(frozen=True, slots=True)
+class LakeLayout:
+    """Where each table lives under the lake root."""
+
+    root: str
+
+    def path(self, *parts: str) -> str:
+        return str(Path(self.root, *parts))
+
+    @property
+    def bronze(self) -> str:
+        return self.path("bronze", "binlog_events")
+
+    def silver(self, db: str, table: str) -> str:
+        return self.path("silver", silver_name(db, table))
+
+    def history(self, db: str, table: str) -> str:
+        return self.path("silver", silver_name(db, table) + "__history")
+
+    @property
+    def checkpoints(self) -> str:
+        return self.path("meta", "checkpoints")
+
+    @property
+    def quarantine(self) -> str:
+        return self.path("meta", "quarantine")
+
+    @property
+    def schema_registry(self) -> str:
+        return self.path("meta", "schema_registry")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What one run of the jobs does, for one source."""
+
+    source: str
+    tables: TableFilter = TableFilter()
+    cutoff_us: Optional[int] = None          # apply changes committed before this (microseconds, UTC)
+    history: bool = False                    # also write SCD2 history tables
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    run_id: str = ""
+
+    @property
+    def run(self) -> str:
+        return self.run_id or uuid.uuid4().hex[:12]
+
+
+# --- snapshot_sdi ----------------------------------------------------------------------------------------------
+
+def snapshot_sdi_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout,
+                     sdi_paths: Sequence[str], seen_at: dt.datetime) -> int:
+    """Load SDI (.ibd/.sdi/ibd2sdi files or folders) into ``meta.schema_registry``; returns new versions. The
+    table is rewritten only when a new definition version appears."""
+    from binlake.sdi.registry import REGISTRY_ROW_SCHEMA, SchemaRegistry
+
+    registry = SchemaRegistry.from_rows(registry_rows(spark, engine, lake))
+    added = registry.snapshot(sdi_paths, seen_at)
+    if added:
+        cols = [(n, t) for n, t, _ in REGISTRY_ROW_SCHEMA]
+        rows = [tuple(r[n] for n, _ in cols) for r in registry.to_rows()]
+        engine.overwrite(lake.schema_registry, engine_input(engine, to_arrow(cols, rows)))
+    return added
+
+
+def registry_rows(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout) -> list[dict[str, Any]]:
+    if not engine.exists(lake.schema_registry):
+        return []
+    return [r.asDict() for r in engine.read(spark, lake.schema_registry).collect()]
+
+
+# --- ingest ----------------------------------------------------------------------------------------------------
+
+@dataclass
+class IngestReport:
+    files: int = 0
+    skipped_files: int = 0
+    bytes: int = 0
+    rows: Counter = field(default_factory=Counter)     # bronze rows per op
+    totals: dict[str, int] = field(default_factory=dict)   # events, transactions, skipped_gtid, ...
+    version: Optional[int] = None
+    seconds: float = 0.0
+
+
+def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, landing_dir: str,
+               opts: RunOptions, run_id: str) -> IngestReport:
+    """Decode the source's new landing files on Spark and append them to bronze in one commit."""
+    started = time.perf_counter()
+    done = ingested_files(spark, engine, lake.bronze, opts.source)
+    cutoff_s = None if opts.cutoff_us is None else opts.cutoff_us // 1_000_000
+    plan = plan_ingest(landing_dir, opts.source, done, created_before=cutoff_s, chunk_bytes=opts.chunk_bytes)
+    report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes)
+    if plan.tasks:
+        applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
+        df = decode_tasks(spark, plan.tasks, opts.tables, applied, run_id,
+                          registry_rows(spark, engine, lake) or None).cache()
+        report.version = engine.append(lake.bronze, df)
+        crash_point("after_bronze")
+        report.rows = Counter({r["op"]: r["count"] for r in df.groupBy("op").count().collect()})
+        report.totals = summarize(df.filter(df["op"].isin("file_end", "chunk_end")).collect())
+        df.unpersist()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+# --- apply -----------------------------------------------------------------------------------------------------
+
+@dataclass
+class ApplyReport:
+    changes: int = 0
+    tables: int = 0
+    ops: Counter = field(default_factory=Counter)      # fold counters: insert, update, delete, key_change, ...
+    quarantined: int = 0
+    checkpoint_seq: Optional[int] = None
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, opts: RunOptions,
+              run_id: str) -> ApplyReport:
+    """Apply the source's unapplied bronze changes (up to the cutoff) to silver, then move the checkpoint."""
+    started = time.perf_counter()
+    report = ApplyReport()
+    if not engine.exists(lake.bronze):
+        return report
+    ckpt = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
+    batch = unapplied(engine.read(spark, lake.bronze), opts.source, ckpt.seq, opts.cutoff_us).cache()
+    others = batch.filter(~batch["op"].isin(*CHANGE_OPS)).select(
+        "op", SEQ_COL, "binlog_file", "pos", "row", "db", "statement").collect()
+    last = batch.agg({SEQ_COL: "max"}).collect()[0][0]
+    if last is None:
+        batch.unpersist()
+        return report
+    tables = [(r["db"], r["table_name"]) for r in
+              batch.filter(batch["op"].isin(*CHANGE_OPS)).select("db", "table_name").distinct().collect()]
+    frames = {t: engine.read(spark, lake.silver(*t)) for t in tables if engine.exists(lake.silver(*t))}
+    t0 = time.perf_counter()
+    resolved = resolve(spark, batch, frames, history=opts.history)
+    report.stage_seconds["resolve"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    table_rows = []
+    for tb in sorted(resolved.tables, key=lambda tb: tb.table):
+        db, name = tb.table
+        res = tb.result
+        q = [quarantine_row(r, source=opts.source, db=db, table=name, kind=_kind(r), run_id=run_id)
+             for r in res.quarantine]
+        report.quarantined += write_quarantine(engine, lake.quarantine, q) if q else 0
+        crash_point("after_quarantine")
+        cols = data_columns(tb.column_metas)
+        has_pk = bool(tb.pk)
+        if opts.history and res.history:
+            _write_history(engine, lake.history(db, name), cols, tb.pk, res.history)
+            crash_point("after_history")
+        if res.rows:
+            keys, null_safe = merge_keys(tb.pk, cols)
+            data = to_arrow(table_columns(cols, has_pk), state_rows(cols, res.rows.values(), has_pk))
+            engine.merge(lake.silver(db, name), engine_input(engine, data), keys, SEQ_COL, op_col=OP_COL,
+                         keep_tombstones=True, null_safe_keys=null_safe)
+            crash_point("after_silver")
+        report.changes += tb.changes
+        table_rows.append({"source": opts.source, "table_name": f"{db}.{name}", SEQ_COL: tb.last_seq,
+                           "changes": tb.changes, "quarantined": len(res.quarantine), "run_id": run_id})
+    report.tables = len(resolved.tables)
+    report.ops = resolved.stats
+    errors = [quarantine_row({SEQ_COL: r[SEQ_COL], "binlog_file": r["binlog_file"], "pos": r["pos"], "row": 0,
+                              "column_name": "", "status": "ERROR", "reason": r["statement"]},
+                             source=opts.source, db=None, table=None, kind="decode", run_id=run_id)
+              for r in others if r["op"] == "error"]
+    report.quarantined += write_quarantine(engine, lake.quarantine, errors) if errors else 0
+    report.stage_seconds["merge"] = time.perf_counter() - t0
+    gtids = GtidSet.parse(ckpt.gtid_executed)
+    gtids.update(r["gtid"] for r in batch.select("gtid").distinct().collect())
+    tail = batch.filter(batch[SEQ_COL] == last).select("binlog_file", "pos").collect()[0]
+    batch.unpersist()
+    crash_point("before_checkpoint")
+    write_checkpoints(engine, lake.checkpoints, [
+        {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: last, "binlog_file": tail["binlog_file"],
+         "pos": tail["pos"], "gtid_executed": gtids.to_text(), "changes": report.changes,
+         "quarantined": report.quarantined, "run_id": run_id}, *table_rows])
+    report.checkpoint_seq = last
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _kind(record: dict[str, Any]) -> str:
+    return "missing_row" if record["status"] == "MISSING_ROW" else "json_diff"
+
+
+def _write_history(engine: "DeltaEngine", path: str, cols: list[tuple[str, str]], pk: Optional[list[str]],
+                   history: list[tuple[dict[str, Any], int, str, int]]) -> None:
+    """SCD2 history: one row per applied change (the row after it, or the deleted row), keyed by (change,
+    row key). ``valid_from`` is ``_binlake_seq``/``_binlake_commit_ts``; a row version is valid until the next
+    version of its key (``lead(_binlake_seq)`` over the key)."""
+    from binlake.pipeline.types import to_silver
+
+    convert = [(n, to_silver(k)) for n, k in cols]
+    rows = [tuple(conv(v.get(n)) for n, conv in convert) + (row_key(v, pk), seq, op, ts)
+            for v, seq, op, ts in history]
+    columns = [*cols, (KEY_COL, "string"), (SEQ_COL, "bigint"), (OP_COL, "string"), (COMMIT_TS_COL, "bigint")]
+    engine.merge(path, engine_input(engine, to_arrow(columns, rows)), [KEY_COL, SEQ_COL], SEQ_COL, op_col=None)
+
+
+# --- the whole run ---------------------------------------------------------------------------------------------
+
+@dataclass
+class RunReport:
+    source: str
+    run_id: str
+    registry_versions: int = 0
+    ingest: IngestReport = field(default_factory=IngestReport)
+    apply: ApplyReport = field(default_factory=ApplyReport)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        i, a = self.ingest, self.apply
+        return {"source": self.source, "run_id": self.run_id, "registry_versions": self.registry_versions,
+                "files": i.files, "files_skipped": i.skipped_files, "bytes": i.bytes,
+                "events": i.totals.get("events", 0), "transactions": i.totals.get("transactions", 0),
+                "bronze_rows": dict(i.rows), "changes_applied": a.changes, "tables": a.tables,
+                "ops": {k: a.ops.get(k, 0) for k in ("insert", "update", "delete", "key_change",
+                                                     "already_applied")},
+                "quarantined": a.quarantined, "seconds": round(self.seconds, 3),
+                "stage_seconds": {"ingest": round(i.seconds, 3), **{k: round(v, 3) for k, v in
+                                                                     a.stage_seconds.items()},
+                                  "apply": round(a.seconds, 3)}}
+
+
+def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, landing_dir: str,
+               opts: RunOptions, sdi_paths: Sequence[str] = ()) -> RunReport:
+    """snapshot_sdi (when SDI paths are given) -> ingest -> apply, for one source."""
+    started = time.perf_counter()
+    run_id = opts.run
+    report = RunReport(opts.source, run_id)
+    if sdi_paths:
+        seen = (dt.datetime.fromtimestamp(opts.cutoff_us / 1e6, dt.timezone.utc).replace(tzinfo=None)
+                if opts.cutoff_us is not None else dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+        report.registry_versions = snapshot_sdi_job(spark, engine, lake, sdi_paths, seen)
+    report.ingest = ingest_job(spark, engine, lake, landing_dir, opts, run_id)
+    report.apply = apply_job(spark, engine, lake, opts, run_id)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def summary_json(report: RunReport) -> str:
+    return json.dumps(report.as_dict(), sort_keys=True)
+
+
+__all__ = ["ApplyReport", "IngestReport", "InjectedCrash", "LakeLayout", "RunOptions", "RunReport", "apply_job",
+           "crash_point", "ingest_job", "run_source", "snapshot_sdi_job", "spark_schema", "BRONZE_SCHEMA"]

@@ -1,0 +1,40 @@
+"""``meta.quarantine``: everything that could not be applied, with the reason; nothing is dropped silently.
+
+Kinds: ``json_diff`` (a partial JSON update REJECTED/ERROR by apply_json_diffs, or skipped because an earlier
+diff of the column was), ``missing_row`` (a delete/update of a row without primary key that silver does not
+hold), ``decode`` (an undecodable stretch of a binlog: the reader's error with file and offset). Rows are
+keyed by (source, file, position, row, column) and written with an insert-only MERGE, so reruns add nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from binlake.lake.delta.plan import SEQ_COL
+from binlake.lake.silver import engine_input, to_arrow
+
+if TYPE_CHECKING:
+    from binlake.lake.delta import DeltaEngine
+
+QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "string"), ("binlog_file", "string"), ("pos", "bigint"), ("row", "bigint"),
+    ("column_name", "string"), (SEQ_COL, "bigint"), ("db", "string"), ("table_name", "string"),
+    ("kind", "string"), ("status", "string"), ("reason", "string"), ("document", "string"),
+    ("diffs", "string"), ("gtid", "string"), ("run_id", "string"),
+)
+QUARANTINE_KEYS = ("source", "binlog_file", "pos", "row", "column_name")
+
+
+def quarantine_row(record: dict[str, Any], *, source: str, db: str | None, table: str | None, kind: str,
+                   run_id: str) -> tuple:
+    full = {"source": source, "db": db, "table_name": table, "kind": kind, "run_id": run_id, **record}
+    return tuple(full.get(name) for name, _ in QUARANTINE_COLUMNS)
+
+
+def write_quarantine(engine: "DeltaEngine", path: str, rows: Iterable[tuple]) -> int:
+    """Insert the rows not there yet; returns how many were new."""
+    rows = list(rows)
+    if not rows:
+        return 0
+    result = engine.merge(path, engine_input(engine, to_arrow(QUARANTINE_COLUMNS, rows)), QUARANTINE_KEYS, SEQ_COL, op_col=None)
+    return result.inserted
