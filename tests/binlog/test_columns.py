@@ -170,7 +170,7 @@ def test_char_real_type_metadata_trick() -> None:
     # CHAR(10) latin1: plain metadata, 1-byte length
     assert decode(C.MYSQL_TYPE_STRING, 0xFE << 8 | 10, b"\x03caf", codec="cp1252") == "caf"
     # BINARY(4): binary collation gives bytes
-    assert decode(C.MYSQL_TYPE_STRING, 0xFE << 8 | 4, b"\x04ab\x00\x00") == b"ab\x00\x00"
+    assert decode(C.MYSQL_TYPE_STRING, 0xFE << 8 | 4, b"\x02ab") == b"ab\x00\x00"
 
 
 def test_varchar_and_blobs_with_charsets() -> None:
@@ -195,3 +195,28 @@ def test_json_geometry_vector_null() -> None:
     vec = struct.pack("<3f", 1.5, -2.0, 0.1)
     assert decode(C.MYSQL_TYPE_VECTOR, 4, struct.pack("<I", 12) + vec) == (1.5, -2.0, 0.1)
     assert decode(C.MYSQL_TYPE_NULL, 0, b"") is None
+
+
+def test_mariadb_53_hires_temporals_with_fsp_from_a_schema() -> None:
+    # bytes a MariaDB 10.11 server wrote with mysql56_temporal_format=OFF (values from its INSERT statement)
+    def hires(type_code: int, fsp: int, data: bytes) -> str:
+        return str(decode(type_code, 0, data, hires_fsp=fsp))
+
+    assert hires(C.MYSQL_TYPE_TIME, 3, bytes.fromhex("00b15478eb")) == "-12:34:56.789"
+    assert hires(C.MYSQL_TYPE_TIME, 6, bytes.fromhex("057e7bbcf7ff")) == "838:59:59.999999"
+    assert hires(C.MYSQL_TYPE_TIMESTAMP, 2, bytes.fromhex("7fffffff63")) == "2038-01-19 03:14:07.99"
+    # DATETIME(4) '9999-12-31 23:59:59.9999': MariaDB pack_time / 10^(6-4), 7 bytes big-endian
+    packed = ((((((9999 * 13 + 12) * 32 + 31) * 24 + 23) * 60 + 59) * 60 + 59) * 1_000_000 + 999900) // 100
+    assert hires(C.MYSQL_TYPE_DATETIME, 4, packed.to_bytes(7, "big")) == "9999-12-31 23:59:59.9999"
+    # fsp 0 columns keep the classic formats
+    assert str(decode(C.MYSQL_TYPE_TIME, 0, bytes.fromhex("590a80"))) == "-838:59:59"
+
+
+def test_binary_char_values_are_padded_to_their_length() -> None:
+    # BINARY(8) / MariaDB UUID, INET4: Field_string::pack strips the trailing 0x00 pad bytes
+    assert decode(C.MYSQL_TYPE_STRING, 0xFE << 8 | 8, b"\x02\x01\x02") == b"\x01\x02" + b"\0" * 6
+    assert decode(C.MYSQL_TYPE_STRING, 0xFE << 8 | 4, b"\x00") == b"\0\0\0\0"
+    # VARBINARY is not padded; CHAR with a charset is not padded either (trailing spaces are not restored,
+    # as SELECT does not show them)
+    assert decode(C.MYSQL_TYPE_VARCHAR, 8, b"\x01\x01") == b"\x01"
+    assert decode(C.MYSQL_TYPE_STRING, 0xFE << 8 | 8, b"\x01a", codec="utf-8") == "a"

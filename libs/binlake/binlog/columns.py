@@ -202,6 +202,55 @@ def _timestamp(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
     return MysqlTimestamp(_u32(buf, pos)[0]), pos + 4
 
 
+# --- MariaDB 5.3 temporal formats (mysql56_temporal_format=OFF; sql/field.cc Field_*_hires) -------------------
+
+_SEC_PART_BYTES = (0, 1, 1, 2, 2, 3, 3)
+_TIME_HIRES_BYTES = (3, 4, 4, 5, 5, 5, 6)
+_DATETIME_HIRES_BYTES = (5, 6, 6, 7, 7, 7, 8)
+_TIME_MAX_VALUE_SECONDS = 3020399              # 838:59:59
+
+
+def _unshift(value: int, fsp: int) -> int:
+    """``sec_part_unshift``: a value stored in units of 10^-fsp seconds back to microseconds."""
+    return value * 10 ** (6 - fsp)
+
+
+def make_mariadb_hires(type_code: int, fsp: int) -> Decoder:
+    """TIME(n)/DATETIME(n)/TIMESTAMP(n), n > 0, as MariaDB 5.3 stores them: big-endian, fractions in units of
+    10^-n seconds; TIME offset by 838:59:59 + 1s (``zero_point``); DATETIME as MariaDB's ``pack_time``."""
+    if not 1 <= fsp <= 6:
+        raise UnsupportedError("MariaDB hires temporal with invalid fractional digits", expected="1..6", found=fsp)
+    if type_code == C.MYSQL_TYPE_TIMESTAMP:
+        nfrac = _SEC_PART_BYTES[fsp]
+
+        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+            frac = int.from_bytes(buf[pos + 4:pos + 4 + nfrac], "big")
+            return MysqlTimestamp(_u32be(buf, pos)[0], _unshift(frac, fsp), fsp), pos + 4 + nfrac
+        return dec
+    if type_code == C.MYSQL_TYPE_TIME:
+        size = _TIME_HIRES_BYTES[fsp]
+        zero = (_TIME_MAX_VALUE_SECONDS + 1) * 10 ** fsp
+
+        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+            v = _unshift(int.from_bytes(buf[pos:pos + size], "big") - zero, fsp)
+            neg = v < 0
+            secs, micro = divmod(-v if neg else v, 1_000_000)
+            return MysqlTime(neg, secs // 3600, secs // 60 % 60, secs % 60, micro, fsp), pos + size
+        return dec
+    size = _DATETIME_HIRES_BYTES[fsp]
+
+    def dt(buf: bytes, pos: int) -> tuple[Any, int]:
+        v = _unshift(int.from_bytes(buf[pos:pos + size], "big"), fsp)
+        v, micro = divmod(v, 1_000_000)
+        v, second = divmod(v, 60)
+        v, minute = divmod(v, 60)
+        v, hour = divmod(v, 24)
+        v, day = divmod(v, 32)
+        year, month = divmod(v, 13)
+        return MysqlDateTime(year, month, day, hour, minute, second, micro, fsp), pos + size
+    return dt
+
+
 def _frac_reader(fsp: int) -> tuple[int, Callable[[bytes, int], int]]:
     """(bytes, reader) of the fractional part of TIMESTAMP2/DATETIME2 with ``fsp`` digits (unsigned)."""
     if fsp <= 0:
@@ -293,10 +342,18 @@ def _text_or_bytes(codec: Optional[str]) -> Callable[[bytes], Any]:
     return lambda raw: decode_text(raw, codec)
 
 
-def make_string(max_len: int, codec: Optional[str]) -> Decoder:
-    """CHAR/VARCHAR/BINARY/VARBINARY: a 1-byte length when the column's max byte length is < 256, else 2."""
+def make_string(max_len: int, codec: Optional[str], pad_binary: bool = False) -> Decoder:
+    """CHAR/VARCHAR/BINARY/VARBINARY: a 1-byte length when the column's max byte length is < 256, else 2.
+
+    ``pad_binary``: BINARY(n) (CHAR with the binary charset) values are stored without their trailing 0x00
+    pad bytes (``Field_string::pack`` strips the charset's pad character); they are padded back to n bytes."""
     n = 1 if max_len < 256 else 2
-    if codec is None:
+    if codec is None and pad_binary:
+        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+            start = pos + n
+            end = start + int.from_bytes(buf[pos:start], "little")
+            return buf[start:end].ljust(max_len, b"\0"), end
+    elif codec is None:
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
             start = pos + n
             end = start + int.from_bytes(buf[pos:start], "little")
@@ -380,8 +437,13 @@ def string_real_type(meta: int) -> tuple[int, int]:
 
 def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: Optional[str] = None,
                    enum_values: Optional[tuple[str, ...]] = None,
-                   set_values: Optional[tuple[str, ...]] = None) -> Decoder:
-    """One decoder for a column of TABLE_MAP type ``type_code`` with metadata ``meta`` (see TableMapEvent)."""
+                   set_values: Optional[tuple[str, ...]] = None, hires_fsp: int = 0) -> Decoder:
+    """One decoder for a column of TABLE_MAP type ``type_code`` with metadata ``meta`` (see TableMapEvent).
+
+    ``hires_fsp``: fractional digits of a TIME/DATETIME/TIMESTAMP column in MariaDB's 5.3 format (known only
+    from a schema, TABLE_MAP does not carry them)."""
+    if hires_fsp and type_code in (C.MYSQL_TYPE_TIME, C.MYSQL_TYPE_DATETIME, C.MYSQL_TYPE_TIMESTAMP):
+        return make_mariadb_hires(type_code, hires_fsp)
     dec = _INTEGERS.get((type_code, unsigned))
     if dec is not None:
         return dec
@@ -416,7 +478,7 @@ def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: 
             return make_enum(length, enum_values)
         if real_type == C.MYSQL_TYPE_SET:
             return make_set(length, set_values)
-        return make_string(length, codec)
+        return make_string(length, codec, pad_binary=True)
     if t == C.MYSQL_TYPE_ENUM:
         return make_enum(meta & 0xFF, enum_values)
     if t == C.MYSQL_TYPE_SET:

@@ -116,6 +116,12 @@ def _partial_after(layout: TableLayout, buf: bytes, pos: int, end: int,
     return value_options, partial, bits, tuple(out), pos
 
 
+def _past_end(layout: TableLayout, row_start: int, pos: int, end: int) -> TruncatedEventError:
+    hint = f" ({layout.decode_hint})" if layout.decode_hint else ""
+    return TruncatedEventError(f"row runs past the end of the event{hint}", offset=row_start,
+                               expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
+
+
 def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: int, present: bytes,
                 present_after: bytes) -> tuple:
     """All rows of one rows event body, ``buf[pos:end]`` (``buf`` must end at ``end``: the fence).
@@ -139,8 +145,7 @@ def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: 
                     after, pos = _image(layout, buf, pos, present_after)
                     append(UpdateRow(before, after))
                 if pos > end:
-                    raise TruncatedEventError("row runs past the end of the event", offset=row_start,
-                                              expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
+                    raise _past_end(layout, row_start, pos, end)
                 if pos == row_start:
                     raise CorruptEventError("row image of zero bytes", offset=row_start)
         else:
@@ -149,13 +154,13 @@ def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: 
                 image, pos = _image(layout, buf, pos, present)
                 append(image)
                 if pos > end:
-                    raise TruncatedEventError("row runs past the end of the event", offset=row_start,
-                                              expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
+                    raise _past_end(layout, row_start, pos, end)
                 if pos == row_start:
                     raise CorruptEventError("row image of zero bytes", offset=row_start)
     except DECODE_FAILURES as exc:
+        hint = f" ({layout.decode_hint})" if layout.decode_hint else ""
         raise CorruptEventError(f"row {len(rows)} of `{layout.db}`.`{layout.table}` does not decode: "
-                                f"{type(exc).__name__}: {exc}", offset=start) from None
+                                f"{type(exc).__name__}: {exc}{hint}", offset=start) from None
     except BinlogError as exc:
         if exc.offset is None:
             exc.offset = start

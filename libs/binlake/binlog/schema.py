@@ -31,6 +31,8 @@ class ColumnInfo:
     geometry_type: int | None = None
     visible: bool = True
     vector_dimensions: int | None = None
+    fsp: int | None = None                # fractional second digits of TIME/DATETIME/TIMESTAMP: TABLE_MAP lacks
+                                          # them for MariaDB's 5.3 temporal format (mysql56_temporal_format=OFF)
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,9 @@ class Column:
         return 0
 
 
+OLD_TEMPORAL_TYPES = frozenset({C.MYSQL_TYPE_TIME, C.MYSQL_TYPE_DATETIME, C.MYSQL_TYPE_TIMESTAMP})
+
+
 def real_type(type_code: int, meta: int) -> int:
     if type_code == C.MYSQL_TYPE_STRING:
         return string_real_type(meta)[0]
@@ -87,6 +90,7 @@ class TableLayout:
     assumptions: tuple[str, ...] = ()
     schema_source: str = ""
     column_names: tuple[str, ...] = ()
+    decode_hint: str = ""      # added to row decoding errors (what may explain them)
     image_plans: dict[bytes, "ImagePlan"] = field(default_factory=dict)
 
     @property
@@ -173,8 +177,9 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
     assumptions: list[str] = []
 
     schema: Optional[TableSchema] = None
+    old_temporals = [i for i in range(n) if types[i] in OLD_TEMPORAL_TYPES]
     need_schema = tm.column_names is None or tm.signedness is None or (
-        tm.default_charset is None and tm.column_charsets is None)
+        tm.default_charset is None and tm.column_charsets is None) or bool(old_temporals)
     if need_schema and schema_provider is not None:
         schema = schema_provider(tm.db, tm.table, types)
         if schema is not None and len(schema.columns) != n:
@@ -255,6 +260,20 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
     visible = list(tm.column_visibility) if tm.column_visibility is not None and \
         len(tm.column_visibility) == n else [True] * n
 
+    # TIME/DATETIME/TIMESTAMP (not the *2 types): MariaDB's 5.3 format with fractional digits is only decodable
+    # with the digits from a schema; without them the classic MySQL formats are assumed
+    hires = [0] * n
+    hint = ""
+    if old_temporals:
+        if sc is not None:
+            for i in old_temporals:
+                hires[i] = sc[i].fsp or 0
+        else:
+            hint = ("TIME/DATETIME/TIMESTAMP columns are read in the classic format; MariaDB's 5.3 format "
+                    "(mysql56_temporal_format=OFF) with fractional seconds needs their digits from a schema "
+                    "(ColumnInfo.fsp)")
+            assumptions.append(hint)
+
     columns = []
     decoders = []
     for i in range(n):
@@ -265,11 +284,11 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
         codec = collation_codec(collations[i]) if reals[i] in C.CHARACTER_TYPES else None
         try:
             dec = column_decoder(types[i], metas[i], unsigned=unsigned[i], codec=codec,
-                                 enum_values=enum_values[i], set_values=set_values[i])
+                                 enum_values=enum_values[i], set_values=set_values[i], hires_fsp=hires[i])
         except BinlogError as exc:
             dec = _failing_decoder(exc)
         decoders.append(dec)
     return TableLayout(tm, tuple(columns), tuple(decoders),
                        tuple(i for i in range(n) if types[i] == C.MYSQL_TYPE_JSON), tuple(assumptions),
-                       schema.source if schema is not None else "", tuple(names))
+                       schema.source if schema is not None else "", tuple(names), hint)
 
