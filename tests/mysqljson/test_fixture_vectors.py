@@ -8,8 +8,10 @@ from decimal import Decimal
 import pytest
 
 from binlake.mysqljson import (
+    ApplyStatus,
     BinaryJson,
     DiffOp,
+    apply_json_diffs,
     decode,
     decode_text,
     encode,
@@ -88,3 +90,16 @@ def test_diff_vector_reads_expected_operations_and_writes_back_exactly(vector_id
         assert diff.value == expected["value"]
         assert encode(diff.value) == bytes.fromhex(expected["value_hex"])
     assert write_diffs(diffs) == raw
+
+
+def test_real_partial_updates_apply_to_the_real_documents_they_were_made_for() -> None:
+    """json.binlog.000001: UPDATE_ROWS at 2612 wrote the full documents (ages 25, 33, 41); the
+    PARTIAL_UPDATE_ROWS_EVENT at 3750 then set each age one higher. Rows 0-2 of both events are the same rows."""
+    for row in range(3):
+        before = vector(JSONB, f"binlog:rust_mysql_common/json.binlog.000001@2612/row{row}/after/col1")
+        diff_cell = vector(DIFFS, f"binlog:rust_mysql_common/json.binlog.000001@3750/row{row}/col1")
+        age = json.loads(before["expected_text"])["age"]
+        expected = before["expected_text"].replace(f'"age": {age},', f'"age": {age + 1},')
+        result = apply_json_diffs(BinaryJson(bytes.fromhex(before["hex"])), bytes.fromhex(diff_cell["hex"]))
+        assert result.status == ApplyStatus.SUCCESS
+        assert to_text(result.document) == expected
