@@ -26,7 +26,7 @@ from tests.transport.fake_mysql import FakeMySQL8, Script, split_events
 # transaction_compression.000001 (8.0.32) ends with a ROTATE to binlog.000043; mysql-enum-string-set.000001
 # (8.0.28) was copied while active (LOG_EVENT_BINLOG_IN_USE_F set in its FORMAT_DESCRIPTION_EVENT).
 FIRST, SECOND = "binlog.000042", "binlog.000043"
-NO_WAIT = FetchOptions(until_now=True, sync_interval_s=0.0, backoff_initial_s=0.0)
+NO_WAIT = FetchOptions(until_now=True, backoff_initial_s=0.0)
 
 
 @pytest.fixture
