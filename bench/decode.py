@@ -18,6 +18,14 @@ values included; then a second, untimed pass compares every row both decoded, pe
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# Running `python bench/decode.py` puts bench/ first on sys.path, where a sibling script's name (bench/json.py)
+# would shadow a standard module: look modules up without it.
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH_DIR]
+
 import argparse
 import collections
 import datetime
@@ -25,15 +33,13 @@ import json
 import os
 import shutil
 import struct
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = BENCH_DIR.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
