@@ -463,30 +463,34 @@ class RowEncoder:
         return got
 
     def image(self, values: tuple, present: tuple[int, ...], partial: tuple[int, ...] = ()) -> bytes:
-        """``pack_row``: null bits (1 = NULL) for the present columns, then their values."""
+        """``pack_row``: null bits (1 = NULL) for the present columns, then their values. Columns listed in
+        ``partial`` hold a :class:`~binlake.binlog.events.JsonPartial` (a diff vector, WL#2955 F3)."""
         n = len(present)
-        nulls = bytearray(b"\xff" * ((n + 7) // 8))
-        if n & 7 and not self.null_padding:
-            nulls[-1] = (1 << (n & 7)) - 1
+        nulls = 0
+        bit = 1
         parts = [b""]
+        append = parts.append
         encoders = self.encoders
-        for k, i in enumerate(present):
-            v = values[i]
-            if v is None:
-                continue
-            nulls[k >> 3] &= ~(1 << (k & 7)) & 0xFF
-            if partial and i in partial:
-                raw = getattr(v, "raw", v)
-                parts.append(len(raw).to_bytes(self.json_pack_length[i], "little") + raw)
-                continue
-            try:
-                parts.append(encoders[i](v))
-            except (TypeError, ValueError, OverflowError, AttributeError, struct.error) as exc:
-                col = self.layout.columns[i]
-                raise BinlogWriteError(
-                    f"`{self.layout.db}`.`{self.layout.table}` column {col.name} ({i}): can not encode {v!r} "
-                    f"as {C.FIELD_TYPE_NAMES.get(col.real_type, col.real_type)}: {exc}") from None
-        parts[0] = bytes(nulls)
+        try:
+            for i in present:
+                v = values[i]
+                if v is None:
+                    nulls |= bit
+                elif partial and i in partial:
+                    raw = v.raw
+                    append(len(raw).to_bytes(self.json_pack_length[i], "little") + raw)
+                else:
+                    append(encoders[i](v))
+                bit <<= 1
+        except (TypeError, ValueError, OverflowError, AttributeError, struct.error) as exc:
+            i = present[bit.bit_length() - 1]
+            col = self.layout.columns[i]
+            raise BinlogWriteError(
+                f"`{self.layout.db}`.`{self.layout.table}` column {col.name} ({i}): can not encode {values[i]!r} "
+                f"as {C.FIELD_TYPE_NAMES.get(col.real_type, col.real_type)}: {exc}") from None
+        if n & 7 and self.null_padding:
+            nulls |= ((1 << (8 - (n & 7))) - 1) << n       # MySQL 5.x/MariaDB set the unused bits
+        parts[0] = nulls.to_bytes((n + 7) >> 3, "little")
         return b"".join(parts)
 
     def partial_bits(self, partial_columns: tuple[int, ...]) -> bytes:

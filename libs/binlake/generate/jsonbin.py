@@ -44,10 +44,11 @@ def _key_order(key: str) -> tuple[int, bytes]:
 class JsonEncoder:
     """``encode(doc)`` -> MySQL binary JSON, reusing the encoding of containers seen before."""
 
-    __slots__ = ("_memo",)
+    __slots__ = ("_memo", "_keys")
 
     def __init__(self) -> None:
         self._memo: dict[int, tuple[Any, int, bytes]] = {}
+        self._keys: dict[tuple[str, ...], tuple[list[str], list[bytes]]] = {}   # member names -> MySQL order
 
     def encode(self, doc: Any) -> bytes:
         kind = type(doc)
@@ -55,6 +56,8 @@ class JsonEncoder:
             return reference_encode(doc)
         if len(self._memo) > MEMO_LIMIT:
             self._memo.clear()
+        if len(self._keys) > MEMO_LIMIT:
+            self._keys.clear()
         type_byte, body = self._container(doc)
         return bytes((type_byte,)) + body
 
@@ -82,9 +85,13 @@ class JsonEncoder:
             return got[1], got[2]
         is_object = type(value) is dict
         if is_object:
-            keys_sorted = sorted(value, key=_key_order)
-            keys = [k.encode("utf-8") for k in keys_sorted]
-            values = [value[k] for k in keys_sorted]
+            names = tuple(value)
+            layout = self._keys.get(names)
+            if layout is None:
+                ordered = sorted(names, key=_key_order)
+                layout = self._keys[names] = (ordered, [k.encode("utf-8") for k in ordered])
+            keys = layout[1]
+            values = [value[k] for k in layout[0]]
         else:
             keys = []
             values = value

@@ -108,19 +108,33 @@ def item_pool(rng: random.Random, size: int = 2000) -> list[dict]:
             for _ in range(size)]
 
 
-def order_document(rng: random.Random, customer_id: int, json_size: int, pool: list[dict]) -> dict:
+def order_document(rng: random.Random, customer_id: int, json_size: int, pool: list[dict],
+                   shared: dict | None = None) -> dict:
     """An order document of roughly ``json_size`` bytes of JSON text: nested objects, an array of order lines
-    drawn from ``pool`` (see :func:`item_pool`)."""
+    drawn from ``pool`` (see :func:`item_pool`). Sub-objects with few variants (customer, payment, shipping,
+    flags) are taken from ``shared`` when given, as identical values are shared (never changed in place)."""
     n_items = max(1, json_size // 110)
     items = [pool[rng.randrange(len(pool))] for _ in range(rng.randrange(max(1, n_items // 2), n_items + 1))]
+    city = CITIES[rng.randrange(len(CITIES))]
+    method = ("card", "iban", "voucher")[rng.randrange(3)]
+    carrier = CARRIERS[rng.randrange(len(CARRIERS))]
+    gift, priority = rng.random() < 0.2, rng.randrange(0, 4)
+    parts = {} if shared is None else shared
     return {
-        "customer": {"id": customer_id, "city": CITIES[rng.randrange(len(CITIES))]},
+        "customer": _shared(parts, ("customer", customer_id, city), lambda: {"id": customer_id, "city": city}),
         "items": items,
-        "payment": {"method": ("card", "iban", "voucher")[rng.randrange(3)], "captured": False},
-        "shipping": {"carrier": CARRIERS[rng.randrange(len(CARRIERS))], "events": []},
-        "flags": {"gift": rng.random() < 0.2, "priority": rng.randrange(0, 4)},
+        "payment": _shared(parts, ("payment", method), lambda: {"method": method, "captured": False}),
+        "shipping": _shared(parts, ("shipping", carrier), lambda: {"carrier": carrier, "events": []}),
+        "flags": _shared(parts, ("flags", gift, priority), lambda: {"gift": gift, "priority": priority}),
         "note": _words(rng, rng.randrange(1, 6)),
     }
+
+
+def _shared(parts: dict, key: tuple, make) -> dict:
+    got = parts.get(key)
+    if got is None:
+        got = parts[key] = make()
+    return got
 
 
 def _new_item(rng: random.Random) -> dict:

@@ -74,6 +74,7 @@ class Workload:
         self.audit_serial = 0
         self.next_table_id = 200
         self.items: list[dict] | None = None              # shared order lines, made on the first order
+        self.shared_parts: dict = {}                      # shared small sub-documents of orders
         upper = 0
         self._actions: list[tuple[int, Any]] = []        # (cumulative weight, statement maker)
         for table, name, weight in self._ACTIONS:
@@ -331,7 +332,7 @@ class Workload:
         oid = self.next_order
         self.next_order += 1
         cust = rng.randrange(1, max(2, self.next_customer))
-        doc = jsondocs.order_document(rng, cust, self.config.json_size, self._item_pool())
+        doc = jsondocs.order_document(rng, cust, self.config.json_size, self._item_pool(), self.shared_parts)
         total = sum(Decimal(str(i["price"])) * i["qty"] for i in doc["items"]).quantize(Decimal("0.0001"))
         return (oid, cust, "new", total, sum(i["qty"] for i in doc["items"]), v.datetime(0),
                 v.maybe(0.5, v.time, 2), doc, v.maybe(0.2, v.text, 400))
@@ -357,7 +358,8 @@ class Workload:
                 doc, made = jsondocs.order_edits(self.rng, row[di], 4)
                 edits = ((di, tuple(made)),)
             else:
-                doc = jsondocs.order_document(self.rng, row[1], self.config.json_size, self._item_pool())
+                doc = jsondocs.order_document(self.rng, row[1], self.config.json_size, self._item_pool(),
+                                                 self.shared_parts)
             row[di] = doc
             row[si] = ORDER_STATUSES[self.rng.randrange(len(ORDER_STATUSES))]
             changes.append((key, tuple(row), frozenset({di, si}), edits))
