@@ -236,4 +236,5 @@ def test_decimal_bytes_match_mysql_documentation():
 def test_time2_negative_fraction_follows_my_time_packed_to_binary():
     # -00:00:01.5 with fsp 1: int part floor(-1.5 s) = -2 s -> 0x800000 - 2, fraction byte -50 as a signed char
     assert make_time2_encoder(1)(MysqlTime(True, 0, 0, 1, 500000, 1)) == bytes.fromhex("7ffffe") + bytes([206])
-    assert make_time2_encoder(0)(MysqlTime(False, 1, 2, 3, 0, 0)) == (0x800000 + (1 << 12 | 2 << 6 | 3)).to_bytes(3, "big")
+    hms = 1 << 12 | 2 << 6 | 3
+    assert make_time2_encoder(0)(MysqlTime(False, 1, 2, 3, 0, 0)) == (0x800000 + hms).to_bytes(3, "big")

@@ -321,6 +321,7 @@ class Binlog:
         self.stats = ReadStats()
         self.context.fde = None
         self.context.tables.clear()
+        self.context.assumptions.clear()
         o = self.options
         with stream:
             for ev in read_events(stream, file=name, verify_checksum=o.verify_checksum,
@@ -364,9 +365,12 @@ class Binlog:
 
 def open_binlog(path_or_uri: Union[str, os.PathLike], *, verify_checksum: bool = True,
                 start_position: Optional[int] = None, schema_provider: Optional[SchemaProvider] = None,
-                stop_at_incomplete: bool = False) -> Binlog:
-    """Open a binlog file or URI (``file://``; more transports via :func:`register_transport`)."""
-    return Binlog(path_or_uri, ReadOptions(verify_checksum, start_position, schema_provider, stop_at_incomplete))
+                stop_at_incomplete: bool = False, decode_rows: bool = True) -> Binlog:
+    """Open a binlog file or URI (``file://``; more transports via :func:`register_transport`).
+
+    ``decode_rows=False`` leaves rows events' ``rows`` empty (listing events needs no TABLE_MAP or schema)."""
+    return Binlog(path_or_uri, ReadOptions(verify_checksum, start_position, schema_provider, stop_at_incomplete,
+                                           decode_rows))
 
 
 def iter_row_changes(path: Union[str, os.PathLike], **options: Any) -> Iterator[RowChange]:

@@ -35,6 +35,7 @@ class DecodeContext:
     schema_provider: Optional[SchemaProvider] = None
     decode_rows: bool = True
     table_map_cache: dict[bytes, tuple[TableMapEvent, Optional[TableLayout]]] = field(default_factory=dict)
+    assumptions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)   # per (db, table)
 
     def post_header_len(self, type_code: int, default: int) -> int:
         fde = self.fde
@@ -569,6 +570,8 @@ def decode_table_map(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TableMapE
     layout = build_layout(tm, ctx.schema_provider) if ctx.decode_rows else None
     if layout is not None:
         ctx.tables[tm.table_id] = layout
+        if layout.assumptions:
+            ctx.assumptions[(tm.db, tm.table)] = layout.assumptions
     if len(ctx.table_map_cache) >= TABLE_MAP_CACHE_SIZE:
         ctx.table_map_cache.clear()
     ctx.table_map_cache[key] = (tm, layout)

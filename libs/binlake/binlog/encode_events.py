@@ -16,7 +16,7 @@ from binlake.binlog.constants import (
     FL_COMPLETED_XA, FL_GROUP_COMMIT_ID, FL_PREPARED_XA, OTW_PAYLOAD_COMPRESSION_TYPE_FIELD,
     OTW_PAYLOAD_HEADER_END_MARK, OTW_PAYLOAD_SIZE_FIELD, OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD, ST_SERVER_VER_LEN,
 )
-from binlake.binlog.encode_base import U8, U16, U32, U64, BinlogWriteError, packed_length
+from binlake.binlog.encode_base import U8, U32, U64, BinlogWriteError, packed_length
 
 START_V3 = struct.Struct("<H50sI")                   # binlog_version, server_version, create_timestamp
 FDE_FIXED = struct.Struct("<H50sIB")                 # ... + common header length
@@ -183,11 +183,6 @@ def encode_gtid(e: ev.GtidEvent, ctx: Context) -> bytes:
     if e.commit_group_ticket is not None:
         data += U64.pack(e.commit_group_ticket)
     return data
-
-
-def gtid_transaction_length_size(e: ev.GtidEvent, ctx: Context) -> int:
-    """Size in bytes of the GTID event's body, for ``transaction_length`` fix-point computation."""
-    return len(encode_gtid(e, ctx))
 
 
 def encode_gtid_tagged(e: ev.GtidTaggedEvent, ctx: Context) -> bytes:

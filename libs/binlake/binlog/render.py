@@ -78,8 +78,6 @@ def event_info(event: BinlogEvent) -> dict[str, Any]:
         if f.name in ("rows", "payload", "optional_metadata", "server_version_raw", "raw"):
             continue
         out[f.name] = _plain(getattr(body, f.name))
-    if isinstance(body, RowsEvent):
-        out["rows"] = len(body.rows)
     if isinstance(body, (GtidEvent, MariadbGtidEvent)):
         out["gtid"] = body.gtid
     if isinstance(body, PreviousGtidsEvent):

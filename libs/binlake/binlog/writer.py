@@ -19,13 +19,14 @@ import os
 import uuid as _uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Optional, Sequence
+from typing import Any, BinaryIO, Callable, Optional, Sequence
 
 from binlake.binlog import constants as C
 from binlake.binlog import events as ev
-from binlake.binlog.encode_base import BinlogWriteError, event_size, frame_event
-from binlake.binlog.encode_events import BODY_ENCODERS, Context
+from binlake.binlog.encode_base import BinlogWriteError, event_size, frame_event, packed_length_size
+from binlake.binlog.encode_events import BODY_ENCODERS, Context, payload_fields
 from binlake.binlog.encode_rows import RowEncoder, encode_rows, encode_table_map
+from binlake.binlog.reader import read_events
 
 # Post-header lengths of MySQL 8.0.32+ (Format_description_event::post_header_len, event types 1..41).
 MYSQL_80_POST_HEADER_LENGTHS = bytes((
@@ -79,7 +80,7 @@ class EventWriter:
         self.ctx = Context(post_header_lengths)
         self.row_encoders: dict[int, RowEncoder] = {} if row_encoders is None else row_encoders
         self.null_padding = 0
-        self._table_maps: dict[int, ev.TableMapEvent] = {}
+        self._table_maps: dict[int, tuple[ev.TableMapEvent, bytes]] = {}   # table id -> (last TABLE_MAP, bytes)
 
     def body_bytes(self, body: Any, type_code: int) -> bytes:
         """The encoded body of an event (no header, no checksum); registers TABLE_MAPs for later rows."""
@@ -89,12 +90,15 @@ class EventWriter:
                 raise BinlogWriteError("rows event for a table id no TABLE_MAP_EVENT defined", found=body.table_id)
             return encode_rows(body, type_code, rows)
         if isinstance(body, ev.TableMapEvent):
-            if self._table_maps.get(body.table_id) is not body:
-                known = self.row_encoders.get(body.table_id)
-                if known is None or known.null_padding != self.null_padding or known.layout.table_map != body:
-                    self.row_encoders[body.table_id] = RowEncoder.for_table_map(body, self.null_padding)
-                self._table_maps[body.table_id] = body
-            return encode_table_map(body)
+            last = self._table_maps.get(body.table_id)
+            if last is not None and last[0] is body:          # the same TABLE_MAP again: one encoding
+                return last[1]
+            known = self.row_encoders.get(body.table_id)
+            if known is None or known.null_padding != self.null_padding or known.layout.table_map != body:
+                self.row_encoders[body.table_id] = RowEncoder.for_table_map(body, self.null_padding)
+            data = encode_table_map(body)
+            self._table_maps[body.table_id] = (body, data)
+            return data
         encoder = BODY_ENCODERS.get(type(body))
         if encoder is None:
             raise BinlogWriteError(f"no encoder for {type(body).__name__}")
@@ -140,7 +144,6 @@ def payload_event_body(inner: bytes, compress: bool, level: int = ZSTD_LEVEL) ->
         ctype = C.ZSTD
     else:
         payload, ctype = inner, C.NONE
-    from binlake.binlog.encode_events import payload_fields
     return ev.TransactionPayloadEvent(ctype, len(payload), len(inner), payload,
                                       payload_fields(ctype, len(payload), len(inner)))
 
@@ -269,12 +272,9 @@ class BinlogWriter:
         gtid = ev.GtidEvent(flags=0 if compress or len(events) > 1 else C.FLAG_MAY_HAVE_SBR, sid=self.sid, gno=gno,
                             lt_type=C.LOGICAL_TIMESTAMP_TYPECODE, last_committed=self.sequence_number - 1,
                             sequence_number=self.sequence_number, immediate_commit_timestamp=commit_time_us,
-                            transaction_length=0, immediate_server_version=self.version_id)
-        length = rest
-        for _ in range(3):       # the GTID's own size depends on the packed size of the length: a fixpoint
-            gtid = replace(gtid, transaction_length=length)
-            length = rest + event_size(len(w.body_bytes(gtid, C.GTID_LOG_EVENT)), w.checksum)
-        gtid = replace(gtid, transaction_length=length)
+                            transaction_length=transaction_length(rest, _GTID_BODY_SIZE_WITHOUT_LENGTH,
+                                                                  w.checksum),
+                            immediate_server_version=self.version_id)
         start = w.pos
         chunks = [w.frame(w.body_bytes(gtid, C.GTID_LOG_EVENT), C.GTID_LOG_EVENT, timestamp)]
         chunks.extend(w.frame(b, t, ts, None, f) for b, t, ts, f in bodies)
@@ -284,6 +284,22 @@ class BinlogWriter:
         if w.pos >= self.max_size:
             self.rotate(timestamp)
         return written
+
+
+# GTID_LOG_EVENT body of MySQL 8.0 without its packed transaction_length: flags, SID, GNO, logical clock,
+# immediate commit timestamp (7 bytes, no original), immediate server version
+_GTID_BODY_SIZE_WITHOUT_LENGTH = 1 + 16 + 8 + 1 + 8 + 8 + 7 + 4
+
+
+def transaction_length(rest: int, gtid_body_without_length: int, checksum: bool) -> int:
+    """``Gtid_event::transaction_length``: all bytes of the transaction including the GTID event, whose own
+    size depends on the packed size of this very length (a fix point, reached in at most two steps)."""
+    length = rest + event_size(gtid_body_without_length + 1, checksum)
+    while True:
+        again = rest + event_size(gtid_body_without_length + packed_length_size(length), checksum)
+        if again == length:
+            return length
+        length = again
 
 
 def _null_padding(fde: ev.FormatDescriptionEvent) -> int:
@@ -298,16 +314,6 @@ def _version_id(version: str) -> int:
     parts = [int("".join(ch for ch in p if ch.isdigit()) or 0) for p in version.split("-")[0].split(".")[:3]]
     parts += [0] * (3 - len(parts))
     return parts[0] * 10000 + parts[1] * 100 + parts[2]
-
-
-def write_events(path: str | os.PathLike, events: Iterable[Event], *, server_id: int = 1) -> int:
-    """Write ``events`` (starting with a FORMAT_DESCRIPTION) to a new file after the magic; returns its size."""
-    w = EventWriter(server_id=server_id, checksum=False)
-    with open(path, "wb") as out:
-        out.write(C.BINLOG_MAGIC)
-        for e in events:
-            out.write(w.encode(e))
-    return w.pos
 
 
 # --- re-encoding a binlog (binlake copy) -------------------------------------------------------------------------
@@ -456,11 +462,10 @@ class _Copier:
         if isinstance(first, ev.GtidEvent) and first.transaction_length is not None:
             rest = sum(event_size(len(self.w.body_bytes(b, o.header.type_code)), self.w.checksum)
                        for o, b in bodies[1:])
-            gtid = first
-            for _ in range(3):
-                gtid = replace(gtid, transaction_length=rest + event_size(
-                    len(self.w.body_bytes(gtid, bodies[0][0].header.type_code)), self.w.checksum))
-            bodies[0] = (bodies[0][0], gtid)
+            without = len(self.w.body_bytes(first, bodies[0][0].header.type_code)) - \
+                packed_length_size(first.transaction_length)
+            bodies[0] = (bodies[0][0], replace(first, transaction_length=transaction_length(
+                rest, without, self.w.checksum)))
         for outer, body in bodies:
             self.emit(outer, body)
 
@@ -474,8 +479,6 @@ def copy_binlog(src: str | os.PathLike, dst: str | os.PathLike, *, keep: Optiona
     tables are dropped, transactions left without rows are dropped whole, and positions, ``transaction_length``
     and checksums are recomputed; compressed transactions are recompressed when they changed.
     """
-    from binlake.binlog.reader import read_events
-
     stats = CopyStats()
     copier = _Copier(keep, stats)
     src_name = os.fspath(src)
