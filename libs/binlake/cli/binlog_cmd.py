@@ -49,11 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_show)
 
 
-def _open(args: argparse.Namespace):
+def _open(args: argparse.Namespace, decode_rows: bool = True):
     from binlake.binlog import open_binlog
 
     return open_binlog(args.file, verify_checksum=args.verify_checksum, start_position=args.start_position,
-                       stop_at_incomplete=args.allow_incomplete)
+                       stop_at_incomplete=args.allow_incomplete, decode_rows=decode_rows)
 
 
 def _finish(binlog: Any, out: Any) -> int:
@@ -63,6 +63,8 @@ def _finish(binlog: Any, out: Any) -> int:
         kinds = ", ".join(f"{code}: {n}" for code, n in sorted(stats.unknown.items()))
         print(f"binlake: note: {stats.unknown_total} event(s) of unknown type kept undecoded ({kinds})",
               file=sys.stderr)
+    for (db, table), notes in sorted(binlog.context.assumptions.items()):
+        print(f"binlake: note: `{db}`.`{table}`: " + "; ".join(notes), file=sys.stderr)
     if stats.incomplete is not None:
         print(f"binlake: note: {stats.incomplete}", file=sys.stderr)
     return 0
@@ -78,7 +80,7 @@ def _emit(lines: Iterator[str]) -> None:
 def cmd_events(args: argparse.Namespace) -> int:
     from binlake.binlog.render import event_line, event_record
 
-    binlog = _open(args)
+    binlog = _open(args, decode_rows=False)    # listing events needs no row layouts
     dumps = json.dumps
     if args.format == "jsonl":
         _emit(dumps(event_record(ev), ensure_ascii=False) for ev in binlog)
