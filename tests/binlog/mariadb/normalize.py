@@ -15,6 +15,8 @@ form, INET4/INET6/UUID in their stored byte order), float32/float64 values for F
 Where the contract does not fix a form, both plausible ones are accepted and said so: BIT as a number or as
 ``{"hex"}``; FLOAT as the single-precision value or its double widening. With ``binlog_row_metadata=MINIMAL``
 the TABLE_MAP has no ENUM/SET member names, so an ENUM may come as its index and a SET as its bitmap number.
+With ``NO_LOG`` (MariaDB's default) it has no signedness and no charsets either: an unsigned integer may come
+as its signed reading, and character/binary columns are compared as the bytes the decoder shows.
 """
 
 from __future__ import annotations
@@ -119,7 +121,11 @@ def from_binlake(col: Column, value: Any, metadata: str = "FULL") -> Any:
     if kind in ("int", "year"):
         if isinstance(value, bool) or not isinstance(value, int):
             raise Mismatch(f"{col.name} ({col.sql}): expected a JSON integer, found {value!r:.80}")
+        if metadata == "NO_LOG" and col.unsigned and value < 0:
+            return value + (1 << col.bits)   # no signedness in TABLE_MAP: the same bits read as signed
         return value
+    if metadata == "NO_LOG" and kind in ("text", "json", "char", "binary", "inet4", "inet6", "uuid"):
+        return _without_charset(col, value)
     if kind == "bit":
         if isinstance(value, int) and not isinstance(value, bool):
             return value
@@ -145,6 +151,23 @@ def from_binlake(col: Column, value: Any, metadata: str = "FULL") -> Any:
     if kind in ("binary", "geometry", "inet4", "inet6", "uuid"):
         return _bytes_of(value, col)
     raise AssertionError(f"no binlake normalisation for kind {kind}")
+
+
+def _without_charset(col: Column, value: Any) -> Any:
+    """A character or binary column's value when TABLE_MAP has no charsets (binlog_row_metadata=NO_LOG): the
+    decoder can not know the charset nor binary-ness, so its text (UTF-8, undecodable bytes as surrogate escapes)
+    or hex is taken back to bytes and read as the column's own type."""
+    if isinstance(value, str):
+        raw = value.encode("utf-8", "surrogateescape")
+    else:
+        raw = _bytes_of(value, col)
+    if col.kind in ("binary", "inet4", "inet6", "uuid"):
+        return _pad(col, raw)
+    try:
+        text = raw.decode(PYTHON_CODECS[col.charset])
+    except UnicodeDecodeError as exc:
+        raise Mismatch(f"{col.name} ({col.sql}): bytes {raw[:40]!r} are not {col.charset}") from exc
+    return text.rstrip(" ") if col.kind == "char" else text
 
 
 def _check_decimal_text(col: Column, text: str) -> None:

@@ -154,8 +154,12 @@ def binlake_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from binlake.cli import main; sys.exit(main())"]
 
 
-def run_binlake(*args: str) -> list[dict[str, Any]]:
-    """Run ``binlake ARGS`` and parse its JSON lines; a non-zero exit fails with its stderr."""
+def run_binlake(*args: str, problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """Run ``binlake ARGS`` and parse its JSON lines; a non-zero exit fails with its stderr.
+
+    A line that is not UTF-8 is reported in ``problems`` (if given, else it fails) and parsed with its bad bytes
+    as surrogate escapes, so the rest of the comparison still runs.
+    """
     result = subprocess.run(binlake_command() + list(args), capture_output=True, check=False)
     if result.returncode != 0:
         raise AssertionError(f"binlake {' '.join(args)} exited {result.returncode}: "
@@ -163,7 +167,16 @@ def run_binlake(*args: str) -> list[dict[str, Any]]:
     records = []
     for number, line in enumerate(result.stdout.splitlines(), 1):
         try:
-            records.append(json.loads(line))
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            message = (f"binlake {' '.join(args)}: line {number} is not UTF-8 ({exc}): "
+                       f"{line[max(0, exc.start - 60):exc.start + 20]!r}")
+            if problems is None:
+                raise AssertionError(message) from exc
+            problems.append(message)
+            text = line.decode("utf-8", "surrogateescape")
+        try:
+            records.append(json.loads(text))
         except json.JSONDecodeError as exc:
             raise AssertionError(f"binlake {' '.join(args)}: line {number} is not JSON: {line[:200]!r}") from exc
     return records
@@ -175,7 +188,7 @@ def binlake_changes(run: WorkloadRun) -> tuple[list[Change], list[str]]:
     metadata = run.settings.row_metadata
     for path in run.files:
         try:
-            records = run_binlake("rows", str(path), "--format", "jsonl")
+            records = run_binlake("rows", str(path), "--format", "jsonl", problems=problems)
         except AssertionError as exc:   # one file failing should not hide what the others show
             problems.append(str(exc))
             continue

@@ -29,6 +29,7 @@ VARIANTS = {
     "image-NOBLOB-metadata-FULL": BinlogSettings(row_image="NOBLOB", row_metadata="FULL"),
     "image-FULL-metadata-MINIMAL": BinlogSettings(row_image="FULL", row_metadata="MINIMAL"),
     "image-MINIMAL-metadata-MINIMAL": BinlogSettings(row_image="MINIMAL", row_metadata="MINIMAL"),
+    "image-MINIMAL-metadata-NO_LOG": BinlogSettings(row_image="MINIMAL", row_metadata="NO_LOG"),
     "checksum-NONE": BinlogSettings(checksum="NONE"),
 }
 
