@@ -272,7 +272,7 @@ def test_binlake_rows_jsonl_decodes_a_generated_file(generated, capsys):
 def test_copy_of_generated_binlogs_is_byte_identical(generated, tmp_path):
     """The cases real fixtures lack (INSERT/REMOVE and multi-diff partial JSON, partial updates inside
     compressed payloads, MINIMAL/NOBLOB images) survive decode + re-encode byte for byte."""
-    from binlake.binlog.writer import copy_binlog
+    from binlake.binlog.encode_copy import copy_binlog
 
     for f in _binlogs(generated[1]):
         copy_binlog(f, tmp_path / f.name)

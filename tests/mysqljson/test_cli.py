@@ -60,3 +60,9 @@ def test_help(capsys: pytest.CaptureFixture[str]) -> None:
         main(["json", "apply", "--help"])
     assert info.value.code == 0
     assert "Exit codes: 0 SUCCESS, 3 REJECTED, 4 ERROR" in capsys.readouterr().out
+
+
+def test_apply_to_a_json_null_document(capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON null is a document (an empty vector succeeds); only SQL NULL, which --doc cannot be, is rejected."""
+    assert run(capsys, "json", "apply", "--doc", "null", "--diffs", "")[:2] == (0, "SUCCESS\nnull\n")
+    assert run(capsys, "json", "apply", "--doc", "null", "--diffs", "0203242e61")[:2] == (3, "REJECTED\nnull\n")

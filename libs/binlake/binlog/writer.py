@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import os
 import uuid as _uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Optional, Sequence
+from typing import Any, BinaryIO, Optional, Sequence
 
 from binlake.binlog import constants as C
 from binlake.binlog import events as ev
 from binlake.binlog.encode_base import BinlogWriteError, event_size, frame_event, packed_length_size
 from binlake.binlog.encode_events import BODY_ENCODERS, Context, payload_fields
 from binlake.binlog.encode_rows import RowEncoder, encode_rows, encode_table_map
-from binlake.binlog.reader import read_events
 
 # Post-header lengths of MySQL 8.0.32+ (Format_description_event::post_header_len, event types 1..41).
 MYSQL_80_POST_HEADER_LENGTHS = bytes((
@@ -269,7 +268,8 @@ class BinlogWriter:
                 bodies.append((w.body_bytes(e.body, type_code), type_code, e.timestamp or timestamp, e.flags))
         rest = sum(event_size(len(b), w.checksum) for b, _, _, _ in bodies)
         self.sequence_number += 1
-        gtid = ev.GtidEvent(flags=0 if compress or len(events) > 1 else C.FLAG_MAY_HAVE_SBR, sid=self.sid, gno=gno,
+        statement_only = not any(isinstance(e.body, ev.RowsEvent) for e in events)    # DDL: logged as a statement
+        gtid = ev.GtidEvent(flags=C.FLAG_MAY_HAVE_SBR if statement_only else 0, sid=self.sid, gno=gno,
                             lt_type=C.LOGICAL_TIMESTAMP_TYPECODE, last_committed=self.sequence_number - 1,
                             sequence_number=self.sequence_number, immediate_commit_timestamp=commit_time_us,
                             transaction_length=transaction_length(rest, _GTID_BODY_SIZE_WITHOUT_LENGTH,
@@ -314,208 +314,3 @@ def _version_id(version: str) -> int:
     parts = [int("".join(ch for ch in p if ch.isdigit()) or 0) for p in version.split("-")[0].split(".")[:3]]
     parts += [0] * (3 - len(parts))
     return parts[0] * 10000 + parts[1] * 100 + parts[2]
-
-
-# --- re-encoding a binlog (binlake copy) -------------------------------------------------------------------------
-
-@dataclass
-class CopyStats:
-    events_in: int = 0
-    events_out: int = 0
-    transactions_in: int = 0
-    transactions_out: int = 0
-    bytes_out: int = 0
-
-
-TableFilter = Callable[[str, str], bool]     # (db, table) -> keep?
-
-_TRANSACTION_STARTS = (ev.GtidEvent, ev.MariadbGtidEvent)
-_COMMIT_QUERIES = ("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK")
-
-
-def _is_begin(body: Any) -> bool:
-    return isinstance(body, ev.QueryEvent) and body.query.strip().upper() in ("BEGIN", "XA START")
-
-
-def _ends_transaction(body: Any, in_begin: bool) -> bool:
-    if isinstance(body, (ev.XidEvent, ev.XaPrepareEvent)):
-        return True
-    if isinstance(body, ev.QueryEvent):
-        q = body.query.strip().upper()
-        return q.startswith(_COMMIT_QUERIES) or (not in_begin and not _is_begin(body))
-    return False
-
-
-def _keep_pos(e: ev.BinlogEvent, new_pos: int) -> Optional[int]:
-    """A source ``log_pos`` that is the event's end (or start, binlog v3) is recomputed; others (relay logs carry
-    the source server's positions, artificial events carry 0) are kept."""
-    h = e.header
-    if h.log_pos == e.pos + h.event_size:
-        return None
-    if h.log_pos == e.pos and e.pos:
-        return new_pos
-    return h.log_pos
-
-
-class _Copier:
-    def __init__(self, keep: Optional[TableFilter], stats: CopyStats) -> None:
-        self.keep = keep
-        self.stats = stats
-        self.w = EventWriter(checksum=False)
-        self.chunks: list[bytes] = []
-
-    def emit(self, e: ev.BinlogEvent, body: Any = None, new_pos: Optional[int] = None) -> None:
-        h = e.header
-        body = e.body if body is None else body
-        out = self.w.encode(Event(body, h.timestamp, h.type_code, h.server_id, h.flags,
-                                  _keep_pos(e, self.w.pos if new_pos is None else new_pos)))
-        self.chunks.append(out)
-        self.stats.events_out += 1
-
-    def transaction(self, group: list[tuple[ev.BinlogEvent, list[ev.BinlogEvent]]]) -> None:
-        """One transaction: (event, its payload's inner events) pairs; filtered, then written."""
-        self.stats.transactions_in += 1
-        if self.keep is None:
-            self._write_group(group, changed=False)
-            return
-        kept: list[tuple[ev.BinlogEvent, list[ev.BinlogEvent]]] = []
-        changed = False
-        has_rows = kept_rows = False
-        tables: dict[int, tuple[str, str]] = {}
-        for outer, inner in group:
-            if inner:
-                new_inner, rows, kept_r = self._filter(inner, tables)
-                has_rows |= rows
-                kept_rows |= kept_r
-                if len(new_inner) != len(inner) or any(a is not b for a, b in zip(new_inner, inner)):
-                    changed = True
-                kept.append((outer, new_inner))
-            else:
-                new, rows, kept_r = self._filter([outer], tables)
-                has_rows |= rows
-                kept_rows |= kept_r
-                if new:
-                    kept.append((new[0], []))
-                else:
-                    changed = True
-        if has_rows and not kept_rows:
-            return
-        if not has_rows and not self._keep_statement(group):
-            return
-        self._write_group(kept, changed)
-
-    def _keep_statement(self, group: list[tuple[ev.BinlogEvent, list[ev.BinlogEvent]]]) -> bool:
-        """A transaction without row events (DDL, statement-based DML) is kept when its default database
-        matches some pattern of the filter (``keep(db, '*')``)."""
-        for outer, inner in group:
-            for e in [outer, *inner]:
-                if isinstance(e.body, ev.QueryEvent) and not _is_begin(e.body) and e.body.db:
-                    assert self.keep is not None
-                    return self.keep(e.body.db, "*")
-        return True
-
-    def _filter(self, events: list[ev.BinlogEvent], tables: dict[int, tuple[str, str]]
-                ) -> tuple[list[ev.BinlogEvent], bool, bool]:
-        assert self.keep is not None
-        out: list[ev.BinlogEvent] = []
-        has_rows = kept_rows = False
-        for e in events:
-            body = e.body
-            if isinstance(body, ev.TableMapEvent):
-                tables[body.table_id] = (body.db, body.table)
-                if self.keep(body.db, body.table):
-                    out.append(e)
-                continue
-            if isinstance(body, ev.RowsEvent):
-                has_rows = True
-                db, table = tables.get(body.table_id, ("", ""))
-                if self.keep(db, table):
-                    kept_rows = True
-                    out.append(e)
-                elif body.flags & C.STMT_END_F and out and isinstance(out[-1].body, ev.RowsEvent) and \
-                        not out[-1].body.flags & C.STMT_END_F:
-                    prev = out[-1]
-                    out[-1] = replace(prev, body=replace(prev.body, flags=prev.body.flags | C.STMT_END_F))
-                continue
-            out.append(e)
-        return out, has_rows, kept_rows
-
-    def _write_group(self, group: list[tuple[ev.BinlogEvent, list[ev.BinlogEvent]]], changed: bool) -> None:
-        self.stats.transactions_out += 1
-        if not changed:
-            for outer, _ in group:
-                self.emit(outer)
-            return
-        # re-encode payloads whose inner events changed, then fix the GTID's transaction_length
-        bodies: list[tuple[ev.BinlogEvent, Any]] = []
-        for outer, inner in group:
-            body = outer.body
-            if isinstance(body, ev.TransactionPayloadEvent):
-                iw = EventWriter(pos=0, in_payload=True, row_encoders=self.w.row_encoders)
-                iw.ctx = self.w.ctx
-                iw.null_padding = self.w.null_padding
-                raw = b"".join(iw.encode(Event(e.body, e.header.timestamp, e.header.type_code, e.header.server_id,
-                                               e.header.flags, e.header.log_pos)) for e in inner)
-                body = payload_event_body(raw, body.compression_type == C.ZSTD)
-            bodies.append((outer, body))
-        first = bodies[0][1]
-        if isinstance(first, ev.GtidEvent) and first.transaction_length is not None:
-            rest = sum(event_size(len(self.w.body_bytes(b, o.header.type_code)), self.w.checksum)
-                       for o, b in bodies[1:])
-            without = len(self.w.body_bytes(first, bodies[0][0].header.type_code)) - \
-                packed_length_size(first.transaction_length)
-            bodies[0] = (bodies[0][0], replace(first, transaction_length=transaction_length(
-                rest, without, self.w.checksum)))
-        for outer, body in bodies:
-            self.emit(outer, body)
-
-
-def copy_binlog(src: str | os.PathLike, dst: str | os.PathLike, *, keep: Optional[TableFilter] = None,
-                verify_checksum: bool = True) -> CopyStats:
-    """Decode ``src`` with the reader and write it again with the writer.
-
-    Without ``keep`` every event is re-encoded from its decoded form, which gives back the input byte for byte
-    for every event type the writer supports. With ``keep(db, table)``, rows events (and TABLE_MAPs) of other
-    tables are dropped, transactions left without rows are dropped whole, and positions, ``transaction_length``
-    and checksums are recomputed; compressed transactions are recompressed when they changed.
-    """
-    stats = CopyStats()
-    copier = _Copier(keep, stats)
-    src_name = os.fspath(src)
-    group: list[tuple[ev.BinlogEvent, list[ev.BinlogEvent]]] = []
-    in_begin = False
-    with open(src, "rb") as stream, open(dst, "wb") as out:
-        out.write(C.BINLOG_MAGIC)
-
-        def flush() -> None:
-            nonlocal group, in_begin
-            if group:
-                copier.transaction(group)
-            group, in_begin = [], False
-
-        for e in read_events(stream, file=src_name, verify_checksum=verify_checksum,
-                             decode_payloads=keep is not None):
-            stats.events_in += 1
-            if e.payload_pos is not None:
-                group[-1][1].append(e)
-                continue
-            body = e.body
-            if isinstance(body, _TRANSACTION_STARTS) or (_is_begin(body) and not group):
-                flush()
-                group.append((e, []))
-                in_begin = _is_begin(body)
-            elif group:
-                group.append((e, []))
-                if _is_begin(body):
-                    in_begin = True
-                elif _ends_transaction(body, in_begin):
-                    flush()
-            else:
-                copier.emit(e)
-            if len(copier.chunks) > 256:
-                out.write(b"".join(copier.chunks))
-                copier.chunks.clear()
-        flush()
-        out.write(b"".join(copier.chunks))
-    stats.bytes_out = copier.w.pos
-    return stats

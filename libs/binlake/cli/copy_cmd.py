@@ -36,7 +36,7 @@ def table_filter(include: Sequence[str], exclude: Sequence[str]):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from binlake.binlog.writer import copy_binlog
+    from binlake.binlog.encode_copy import copy_binlog
 
     keep = table_filter(args.include, args.exclude) if (args.include or args.exclude) else None
     stats = copy_binlog(args.input, args.output, keep=keep, verify_checksum=not args.no_verify_checksum)
