@@ -80,15 +80,15 @@ def run_decode(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from binlake.mysqljson import ApplyStatus, JsonError, apply_json_diffs, parse_text, to_text
+    from binlake.mysqljson import ApplyStatus, BinaryJson, JsonError, apply_json_diffs, parse_text, to_text
 
     try:
-        document = parse_text(args.doc)
+        document = BinaryJson.from_value(parse_text(args.doc))  # a cell: JSON null is not SQL NULL
     except JsonError as exc:
         raise UsageError(f"--doc is not a JSON document: {exc}") from None
     result = apply_json_diffs(document, parse_hex(args.diffs, "--diffs"))
     print(result.status.name)
-    print(to_text(result.document))
+    print(to_text(result.document.value if isinstance(result.document, BinaryJson) else result.document))
     if result.status != ApplyStatus.SUCCESS:
         where = f"diff #{result.failed_index}: " if result.failed_index is not None else ""
         print(f"binlake json apply: {result.status.name}: {where}{result.reason}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from binlake.mysqljson.binary import decode, encode
+from binlake.mysqljson.binary import decode, encode, mysql_key_order
 
 _UNSET = object()
 
@@ -24,9 +24,9 @@ class BinaryJson:
 
     @classmethod
     def from_value(cls, value: object) -> BinaryJson:
-        """The cell MySQL would store for ``value``."""
+        """The cell MySQL would store for ``value`` (its ``value`` has members in MySQL's key order)."""
         cell = cls(encode(value))
-        object.__setattr__(cell, "_value", value)
+        object.__setattr__(cell, "_value", mysql_key_order(value))
         return cell
 
     def __setattr__(self, name: str, value: object) -> None:
