@@ -493,13 +493,16 @@ class RowEncoder:
         parts[0] = nulls.to_bytes((n + 7) >> 3, "little")
         return b"".join(parts)
 
-    def partial_bits(self, partial_columns: tuple[int, ...]) -> bytes:
-        """One bit per JSON column of the table (LSB first), set when that column is partial in the after image."""
-        out = bytearray((len(self.json_columns) + 7) // 8)
-        for k, i in enumerate(self.json_columns):
-            if i in partial_columns:
-                out[k >> 3] |= 1 << (k & 7)
-        return bytes(out)
+
+
+def partial_bits(json_columns: tuple[int, ...], partial_columns) -> bytes:
+    """WL#2955 ``partial_columns``: one bit per JSON column of the table (LSB first), set when that column is
+    in partial format in the after image."""
+    out = bytearray((len(json_columns) + 7) // 8)
+    for k, i in enumerate(json_columns):
+        if i in partial_columns:
+            out[k >> 3] |= 1 << (k & 7)
+    return bytes(out)
 
 
 def encode_rows(e: ev.RowsEvent, type_code: int, rows: RowEncoder) -> bytes:
@@ -520,7 +523,7 @@ def encode_rows(e: ev.RowsEvent, type_code: int, rows: RowEncoder) -> bytes:
                 parts.append(packed_length(r.value_options))
                 if r.value_options & C.PARTIAL_JSON_UPDATES:
                     parts.append(r.partial_bits if r.partial_bits is not None
-                                 else rows.partial_bits(r.partial_columns))
+                                 else partial_bits(rows.json_columns, r.partial_columns))
                 parts.append(image(r.after, after, r.partial_columns))
         else:
             for r in e.rows:

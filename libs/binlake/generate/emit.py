@@ -17,12 +17,12 @@ from typing import Any, Optional
 from binlake.binlog import constants as C
 from binlake.binlog import events as ev
 from binlake.binlog.encode_base import U8, U16, U32, U64
-from binlake.binlog.encode_rows import optional_metadata_fields
+from binlake.binlog.encode_rows import optional_metadata_fields, partial_bits
 from binlake.binlog.writer import Event
 from binlake.generate.jsonbin import JsonEncoder
 from binlake.generate.jsondocs import Edit
 from binlake.generate.tables import ColumnDef, TableDef
-from binlake.generate.workload import DELETE, INSERT, Statement, Transaction
+from binlake.generate.workload import DELETE, INSERT, UPDATE, Statement, Transaction
 from binlake.mysqljson import BinaryJson, DiffOp, JsonDiff, JsonPath, parse_path, write_diffs
 from binlake.mysqljson.diff import ENCODED_LENGTH_BYTES
 
@@ -165,20 +165,17 @@ class Emitter:
         out.append(Event(ev.XidEvent(self.xid), ts))
         return out
 
-    def _value(self, table: TableDef, i: int, v: Any) -> Any:
-        if v is not None and table.columns[i].type_code == C.MYSQL_TYPE_JSON:
-            return self._cell(v)
-        return v
-
-    def _image(self, table: TableDef, row: tuple, present: tuple[int, ...], json_cols: tuple[int, ...]) -> tuple:
-        n = len(row)
-        if len(present) == n:
+    def _image(self, row: tuple, present: tuple[int, ...], json_cols: tuple[int, ...]) -> tuple:
+        """The row as a rows event holds it: JSON documents as binary cells, ABSENT for columns not present."""
+        cell = self._cell
+        if len(present) == len(row):
             if not json_cols:
                 return row
-            return tuple(self._value(table, i, v) if i in json_cols else v for i, v in enumerate(row))
-        out = [ev.ABSENT] * n
+            return tuple(cell(v) if i in json_cols and v is not None else v for i, v in enumerate(row))
+        out = [ev.ABSENT] * len(row)
         for i in present:
-            out[i] = self._value(table, i, row[i]) if i in json_cols else row[i]
+            v = row[i]
+            out[i] = cell(v) if i in json_cols and v is not None else v
         return tuple(out)
 
     def _present(self, table: TableDef, kind: str, image: str, assigned: frozenset[int]) -> tuple[int, ...]:
@@ -211,18 +208,18 @@ class Emitter:
         for change in stmt.changes:
             if stmt.kind == INSERT:
                 bitmaps: tuple = (self._present(table, INSERT, "a", frozenset()),)
-                row: Any = self._image(table, change.after, bitmaps[0], json_cols)
+                row: Any = self._image(change.after, bitmaps[0], json_cols)
             elif stmt.kind == DELETE:
                 bitmaps = (self._present(table, DELETE, "b", frozenset()),)
-                row = self._image(table, change.before, bitmaps[0], json_cols)
+                row = self._image(change.before, bitmaps[0], json_cols)
                 for i in json_cols:
                     self._forget(change.before[i])
             else:
-                bitmaps = (self._present(table, "update", "b", change.assigned),
-                           self._present(table, "update", "a", change.assigned))
+                bitmaps = (self._present(table, UPDATE, "b", change.assigned),
+                           self._present(table, UPDATE, "a", change.assigned))
                 row = self._update_row(table, change, bitmaps, json_cols, type_code)
             size = _approx_size(row.before, json_cols) + _approx_size(row.after, json_cols) \
-                if stmt.kind == "update" else _approx_size(row, json_cols)
+                if stmt.kind == UPDATE else _approx_size(row, json_cols)
             if groups and groups[-1][0] == bitmaps and groups[-1][2] + size <= ROWS_EVENT_MAX_SIZE:
                 groups[-1][1].append(row)
                 groups[-1] = (bitmaps, groups[-1][1], groups[-1][2] + size)
@@ -242,8 +239,8 @@ class Emitter:
 
     def _update_row(self, table: TableDef, change, bitmaps: tuple, json_cols: tuple[int, ...],
                     type_code: int) -> Any:
-        before = self._image(table, change.before, bitmaps[0], json_cols)
-        after = self._image(table, change.after, bitmaps[1], json_cols)
+        before = self._image(change.before, bitmaps[0], json_cols)
+        after = self._image(change.after, bitmaps[1], json_cols)
         for i in json_cols:
             if change.before[i] is not change.after[i]:
                 self._forget(change.before[i])
@@ -268,11 +265,8 @@ class Emitter:
             after = tuple(after_l)
         if not partial:
             return ev.PartialUpdateRow(before, after, 0)
-        bits = bytearray((len(json_cols) + 7) // 8)
-        for k, i in enumerate(json_cols):
-            if i in partial:
-                bits[k >> 3] |= 1 << (k & 7)
-        return ev.PartialUpdateRow(before, after, C.PARTIAL_JSON_UPDATES, tuple(partial), bytes(bits))
+        return ev.PartialUpdateRow(before, after, C.PARTIAL_JSON_UPDATES, tuple(partial),
+                                   partial_bits(json_cols, partial))
 
 
 def _approx_size(values: tuple, json_cols: tuple[int, ...]) -> int:
