@@ -197,8 +197,8 @@ def opaque_value(field_type: int, data: bytes, pos: int = 0) -> object:
 def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, declared: int, depth: int) -> object:
     """``parse_array_or_object`` plus every element: header, key entries, value entries, keys, values.
 
-    Hot path: strings with a one-byte length, inlined int16 and literals are decoded in the loop; every other
-    entry (and every entry that fails a check) goes through :func:`_entry_value`.
+    Hot path: nested containers, strings with a one-byte length, inlined int16 and literals are decoded in the
+    loop; every other entry (and every entry that fails a check) goes through :func:`_entry_value`.
     """
     if depth > JSON_DOCUMENT_MAX_DEPTH:
         raise JsonDepthError(f"JSON document exceeds the maximum depth of {JSON_DOCUMENT_MAX_DEPTH} (at offset {base})")
@@ -244,6 +244,11 @@ def _decode_container(type_byte: int, buf: bytes, base: int, limit: int, declare
                     if length < 0x80 and stop <= end:
                         append(buf[start + 1 : stop].decode("utf-8"))
                         continue
+            elif vtype <= JSONB_TYPE_LARGE_ARRAY:
+                start = base + voff
+                if entry_end <= start < end:
+                    append(_decode_container(vtype, buf, start, end, own_declared, depth + 1))
+                    continue
             elif vtype == JSONB_TYPE_INT16:
                 voff &= 0xFFFF
                 append(voff - 0x10000 if voff & 0x8000 else voff)
