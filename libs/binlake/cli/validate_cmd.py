@@ -1,0 +1,87 @@
+"""``binlake validate``: run the data-quality suites on a lake, write the report, fail on error-level failures."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+EPILOG = """\
+Checks, each an expectation suite (Great Expectations 1.x) run on Spark DataFrames:
+  silver.<db>__<table>   generated from the table's newest definition in meta.schema_registry (SDI): primary
+                         key not null and unique, NOT NULL columns, ENUM/SET members, CHAR/VARCHAR length in
+                         characters, integer/BIT/DECIMAL ranges, valid JSON; plus hand-written rules
+  bronze.binlog_events   ordering key (source, file, position, row) unique
+  bronze.row_sequence    no gap: each rows event's row indices are 0..n-1
+  bronze.ops             this run's rows by operation
+  silver.reconciliation  each silver table's live rows = bronze inserts - deletes
+  meta.quarantine        this run's quarantined share <= --max-quarantine-share
+  meta.schema_registry   every version's SDI complete (WL#7069 FR-03 header, parseable)
+Results go to meta.dq_results; the run's summary to LAKE/reports/quality/runs/RUN/summary.html; Data Docs to
+LAKE/reports/quality/data_docs/index.html.
+
+Exit status: 0 all error-level expectations passed (warnings may have failed), 1 an error-level expectation
+failed, 2 the lake could not be validated.
+
+examples:
+  binlake validate --lake /data/lake --run-id 2024-03-01
+  binlake validate --lake /data/lake --suite silver.reconciliation --suite bronze.row_sequence
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lake", required=True, metavar="DIR", help="the lake root (bronze/, silver/, meta/)")
+    parser.add_argument("--run-id", metavar="RUN", help="the run to validate and file results under "
+                        "(its bronze rows are the run's; default: adhoc-<UTC time>, checking all of bronze)")
+    parser.add_argument("--max-quarantine-share", type=float, default=0.0, metavar="X",
+                        help="quarantined / bronze changes of the run allowed (default 0)")
+    parser.add_argument("--suite", action="append", metavar="NAME",
+                        help="validate only this suite (repeatable; default: all)")
+    parser.add_argument("--report-dir", metavar="DIR", help="default: LAKE/reports/quality")
+    parser.add_argument("--engine", default="auto", choices=("auto", "rust", "spark"),
+                        help="Delta engine for reads and the results append (default: auto)")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "validate", help="run the data-quality suites on a lake and write the report",
+        description="Validate a binlake lake with Great Expectations: suites generated from SDI for every "
+                    "silver table, plus bronze ordering, reconciliation, quarantine and registry checks.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, spark: Any = None) -> int:
+    from binlake.quality.errors import QualityCheckFailed
+    from binlake.quality.runner import ValidationOptions, validate_lake
+
+    if spark is None:
+        from binlake.lake.session import build_session
+
+        spark = build_session("binlake-validate")
+    options = ValidationOptions(max_quarantine_share=args.max_quarantine_share,
+                                suites=frozenset(args.suite) if args.suite else None,
+                                report_dir=args.report_dir, engine=args.engine)
+    try:
+        summary = validate_lake(spark, args.lake, args.run_id, options)
+    except QualityCheckFailed as exc:
+        s = exc.summary
+        for r in s.failed_errors + s.failed_warnings:
+            print(f"FAILED {r.level:7} {r.suite}: {r.expectation_type}({r.columns or ''}) "
+                  f"unexpected={r.unexpected_count}", file=sys.stderr)
+        print(f"report: {s.report_path}\ndata docs: {s.data_docs_path}")
+        raise
+    for r in summary.failed_warnings:
+        print(f"FAILED warning {r.suite}: {r.expectation_type}({r.columns or ''})", file=sys.stderr)
+    print(f"{len(summary.results)} expectations passed at error level "
+          f"({len(summary.failed_warnings)} warnings failed)")
+    print(f"report: {summary.report_path}\ndata docs: {summary.data_docs_path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="validate", description=__doc__, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

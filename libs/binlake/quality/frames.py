@@ -1,0 +1,150 @@
+"""The DataFrames the pipeline suites check, derived from the lake's tables (pure ``DataFrame -> DataFrame``).
+
+Columns used (DESIGN.md, ``binlake.pipeline.bronze.BRONZE_SCHEMA``): bronze ``source, binlog_file, file_seq,
+pos, row, _binlake_seq, db, table_name, op, ingest_run``; silver ``_binlake_op`` (``delete`` = tombstone) and,
+for tables without a primary key, ``_binlake_count`` (the multiplicity of a row); quarantine rows of a run carry
+``ingest_run`` (or ``run_id``).
+
+A *gap* in bronze: bronze keeps, per rows event, the event's offset ``pos`` and the index ``row`` of each row
+within it (counting on across the inner events of a TRANSACTION_PAYLOAD, which share the payload's offset).
+Offsets are byte positions and say nothing about the events between them, but inside one event the indices
+are exactly ``0 .. n-1``. So a gap inside a file is a rows event of that file whose row indices are not
+``0 .. max``: ``missing_rows = max(row) + 1 - count(distinct row)`` is above 0 (a repeated index is not a gap:
+the ordering-key uniqueness check reports it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from binlake.sdi.errors import SdiError
+from binlake.sdi.model import parse_sdi
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+CHANGE_OPS = ("insert", "update", "delete")
+DELETE_OP = "delete"
+TOMBSTONE_COL = "_binlake_op"
+COUNT_COL = "_binlake_count"
+RUN_COLUMNS = ("ingest_run", "run_id")
+
+
+def bronze_changes(bronze: "DataFrame") -> "DataFrame":
+    """Bronze's row changes and DDL rows (not the bookkeeping rows ``chunk_end``/``file_end``/``error``)."""
+    from pyspark.sql import functions as F
+
+    return bronze.where(F.col("op").isin(*CHANGE_OPS, "ddl"))
+
+
+def row_sequence(bronze: "DataFrame") -> "DataFrame":
+    """One row per rows event: ``source, binlog_file, pos, rows, missing_rows`` (see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    events = bronze.where(F.col("op").isin(*CHANGE_OPS)).groupBy("source", "binlog_file", "pos")
+    return events.agg(F.count(F.lit(1)).alias("rows"),
+                      (F.max("row") + 1 - F.countDistinct("row")).alias("missing_rows"))
+
+
+def run_rows(df: "DataFrame", run_id: str, *, all_when_none: bool) -> "DataFrame":
+    """The rows ``df`` holds for ``run_id`` (by its ``ingest_run`` or ``run_id`` column); all rows when it has no
+    such column, or (``all_when_none``) when no row belongs to the run (an ad-hoc validation of the lake)."""
+    from pyspark.sql import functions as F
+
+    col = next((c for c in RUN_COLUMNS if c in df.columns), None)
+    if col is None:
+        return df
+    mine = df.where(F.col(col) == run_id)
+    return df if all_when_none and not mine.limit(1).count() else mine
+
+
+def op_counts(bronze_run: "DataFrame") -> "DataFrame":
+    """``op, rows``: bronze rows by operation."""
+    from pyspark.sql import functions as F
+
+    return bronze_run.groupBy("op").agg(F.count(F.lit(1)).alias("rows"))
+
+
+def live_rows(silver: "DataFrame") -> "DataFrame":
+    """A silver table's current rows: tombstones (``_binlake_op = 'delete'``, or a count of 0) left out."""
+    from pyspark.sql import functions as F
+
+    out = silver
+    if TOMBSTONE_COL in silver.columns:
+        out = out.where(F.col(TOMBSTONE_COL).isNull() | (F.col(TOMBSTONE_COL) != DELETE_OP))
+    if COUNT_COL in silver.columns:
+        out = out.where(F.coalesce(F.col(COUNT_COL), F.lit(1)) > 0)
+    return out
+
+
+def live_count(silver: "DataFrame") -> int:
+    """Rows a silver table stands for (multiplicities of tables without a primary key summed)."""
+    from pyspark.sql import functions as F
+
+    live = live_rows(silver)
+    if COUNT_COL in silver.columns:
+        total = live.agg(F.sum(F.coalesce(F.col(COUNT_COL), F.lit(1)))).first()[0]
+        return int(total or 0)
+    return live.count()
+
+
+def reconciliation(spark: "SparkSession", bronze: "DataFrame", silver_counts: dict[tuple[str, str], int]
+                   ) -> "DataFrame":
+    """One row per silver table: ``db, table_name, inserts, deletes, expected_rows, silver_rows, difference``.
+
+    Every insert adds a row and every delete removes one; an update (also one that changes the primary key:
+    the old key goes, the new one comes) leaves the count as it was. So once a run is applied, each table's
+    live rows equal its inserts minus deletes over all runs so far; per run, the change of the count equals
+    that run's inserts minus deletes."""
+    from pyspark.sql import functions as F
+
+    net = (bronze.where(F.col("op").isin("insert", "delete")).groupBy("db", "table_name")
+           .agg(F.sum(F.when(F.col("op") == "insert", 1).otherwise(0)).alias("inserts"),
+                F.sum(F.when(F.col("op") == "delete", 1).otherwise(0)).alias("deletes")).collect())
+    by_table = {(r["db"], r["table_name"]): (int(r["inserts"]), int(r["deletes"])) for r in net}
+    rows = []
+    for (db, table), actual in sorted(silver_counts.items()):
+        ins, dels = by_table.get((db, table), (0, 0))
+        rows.append((db, table, ins, dels, ins - dels, actual, actual - (ins - dels)))
+    return spark.createDataFrame(rows, "db string, table_name string, inserts long, deletes long, "
+                                       "expected_rows long, silver_rows long, difference long")
+
+
+def quarantine_share(spark: "SparkSession", run_id: str, changes: int, quarantined: int) -> "DataFrame":
+    """One row: ``run_id, changes, quarantined, quarantined_share`` (share 0 when there were no changes)."""
+    share = quarantined / changes if changes else (1.0 if quarantined else 0.0)
+    return spark.createDataFrame([(run_id, changes, quarantined, float(share))],
+                                 "run_id string, changes long, quarantined long, quarantined_share double")
+
+
+def registry_completeness(spark: "SparkSession", rows: Iterable[dict[str, Any]]) -> "DataFrame":
+    """One row per ``meta.schema_registry`` version with its SDI's FR-03 header members (NULL when absent),
+    whether the SDI parses with every required member, and whether ``column_count`` matches the SDI."""
+    out = []
+    for r in rows:
+        header: dict[str, Any] = {}
+        parses, columns = False, None
+        try:
+            raw = json.loads(r.get("sdi_json") or "null")
+        except ValueError:
+            raw = None
+        if isinstance(raw, dict):
+            header = raw
+            try:
+                table = parse_sdi(r["sdi_json"], f"{r.get('db')}.{r.get('table_name')} v{r.get('version')}").table
+                parses, columns = table is not None, len(table.columns) if table is not None else None
+            except SdiError:
+                parses = False
+        obj = header.get("dd_object") if isinstance(header.get("dd_object"), dict) else {}
+        out.append((r.get("db"), r.get("table_name"), r.get("version"), _int(header.get("mysqld_version_id")),
+                    _int(header.get("dd_version")), _int(header.get("sdi_version")),
+                    header.get("dd_object_type"), obj.get("engine") or None, parses,
+                    columns is not None and columns == r.get("column_count"), r.get("origin") or None))
+    return spark.createDataFrame(out, "db string, table_name string, version int, mysqld_version_id long, "
+                                      "dd_version long, sdi_version long, dd_object_type string, engine string, "
+                                      "sdi_parses boolean, column_count_matches boolean, origin string")
+
+
+def _int(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None

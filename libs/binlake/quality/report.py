@@ -1,0 +1,176 @@
+"""The one-page HTML summary of a validation run: verdict, what failed (first), trend against earlier runs,
+the run's figures, and every check by suite. Self-contained (inline CSS and SVG, no scripts)."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from html import escape
+from typing import TYPE_CHECKING, Any, Iterable
+
+from binlake.quality.results import ResultRow
+
+if TYPE_CHECKING:
+    from binlake.quality.runner import ValidationSummary
+
+TREND_RUNS = 15
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:3px 8px;
+text-align:left;vertical-align:top}th{background:#f2f2f2}
+.verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:bold}
+.pass{background:#2e7d32}.warn{background:#ef6c00}.fail{background:#c62828}
+tr.error td:first-child{color:#c62828;font-weight:bold}tr.warning td:first-child{color:#ef6c00;font-weight:bold}
+code{font-size:.85em;word-break:break-all}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RunTotals:
+    run_id: str
+    validated_at: Any
+    checked: int
+    failed_errors: int
+    failed_warnings: int
+
+
+def run_totals(rows: Iterable[ResultRow]) -> list[RunTotals]:
+    """Per run (oldest first): expectations checked and failed by level."""
+    by_run: dict[str, list[ResultRow]] = defaultdict(list)
+    for r in rows:
+        by_run[r.run_id].append(r)
+    out = [RunTotals(run, min(r.validated_at for r in rs), len(rs),
+                     sum(1 for r in rs if not r.success and r.is_error),
+                     sum(1 for r in rs if not r.success and not r.is_error)) for run, rs in by_run.items()]
+    return sorted(out, key=lambda t: (t.validated_at, t.run_id))
+
+
+def _key(r: ResultRow) -> tuple:
+    return (r.suite, r.expectation_type, r.columns, r.kwargs)
+
+
+def _verdict(summary: "ValidationSummary") -> tuple[str, str]:
+    if summary.failed_errors:
+        return "fail", f"FAILED: {len(summary.failed_errors)} error-level expectation(s) failed"
+    if summary.failed_warnings:
+        return "warn", f"PASSED with {len(summary.failed_warnings)} warning(s)"
+    return "pass", "PASSED"
+
+
+def _table(header: list[str], rows: Iterable[list[str]], row_classes: Iterable[str] = ()) -> str:
+    classes = list(row_classes)
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = []
+    for i, cells in enumerate(rows):
+        cls = f' class="{classes[i]}"' if i < len(classes) else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _code(text: Any) -> str:
+    return "" if text is None else f"<code>{escape(str(text))}</code>"
+
+
+def _trend_svg(totals: list[RunTotals]) -> str:
+    """Bars per run: failed errors (red) over failed warnings (orange), scaled to the worst run."""
+    if not totals:
+        return ""
+    worst = max(max(t.failed_errors + t.failed_warnings for t in totals), 1)
+    w, h, bar = 24, 60, 16
+    parts = []
+    for i, t in enumerate(totals):
+        x = i * w + 4
+        he = h * t.failed_errors / worst
+        hw = h * t.failed_warnings / worst
+        parts.append(f'<rect x="{x}" y="{h - he:.1f}" width="{bar}" height="{he:.1f}" fill="#c62828">'
+                     f'<title>{escape(t.run_id)}: {t.failed_errors} errors</title></rect>')
+        parts.append(f'<rect x="{x}" y="{h - he - hw:.1f}" width="{bar}" height="{hw:.1f}" fill="#ef6c00">'
+                     f'<title>{escape(t.run_id)}: {t.failed_warnings} warnings</title></rect>')
+        parts.append(f'<rect x="{x}" y="{h}" width="{bar}" height="2" fill="#2e7d32"/>')
+    return (f'<svg width="{len(totals) * w + 8}" height="{h + 4}" role="img" '
+            f'aria-label="failed expectations per run">{"".join(parts)}</svg>')
+
+
+def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> str:
+    """The page's HTML. ``earlier``: result rows of previous runs (from ``meta.dq_results``)."""
+    cls, verdict = _verdict(summary)
+    results = list(summary.results)
+    suites = sorted({r.suite for r in results})
+    docs_link = os.path.relpath(summary.data_docs_path, os.path.dirname(summary.report_path))
+    totals = run_totals(list(earlier) + results)[-TREND_RUNS:]
+    prev_runs = [t.run_id for t in totals if t.run_id != summary.run_id]
+    failing_before: dict[tuple, int] = defaultdict(int)       # key -> consecutive failing runs before this one
+    by_run: dict[str, dict[tuple, bool]] = defaultdict(dict)
+    for r in earlier:
+        by_run[r.run_id][_key(r)] = r.success
+    for key in {_key(r) for r in results}:
+        for run in reversed(prev_runs):
+            if by_run[run].get(key) is False:
+                failing_before[key] += 1
+            else:
+                break
+
+    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>binlake data quality: "
+           f"{escape(summary.run_id)}</title><style>{_CSS}</style></head><body>",
+           f"<h1>binlake data quality: run {escape(summary.run_id)}</h1>",
+           f"<p><span class='verdict {cls}' id='verdict'>{escape(verdict)}</span></p>",
+           f"<p>Lake <code>{escape(summary.lake)}</code>, validated {escape(str(summary.validated_at))} UTC: "
+           f"{len(results)} expectations in {len(suites)} suites; {len(summary.failed_errors)} error-level and "
+           f"{len(summary.failed_warnings)} warning-level failed. "
+           f"<a href='{escape(docs_link)}'>Great Expectations Data Docs</a></p>"]
+
+    failed = summary.failed_errors + summary.failed_warnings
+    out.append("<h2 id='failed'>What failed</h2>")
+    if failed:
+        out.append(_table(
+            ["level", "suite", "expectation", "column(s)", "why it is expected", "unexpected", "sample / observed",
+             "failing since"],
+            ([escape(r.level), escape(r.suite), escape(r.expectation_type), _code(r.columns), escape(r.why or ""),
+              escape("" if r.unexpected_count is None else f"{r.unexpected_count} of {r.element_count}"),
+              _code(r.exception or r.unexpected_sample or r.observed_value),
+              escape("this run" if not failing_before[_key(r)] else
+                     f"{failing_before[_key(r)] + 1} runs in a row")] for r in failed),
+            (r.level for r in failed)))
+    else:
+        out.append("<p>Nothing failed.</p>")
+
+    out.append("<h2 id='trend'>Trend</h2>")
+    out.append(_trend_svg(totals))
+    out.append(_table(["run", "validated at (UTC)", "expectations", "failed errors", "failed warnings"],
+                      ([("<b>" + escape(t.run_id) + "</b>") if t.run_id == summary.run_id else escape(t.run_id),
+                        escape(str(t.validated_at)), str(t.checked), str(t.failed_errors), str(t.failed_warnings)]
+                       for t in reversed(totals))))
+
+    for title, rows in summary.facts:
+        out.append(f"<h2>{escape(title)}</h2>")
+        if rows:
+            cols = list(rows[0])
+            out.append(_table(cols, ([escape(str(r.get(c))) for c in cols] for r in rows)))
+        else:
+            out.append("<p>(none)</p>")
+    if summary.skipped:
+        out.append("<h2>Not checked</h2><ul>" + "".join(f"<li>{escape(s)}</li>" for s in summary.skipped)
+                   + "</ul>")
+
+    out.append("<h2 id='checks'>Every check</h2>")
+    for suite in suites:
+        rs = [r for r in results if r.suite == suite]
+        bad = sum(1 for r in rs if not r.success)
+        out.append(f"<details{' open' if bad else ''}><summary><b>{escape(suite)}</b>: {len(rs)} expectations, "
+                   f"{bad} failed</summary>")
+        out.append(_table(["result", "level", "expectation", "column(s)", "arguments", "why"],
+                          (["passed" if r.success else "FAILED", escape(r.level), escape(r.expectation_type),
+                            _code(r.columns), _code(r.kwargs), escape(r.why or "")] for r in rs)))
+        out.append("</details>")
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def write_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> str:
+    os.makedirs(os.path.dirname(summary.report_path), exist_ok=True)
+    with open(summary.report_path, "w", encoding="utf-8") as f:
+        f.write(render_summary(summary, earlier))
+    return summary.report_path

@@ -1,0 +1,238 @@
+"""Run every suite on the lake's Spark DataFrames, store the results, build Data Docs and the run's summary.
+
+    summary = validate_lake(spark, lake, run_id)        # raises QualityCheckFailed on an error-level failure
+
+One GX context per run (analytics off), with its stores under ``<lake>/reports/quality/gx`` and a Data Docs
+site ``binlake_docs`` at ``<lake>/reports/quality/data_docs``, so Data Docs list every run's validations. Each
+suite is checked against one DataFrame passed as the batch parameter of a whole-DataFrame batch definition;
+nothing is read while suites are built.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from binlake.quality import frames
+from binlake.quality import suites as S
+from binlake.quality.errors import LakeLayoutError, QualityCheckFailed
+from binlake.quality.layout import LakeLayout
+from binlake.quality.results import DQ_RESULTS_SCHEMA, ResultRow, rows_of
+from binlake.sdi.model import Table, parse_sdi
+
+if TYPE_CHECKING:
+    from great_expectations import ExpectationSuite
+    from pyspark.sql import DataFrame, SparkSession
+
+Fact = tuple[str, list[dict[str, Any]]]     # (title, rows): figures the summary report shows as tables
+DOCS_SITE = "binlake_docs"          # not "local_site": GX's ephemeral context already has one by that name
+DATASOURCE = "binlake_lake"
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationOptions:
+    """``max_quarantine_share``: quarantined / bronze changes of a run allowed before the run fails.
+    ``suites``: validate only these suite names (None: all). ``report_dir``: default ``<lake>/reports/quality``.
+    ``raise_on_error``: raise :class:`QualityCheckFailed` when an error-level expectation fails."""
+
+    max_quarantine_share: float = 0.0
+    suites: Optional[frozenset[str]] = None
+    report_dir: Optional[str] = None
+    engine: str = "auto"
+    raise_on_error: bool = True
+    write_results: bool = True
+
+
+@dataclass(frozen=True)
+class ValidationSummary:
+    run_id: str
+    validated_at: dt.datetime
+    lake: str
+    results: tuple[ResultRow, ...]
+    report_path: str
+    data_docs_path: str
+    skipped: tuple[str, ...] = field(default=())    # what could not be checked, and why
+    facts: tuple[Fact, ...] = field(default=())
+
+    @property
+    def failed_errors(self) -> list[ResultRow]:
+        return [r for r in self.results if not r.success and r.is_error]
+
+    @property
+    def failed_warnings(self) -> list[ResultRow]:
+        return [r for r in self.results if not r.success and not r.is_error]
+
+    @property
+    def success(self) -> bool:
+        return not self.failed_errors
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One suite and the DataFrame it validates (the asset of the same name)."""
+
+    suite: "ExpectationSuite"
+    frame: "DataFrame"
+
+
+def default_run_id(now: dt.datetime) -> str:
+    return "adhoc-" + now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def registry_tables(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], Table]:
+    """The newest definition of each table in ``meta.schema_registry`` rows."""
+    newest: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        key = (r["db"], r["table_name"])
+        if key not in newest or r["version"] > newest[key]["version"]:
+            newest[key] = r
+    out = {}
+    for key, r in newest.items():
+        table = parse_sdi(r["sdi_json"], r.get("origin") or "").table
+        if table is not None:
+            out[key] = table
+    return out
+
+
+def _read(engine: Any, spark: "SparkSession", path: str) -> Optional["DataFrame"]:
+    return engine.read(spark, path) if engine.exists(path) else None
+
+
+def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options: ValidationOptions,
+                 engine: Any) -> tuple[list[Check], list[str], list[Fact]]:
+    """Every (suite, DataFrame) of the lake, notes on what could not be checked, and figures for the report."""
+    from pyspark.sql import functions as F
+
+    checks: list[Check] = []
+    skipped: list[str] = []
+    facts: list[Fact] = []
+    bronze = _read(engine, spark, layout.bronze)
+    registry_df = _read(engine, spark, layout.meta("schema_registry"))
+    registry_rows = [r.asDict() for r in registry_df.collect()] if registry_df is not None else []
+    definitions = registry_tables(registry_rows)
+    silver_counts: dict[tuple[str, str], int] = {}
+    for db, table in layout.silver_tables():
+        silver = engine.read(spark, layout.silver(db, table))
+        silver_counts[(db, table)] = frames.live_count(silver)
+        definition = definitions.get((db, table))
+        if definition is None:
+            skipped.append(f"{S.silver_table_name(db, table)}: no definition in meta.schema_registry")
+            continue
+        checks.append(Check(S.table_suite(definition), frames.live_rows(silver)))
+    if bronze is None:
+        skipped.append(f"bronze: no Delta table at {layout.bronze}")
+    else:
+        bronze_run = frames.run_rows(bronze, run_id, all_when_none=True)
+        changes = bronze_run.where(F.col("op").isin(*frames.CHANGE_OPS)).count()
+        checks += [Check(S.bronze_order_suite(), frames.bronze_changes(bronze)),
+                   Check(S.bronze_sequence_suite(), frames.row_sequence(bronze)),
+                   Check(S.bronze_ops_suite(), bronze_run.select("op"))]
+        recon = frames.reconciliation(spark, bronze, silver_counts)
+        checks.append(Check(S.reconciliation_suite(), recon))
+        facts.append(("Bronze rows of the run by operation",
+                      [r.asDict() for r in frames.op_counts(bronze_run).orderBy("op").collect()]))
+        facts.append(("Reconciliation: silver live rows vs bronze inserts - deletes",
+                      [r.asDict() for r in recon.collect()]))
+        quarantine = _read(engine, spark, layout.meta("quarantine"))
+        quarantined = 0 if quarantine is None else frames.run_rows(quarantine, run_id, all_when_none=False).count()
+        checks.append(Check(S.quarantine_suite(options.max_quarantine_share),
+                            frames.quarantine_share(spark, run_id, changes, quarantined)))
+    if registry_df is None:
+        skipped.append(f"meta.schema_registry: no Delta table at {layout.meta('schema_registry')}")
+    else:
+        checks.append(Check(S.registry_suite(), frames.registry_completeness(spark, registry_rows)))
+    if options.suites is not None:
+        checks = [c for c in checks if c.suite.name in options.suites]
+    return checks, skipped, facts
+
+
+def gx_context(report_dir: str) -> Any:
+    """A GX context for one run: analytics off, stores and the Data Docs site under ``report_dir``."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (DataContextConfig, FilesystemStoreBackendDefaults,
+                                                            ProgressBarsConfig)
+
+    config = DataContextConfig(
+        store_backend_defaults=FilesystemStoreBackendDefaults(root_directory=os.path.join(report_dir, "gx")),
+        analytics_enabled=False,
+        progress_bars=ProgressBarsConfig(globally=False),
+        data_docs_sites={DOCS_SITE: {
+            "class_name": "SiteBuilder",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend",
+                              "base_directory": os.path.join(report_dir, "data_docs")},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}}})
+    return gx.get_context(mode="ephemeral", project_config=config)
+
+
+def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.datetime) -> list[ResultRow]:
+    """Validate each check's DataFrame against its suite; one :class:`ResultRow` per expectation result."""
+    import great_expectations as gx
+    from great_expectations.core.run_identifier import RunIdentifier
+
+    source = context.data_sources.add_or_update_spark(DATASOURCE)
+    run = RunIdentifier(run_name=run_id, run_time=validated_at.replace(tzinfo=dt.timezone.utc))
+    rows: list[ResultRow] = []
+    for check in checks:
+        name = check.suite.name
+        asset = source.add_dataframe_asset(name)
+        batch = asset.add_batch_definition_whole_dataframe("whole")
+        suite = context.suites.add_or_update(check.suite)
+        definition = context.validation_definitions.add_or_update(
+            gx.ValidationDefinition(name=name, data=batch, suite=suite))
+        frame = check.frame.cache()
+        try:
+            result = definition.run(batch_parameters={"dataframe": frame}, run_id=run,
+                                    result_format={"result_format": "SUMMARY", "partial_unexpected_count": 20})
+        finally:
+            frame.unpersist()
+        rows += rows_of(run_id, validated_at, name, result.results)
+    return rows
+
+
+def _results_frame(spark: "SparkSession", rows: list[ResultRow]) -> "DataFrame":
+    schema = ", ".join(f"`{c}` {t}" for c, t, _ in DQ_RESULTS_SCHEMA)
+    return spark.createDataFrame([r.as_tuple() for r in rows], schema)
+
+
+def history(spark: "SparkSession", engine: Any, layout: LakeLayout) -> list[ResultRow]:
+    """Every earlier result row in ``meta.dq_results``."""
+    df = _read(engine, spark, layout.meta("dq_results"))
+    return [] if df is None else [ResultRow.from_dict(r.asDict()) for r in df.collect()]
+
+
+def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None,
+                  options: ValidationOptions = ValidationOptions()) -> ValidationSummary:
+    """Validate the lake at ``lake`` as of run ``run_id`` (default ``adhoc-<UTC time>``): every suite, results
+    appended to ``meta.dq_results``, Data Docs rebuilt, ``runs/<run_id>/summary.html`` written.
+
+    Raises :class:`QualityCheckFailed` (a ``QualityError``, exit code 1) when an error-level expectation failed
+    and ``options.raise_on_error``; warning-level failures are only reported."""
+    from binlake.lake.delta import engine_for
+    from binlake.quality.report import write_summary
+
+    if not os.path.isdir(lake):
+        raise LakeLayoutError(f"{lake}: no such lake directory; pass the --lake root that holds bronze/, silver/ "
+                              f"and meta/")
+    layout = LakeLayout(os.path.abspath(lake))
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+    run_id = run_id or default_run_id(now)
+    report_dir = options.report_dir or layout.reports
+    engine = engine_for(spark, options.engine)
+
+    context = gx_context(report_dir)            # first: GX builds suites only with an active context
+    checks, skipped, facts = build_checks(spark, layout, run_id, options, engine)
+    rows = run_checks(context, checks, run_id, now)
+    context.build_data_docs(site_names=[DOCS_SITE])
+    earlier = [r for r in history(spark, engine, layout) if r.run_id != run_id]
+    if options.write_results and rows:
+        engine.append(layout.meta("dq_results"), _results_frame(spark, rows))
+    docs = os.path.join(report_dir, "data_docs", "index.html")
+    summary = ValidationSummary(run_id, now, layout.root, tuple(rows),
+                                os.path.join(report_dir, "runs", run_id, "summary.html"), docs, tuple(skipped),
+                                tuple(facts))
+    write_summary(summary, earlier)
+    if options.raise_on_error and not summary.success:
+        raise QualityCheckFailed(summary)
+    return summary
