@@ -468,30 +468,25 @@ def _append_variable_length(buf: bytearray, length: int) -> None:
             return
 
 
-def _inlined(value: object, large: bool) -> tuple[int, int] | None:
-    """(type, entry value) when MySQL inlines ``value`` in its value entry (``inlined_type``), else None."""
-    kind = type(value)
-    if value is None:
-        return JSONB_TYPE_LITERAL, JSONB_NULL_LITERAL
-    if kind is bool:
-        return JSONB_TYPE_LITERAL, JSONB_TRUE_LITERAL if value else JSONB_FALSE_LITERAL
-    if kind is int:
-        if _INT16_MIN <= value <= _INT16_MAX:  # type: ignore[operator]
-            return JSONB_TYPE_INT16, value & 0xFFFF  # type: ignore[operator]
-        if large and _INT32_MIN <= value <= _INT32_MAX:  # type: ignore[operator]
-            return JSONB_TYPE_INT32, value & 0xFFFFFFFF  # type: ignore[operator]
-    return None
+def _pair_order(pair: tuple[bytes, object]) -> tuple[int, bytes]:
+    return len(pair[0]), pair[0]
 
 
 def _append_container(buf: bytearray, value, depth: int, large: bool) -> int:
+    """``serialize_json_object`` / ``serialize_json_array``: header, entries, keys, then the values.
+
+    Literals, int16 (and int32 in the large format) are inlined in their value entry (``attempt_inline_value``).
+    """
     is_object = type(value) is dict
     if is_object:
-        for key in value:
+        pairs = []
+        for key, item in value.items():
             if type(key) is not str:
                 raise JsonEncodeError(f"object key {key!r} is not a string")
-        encoded = sorted(((_utf8(key), item) for key, item in value.items()), key=lambda pair: (len(pair[0]), pair[0]))
-        keys = [key for key, _ in encoded]
-        values = [item for _, item in encoded]
+            pairs.append((_utf8(key), item))
+        pairs.sort(key=_pair_order)
+        keys = [key for key, _ in pairs]
+        values = [item for _, item in pairs]
     else:
         keys = []
         values = list(value)
@@ -502,32 +497,55 @@ def _append_container(buf: bytearray, value, depth: int, large: bool) -> int:
     else:
         header, key_entry, value_entry, limit = SMALL_HEADER, KEY_ENTRY_SMALL, VALUE_ENTRY_SMALL, 0xFFFF
     key_entries_at = start + header.size
-    value_entries_at = key_entries_at + (key_entry.size * count if is_object else 0)
+    value_entries_at = key_entries_at + key_entry.size * len(keys)
     data_at = value_entries_at + value_entry.size * count
     if count > limit or data_at - start > limit:
         if large:
             raise JsonEncodeError("JSON array/object too large")
         raise _TooBigForSmall
     buf += bytes(data_at - start)
-    for index, raw in enumerate(keys):
-        if len(raw) > JSON_KEY_MAX_LENGTH:
-            raise JsonEncodeError(f"object key of {len(raw)} bytes exceeds {JSON_KEY_MAX_LENGTH} bytes")
-        offset = len(buf) - start
-        if offset > limit:
-            raise _TooBigForSmall
-        key_entry.pack_into(buf, key_entries_at + index * key_entry.size, offset, len(raw))
-        buf += raw
-    for index, item in enumerate(values):
-        entry_at = value_entries_at + index * value_entry.size
-        inlined = _inlined(item, large)
-        if inlined is not None:
-            value_entry.pack_into(buf, entry_at, *inlined)
-            continue
-        offset = len(buf) - start
-        if offset > limit:
-            raise _TooBigForSmall
-        type_byte = _append_value(buf, item, depth, small_parent=not large)
-        value_entry.pack_into(buf, entry_at, type_byte, offset)
+    if keys:
+        entries = bytearray()
+        offset = data_at - start
+        for raw in keys:
+            length = len(raw)
+            if length > JSON_KEY_MAX_LENGTH:
+                raise JsonEncodeError(f"object key of {length} bytes exceeds {JSON_KEY_MAX_LENGTH} bytes")
+            if offset > limit:
+                raise _TooBigForSmall
+            entries += key_entry.pack(offset, length)
+            offset += length
+        buf[key_entries_at:value_entries_at] = entries
+        buf += b"".join(keys)
+    pack_entry = value_entry.pack_into
+    entry_size = value_entry.size
+    entry_at = value_entries_at
+    for item in values:
+        kind = type(item)
+        if kind is int and _INT16_MIN <= item <= _INT16_MAX:
+            pack_entry(buf, entry_at, JSONB_TYPE_INT16, item & 0xFFFF)
+        elif item is None:
+            pack_entry(buf, entry_at, JSONB_TYPE_LITERAL, JSONB_NULL_LITERAL)
+        elif kind is bool:
+            pack_entry(buf, entry_at, JSONB_TYPE_LITERAL, JSONB_TRUE_LITERAL if item else JSONB_FALSE_LITERAL)
+        elif large and kind is int and _INT32_MIN <= item <= _INT32_MAX:
+            pack_entry(buf, entry_at, JSONB_TYPE_INT32, item & 0xFFFFFFFF)
+        else:
+            offset = len(buf) - start
+            if offset > limit:
+                raise _TooBigForSmall
+            if kind is str:
+                raw = _utf8(item)
+                length = len(raw)
+                if length < 0x80:
+                    buf.append(length)
+                else:
+                    _append_variable_length(buf, length)
+                buf += raw
+                pack_entry(buf, entry_at, JSONB_TYPE_STRING, offset)
+            else:
+                pack_entry(buf, entry_at, _append_value(buf, item, depth, small_parent=not large), offset)
+        entry_at += entry_size
     size = len(buf) - start
     if size > limit:
         if large:
