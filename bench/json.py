@@ -61,13 +61,14 @@ def make_item(rng: random.Random, index: int) -> dict:
 
 
 def make_document(size: int, seed: int = 7) -> dict:
-    """An order-like object whose binary form is about ``size`` bytes."""
+    """An order-like object whose binary form is about ``size`` bytes (tiny items below 400 bytes)."""
     rng = random.Random(seed)
-    document: dict = {"order": seed, "status": "open", "customer": {"id": 42, "name": "Jo"}, "items": []}
+    document: dict = {"order": seed, "items": []}
     while len(encode(document)) < size:
         step = max(1, (size - len(encode(document))) // 170)
         for _ in range(step):
-            document["items"].append(make_item(rng, len(document["items"])))
+            index = len(document["items"])
+            document["items"].append(make_item(rng, index) if size >= 400 else {"id": index, "qty": 1})
     return document
 
 
@@ -78,15 +79,12 @@ def make_diffs(document: dict, count: int, seed: int = 11) -> list[JsonDiff]:
     diffs: list[JsonDiff] = []
     inserted: list[str] = []
     for n in range(count - 1):
-        if not items:
-            diffs.append(JsonDiff(DiffOp.INSERT, parse_path(f"$.note{n}"), n))
-            continue
         k = rng.randrange(items)
         kind = n % 4
         if kind == 0:
-            diffs.append(JsonDiff(DiffOp.REPLACE, parse_path(f"$.items[{k}].price"), round(rng.uniform(1, 9), 2)))
+            diffs.append(JsonDiff(DiffOp.REPLACE, parse_path(f"$.items[{k}].id"), round(rng.uniform(1, 9), 2)))
         elif kind == 1:
-            inserted.append(f"$.items[{k}].attrs.note{n}")
+            inserted.append(f"$.items[{k}].note{n}")
             diffs.append(JsonDiff(DiffOp.INSERT, parse_path(inserted[-1]), "checked"))
         elif kind == 2:
             diffs.append(JsonDiff(DiffOp.REPLACE, parse_path(f"$.items[{k}].qty"), n))
