@@ -183,6 +183,8 @@ def test_sigkill_mid_stream_then_resume(mariadb_server: MariaDBServer, tmp_path:
     assert_identical(server, folder)
 
 
+@pytest.mark.parametrize("mariadb_server", [BinlogSettings(), BinlogSettings(checksum="NONE")], indirect=True,
+                         ids=["crc32", "no-checksum"])
 def test_until_now_then_resume_appends_only_new_events(mariadb_server: MariaDBServer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     server = mariadb_server

@@ -221,9 +221,9 @@ class _StreamWriter:
                 f" landing file is at {size_before} (expected {expected_end}); stream and file are out of step")
         if header.type_code == FORMAT_DESCRIPTION_EVENT and size_before != BIN_LOG_HEADER_SIZE:
             raise ProtocolError(f"{landing.file_path}: FORMAT_DESCRIPTION_EVENT at {size_before}, expected at 4")
+        if header.type_code == FORMAT_DESCRIPTION_EVENT:   # it says how the rest of its file is checksummed
+            landing.checksum_alg = checksum_alg_of_fde(item.raw)
         alg = landing.checksum_alg
-        if header.type_code == FORMAT_DESCRIPTION_EVENT:
-            alg = checksum_alg_of_fde(item.raw)
         if alg == BINLOG_CHECKSUM_ALG_CRC32 and not event_crc_ok(item.raw):
             raise ProtocolError(f"{landing.file_path}: event at {size_before} (type {header.type_code}) failed"
                                 " its CRC32 check; nothing written")

@@ -159,8 +159,6 @@ class LandingFolder:
             raise LandingError(f"{self.file_path}: wrote {written} of {len(event)} bytes (disk full?); free space"
                                " and restart: the partial event is cut off on restart")
         self._size = position_after
-        if event[4] == FORMAT_DESCRIPTION_EVENT:
-            self.checksum_alg = checksum_alg_of_fde(event)
 
     @property
     def size(self) -> int:
