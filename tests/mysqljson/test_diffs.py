@@ -77,3 +77,9 @@ def test_size_rule_def1_def2() -> None:
     big = [diff(DiffOp.REPLACE, "$.a", "x" * 100)]
     assert not use_partial_format(big, 60)  # FR12: partial is not smaller, write the full document
     assert not use_partial_format(None, 1000)  # no diffs could be collected
+
+
+def test_diff_binary_length_is_the_written_length() -> None:
+    for case in [diff(DiffOp.REMOVE, "$.a"), diff(DiffOp.REPLACE, '$."a b"[3]', {"k": [1, 2.5]}),
+                 diff(DiffOp.INSERT, "$.x", "y" * 300)]:
+        assert partial_update_size([case]) == 4 + len(write_diffs([case]))
