@@ -6,7 +6,6 @@ import struct
 from decimal import Decimal
 
 import pytest
-
 from binlake.mysqljson import (
     JsonCorruptError,
     JsonDate,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from binlake.mysqljson import BinaryJson, JsonCorruptError, decode, encode
+
 from tests.mysqljson.test_binary_format import WL10570_AFTER_REMOVE
 
 

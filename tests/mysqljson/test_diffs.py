@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from binlake.mysqljson import (
     DiffOp,
     JsonDiff,

@@ -6,7 +6,6 @@ import json
 from decimal import Decimal
 
 import pytest
-
 from binlake.mysqljson import (
     ApplyStatus,
     BinaryJson,
@@ -20,6 +19,7 @@ from binlake.mysqljson import (
     to_text,
     write_diffs,
 )
+
 from tests.mysqljson.vectors import DIFFS, JSONB, ids, vector
 
 # Vectors whose expected_text is not in MySQL's output form (the notes say where it comes from); for these the

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from binlake.mysqljson import JsonPathSyntaxError, parse_path
-from binlake.mysqljson.path import LegType, cell, member, JsonPath
+from binlake.mysqljson.path import JsonPath, LegType, cell, member
 
 
 @pytest.mark.parametrize(

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
-
-import pytest
 import math
 import struct
 from decimal import Decimal
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
+import pytest
 from binlake.mysqljson import (
     ApplyStatus,
     DiffOp,
@@ -27,6 +23,9 @@ from binlake.mysqljson import (
 )
 from binlake.mysqljson.path import JsonPath, cell, member
 from binlake.mysqljson.values import JsonDate, JsonDatetime, JsonOpaque, JsonTime
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tests.mysqljson import json_functions_model as model
 
 KEYS = st.text(max_size=6)

@@ -6,7 +6,6 @@ import json
 from decimal import Decimal
 
 import pytest
-
 from binlake.mysqljson import (
     JsonDepthError,
     JsonTextSyntaxError,

@@ -6,8 +6,8 @@ null), ``decimal.Decimal`` (DECIMAL opaque), :class:`JsonDate` / :class:`JsonDat
 """
 
 from binlake.mysqljson.apply import ApplyResult, ApplyStatus, apply_json_diffs
-from binlake.mysqljson.binary import decode, encode
 from binlake.mysqljson.cell import BinaryJson
+from binlake.mysqljson.decoder import decode
 from binlake.mysqljson.diff import (
     DiffOp,
     JsonDiff,
@@ -18,6 +18,7 @@ from binlake.mysqljson.diff import (
     use_partial_format,
     write_diffs,
 )
+from binlake.mysqljson.encoder import encode
 from binlake.mysqljson.errors import (
     JsonCorruptError,
     JsonDecodeError,

@@ -19,11 +19,12 @@ per call (copy-on-write), so a whole vector costs O(document size) at most, with
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from binlake.mysqljson.binary import JSON_DOCUMENT_MAX_DEPTH, decode, key_sort_key, mysql_key_order
+from binlake.mysqljson.binary import JSON_DOCUMENT_MAX_DEPTH, key_sort_key, mysql_key_order
 from binlake.mysqljson.cell import BinaryJson
+from binlake.mysqljson.decoder import decode
 from binlake.mysqljson.diff import DiffOp, JsonDiff, read_diffs
 from binlake.mysqljson.errors import JsonError
 from binlake.mysqljson.path import LegType, PathLeg

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from binlake.mysqljson.binary import decode, encode, mysql_key_order
+from binlake.mysqljson.binary import mysql_key_order
+from binlake.mysqljson.decoder import decode
+from binlake.mysqljson.encoder import encode
 
 _UNSET = object()
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import enum
 import struct
-from dataclasses import dataclass
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from binlake.mysqljson.binary import decode, encode
+from binlake.mysqljson.decoder import decode
+from binlake.mysqljson.encoder import encode
 from binlake.mysqljson.errors import JsonDecodeError, JsonDiffCorruptError, JsonPathSyntaxError
 from binlake.mysqljson.path import JsonPath, parse_path
 

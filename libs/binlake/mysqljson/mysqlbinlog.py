@@ -18,8 +18,8 @@ objects and arrays as ``CAST('<json text>' AS JSON)``. Quoting is ``my_b_write_q
 
 from __future__ import annotations
 
-from decimal import Decimal
 from collections.abc import Sequence
+from decimal import Decimal
 
 from binlake.mysqljson.diff import DiffOp, JsonDiff
 from binlake.mysqljson.text import format_decimal, format_double, to_text
