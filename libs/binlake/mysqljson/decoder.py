@@ -51,6 +51,7 @@ from binlake.mysqljson.values import (
 
 _TEMPORAL_TYPES = frozenset((MYSQL_TYPE_DATE, MYSQL_TYPE_TIME, MYSQL_TYPE_DATETIME, MYSQL_TYPE_TIMESTAMP))
 _LITERALS = {JSONB_NULL_LITERAL: None, JSONB_TRUE_LITERAL: True, JSONB_FALSE_LITERAL: False}
+_UNBOUNDED = 1 << 62  # the declared end of the top-level value: any missing byte there is truncation
 
 
 def decode(data: bytes | bytearray | memoryview) -> object:
@@ -63,9 +64,6 @@ def decode(data: bytes | bytearray | memoryview) -> object:
     if not buf:
         return None
     return _decode_value(buf[0], buf, 1, len(buf), _UNBOUNDED, 0)
-
-
-_UNBOUNDED = 1 << 62
 
 
 def _fail(end: int, declared: int, buf: bytes, what: str, pos: int) -> None:
