@@ -89,8 +89,17 @@ def shortest_float32(value: float) -> float:
     return float(f"{value:.9g}")
 
 
+_FLOAT_CACHE: dict[bytes, float] = {}
+
+
 def _float(buf: bytes, pos: int) -> tuple[float, int]:
-    return shortest_float32(_f32.unpack_from(buf, pos)[0]), pos + 4
+    raw = buf[pos:pos + 4]
+    value = _FLOAT_CACHE.get(raw)
+    if value is None:
+        if len(_FLOAT_CACHE) > 65536:
+            _FLOAT_CACHE.clear()
+        value = _FLOAT_CACHE[raw] = shortest_float32(_f32.unpack(raw)[0])
+    return value, pos + 4
 
 
 def _double(buf: bytes, pos: int) -> tuple[float, int]:
@@ -136,12 +145,11 @@ def make_decimal(precision: int, scale: int) -> Decoder:
     off = 0
     lead = _DIG2BYTES[intg % 9]
     if lead:
-        pieces.append((off, off + lead, 0))
+        pieces.append((off, off + lead, intg % 9))
         off += lead
     for _ in range(intg // 9):
         pieces.append((off, off + 4, 9))
         off += 4
-    n_int = len(pieces)
     for _ in range(scale // 9):
         pieces.append((off, off + 4, 9))
         off += 4
@@ -151,24 +159,28 @@ def make_decimal(precision: int, scale: int) -> Decoder:
     size = off
     mask = (1 << (8 * size)) - 1
     sign_bit = 1 << (8 * size - 1)
-    int_pieces = pieces[:n_int]
-    frac_pieces = pieces[n_int:]
+    # digit groups are printed by one %-format; 1-, 2- and 4-byte groups come from one Struct (3-byte groups,
+    # of 5 or 6 digits, are read with int.from_bytes)
+    widths = [e - s for s, e, _d in pieces]
+    int_groups = len(pieces) - (scale // 9) - (1 if scale % 9 else 0)
+    text_fmt = "".join(("%d" if i == 0 else f"%0{d}d") for i, (_s, _e, d) in enumerate(pieces[:int_groups])) \
+        or "0"
+    if scale:
+        text_fmt += "." + "".join(f"%0{d}d" for _s, _e, d in pieces[int_groups:])
+    if 3 not in widths:
+        unpack = struct.Struct(">" + "".join({1: "B", 2: "H", 4: "I"}[w] for w in widths)).unpack
+    else:
+        spans = tuple((s, e) for s, e, _d in pieces)
+
+        def unpack(raw: bytes) -> tuple[int, ...]:
+            return tuple(int.from_bytes(raw[s:e], "big") for s, e in spans)
 
     def dec(buf: bytes, pos: int) -> tuple[Decimal, int]:
         end = pos + size
         value = int.from_bytes(buf[pos:end], "big")
-        negative = not value & sign_bit
-        value ^= sign_bit
-        if negative:
-            value ^= mask
-        raw = value.to_bytes(size, "big")
-        ipart = 0
-        for s, e, _d in int_pieces:
-            ipart = ipart * 1_000_000_000 + int.from_bytes(raw[s:e], "big")
-        text = ("-" if negative else "") + str(ipart)
-        if frac_pieces:
-            text += "." + "".join(f"{int.from_bytes(raw[s:e], 'big'):0{d}d}" for s, e, d in frac_pieces)
-        return Decimal(text), end
+        if value & sign_bit:
+            return Decimal(text_fmt % unpack((value ^ sign_bit).to_bytes(size, "big"))), end
+        return Decimal("-" + text_fmt % unpack((value ^ mask ^ sign_bit).to_bytes(size, "big"))), end
 
     return dec
 
@@ -269,10 +281,12 @@ def _timestamp2_0(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
 def make_timestamp2(fsp: int) -> Decoder:
     if fsp <= 0:
         return _timestamp2_0
-    nfrac, frac = _frac_reader(fsp)
+    nfrac = (fsp + 1) // 2
+    scale = 10 ** (6 - 2 * nfrac)        # the fraction is stored in units of 10^-2, 10^-4 or 10^-6 s
 
     def dec(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
-        return MysqlTimestamp(_u32be(buf, pos)[0], frac(buf, pos + 4), fsp), pos + 4 + nfrac
+        end = pos + 4 + nfrac
+        return MysqlTimestamp(_u32be(buf, pos)[0], int.from_bytes(buf[pos + 4:end], "big") * scale, fsp), end
     return dec
 
 
@@ -342,6 +356,12 @@ def _text_or_bytes(codec: Optional[str]) -> Callable[[bytes], Any]:
     return lambda raw: decode_text(raw, codec)
 
 
+def _inline(dec: Decoder, kind: str, length_bytes: int, codec: Optional[str]) -> Decoder:
+    """Mark a length-prefixed decoder so compiled row readers can inline it (see table.compile_reader)."""
+    dec.inline = (kind, length_bytes, codec)  # type: ignore[attr-defined]
+    return dec
+
+
 def make_string(max_len: int, codec: Optional[str], pad_binary: bool = False) -> Decoder:
     """CHAR/VARCHAR/BINARY/VARBINARY: a 1-byte length when the column's max byte length is < 256, else 2.
 
@@ -353,21 +373,24 @@ def make_string(max_len: int, codec: Optional[str], pad_binary: bool = False) ->
             start = pos + n
             end = start + int.from_bytes(buf[pos:start], "little")
             return buf[start:end].ljust(max_len, b"\0"), end
-    elif codec is None:
+        return dec
+    if codec is None:
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
             start = pos + n
             end = start + int.from_bytes(buf[pos:start], "little")
             return buf[start:end], end
-    elif codec == "utf-8":
+        return _inline(dec, "bytes", n, None)
+    if codec == "utf-8":
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
             start = pos + n
             end = start + int.from_bytes(buf[pos:start], "little")
             return buf[start:end].decode("utf-8", "surrogateescape"), end
-    else:
-        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            start = pos + n
-            end = start + int.from_bytes(buf[pos:start], "little")
-            return decode_text(buf[start:end], codec), end
+        return _inline(dec, "utf8", n, codec)
+
+    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
+        start = pos + n
+        end = start + int.from_bytes(buf[pos:start], "little")
+        return decode_text(buf[start:end], codec), end
     return dec
 
 
@@ -382,7 +405,15 @@ def make_blob(length_bytes: int, conv: Callable[[bytes], Any]) -> Decoder:
         start = pos + n
         end = start + int.from_bytes(buf[pos:start], "little")
         return conv(buf[start:end]), end
+    if conv is bytes:
+        return _inline(dec, "bytes", n, None)
     return dec
+
+
+def make_text_blob(length_bytes: int, codec: Optional[str]) -> Decoder:
+    """BLOB/TEXT with a collation: bytes for binary, text otherwise."""
+    dec = make_blob(length_bytes, _text_or_bytes(codec))
+    return _inline(dec, "utf8", length_bytes, codec) if codec == "utf-8" else dec
 
 
 def make_bit(meta: int) -> Decoder:
@@ -412,12 +443,16 @@ def make_set(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
     if not 1 <= pack_length <= 8:
         raise UnsupportedError("SET column with an invalid pack length", expected="1..8", found=pack_length)
     names = tuple(values) if values is not None else None
+    texts: dict[int, str] = {}
 
     def dec(buf: bytes, pos: int) -> tuple[Any, int]:
         mask = int.from_bytes(buf[pos:pos + pack_length], "little")
         if names is None or mask >> len(names):
             return mask, pos + pack_length
-        return ",".join(n for i, n in enumerate(names) if mask >> i & 1), pos + pack_length
+        text = texts.get(mask)
+        if text is None:
+            text = texts[mask] = ",".join(n for i, n in enumerate(names) if mask >> i & 1)
+        return text, pos + pack_length
     return dec
 
 
@@ -486,7 +521,7 @@ def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: 
     if t == C.MYSQL_TYPE_BIT:
         return make_bit(meta)
     if t in (C.MYSQL_TYPE_BLOB, C.MYSQL_TYPE_TINY_BLOB, C.MYSQL_TYPE_MEDIUM_BLOB, C.MYSQL_TYPE_LONG_BLOB):
-        return make_blob(meta, _text_or_bytes(codec))
+        return make_text_blob(meta, codec)
     if t == C.MYSQL_TYPE_JSON:
         return make_blob(meta, make_json_value)
     if t == C.MYSQL_TYPE_GEOMETRY:

@@ -17,47 +17,17 @@ from binlake.binlog.columns import Decoder
 from binlake.binlog.errors import BinlogError, CorruptEventError, TruncatedEventError
 from binlake.binlog.events import ABSENT, JsonPartial, PartialUpdateRow, UpdateRow
 from binlake.binlog.jsonvalue import read_diffs
-from binlake.binlog.table import SEG_CALL, SEG_STRUCT, TableLayout
+from binlake.binlog.table import TableLayout
 
 # what a value decoder may raise on bad bytes; turned into a typed error at the event boundary
 DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError, ArithmeticError, UnicodeError)
 
 
 def _image(layout: TableLayout, buf: bytes, pos: int, present: bytes) -> tuple[tuple, int]:
+    """One row image: the NULL bitmap over the present columns, then a compiled reader for that pattern."""
     plan = layout.plan(present)
-    decs = plan.decoders
-    nb = (len(decs) + 7) >> 3
-    nulls = int.from_bytes(buf[pos:pos + nb], "little")
-    pos += nb
-    vals: list[Any] = []
-    append = vals.append
-    segs = plan.segments(nulls)
-    if segs is not None:
-        for kind, obj in segs:
-            if kind == SEG_STRUCT:
-                vals += obj.unpack_from(buf, pos)
-                pos += obj.size
-            elif kind == SEG_CALL:
-                v, pos = obj(buf, pos)
-                append(v)
-            else:
-                vals += obj
-    else:
-        bit = 1
-        for dec in decs:
-            if nulls & bit:
-                append(None)
-            else:
-                v, pos = dec(buf, pos)
-                append(v)
-            bit <<= 1
-    idx = plan.indexes
-    if idx is None:
-        return tuple(vals), pos
-    out = [ABSENT] * len(layout.columns)
-    for i, v in zip(idx, vals):
-        out[i] = v
-    return tuple(out), pos
+    nb = (len(plan.decoders) + 7) >> 3
+    return plan.reader(int.from_bytes(buf[pos:pos + nb], "little"))(buf, pos + nb)
 
 
 def _partial_json(length_bytes: int) -> Decoder:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from binlake.binlog import constants as C
 from binlake.binlog.columns import STRUCT_CODES, Decoder, column_decoder, string_real_type
 from binlake.binlog.errors import BinlogError, SchemaMismatchError
-from binlake.binlog.events import DefaultCharset, TableMapEvent
+from binlake.binlog.events import ABSENT, DefaultCharset, TableMapEvent
 from binlake.binlog.schema import SchemaProvider, TableSchema
 from binlake.binlog.values import collation_codec
 
@@ -108,64 +108,98 @@ class TableLayout:
             n = min(len(self.columns), len(present) * 8)
             idx = tuple(i for i in range(n) if present[i >> 3] & (1 << (i & 7)))
             decs = tuple(self.decoders[i] for i in idx)
-            got = ImagePlan(decs, None if len(idx) == len(self.columns) else idx)
+            got = ImagePlan(decs, None if len(idx) == len(self.columns) else idx, len(self.columns))
             self.image_plans[present] = got
         return got
 
 
-Segment = tuple[int, Any]   # (SEG_STRUCT, Struct) | (SEG_CALL, decoder) | (SEG_NULLS, (None,) * k)
-SEG_STRUCT, SEG_CALL, SEG_NULLS = 0, 1, 2
 MAX_NULL_PATTERNS = 256
 
 
 @dataclass(frozen=True, slots=True)
 class ImagePlan:
-    """Decoders of the present columns and their indexes (None: all columns present).
-
-    ``segments(nulls)`` is the fast path for one NULL pattern: runs of single-struct-field columns merged into
-    one ``Struct``, runs of NULLs into one constant, other columns one call each (cached per pattern).
-    """
+    """How to decode an image with one columns-present bitmap: the present columns' decoders, their indexes
+    (None: all columns present), and per NULL pattern a compiled reader (``compile_reader``)."""
 
     decoders: tuple[Decoder, ...]
     indexes: Optional[tuple[int, ...]]
-    by_nulls: dict[int, tuple[Segment, ...]] = field(default_factory=dict)
+    width: int
+    readers: dict[int, Callable[[bytes, int], tuple[tuple, int]]] = field(default_factory=dict)
 
-    def segments(self, nulls: int) -> Optional[tuple[Segment, ...]]:
-        segs = self.by_nulls.get(nulls)
-        if segs is None:
-            if len(self.by_nulls) >= MAX_NULL_PATTERNS:
-                return None
-            segs = self.by_nulls[nulls] = _segments(self.decoders, nulls)
-        return segs
+    def reader(self, nulls: int) -> Callable[[bytes, int], tuple[tuple, int]]:
+        fn = self.readers.get(nulls)
+        if fn is None:
+            fn = compile_reader(self.decoders, nulls, self.indexes, self.width)
+            if len(self.readers) < MAX_NULL_PATTERNS:
+                self.readers[nulls] = fn
+        return fn
 
 
-def _segments(decs: tuple[Decoder, ...], nulls: int) -> tuple[Segment, ...]:
-    out: list[Segment] = []
+_INLINE_READ = {
+    # (kind, length bytes) -> statements reading one value into {v}; the length is little-endian
+    ("utf8", 1): ("_e = pos + 1 + buf[pos]", "{v} = buf[pos + 1:_e].decode('utf-8', 'surrogateescape')"),
+    ("bytes", 1): ("_e = pos + 1 + buf[pos]", "{v} = buf[pos + 1:_e]"),
+    ("utf8", 2): ("_e = pos + 2 + (buf[pos] | buf[pos + 1] << 8)",
+                  "{v} = buf[pos + 2:_e].decode('utf-8', 'surrogateescape')"),
+    ("bytes", 2): ("_e = pos + 2 + (buf[pos] | buf[pos + 1] << 8)", "{v} = buf[pos + 2:_e]"),
+}
+
+
+def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tuple[int, ...]],
+                   width: int) -> Callable[[bytes, int], tuple[tuple, int]]:
+    """A function reading the values of one image with a given NULL pattern: ``read(buf, pos) -> (row, pos)``.
+
+    Generated once per (columns-present bitmap, NULL pattern): runs of fixed-size numeric columns become one
+    ``Struct.unpack_from``, short strings are read inline, other columns call their decoder; the row comes back
+    as one tuple of ``width`` values (ABSENT where a column is not in the image)."""
+    env: dict[str, Any] = {"ABSENT": ABSENT}
+    body: list[str] = []
+    names: list[str] = []
+    run: list[str] = []
     fmt = ""
-    n_null = 0
+
+    def flush() -> None:
+        nonlocal fmt
+        if fmt:
+            st = struct.Struct("<" + fmt)
+            env[f"S{len(env)}"] = st.unpack_from
+            body.append(f"{', '.join(run)}, = S{len(env) - 1}(buf, pos)")
+            body.append(f"pos += {st.size}")
+            run.clear()
+            fmt = ""
+
     for k, dec in enumerate(decs):
+        v = f"v{k}"
+        names.append(v)
         if nulls >> k & 1:
-            if fmt:
-                out.append((SEG_STRUCT, struct.Struct("<" + fmt)))
-                fmt = ""
-            n_null += 1
+            flush()
+            body.append(f"{v} = None")
             continue
-        if n_null:
-            out.append((SEG_NULLS, (None,) * n_null))
-            n_null = 0
         code = STRUCT_CODES.get(dec)
         if code is not None:
             fmt += code
+            run.append(v)
             continue
-        if fmt:
-            out.append((SEG_STRUCT, struct.Struct("<" + fmt)))
-            fmt = ""
-        out.append((SEG_CALL, dec))
-    if fmt:
-        out.append((SEG_STRUCT, struct.Struct("<" + fmt)))
-    if n_null:
-        out.append((SEG_NULLS, (None,) * n_null))
-    return tuple(out)
+        flush()
+        inline = getattr(dec, "inline", None)
+        template = _INLINE_READ.get((inline[0], inline[1])) if inline is not None else None
+        if template is not None:
+            body += [line.format(v=v) for line in template] + ["pos = _e"]
+        else:
+            env[f"D{k}"] = dec
+            body.append(f"{v}, pos = D{k}(buf, pos)")
+    flush()
+    if indexes is None:
+        values = names
+    else:
+        slots = ["ABSENT"] * width
+        for i, name in zip(indexes, names):
+            slots[i] = name
+        values = slots
+    body.append(f"return ({''.join(x + ', ' for x in values)}), pos")
+    source = "def read(buf, pos):\n" + "".join(f"    {line}\n" for line in body)
+    exec(compile(source, "<binlake row reader>", "exec"), env)
+    return env["read"]
 
 
 def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = None) -> TableLayout:
