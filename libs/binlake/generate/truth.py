@@ -51,19 +51,42 @@ def render_row(table: TableDef, row: tuple) -> dict[str, Any]:
     return {c.name: render_value(v, c.type_code == MYSQL_TYPE_JSON) for c, v in zip(table.columns, row)}
 
 
-def truth_lines(table: TableDef, rows: Iterable[tuple]) -> list[str]:
-    """The JSON lines of a table's rows, in the file's order."""
+def row_line(table: TableDef, row: tuple) -> str:
+    return json.dumps(render_row(table, row), ensure_ascii=False)
+
+
+def truth_lines(table: TableDef, rows: Iterable[tuple], line=None) -> list[str]:
+    """The JSON lines of a table's rows, in the file's order (``line(table, row)`` renders one row)."""
+    line = line or row_line
     pk = table.pk_indexes
     if pk:
         ordered = sorted(rows, key=lambda r: tuple(r[i] for i in pk))
-        return [json.dumps(render_row(table, r), ensure_ascii=False) for r in ordered]
-    return sorted(json.dumps(render_row(table, r), ensure_ascii=False) for r in rows)
+        return [line(table, r) for r in ordered]
+    return sorted(line(table, r) for r in rows)
 
 
-def write_truth(root: Path, table: TableDef, date: dt.date, rows: Iterable[tuple]) -> Path:
-    folder = root / table.qualified
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"day={date.isoformat()}.jsonl"
-    lines = truth_lines(table, rows)
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
+class TruthWriter:
+    """Writes ``<root>/<db>.<table>/day=<date>.jsonl``, rendering each row version once: rows are immutable
+    tuples, so a row unchanged since the previous day reuses its line."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lines: dict[str, dict[int, tuple[tuple, str]]] = {}     # table -> id(row) -> (row, line)
+
+    def write(self, table: TableDef, date: dt.date, rows: Iterable[tuple]) -> Path:
+        before = self._lines.get(table.qualified, {})
+        now: dict[int, tuple[tuple, str]] = {}
+
+        def line(t: TableDef, row: tuple) -> str:
+            got = before.get(id(row))
+            text = got[1] if got is not None and got[0] is row else row_line(t, row)
+            now[id(row)] = (row, text)
+            return text
+
+        lines = truth_lines(table, rows, line)
+        self._lines[table.qualified] = now
+        folder = self.root / table.qualified
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"day={date.isoformat()}.jsonl"
+        path.write_text("".join(text + "\n" for text in lines), encoding="utf-8")
+        return path
