@@ -187,6 +187,30 @@ def make_decimal(precision: int, scale: int) -> Decoder:
 
 # --- temporals -------------------------------------------------------------------------------------------------
 
+MEMO_ENTRIES = 4096
+
+
+def memoized(size: int, dec: Decoder) -> Decoder:
+    """A fixed-size decoder that reuses the values of byte strings seen before in this column (dates repeat,
+    and the unchanged columns of an UPDATE's after image repeat its before image). Values are immutable, so
+    sharing them is safe; the cache is cleared when it reaches MEMO_ENTRIES."""
+    cache: dict[bytes, Any] = {}
+    get = cache.get
+
+    def cached(buf: bytes, pos: int) -> tuple[Any, int]:
+        end = pos + size
+        raw = buf[pos:end]
+        value = get(raw)
+        if value is None:
+            value = dec(raw, 0)[0]
+            if len(raw) == size:        # a cut-short value is not cached (the row decoder rejects it)
+                if len(cache) >= MEMO_ENTRIES:
+                    cache.clear()
+                cache[raw] = value
+        return value, end
+    return cached
+
+
 def _year(buf: bytes, pos: int) -> tuple[int, int]:
     y = buf[pos]
     return (y + 1900 if y else 0), pos + 1
@@ -488,23 +512,23 @@ def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: 
     if t == C.MYSQL_TYPE_DOUBLE:
         return _double
     if t == C.MYSQL_TYPE_NEWDECIMAL:
-        return make_decimal(meta >> 8, meta & 0xFF)
+        return memoized(decimal_size(meta >> 8, meta & 0xFF), make_decimal(meta >> 8, meta & 0xFF))
     if t == C.MYSQL_TYPE_YEAR:
         return _year
     if t in (C.MYSQL_TYPE_DATE, C.MYSQL_TYPE_NEWDATE):
-        return _date
+        return memoized(3, _date)
     if t == C.MYSQL_TYPE_TIME:
-        return _time
+        return memoized(3, _time)
     if t == C.MYSQL_TYPE_DATETIME:
-        return _datetime
+        return memoized(8, _datetime)
     if t == C.MYSQL_TYPE_TIMESTAMP:
-        return _timestamp
+        return memoized(4, _timestamp)
     if t == C.MYSQL_TYPE_TIMESTAMP2:
-        return make_timestamp2(meta)
+        return memoized(4 + (meta + 1) // 2, make_timestamp2(meta))
     if t == C.MYSQL_TYPE_DATETIME2:
-        return make_datetime2(meta)
+        return memoized(5 + (meta + 1) // 2, make_datetime2(meta))
     if t == C.MYSQL_TYPE_TIME2:
-        return make_time2(meta)
+        return memoized(3 + (meta + 1) // 2, make_time2(meta))
     if t in (C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_VAR_STRING):
         return make_string(meta, codec)
     if t == C.MYSQL_TYPE_STRING:
