@@ -1,0 +1,121 @@
+"""
+### mysql_cdc_daily: MySQL/MariaDB binlogs into Delta tables, one data interval (a UTC day) per run
+
+For each configured source (one task group each):
+
+1. **fetch**: when the source has a server connection (`binlake_source_<source>`), copy its new binlogs into
+   the landing folder (`binlake fetch --until-now`); otherwise use the landing folder as it is.
+2. **plan**: the landing files holding transactions *committed* in `[data_interval_start, data_interval_end)`
+   (a cached scan of event headers; a file spanning midnight belongs to both days) and the Spark jobs' arguments.
+3. **snapshot_sdi** -> **ingest_binlogs** -> **apply_changes** -> **validate**: Spark jobs (`spark_jobs/`) run by
+   `spark-submit` against the `spark_default` connection (`local[*]` locally; point it at a cluster to run there).
+   The run leaves silver as of every transaction committed before `data_interval_end`.
+4. **full_refresh** (only with the `full_refresh` param): empty the source's silver tables and checkpoints first,
+   so apply rebuilds them from bronze.
+
+Then **report** writes `<lake>/reports/runs/<day>.json` and updates the `binlake_dq_results` asset, which
+triggers `dq_report`.
+
+Every step is idempotent: a rerun or a backfill of a day ingests nothing new (files are identified by content) and
+applies nothing already applied (MERGE guarded by the binlog position), so the tables end as a normal run leaves
+them. Start a backfill from the DAG's page (Trigger -> Backfill) or with `airflow backfill create`; add
+`{"full_refresh": true}` as its configuration to rebuild silver from bronze (e.g. after silver was damaged).
+
+Settings (landing, lake, sources): `binlake.orchestration.config`, overridable by `BINLAKE_LANDING`,
+`BINLAKE_LAKE`, `BINLAKE_SOURCES`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, TaskGroup, chain, task
+
+from binlake.orchestration.config import DQ_RESULTS_ASSET, SPARK_CONF, load_settings
+
+settings = load_settings()
+WRITES_LAKE = {"max_active_tis_per_dag": 1}     # one writer per table at a time, across runs and backfills
+
+with DAG(
+    dag_id=Path(__file__).stem,
+    doc_md=__doc__,
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    start_date=dt.datetime.combine(settings.start_date, dt.time(), dt.timezone.utc),
+    catchup=False,
+    max_active_runs=1,
+    tags=["binlake", "cdc", "spark", "delta"],
+    default_args={
+        "owner": "binlake",
+        "retries": 2,
+        "retry_delay": dt.timedelta(minutes=1),
+        "retry_exponential_backoff": True,
+        "max_retry_delay": dt.timedelta(minutes=30),
+        "execution_timeout": dt.timedelta(hours=4),
+    },
+    params={
+        "sources": Param(list(settings.sources), type="array",
+                         items={"type": "string", "enum": list(settings.sources)},
+                         title="Sources", description="Sources to load in this run (default: all configured)."),
+        "tables": Param([], type="array", items={"type": "string", "pattern": r"^[^.\s]+\.[^.\s]+$"},
+                        title="Table filter",
+                        description="Only these db.table patterns (* and ? allowed) are ingested; empty: all. "
+                                    "Changes of other tables in the files ingested by this run are not kept."),
+        "full_refresh": Param(False, type="boolean", title="Full refresh",
+                              description="Rebuild each source's silver tables from bronze."),
+    },
+) as dag:
+    dq_results = Asset(name=DQ_RESULTS_ASSET, uri=settings.dq_results_uri)
+
+    @task
+    def fetch(source: str, params: dict | None = None) -> dict:
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        from binlake.orchestration.tasks import fetch_source
+
+        if source not in params["sources"]:
+            raise AirflowSkipException(f"source {source} is not in this run's sources param")
+        return fetch_source(settings, source)
+
+    @task(multiple_outputs=True)
+    def plan(source: str, params: dict | None = None, data_interval_start: dt.datetime | None = None,
+             data_interval_end: dt.datetime | None = None) -> dict:
+        from binlake.orchestration.tasks import plan_source
+
+        return plan_source(settings, source, data_interval_start, data_interval_end, params["tables"])
+
+    @task(**WRITES_LAKE)
+    def full_refresh(source: str, params: dict | None = None) -> dict:
+        from binlake.orchestration.tasks import reset_for_full_refresh
+
+        return reset_for_full_refresh(settings, source) if params["full_refresh"] else {"full_refresh": False}
+
+    def spark_job(job: str, source: str, argv, **kwargs) -> SparkSubmitOperator:
+        return SparkSubmitOperator(task_id=job, application=settings.spark_job(job), application_args=argv,
+                                   conn_id=settings.spark_conn_id, conf=dict(SPARK_CONF),
+                                   name=f"binlake-{job}-{source}", **kwargs)
+
+    validated = []
+    for source in settings.sources:
+        with TaskGroup(group_id=source):
+            planned = plan(source)
+            chain(fetch(source), planned)
+            chain(planned,
+                  spark_job("snapshot_sdi", source, planned["snapshot_sdi"], **WRITES_LAKE),
+                  spark_job("ingest_binlogs", source, planned["ingest_binlogs"], **WRITES_LAKE),
+                  full_refresh(source),
+                  spark_job("apply_changes", source, planned["apply_changes"], **WRITES_LAKE),
+                  # a failed error-level expectation is not transient: no retry
+                  validate := spark_job("validate", source, planned["validate"], retries=0,
+                                        outlets=[dq_results], **WRITES_LAKE))
+            validated.append(validate)
+
+    @task(trigger_rule="none_failed_min_one_success")
+    def report(ti=None, run_id: str | None = None, data_interval_start: dt.datetime | None = None) -> str:
+        from binlake.orchestration.tasks import run_key, write_run_summary
+
+        intervals = [ti.xcom_pull(task_ids=f"{s}.plan", key="interval") for s in settings.sources]
+        return write_run_summary(settings, run_key(data_interval_start), run_id, intervals)
+
+    chain(validated, report())

@@ -1,0 +1,105 @@
+"""Where binlake's Airflow DAGs find their data, and how they run Spark: the one place the DAGs read settings.
+
+Every value has a default for a local checkout and can be set by an environment variable (what a deployment
+sets, e.g. in the Airflow workers' environment or the docker image):
+
+==========================  ==============================================  ==========================================
+variable                    default                                         meaning
+==========================  ==============================================  ==========================================
+``BINLAKE_LANDING``         ``<home>/sample/landing``                       landing root: one folder per source holding
+                                                                            its binlog files (``<landing>/<source>/``)
+``BINLAKE_LAKE``            ``<home>/sample/lake``                          lake root (bronze/, silver/, meta/, reports/)
+``BINLAKE_SDI``             ``<landing>/../sdi``                            SDI files/folders snapshotted each run
+``BINLAKE_SOURCES``         ``shop-primary``                                comma-separated source names (the DAG's
+                                                                            task groups and its ``sources`` param)
+``BINLAKE_START_DATE``      ``2024-03-01``                                  first data interval of the daily DAG (UTC)
+``BINLAKE_SPARK_CONN_ID``   ``spark_default``                               Airflow connection spark-submit runs against
+``BINLAKE_HOME``            the checkout that holds this package            where ``spark_jobs/`` lives
+==========================  ==============================================  ==========================================
+
+A source whose Airflow connection ``binlake_source_<source>`` (``-`` and ``.`` as ``_``) exists is fetched from
+its server (``binlake fetch``) at the start of each run; the connection is looked up when that task runs,
+never while a DAG file is parsed. Reading these settings touches only ``os.environ``: it is safe at parse time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+DEFAULT_SOURCES = ("shop-primary",)           # the source name `binlake generate` writes by default
+DEFAULT_START_DATE = dt.date(2024, 3, 1)      # the first day `binlake generate` writes by default
+SOURCE_CONN_PREFIX = "binlake_source_"
+
+# The project's Spark settings for every spark-submit (the master and deploy mode come from the connection).
+SPARK_CONF: Mapping[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+DQ_RESULTS_ASSET = "binlake_dq_results"       # the asset's name; its URI is Settings.dq_results_uri
+
+
+def _home() -> Path:
+    return Path(__file__).resolve().parents[3]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    home: str
+    landing: str
+    lake: str
+    sdi: str
+    sources: tuple[str, ...]
+    start_date: dt.date
+    spark_conn_id: str = "spark_default"
+
+    def source_landing(self, source: str) -> str:
+        return os.path.join(self.landing, source)
+
+    def spark_job(self, job: str) -> str:
+        """Path of ``spark_jobs/<job>.py``, the application spark-submit runs."""
+        return os.path.join(self.home, "spark_jobs", f"{job}.py")
+
+    @property
+    def dq_results(self) -> str:
+        return os.path.join(self.lake, "meta", "dq_results")
+
+    @property
+    def reports(self) -> str:
+        return os.path.join(self.lake, "reports", "quality")
+
+    @property
+    def dq_results_uri(self) -> str:
+        """URI of the Airflow asset ``mysql_cdc_daily`` updates and ``dq_report`` is scheduled on."""
+        return Path(self.dq_results).as_uri()
+
+    @property
+    def orchestration_state(self) -> str:
+        """Files the orchestration keeps for itself (the per-file commit-time cache)."""
+        return os.path.join(self.lake, "_orchestration")
+
+
+def source_conn_id(source: str) -> str:
+    """The Airflow connection naming a source's server (``mysql://user@host:port/?server_id=N``)."""
+    return SOURCE_CONN_PREFIX + re.sub(r"[^A-Za-z0-9_]", "_", source)
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """The settings from ``env`` (default ``os.environ``) with the documented defaults."""
+    env = os.environ if env is None else env
+    home = env.get("BINLAKE_HOME") or str(_home())
+    landing = os.path.abspath(env.get("BINLAKE_LANDING") or os.path.join(home, "sample", "landing"))
+    lake = os.path.abspath(env.get("BINLAKE_LAKE") or os.path.join(home, "sample", "lake"))
+    sdi = os.path.abspath(env.get("BINLAKE_SDI") or os.path.join(os.path.dirname(landing), "sdi"))
+    sources = tuple(s.strip() for s in (env.get("BINLAKE_SOURCES") or "").split(",") if s.strip())
+    start = env.get("BINLAKE_START_DATE")
+    return Settings(home=home, landing=landing, lake=lake, sdi=sdi, sources=sources or DEFAULT_SOURCES,
+                    start_date=dt.date.fromisoformat(start) if start else DEFAULT_START_DATE,
+                    spark_conn_id=env.get("BINLAKE_SPARK_CONN_ID") or "spark_default")

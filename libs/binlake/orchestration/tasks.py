@@ -1,0 +1,149 @@
+"""What the DAGs' tasks do, as plain functions of settings and the run's data interval (no Airflow imports here
+except inside :func:`fetch_source`, which looks up a connection when the task runs).
+
+* :func:`plan_source`: the interval's files (see :mod:`binlake.orchestration.intervals`) and the argument lists
+  of the source's four Spark jobs (``spark_jobs/<job>.py``, each a thin ``main(argv)``).
+* :func:`fetch_source`: ``binlake fetch --until-now`` for a source that has a server connection.
+* :func:`reset_for_full_refresh`: empty the source's silver tables and checkpoints so the apply job rebuilds
+  them from bronze.
+* :func:`write_run_summary`: one JSON file per DAG run listing what each source did.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from binlake.orchestration.config import Settings, source_conn_id
+from binlake.orchestration.errors import FetchFailed
+from binlake.orchestration.intervals import RangeCache, epoch_us, select_files
+
+log = logging.getLogger(__name__)
+
+FETCH_PASSWORD_ENV = "BINLAKE_MYSQL_PASSWORD"
+
+
+def run_key(start: dt.datetime) -> str:
+    """The run id every job of one interval files its rows under: the interval's start date (``2024-03-01``),
+    so a rerun or a backfill of the day files under the same id as the scheduled run did."""
+    return start.astimezone(dt.timezone.utc).strftime("%Y-%m-%d")
+
+
+def job_args(settings: Settings, source: str, start: dt.datetime, end: dt.datetime,
+             tables: Sequence[str] = ()) -> dict[str, list[str]]:
+    """``argv`` of each Spark job for one source and interval (the ``main(argv)`` contract of ``spark_jobs/``)."""
+    run_id = run_key(start)
+    cutoff = end.astimezone(dt.timezone.utc).isoformat()
+    common = ["--lake", settings.lake, "--source", source, "--run-id", run_id]
+    table_args = [a for pattern in tables for a in ("--include", pattern)]
+    return {
+        "snapshot_sdi": ["--lake", settings.lake, "--sdi", settings.sdi, "--seen-at", cutoff],
+        "ingest_binlogs": ["--landing", settings.landing, *common, "--end", cutoff, *table_args],
+        "apply_changes": [*common, "--end", cutoff],
+        "validate": ["--lake", settings.lake, "--run-id", run_id],
+    }
+
+
+def plan_source(settings: Settings, source: str, start: dt.datetime, end: dt.datetime,
+                tables: Sequence[str] = ()) -> dict[str, Any]:
+    """Select the interval's files of ``source`` (cached header scan) and build its jobs' arguments."""
+    cache = RangeCache(os.path.join(settings.orchestration_state, "file_ranges", f"{source}.json"))
+    chosen = select_files(source, settings.source_landing(source), start, end, cache)
+    cache.save()
+    names = [r.name for r in chosen.files]
+    log.info("%s [%s, %s): %d of %d landing files hold transactions of the interval: %s%s", source,
+             start.isoformat(), end.isoformat(), len(names), chosen.landing_files, ", ".join(names) or "none",
+             f" (spanning its bounds: {', '.join(chosen.spanning)})" if chosen.spanning else "")
+    if chosen.last_commit_us is not None and chosen.last_commit_us < epoch_us(end):
+        log.warning("%s: the newest landed transaction is older than the interval end; changes committed after "
+                    "it and before %s are applied by a later run once they land", source, end.isoformat())
+    return {"interval": chosen.as_dict(), "run_id": run_key(start),
+            "args": job_args(settings, source, start, end, tables)}
+
+
+def fetch_source(settings: Settings, source: str, timeout_s: Optional[float] = None) -> dict[str, Any]:
+    """Fetch a source's new binlogs from its server when the connection ``binlake_source_<source>`` exists
+    (``mysql://user:password@host:port/?server_id=N``; the password goes to ``binlake fetch`` through the
+    environment, never on its command line). Without a connection the landing folder is used as it is."""
+    from airflow.sdk import BaseHook
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    conn_id = source_conn_id(source)
+    try:
+        conn = BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        log.info("%s: no connection %s; using the files already in %s", source, conn_id,
+                 settings.source_landing(source))
+        return {"fetched": False, "connection": conn_id}
+    uri = fetch_uri(conn.host, conn.port, conn.login, conn.extra_dejson, source)
+    binlake = shutil.which("binlake") or str(Path(sys.executable).with_name("binlake"))
+    argv = [binlake, "fetch", "--source", uri, "--landing", settings.landing, "--name", source, "--until-now",
+            "--password-env", FETCH_PASSWORD_ENV]
+    env = {**os.environ, FETCH_PASSWORD_ENV: conn.password or ""}
+    log.info("%s: %s", source, " ".join(argv))
+    done = subprocess.run(argv, env=env, timeout=timeout_s, check=False)
+    if done.returncode != 0:
+        raise FetchFailed(f"binlake fetch for source {source} (connection {conn_id}) exited with "
+                          f"{done.returncode}; see the task log above, fix the connection or the server, and "
+                          f"clear the task to retry")
+    return {"fetched": True, "connection": conn_id}
+
+
+def fetch_uri(host: Optional[str], port: Optional[int], login: Optional[str], extra: Mapping[str, Any],
+              source: str) -> str:
+    """The ``mysql://`` URI ``binlake fetch`` takes, from a connection's fields (extra: ``server_id`` and any
+    other query parameter of the URI, e.g. ``heartbeat``, ``ssl``)."""
+    from urllib.parse import quote, urlencode
+
+    query = {"server_id": extra.get("server_id", 4242), "name": source,
+             **{k: v for k, v in extra.items() if k not in ("server_id", "name")}}
+    user = f"{quote(login, safe='')}@" if login else ""
+    return f"mysql://{user}{host or '127.0.0.1'}:{port or 3306}/?{urlencode(query)}"
+
+
+def reset_for_full_refresh(settings: Settings, source: str) -> dict[str, Any]:
+    """Empty the silver (and SCD2 history) tables the source has applied to, and drop its checkpoint rows, so
+    the apply job that follows rebuilds them from bronze up to the run's cutoff. The tables keep their schema
+    and history (a new Delta version each); bronze and the schema registry are not touched."""
+    from deltalake import DeltaTable
+
+    checkpoints = os.path.join(settings.lake, "meta", "checkpoints")
+    if not os.path.isdir(os.path.join(checkpoints, "_delta_log")):
+        return {"tables": [], "checkpoints_deleted": 0}
+    ckpt = DeltaTable(checkpoints)
+    rows = ckpt.to_pyarrow_table(columns=["source", "table_name"]).to_pylist()
+    names = sorted({r["table_name"] for r in rows if r["source"] == source and "." in (r["table_name"] or "")})
+    emptied = []
+    for name in names:
+        db, _, table = name.partition(".")
+        for suffix in ("", "__history"):
+            path = os.path.join(settings.lake, "silver", f"{db}__{table}{suffix}")
+            if os.path.isdir(os.path.join(path, "_delta_log")):
+                DeltaTable(path).delete()
+                emptied.append(os.path.basename(path))
+    metrics = ckpt.delete(f"source = '{_sql_text(source)}'")
+    log.info("%s: full refresh: emptied %s; deleted the source's checkpoints", source, ", ".join(emptied))
+    return {"tables": emptied, "checkpoints_deleted": metrics.get("num_deleted_rows", 0)}
+
+
+def _sql_text(value: str) -> str:
+    return value.replace("'", "''")
+
+
+def write_run_summary(settings: Settings, key: str, dag_run_id: str, intervals: Sequence[Optional[dict]]) -> str:
+    """``<lake>/reports/runs/<run key>.json``: each loaded source's interval files and the quality report's
+    path (``intervals``: the plan step's ``interval`` of each source, None for a source not loaded)."""
+    out = Path(settings.lake, "reports", "runs", f"{key}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    summary = {"run": key, "dag_run_id": dag_run_id,
+               "quality_report": os.path.join(settings.reports, "runs", key, "summary.html"),
+               "sources": [i for i in intervals if i]}
+    out.write_text(json.dumps(summary, indent=1, sort_keys=True), encoding="utf-8")
+    return str(out)
