@@ -159,6 +159,22 @@ def test_partial_update_rows_roundtrip_replace_insert_remove_multi_diff():
                                                          (0, "$.k")]
 
 
+def test_binary_n_is_stored_without_its_zero_pad():
+    tm = replace(_table_map(), column_metadata=_table_map().column_metadata[:14] + (0xFE << 8 | 8,)
+                 + _table_map().column_metadata[15:], default_charset=ev.DefaultCharset(255, ((1, 63), (3, 63),
+                                                                                             (4, 8))))
+    tm = replace(tm, optional_metadata=optional_metadata_fields(tm))
+    n = tm.column_count
+    row = list(ROW_B)
+    row[14] = b"ab\x00c\x00\x00\x00\x00"                                  # BINARY(8): stored as b"ab\x00c"
+    body = ev.WriteRowsEvent(77, 0, b"", n, _bits(n, range(n)), (tuple(row),))
+    w = EventWriter()
+    w.encode(Event(FDE, 1))
+    w.encode(Event(tm, 1))
+    assert b"\x04ab\x00c" in w.encode(Event(body, 1))
+    assert _roundtrip([Event(tm, 5), Event(body, 5)])[1].body == body
+
+
 def test_table_map_roundtrip_keeps_optional_metadata():
     tm = _table_map()
     decoded = _roundtrip([Event(tm, 5)])

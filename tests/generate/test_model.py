@@ -7,7 +7,8 @@ import random
 from binlake.generate import jsondocs
 from binlake.generate.jsonbin import JsonEncoder
 from binlake.generate.jsondocs import INSERT, REMOVE, REPLACE, Edit, apply_edit
-from binlake.mysqljson import encode
+from binlake.generate.emit import json_diffs
+from binlake.mysqljson import encode, write_diffs
 
 
 def test_apply_edit_copies_the_path_and_shares_the_rest():
@@ -30,7 +31,8 @@ def test_incremental_encoder_matches_the_reference_on_edited_documents():
         doc = jsondocs.order_document(rng, 1, size, pool)
         for _ in range(30):
             assert enc.encode(doc) == encode(doc)
-            doc, _ = jsondocs.order_edits(rng, doc, 4)
+            doc, edits = jsondocs.order_edits(rng, doc, 4)
+            assert enc.diffs(json_diffs(tuple(edits))) == write_diffs(json_diffs(tuple(edits)))
             checked += 1
     for _ in range(50):
         doc = jsondocs.product_attributes(rng)

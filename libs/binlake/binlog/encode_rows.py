@@ -295,8 +295,13 @@ def _text_encoder(codec: Optional[str]) -> Callable[[Any], bytes]:
     return enc
 
 
-def make_string_encoder(max_len: int, codec: Optional[str]) -> Encoder:
+def make_string_encoder(max_len: int, codec: Optional[str], strip_binary_pad: bool = False) -> Encoder:
+    """CHAR/VARCHAR/BINARY/VARBINARY. ``strip_binary_pad``: BINARY(n) is stored without its trailing 0x00 pad
+    (``Field_string::pack``; the decoder pads it back to n bytes)."""
     text = _text_encoder(codec)
+    if strip_binary_pad:
+        plain = text
+        text = lambda v: plain(v).rstrip(b"\0")  # noqa: E731
     if max_len < 256:
         def enc(v: Any) -> bytes:
             raw = text(v)
@@ -412,7 +417,7 @@ def column_encoder(col: Column) -> Encoder:
             return make_enum_encoder(length, col.enum_values)
         if real == C.MYSQL_TYPE_SET:
             return make_set_encoder(length, col.set_values)
-        return make_string_encoder(length, codec)
+        return make_string_encoder(length, codec, strip_binary_pad=codec is None)
     if t == C.MYSQL_TYPE_ENUM:
         return make_enum_encoder(meta & 0xFF, col.enum_values)
     if t == C.MYSQL_TYPE_SET:

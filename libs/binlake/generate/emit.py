@@ -23,7 +23,7 @@ from binlake.generate.jsonbin import JsonEncoder
 from binlake.generate.jsondocs import Edit
 from binlake.generate.tables import ColumnDef, TableDef
 from binlake.generate.workload import DELETE, INSERT, UPDATE, Statement, Transaction
-from binlake.mysqljson import BinaryJson, DiffOp, JsonDiff, JsonPath, parse_path, write_diffs
+from binlake.mysqljson import BinaryJson, DiffOp, JsonDiff, JsonPath, parse_path
 from binlake.mysqljson.diff import ENCODED_LENGTH_BYTES
 
 ROWS_EVENT_MAX_SIZE = 8192         # binlog_row_event_max_size
@@ -254,7 +254,7 @@ class Emitter:
                 if cell is ev.ABSENT or cell is None:
                     continue
                 diffs = json_diffs(edits)
-                raw = write_diffs(diffs)
+                raw = self._json.diffs(diffs)
                 self.stats["json_diff_columns"] += 1
                 # WL#2955 FR11/FR12 as binlake.mysqljson.use_partial_format: Def1 (4-byte length + the diffs)
                 # against Def2 (the column's length bytes + the full binary document), with one encoding

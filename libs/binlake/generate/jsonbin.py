@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from binlake.binlog.encode_base import packed_length
 from binlake.mysqljson import encode as reference_encode
 
 SMALL_OBJECT, LARGE_OBJECT, SMALL_ARRAY, LARGE_ARRAY = 0x0, 0x1, 0x2, 0x3
@@ -22,6 +23,7 @@ _SMALL = (struct.Struct("<HH"), struct.Struct("<HH"), struct.Struct("<BH"), 0xFF
 _LARGE = (struct.Struct("<II"), struct.Struct("<IH"), struct.Struct("<BI"), 0xFFFFFFFF)
 _I16, _I32, _I64, _U64, _F64 = (struct.Struct(f) for f in ("<h", "<i", "<q", "<Q", "<d"))
 MEMO_LIMIT = 500_000
+REMOVE_OPERATION = 2                   # enum_json_diff_operation::REMOVE: no value
 
 
 def _varlen(n: int) -> bytes:
@@ -156,3 +158,15 @@ class JsonEncoder:
         if is_object:
             return (LARGE_OBJECT if large else SMALL_OBJECT), body
         return (LARGE_ARRAY if large else SMALL_ARRAY), body
+
+    def diffs(self, diffs) -> bytes:
+        """A diff vector without its 4-byte length, as :func:`binlake.mysqljson.write_diffs` writes it
+        (``Json_diff_vector::write_binary``), with the values encoded by this encoder."""
+        parts = []
+        for d in diffs:
+            path = str(d.path).encode("utf-8")
+            parts.append(bytes((int(d.op),)) + packed_length(len(path)) + path)
+            if d.op != REMOVE_OPERATION:
+                value = self.encode(d.value)
+                parts.append(packed_length(len(value)) + value)
+        return b"".join(parts)

@@ -8,6 +8,7 @@ on the way in: CHAR/BINARY values have no trailing pad characters, FLOATs are ex
 from __future__ import annotations
 
 import random
+import struct
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -18,6 +19,7 @@ from binlake.generate.jsondocs import WORDS
 FIRST = ("Ana", "Bo", "Chloé", "Dmitri", "Eun-ji", "Farah", "Goran", "Hiroshi", "Ines", "João", "Kwame", "Lena")
 LAST = ("Ålund", "Baker", "Czerny", "Dubois", "Eze", "Fischer", "García", "Hansen", "Ito", "Jovanović")
 COUNTRIES = ("NL", "DE", "FR", "PT", "JP", "BR", "US", "CA", "NO", "HR")
+_F32 = struct.Struct("<f")
 _TS_MIN = 1_500_000_000          # 2017-07-14
 _TS_SPAN = 250_000_000           # ~8 years
 
@@ -80,7 +82,7 @@ class ModelValues:
 
     def float32(self) -> float:
         """A FLOAT value as the row decoder gives it: the shortest decimal of an IEEE single."""
-        return shortest_float32(self.rng.randrange(1, 2**23) / 64)
+        return shortest_float32(_F32.pack(self.rng.randrange(1, 2**23) / 64))
 
     def date(self) -> MysqlDate:
         r = self.rng
