@@ -12,22 +12,20 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
+from binlake.lake.silver import read_rows, to_arrow
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_files
 from binlake.pipeline.split import DEFAULT_CHUNK_BYTES, plan_chunks
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
 
     from binlake.lake.delta import DeltaEngine
 
 
-def spark_schema(columns: tuple[tuple[str, str, bool], ...]) -> Any:
-    """A Spark StructType from (name, Spark SQL type, nullable) triples."""
-    from pyspark.sql.types import StructField, StructType, _parse_datatype_string
-
-    return StructType([StructField(n, _parse_datatype_string(t), nullable) for n, t, nullable in columns])
+BRONZE_COLUMNS_TYPES = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +37,13 @@ class IngestedFile:
 def ingested_files(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str,
                    source: str) -> dict[str, IngestedFile]:
     """name -> identities already in bronze and the furthest end position reached, for one source."""
-    if not engine.exists(bronze_path):
-        return {}
-    from pyspark.sql import functions as F
-
-    rows = (engine.read(spark, bronze_path)
-            .filter((F.col("source") == source) & (F.col("op") == "file_end"))
-            .groupBy("binlog_file").agg(F.collect_set("file_sha256").alias("hashes"), F.max("pos").alias("end"))
-            .collect())
-    return {r["binlog_file"]: IngestedFile(frozenset(r["hashes"]), r["end"]) for r in rows}
+    done: dict[str, tuple[set[str], int]] = {}
+    for r in read_rows(engine, spark, bronze_path, ("binlog_file", "file_sha256", "pos"),
+                       {"source": source, "op": "file_end"}):
+        hashes, end = done.setdefault(r["binlog_file"], (set(), 0))
+        hashes.add(r["file_sha256"])
+        done[r["binlog_file"]] = (hashes, max(end, r["pos"]))
+    return {name: IngestedFile(frozenset(h), end) for name, (h, end) in done.items()}
 
 
 @dataclass
@@ -89,27 +85,33 @@ def _first_event_time(path: str) -> int:
 
 
 def decode_tasks(spark: "SparkSession", tasks: list[ChunkTask], tables: TableFilter, applied_gtids: str,
-                 run_id: str, registry_rows: Optional[list[dict]] = None) -> "DataFrame":
-    """The bronze rows of ``tasks``, decoded on Spark, one task per chunk."""
+                 run_id: str, registry_rows: Optional[list[dict]] = None) -> "pa.Table":
+    """The bronze rows of ``tasks``, decoded on Spark, one task per chunk; each task ships its rows back as
+    Arrow IPC bytes (the Delta append is one commit from the driver)."""
+    from binlake.lake.resolve import from_ipc
 
-    def decode(task: ChunkTask) -> list[tuple]:
+    def decode(task: ChunkTask) -> list[bytes]:
+        from binlake.lake.resolve import to_ipc
+
         provider = None
         if registry_rows:
             from binlake.sdi.registry import SchemaRegistry
 
             provider = SchemaRegistry.from_rows(registry_rows).schema_provider()
         tf = TransactionFilter(tables, GtidSet.parse(applied_gtids))
-        return decode_chunk(task, tf, run_id, provider)
+        return [to_ipc(to_arrow(BRONZE_COLUMNS_TYPES, decode_chunk(task, tf, run_id, provider)))]
 
-    rdd = spark.sparkContext.parallelize(tasks, max(1, len(tasks))).flatMap(decode)
-    return spark.createDataFrame(rdd, spark_schema(BRONZE_SCHEMA))
+    import pyarrow as pa
+
+    parts = spark.sparkContext.parallelize(tasks, max(1, len(tasks))).flatMap(decode).collect()
+    return pa.concat_tables([from_ipc(p) for p in parts])
 
 
-def summarize(rows: list[Any]) -> dict[str, Any]:
-    """Totals of the chunk_end/file_end stats rows of an ingest."""
+def summarize(stats: list[str]) -> dict[str, Any]:
+    """Totals of the chunk_end/file_end stats (JSON texts) of an ingest."""
     total: dict[str, Any] = {}
-    for r in rows:
-        for k, v in json.loads(r["statement"]).items():
+    for text in stats:
+        for k, v in json.loads(text).items():
             if isinstance(v, bool):
                 total[k] = total.get(k, 0) + int(v)
             elif isinstance(v, int) and k != "end_pos":

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from binlake.lake.delta.plan import SEQ_COL
-from binlake.lake.silver import engine_input, to_arrow
+from binlake.lake.silver import engine_input, read_rows, to_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,12 +38,8 @@ class Checkpoint:
 
 
 def read_checkpoint(spark: "SparkSession", engine: "DeltaEngine", path: str, source: str) -> Checkpoint:
-    if not engine.exists(path):
-        return Checkpoint()
-    from pyspark.sql import functions as F
-
-    rows = (engine.read(spark, path)
-            .filter((F.col("source") == source) & (F.col("table_name") == SOURCE_ROW)).collect())
+    rows = read_rows(engine, spark, path, (SEQ_COL, "binlog_file", "pos", "gtid_executed"),
+                     {"source": source, "table_name": SOURCE_ROW})
     if not rows:
         return Checkpoint()
     r = rows[0]
@@ -54,4 +50,5 @@ def write_checkpoints(engine: "DeltaEngine", path: str, rows: Iterable[dict[str,
     rows = [tuple(r.get(n) for n, _ in CHECKPOINT_COLUMNS) for r in rows]
     if not rows:
         return None
-    return engine.merge(path, engine_input(engine, to_arrow(CHECKPOINT_COLUMNS, rows)), CHECKPOINT_KEYS, SEQ_COL, op_col=None).version
+    data = engine_input(engine, to_arrow(CHECKPOINT_COLUMNS, rows))
+    return engine.merge(path, data, CHECKPOINT_KEYS, SEQ_COL, op_col=None).version

@@ -18,16 +18,14 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from binlake.lake.bronze import decode_tasks, ingested_files, plan_ingest, spark_schema, summarize
+from binlake.lake.bronze import decode_tasks, ingested_files, plan_ingest, summarize
 from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoints
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.quarantine import quarantine_row, write_quarantine
-from binlake.lake.resolve import resolve, unapplied
-from binlake.lake.silver import (COMMIT_TS_COL, KEY_COL, data_columns, engine_input, merge_keys, silver_name,
-                                 state_rows, table_columns, to_arrow)
-from binlake.pipeline.bronze import BRONZE_SCHEMA, CHANGE_OPS
+from binlake.lake.resolve import first_late_seq, from_ipc, resolve, scan_batch, unapplied
+from binlake.lake.silver import COMMIT_TS_COL, KEY_COL, engine_input, merge_keys, read_rows, silver_name, to_arrow
 from binlake.pipeline.filters import GtidSet, TableFilter
 from binlake.pipeline.fold import row_key
 from binlake.pipeline.split import DEFAULT_CHUNK_BYTES
@@ -124,9 +122,9 @@ def snapshot_sdi_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLay
 
 
 def registry_rows(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout) -> list[dict[str, Any]]:
-    if not engine.exists(lake.schema_registry):
-        return []
-    return [r.asDict() for r in engine.read(spark, lake.schema_registry).collect()]
+    from binlake.sdi.registry import REGISTRY_ROW_SCHEMA
+
+    return read_rows(engine, spark, lake.schema_registry, [n for n, _, _ in REGISTRY_ROW_SCHEMA])
 
 
 # --- ingest ----------------------------------------------------------------------------------------------------
@@ -152,13 +150,13 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, l
     report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes)
     if plan.tasks:
         applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
-        df = decode_tasks(spark, plan.tasks, opts.tables, applied, run_id,
-                          registry_rows(spark, engine, lake) or None).cache()
-        report.version = engine.append(lake.bronze, df)
+        data = decode_tasks(spark, plan.tasks, opts.tables, applied, run_id, registry_rows(spark, engine, lake) or None)
+        report.version = engine.append(lake.bronze, engine_input(engine, data))
         crash_point("after_bronze")
-        report.rows = Counter({r["op"]: r["count"] for r in df.groupBy("op").count().collect()})
-        report.totals = summarize(df.filter(df["op"].isin("file_end", "chunk_end")).collect())
-        df.unpersist()
+        ops = data.column("op").to_pylist()
+        report.rows = Counter(ops)
+        report.totals = summarize([s for s, op in zip(data.column("statement").to_pylist(), ops)
+                                   if op in ("file_end", "chunk_end")])
     report.seconds = time.perf_counter() - started
     return report
 
@@ -184,58 +182,52 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, op
     if not engine.exists(lake.bronze):
         return report
     ckpt = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
-    batch = unapplied(engine.read(spark, lake.bronze), opts.source, ckpt.seq, opts.cutoff_us).cache()
-    others = batch.filter(~batch["op"].isin(*CHANGE_OPS)).select(
-        "op", SEQ_COL, "binlog_file", "pos", "row", "db", "statement").collect()
-    last = batch.agg({SEQ_COL: "max"}).collect()[0][0]
-    if last is None:
+    late = first_late_seq(engine, spark, lake.bronze, opts.source, ckpt.seq, opts.cutoff_us)
+    batch = unapplied(engine.read(spark, lake.bronze), opts.source, ckpt.seq, late).cache()
+    t0 = time.perf_counter()
+    info = scan_batch(batch)
+    report.stage_seconds["scan"] = time.perf_counter() - t0
+    if info.last is None:
         batch.unpersist()
         return report
-    tables = [(r["db"], r["table_name"]) for r in
-              batch.filter(batch["op"].isin(*CHANGE_OPS)).select("db", "table_name").distinct().collect()]
-    frames = {t: engine.read(spark, lake.silver(*t)) for t in tables if engine.exists(lake.silver(*t))}
     t0 = time.perf_counter()
-    resolved = resolve(spark, batch, frames, history=opts.history)
+    folded = resolve(spark, engine, batch, info, lake.silver, history=opts.history)
+    batch.unpersist()
     report.stage_seconds["resolve"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     table_rows = []
-    for tb in sorted(resolved.tables, key=lambda tb: tb.table):
+    for tb in folded:
         db, name = tb.table
-        res = tb.result
         q = [quarantine_row(r, source=opts.source, db=db, table=name, kind=_kind(r), run_id=run_id)
-             for r in res.quarantine]
+             for r in tb.quarantine]
         report.quarantined += write_quarantine(engine, lake.quarantine, q) if q else 0
         crash_point("after_quarantine")
-        cols = data_columns(tb.column_metas)
-        has_pk = bool(tb.pk)
-        if opts.history and res.history:
-            _write_history(engine, lake.history(db, name), cols, tb.pk, res.history)
+        if opts.history and tb.history:
+            _write_history(engine, lake.history(db, name), tb.columns, tb.pk, tb.history)
             crash_point("after_history")
-        if res.rows:
-            keys, null_safe = merge_keys(tb.pk, cols)
-            data = to_arrow(table_columns(cols, has_pk), state_rows(cols, res.rows.values(), has_pk))
-            engine.merge(lake.silver(db, name), engine_input(engine, data), keys, SEQ_COL, op_col=OP_COL,
-                         keep_tombstones=True, null_safe_keys=null_safe)
+        if tb.silver_ipc is not None:
+            keys, null_safe = merge_keys(tb.pk, tb.columns)
+            engine.merge(lake.silver(db, name), engine_input(engine, from_ipc(tb.silver_ipc)), keys, SEQ_COL,
+                         op_col=OP_COL, keep_tombstones=True, null_safe_keys=null_safe)
             crash_point("after_silver")
         report.changes += tb.changes
+        report.ops.update(tb.stats)
         table_rows.append({"source": opts.source, "table_name": f"{db}.{name}", SEQ_COL: tb.last_seq,
-                           "changes": tb.changes, "quarantined": len(res.quarantine), "run_id": run_id})
-    report.tables = len(resolved.tables)
-    report.ops = resolved.stats
+                           "changes": tb.changes, "quarantined": len(tb.quarantine), "run_id": run_id})
+    report.tables = len(folded)
     errors = [quarantine_row({SEQ_COL: r[SEQ_COL], "binlog_file": r["binlog_file"], "pos": r["pos"], "row": 0,
                               "column_name": "", "status": "ERROR", "reason": r["statement"]},
                              source=opts.source, db=None, table=None, kind="decode", run_id=run_id)
-              for r in others if r["op"] == "error"]
+              for r in info.others if r["op"] == "error"]
     report.quarantined += write_quarantine(engine, lake.quarantine, errors) if errors else 0
     report.stage_seconds["merge"] = time.perf_counter() - t0
     gtids = GtidSet.parse(ckpt.gtid_executed)
-    gtids.update(r["gtid"] for r in batch.select("gtid").distinct().collect())
-    tail = batch.filter(batch[SEQ_COL] == last).select("binlog_file", "pos").collect()[0]
-    batch.unpersist()
+    gtids.update(sorted(info.gtids))
+    last, last_file, last_pos = info.last
     crash_point("before_checkpoint")
     write_checkpoints(engine, lake.checkpoints, [
-        {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: last, "binlog_file": tail["binlog_file"],
-         "pos": tail["pos"], "gtid_executed": gtids.to_text(), "changes": report.changes,
+        {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: last, "binlog_file": last_file,
+         "pos": last_pos, "gtid_executed": gtids.to_text(), "changes": report.changes,
          "quarantined": report.quarantined, "run_id": run_id}, *table_rows])
     report.checkpoint_seq = last
     report.seconds = time.perf_counter() - started
@@ -286,7 +278,8 @@ class RunReport:
 
 
 def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, landing_dir: str,
-               opts: RunOptions, sdi_paths: Sequence[str] = ()) -> RunReport:
+               opts: RunOptions, sdi_paths: Sequence[str] = (),
+               progress: Callable[[str], None] = lambda text: None) -> RunReport:
     """snapshot_sdi (when SDI paths are given) -> ingest -> apply, for one source."""
     started = time.perf_counter()
     run_id = opts.run
@@ -295,8 +288,13 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, l
         seen = (dt.datetime.fromtimestamp(opts.cutoff_us / 1e6, dt.timezone.utc).replace(tzinfo=None)
                 if opts.cutoff_us is not None else dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
         report.registry_versions = snapshot_sdi_job(spark, engine, lake, sdi_paths, seen)
-    report.ingest = ingest_job(spark, engine, lake, landing_dir, opts, run_id)
-    report.apply = apply_job(spark, engine, lake, opts, run_id)
+        progress(f"[{opts.source}] snapshot_sdi: {report.registry_versions} new table version(s)")
+    i = report.ingest = ingest_job(spark, engine, lake, landing_dir, opts, run_id)
+    progress(f"[{opts.source}] ingest: {i.files} file(s), {i.bytes / 1e6:.1f} MB -> "
+             f"{sum(i.rows.values())} bronze rows in {i.seconds:.1f} s ({i.skipped_files} already ingested)")
+    a = report.apply = apply_job(spark, engine, lake, opts, run_id)
+    progress(f"[{opts.source}] apply: {a.changes} change(s) to {a.tables} table(s), {a.quarantined} quarantined, "
+             f"in {a.seconds:.1f} s")
     report.seconds = time.perf_counter() - started
     return report
 
@@ -306,4 +304,4 @@ def summary_json(report: RunReport) -> str:
 
 
 __all__ = ["ApplyReport", "IngestReport", "InjectedCrash", "LakeLayout", "RunOptions", "RunReport", "apply_job",
-           "crash_point", "ingest_job", "run_source", "snapshot_sdi_job", "spark_schema", "BRONZE_SCHEMA"]
+           "crash_point", "ingest_job", "run_source", "snapshot_sdi_job"]

@@ -36,5 +36,6 @@ def write_quarantine(engine: "DeltaEngine", path: str, rows: Iterable[tuple]) ->
     rows = list(rows)
     if not rows:
         return 0
-    result = engine.merge(path, engine_input(engine, to_arrow(QUARANTINE_COLUMNS, rows)), QUARANTINE_KEYS, SEQ_COL, op_col=None)
+    data = engine_input(engine, to_arrow(QUARANTINE_COLUMNS, rows))
+    result = engine.merge(path, data, QUARANTINE_KEYS, SEQ_COL, op_col=None)
     return result.inserted

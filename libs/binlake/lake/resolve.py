@@ -1,10 +1,12 @@
 """Resolve a batch of bronze changes to one new state per key and table, on Spark.
 
 The unapplied prefix of a source's bronze rows is taken (ordering key above the checkpoint, and stopping at the
-first transaction committed at or after the cutoff, so that a day ends exactly at midnight even inside a file);
-the silver rows of the keys it touches are read; both are grouped by table and each table is folded in one
-Spark task by :func:`binlake.pipeline.fold.fold_table` (tables fold in parallel; a table's changes fold in
-order, which key-changing updates and partial JSON against earlier changes need).
+first transaction committed at or after the cutoff, so that a day ends exactly at midnight even inside a file).
+One pass over it (:func:`scan_batch`) finds the tables, their primary keys and column layouts, the keys touched,
+the GTIDs and the last position. The silver rows of the touched keys are then grouped with the changes by table,
+and each table is folded in one Spark task by :func:`binlake.pipeline.fold.fold_table` (tables fold in
+parallel; one table's changes fold in order, which key-changing updates and partial JSON need). Each task
+returns its silver MERGE source as Arrow IPC bytes, so only compact columnar data reaches the driver.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
-from binlake.lake.silver import base_state, silver_converters
+from binlake.lake.silver import (base_state, data_columns, silver_converters, state_rows, table_columns,
+                                 to_arrow)
 from binlake.pipeline.bronze import CHANGE_OPS
 from binlake.pipeline.fold import FoldResult, change_from_bronze, fold_table, row_key
 
@@ -24,107 +27,244 @@ if TYPE_CHECKING:
 TableId = tuple[str, str]
 
 
-def unapplied(bronze: "DataFrame", source: str, after_seq: int, cutoff_us: Optional[int]) -> "DataFrame":
-    """Bronze rows of ``source`` after ``after_seq`` and before the first change committed at/after the cutoff."""
+def first_late_seq(engine: Any, spark: Any, bronze_path: str, source: str, after_seq: int,
+                   cutoff_us: Optional[int]) -> Optional[int]:
+    """The ordering key of the source's first unapplied change (or DDL) committed at or after the cutoff."""
+    if cutoff_us is None:
+        return None
+    if engine.name == "rust":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.dataset as ds
+        from deltalake import DeltaTable
+
+        f = ds.field
+        expr = ((f("source").cast(pa.string()) == source) & (f("_binlake_seq") > after_seq) & (f("commit_ts") >= cutoff_us)
+                & f("op").cast(pa.string()).isin([*CHANGE_OPS, "ddl"]))
+        table = DeltaTable(bronze_path).to_pyarrow_dataset().to_table(columns=["_binlake_seq"], filter=expr)
+        return pc.min(table.column(0)).as_py() if table.num_rows else None
+    from pyspark.sql import functions as F
+
+    rows = engine.read(spark, bronze_path).filter(
+        (F.col("source") == source) & (F.col("_binlake_seq") > after_seq) & (F.col("commit_ts") >= cutoff_us)
+        & F.col("op").isin(*CHANGE_OPS, "ddl"))
+    return rows.agg(F.min("_binlake_seq")).collect()[0][0]
+
+
+def unapplied(bronze: "DataFrame", source: str, after_seq: int, before_seq: Optional[int]) -> "DataFrame":
+    """Bronze rows of ``source`` with ``after_seq < _binlake_seq < before_seq``: the batch to apply. Stopping
+    before the first transaction committed at/after the cutoff makes a day end exactly at midnight, also
+    inside a file."""
     from pyspark.sql import functions as F
 
     rows = bronze.filter((F.col("source") == source) & (F.col("_binlake_seq") > after_seq))
-    if cutoff_us is not None:
-        late = (rows.filter(F.col("op").isin(*CHANGE_OPS, "ddl") & (F.col("commit_ts") >= cutoff_us))
-                .agg(F.min("_binlake_seq").alias("s")).collect()[0]["s"])
-        if late is not None:
-            rows = rows.filter(F.col("_binlake_seq") < late)
-    return rows
+    return rows if before_seq is None else rows.filter(F.col("_binlake_seq") < before_seq)
 
 
-def _touched_keys(row: Any) -> list[tuple[TableId, str]]:
-    pk = json.loads(row["primary_key"]) if row["primary_key"] else None
-    t = (row["db"], row["table_name"])
-    before = json.loads(row["before"]) if row["before"] else None
-    after = json.loads(row["after"]) if row["after"] else None
-    out = []
-    if before is not None:
-        out.append((t, row_key(before, pk)))
-    if after is not None:
-        merged = {**(before or {}), **after}
-        if not pk or all(c in merged for c in pk):
-            out.append((t, row_key(merged, pk)))
+@dataclass
+class BatchInfo:
+    """What one pass over the batch tells: see the module docstring."""
+
+    touched: dict[TableId, set[str]] = field(default_factory=dict)
+    pks: dict[TableId, Optional[list[str]]] = field(default_factory=dict)
+    metas: dict[TableId, set[str]] = field(default_factory=dict)
+    gtids: set[str] = field(default_factory=set)
+    last: Optional[tuple[int, str, int]] = None            # (seq, file, pos) of the batch's last row
+    others: list[dict[str, Any]] = field(default_factory=list)   # ddl, error, file_end, chunk_end rows
+    changes: int = 0
+
+    def add(self, other: "BatchInfo") -> "BatchInfo":
+        for t, keys in other.touched.items():
+            self.touched.setdefault(t, set()).update(keys)
+        for t, pk in other.pks.items():
+            self.pks[t] = pk or self.pks.get(t)
+        for t, m in other.metas.items():
+            self.metas.setdefault(t, set()).update(m)
+        self.gtids |= other.gtids
+        if other.last is not None and (self.last is None or other.last > self.last):
+            self.last = other.last
+        self.others += other.others
+        self.changes += other.changes
+        return self
+
+
+def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
+    info = BatchInfo()
+    loads = json.loads
+    for r in rows:
+        seq = r["_binlake_seq"]
+        if info.last is None or seq > info.last[0]:
+            info.last = (seq, r["binlog_file"], r["pos"])
+        if r["gtid"]:
+            info.gtids.add(r["gtid"])
+        if r["op"] not in CHANGE_OPS:
+            info.others.append(r.asDict())
+            continue
+        info.changes += 1
+        t = (r["db"], r["table_name"])
+        pk = loads(r["primary_key"]) if r["primary_key"] else None
+        if t not in info.pks or pk:
+            info.pks[t] = pk
+        if r["columns"]:
+            info.metas.setdefault(t, set()).add(r["columns"])
+        keys = info.touched.setdefault(t, set())
+        before = loads(r["before"]) if r["before"] else None
+        after = loads(r["after"]) if r["after"] else None
+        if before is not None:
+            keys.add(row_key(before, pk))
+        if after is not None:
+            merged = {**before, **after} if before else after
+            if not pk or all(c in merged for c in pk):
+                keys.add(row_key(merged, pk))
+    yield info
+
+
+def scan_batch(batch: "DataFrame") -> BatchInfo:
+    out = BatchInfo()
+    for part in batch.rdd.mapPartitions(_scan).collect():
+        out.add(part)
     return out
 
 
 @dataclass
 class TableBatch:
-    """What one table's fold produced, and what the MERGE needs to know about the table."""
+    """One table's fold: the MERGE source (Arrow IPC bytes), quarantine and history records, counters."""
 
     table: TableId
     pk: Optional[list[str]]
-    column_metas: list[str]
-    result: FoldResult
-    changes: int
-    last_seq: int
-
-
-@dataclass
-class Resolved:
-    tables: list[TableBatch] = field(default_factory=list)
+    columns: list[tuple[str, str]]
+    silver_ipc: Optional[bytes] = None
+    quarantine: list[dict[str, Any]] = field(default_factory=list)
+    history: list[tuple[dict[str, Any], int, str, int]] = field(default_factory=list)
     stats: Counter = field(default_factory=Counter)
+    changes: int = 0
+    last_seq: int = 0
 
 
-def _fold_group(item: tuple[TableId, Any], history: bool) -> Iterator[TableBatch]:
-    table, values = item
-    changes, base, metas = [], {}, set()
-    pk: Optional[list[str]] = None
-    last = 0
-    for kind, payload in values:
-        if kind == "c":
-            changes.append(change_from_bronze(payload))
-            metas.add(payload["columns"])
-            if payload["primary_key"]:
-                pk = json.loads(payload["primary_key"])
-            last = max(last, payload["_binlake_seq"])
-        else:
-            base[payload[0]] = payload[1]
-    yield TableBatch(table, pk, sorted(m for m in metas if m), fold_table(changes, base, pk, history=history),
-                     len(changes), last)
+def to_ipc(table: Any) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
-def resolve(spark: Any, batch: "DataFrame", silver_frames: dict[TableId, "DataFrame"], *,
-            history: bool = False) -> Resolved:
-    """Fold every table of ``batch`` (bronze rows, change ops only) onto its silver rows."""
-    changes = batch.filter(batch["op"].isin(*CHANGE_OPS))
-    change_rdd = changes.rdd.map(lambda r: ((r["db"], r["table_name"]), ("c", r.asDict())))
-    touched: dict[TableId, set[str]] = {}
-    for t, k in changes.rdd.flatMap(_touched_keys).distinct().collect():
-        touched.setdefault(t, set()).add(k)
-    pks: dict[TableId, Optional[list[str]]] = {}
-    for r in changes.select("db", "table_name", "primary_key").distinct().collect():
-        t = (r["db"], r["table_name"])
-        pks[t] = json.loads(r["primary_key"]) if r["primary_key"] else pks.get(t)
-    parts = [change_rdd]
-    keys_b = spark.sparkContext.broadcast(touched)
-    for t, frame in silver_frames.items():
-        if t not in touched:
-            continue
-        fields = [(f.name, f.dataType.simpleString()) for f in frame.schema.fields]
-        parts.append(frame.rdd.mapPartitions(
-            lambda rows, t=t, fields=fields, pk=pks.get(t): _base_rows(rows, t, fields, pk, keys_b)))
-    n_tables = max(1, len(touched))
-    grouped = spark.sparkContext.union(parts).groupByKey(numPartitions=n_tables)
-    out = Resolved()
-    for tb in grouped.flatMap(lambda item: _fold_group(item, history)).collect():
-        out.tables.append(tb)
-        out.stats.update(tb.result.stats)
-    keys_b.unpersist()
+def from_ipc(data: bytes) -> Any:
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(data).read_all()
+
+
+# --- the silver rows a batch needs ------------------------------------------------------------------------------
+
+def _kind(arrow_type: Any) -> str:
+    """Spark's simpleString of an Arrow type, as far as silver uses them."""
+    import pyarrow as pa
+    import pyarrow.types as at
+
+    if at.is_decimal(arrow_type):
+        return f"decimal({arrow_type.precision},{arrow_type.scale})"
+    if at.is_integer(arrow_type):
+        return "bigint"
+    if at.is_floating(arrow_type):
+        return "double"
+    if at.is_binary(arrow_type) or at.is_large_binary(arrow_type) or arrow_type == pa.binary_view():
+        return "binary"
+    return "string"
+
+
+def _arrow_values(values: list[Any], kind: str) -> list[Any]:
+    from decimal import Decimal
+
+    from binlake.pipeline.types import to_silver
+
+    conv = to_silver(kind)
+    return [conv(v) if not (kind.startswith("decimal") and isinstance(v, int)) else Decimal(v) for v in values]
+
+
+def silver_bases(engine: Any, spark: Any, path: str, pk: Optional[list[str]],
+                 keys: set[str]) -> dict[str, Any]:
+    """key -> RowState of the silver rows whose key is in ``keys`` (read on the driver, filtered on the first
+    primary key column where there is one)."""
+    if not engine.exists(path):
+        return {}
+    first = json.loads  # the first key column's values, from the JSON keys
+    if engine.name == "rust":
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+        from deltalake import DeltaTable
+
+        dataset = DeltaTable(path).to_pyarrow_dataset()
+        kinds = [(f.name, _kind(f.type)) for f in dataset.schema]
+        expr = None
+        if pk:
+            kind = dict(kinds)[pk[0]]
+            wanted = _arrow_values(sorted({first(k)[0] for k in keys}, key=repr), kind)
+            column = ds.field(pk[0])
+            if kind == "string":
+                column = column.cast(pa.string())
+            elif kind == "binary":
+                column = column.cast(pa.binary())
+            expr = column.isin(pa.array(wanted, type=pa.string() if kind == "string" else
+                                        pa.binary() if kind == "binary" else dataset.schema.field(pk[0]).type))
+        rows = dataset.to_table(filter=expr).to_pylist()
+    else:
+        from pyspark.sql import functions as F
+
+        df = engine.read(spark, path)
+        kinds = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+        if pk:
+            df = df.filter(F.col(pk[0]).isin(_arrow_values(sorted({first(k)[0] for k in keys}, key=repr),
+                                                           dict(kinds)[pk[0]])))
+        rows = [r.asDict() for r in df.collect()]
+    conv = silver_converters(kinds)
+    out = {}
+    for r in rows:
+        st = base_state(r, conv, bool(pk))
+        k = row_key(st.values, pk)
+        if k in keys:
+            out[k] = st
     return out
 
 
-def _base_rows(rows: Iterator[Any], t: TableId, fields: list[tuple[str, str]], pk: Optional[list[str]],
-               keys: Any) -> Iterator[tuple[TableId, Any]]:
-    """Silver rows whose key the batch touches, as ("b", (key, RowState)) keyed by table."""
-    conv = silver_converters(fields)
-    wanted = keys.value[t]
-    for r in rows:
-        st = base_state(r.asDict(), conv, bool(pk))
-        k = row_key(st.values, pk)
-        if k in wanted:
-            yield t, ("b", (k, st))
+# --- the fold, one group (table) per call -------------------------------------------------------------------------
+
+OUT_SCHEMA = "db string, table_name string, kind string, payload binary"
+
+
+def _fold_arrow(table: Any, pks: dict, metas: dict, bases: Any, history: bool) -> Any:
+    import pickle
+
+    import pyarrow as pa
+
+    rows = table.to_pylist()
+    t = (rows[0]["db"], rows[0]["table_name"])
+    pk = pks.get(t)
+    res: FoldResult = fold_table([change_from_bronze(r) for r in rows], bases.value.get(t, {}), pk,
+                                 history=history)
+    cols = data_columns(metas.get(t, ()))
+    tb = TableBatch(t, pk, cols, None, res.quarantine, res.history, res.stats, len(rows),
+                    max(r["_binlake_seq"] for r in rows))
+    if res.rows:
+        tb.silver_ipc = to_ipc(to_arrow(table_columns(cols, bool(pk)), state_rows(cols, res.rows.values(),
+                                                                                  bool(pk))))
+    return pa.table({"db": [t[0]], "table_name": [t[1]], "kind": ["batch"], "payload": [pickle.dumps(tb)]})
+
+
+def resolve(spark: Any, engine: Any, batch: "DataFrame", info: BatchInfo, silver_path: Any, *,
+            history: bool = False) -> list[TableBatch]:
+    """Fold every table of ``batch`` onto the silver rows of the keys it touches (``silver_path(db, table)``)."""
+    import pickle
+
+    sc = spark.sparkContext
+    bases = {t: silver_bases(engine, spark, silver_path(*t), info.pks.get(t), keys)
+             for t, keys in info.touched.items()}
+    bases_b = sc.broadcast(bases)
+    pks = dict(info.pks)
+    metas = {t: sorted(m) for t, m in info.metas.items()}
+    changes = batch.filter(batch["op"].isin(*CHANGE_OPS))
+    out = (changes.groupBy("db", "table_name")
+           .applyInArrow(lambda tbl: _fold_arrow(tbl, pks, metas, bases_b, history), OUT_SCHEMA).collect())
+    bases_b.unpersist()
+    return sorted((pickle.loads(r["payload"]) for r in out), key=lambda tb: tb.table)

@@ -1,0 +1,172 @@
+"""``bronze.binlog_events`` as plain Python: its columns, and the rows one binlog (or one chunk of it) gives.
+
+One row per row change, one per DDL statement, one ``error`` row per undecodable stretch (the rest of the file
+after it; the apply step quarantines it with the reason), and one ``chunk_end`` row per chunk and one ``file_end`` row per file, whose presence in
+bronze means the file (with that identity) is completely ingested: the Delta append that adds it is atomic.
+
+Decoding follows WL#6827: ``reader | filter | applier``: the reader groups events into transactions, the filter
+drops rolled back, incomplete, already applied (GTID) transactions and excluded tables, the applier here turns a
+transaction into bronze rows, carrying its GTID, start position and commit time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+from binlake.binlog import BinlogError, Transaction, iter_transactions, open_binlog, row_changes_of
+from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
+from binlake.binlog.render import json_diffs, json_image
+from binlake.binlog.schema import SchemaProvider
+from binlake.pipeline.filters import TransactionFilter
+from binlake.pipeline.handlers import EventHandler, FilterHandler, run_pipeline
+from binlake.pipeline.identity import FileIdentity, ordering_key
+from binlake.pipeline.types import column_meta
+
+# (column, Spark SQL type, nullable): the schema of bronze.binlog_events
+BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
+    ("source", "string", False),
+    ("binlog_file", "string", False),
+    ("file_seq", "int", False),
+    ("file_size", "bigint", False),
+    ("file_sha256", "string", False),
+    ("pos", "bigint", False),              # the rows event's offset (a TRANSACTION_PAYLOAD's for inner events)
+    ("row", "int", False),                 # row index within the event (counting on across a payload)
+    ("_binlake_seq", "bigint", False),     # ordering_key(file_seq, pos, row)
+    ("gtid", "string", True),
+    ("trx_pos", "bigint", False),          # the transaction's first event: the transaction id within the source
+    ("commit_ts", "bigint", False),        # commit time, microseconds since the epoch (UTC)
+    ("db", "string", True),
+    ("table_name", "string", True),
+    ("op", "string", False),               # insert | update | delete | ddl | error | file_end
+    ("before", "string", True),            # images: JSON objects in the `binlake rows` value encoding
+    ("after", "string", True),
+    ("diffs", "string", True),             # partial JSON: {column: [{"op", "path", "value"}]}
+    ("columns", "string", True),           # [[name, type_code, real_type, metadata, unsigned, collation_id]]
+    ("primary_key", "string", True),       # ["col", ...]; null: the table has no primary key
+    ("event_type", "int", False),
+    ("statement", "string", True),         # ddl: the query; error: the reason; file_end: stats JSON
+    ("ingest_run", "string", False),
+)
+BRONZE_COLUMNS = tuple(c for c, _, _ in BRONZE_SCHEMA)
+CHANGE_OPS = ("insert", "update", "delete")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTask:
+    """One Spark task of the ingest: a file, or a stretch of it that starts at a transaction boundary."""
+
+    path: str
+    identity: FileIdentity
+    start: int                  # 4: the file's start
+    end: Optional[int]          # None: to the end of the file (this chunk writes the file_end row)
+
+
+def _dumps(value: Any) -> Optional[str]:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class BronzeApplier(EventHandler):
+    """The applier at the end of the ingest chain: a transaction -> bronze rows (appended to ``rows``)."""
+
+    def __init__(self, task: ChunkTask, tf: TransactionFilter, run_id: str,
+                 schema_provider: Optional[SchemaProvider], tables: dict) -> None:
+        self.task, self.tf, self.run_id = task, tf, run_id
+        self.schema_provider = schema_provider
+        self.tables = tables                          # the reader's table_id -> TableLayout
+        self.rows: list[tuple] = []
+        self._meta: dict[int, tuple[Optional[str], Optional[str]]] = {}   # id(layout) -> (columns, pk)
+        ident = task.identity
+        self._head = (ident.source, ident.name, ident.sequence, ident.size, ident.sha256)
+
+    def _layout_meta(self, layout: Any) -> tuple[Optional[str], Optional[str]]:
+        got = self._meta.get(id(layout))
+        if got is None:
+            tm = layout.table_map
+            names = layout.column_names
+            pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ())
+            if not pk_idx and self.schema_provider is not None:
+                schema = self.schema_provider(tm.db, tm.table, tm.column_types)
+                pk_idx = tuple(i for i, _ in schema.primary_key) if schema is not None else ()
+            got = (_dumps([column_meta(c) for c in layout.columns]),
+                   _dumps([names[i] for i in pk_idx]) if pk_idx else None)
+            self._meta[id(layout)] = got
+        return got
+
+    def handle(self, trx: Transaction, cont: Any) -> None:
+        gtid = trx.gtid
+        trx_pos = trx.start_pos
+        commit_us = trx.events[-1].header.timestamp * 1_000_000
+        head, run, seq_of, out = self._head, self.run_id, ordering_key, self.rows
+        file_seq = head[2]
+        last_pos, next_row = -1, 0
+        for ev in trx.events:
+            b = ev.body
+            if isinstance(b, GtidEvent) and b.immediate_commit_timestamp:
+                commit_us = b.immediate_commit_timestamp
+            elif isinstance(b, RowsEvent) and b.rows:
+                layout = self.tables[b.table_id]
+                if not self.tf.keeps_table(layout.db, layout.table):
+                    continue
+                pos = ev.payload_pos if ev.payload_pos is not None else ev.pos
+                if pos != last_pos:
+                    last_pos, next_row = pos, 0
+                cols, pk = self._layout_meta(layout)
+                for c in row_changes_of(ev, layout, gtid=gtid, first_row=next_row):
+                    out.append((*head, c.pos, c.row, seq_of(file_seq, c.pos, c.row), gtid, trx_pos, commit_us,
+                                c.db, c.table, c.op, _dumps(json_image(c.before)), _dumps(json_image(c.after)),
+                                _dumps(json_diffs(c.diffs)), cols, pk, c.event_type, None, run))
+                next_row += len(b.rows)
+        if trx.kind == "ddl":
+            q = trx.events[-1]
+            body = q.body
+            assert isinstance(body, QueryEvent)
+            out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, body.db or None,
+                        None, "ddl", None, None, None, None, None, q.header.type_code, body.query, run))
+        self.next(trx, cont)
+
+
+def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
+                 schema_provider: Optional[SchemaProvider] = None) -> list[tuple]:
+    """Bronze rows (tuples in :data:`BRONZE_COLUMNS` order) of one chunk. Never raises for bad input: a decode
+    error ends the chunk with an ``error`` row (rows of the transactions before it are kept)."""
+    binlog = open_binlog(task.path, start_position=task.start if task.start > 4 else None,
+                         schema_provider=schema_provider, stop_at_incomplete=True)
+    applier = BronzeApplier(task, tf, run_id, schema_provider, binlog.context.tables)
+    chain = FilterHandler(tf)
+    chain.plug(applier)
+    ident = task.identity
+    head = applier._head
+    end_pos = task.start
+    transactions = 0
+
+    def bounded() -> Iterator[Transaction]:
+        nonlocal end_pos, transactions
+        for trx in iter_transactions(binlog):
+            if task.end is not None and trx.start_pos >= task.end:
+                return
+            if trx.kind != "open":
+                end_pos = trx.end_pos
+                transactions += 1
+            yield trx
+
+    error: Optional[BinlogError] = None
+    try:
+        run_pipeline(bounded(), chain)
+    except BinlogError as exc:
+        error = exc
+    rows = applier.rows
+    if error is not None:
+        at = error.offset if error.offset is not None else end_pos
+        rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
+                     None, None, None, None, 0, str(error), run_id))
+    s = tf.stats
+    stats = {"transactions": transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
+             "rolled_back": s.rolled_back, "incomplete": s.incomplete, "rows_filtered": s.rows_filtered,
+             "events": sum(binlog.stats.events.values()), "unknown_events": binlog.stats.unknown_total,
+             "end_pos": end_pos, "error": error is not None}
+    rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
+                 "file_end" if task.end is None else "chunk_end", None, None, None, None, None, 0, _dumps(stats),
+                 run_id))
+    return rows

@@ -1,0 +1,239 @@
+"""The per-table fold: a table's changes in binlog order, reduced to the last state per key (pure Python).
+
+This is the CDC reduction of Delta's MERGE recipe and APPLY CHANGES: changes are taken in the total order
+(file sequence, position, row index); the last change per key wins; deletes leave tombstones (so an older,
+late change can not resurrect a row); an update that changes the primary key deletes the old key and writes
+the new one. Partial JSON updates (PARTIAL_UPDATE_ROWS) are resolved with ``apply_json_diffs`` against the
+current document: the row's state earlier in the batch, else its silver value, else the before image. A diff
+that is REJECTED or ERROR goes to quarantine; the column keeps its last good value and later diffs to that
+column in the batch are quarantined too until a full value arrives (never a guessed document).
+
+Idempotence: a change whose ordering key is not newer than the key's state (``_binlake_seq`` in silver) is
+already applied and is skipped, so re-folding after a crash (silver merged, checkpoint not yet written) is a
+no-op for the keys that were merged.
+
+Tables without a primary key: the identity of a row is all its values (NULL and absent alike); silver holds
+one row per distinct value tuple with its multiplicity ``_binlake_count``. An insert adds one, a delete
+removes one (a delete of a row silver does not hold is quarantined), an update is a delete of the before image
+and an insert of the after image. A tuple whose count falls to 0 stays as a tombstone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence
+
+from binlake.mysqljson import DiffOp, JsonDiff, JsonError, apply_json_diffs, parse_path, parse_text, to_text
+
+DELETE = "delete"
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One row change of bronze, decoded: images in the ``binlake rows`` JSON encoding."""
+
+    seq: int
+    order: tuple[int, int, int]            # (file sequence, position, row index): the exact total order
+    op: str
+    before: Optional[dict[str, Any]]
+    after: Optional[dict[str, Any]]
+    diffs: Optional[dict[str, list]] = None
+    commit_ts: int = 0
+    binlog_file: str = ""
+    gtid: Optional[str] = None
+
+
+@dataclass(slots=True)
+class RowState:
+    values: dict[str, Any]
+    seq: int
+    op: str                                # insert | update | delete (tombstone)
+    count: int = 1                         # multiplicity (tables without a primary key)
+
+    @property
+    def live(self) -> bool:
+        return self.op != DELETE
+
+
+@dataclass
+class FoldResult:
+    rows: dict[str, RowState] = field(default_factory=dict)        # the touched keys' final states
+    quarantine: list[dict[str, Any]] = field(default_factory=list)
+    history: list[tuple[dict[str, Any], int, str, int]] = field(default_factory=list)   # values, seq, op, ts
+    stats: Counter = field(default_factory=Counter)
+
+
+def row_key(values: dict[str, Any], pk: Optional[Sequence[str]]) -> str:
+    """The identity of a row: its primary key values, or (no primary key) all its non-NULL values."""
+    if pk:
+        return json.dumps([values.get(c) for c in pk], separators=(",", ":"), ensure_ascii=False)
+    return json.dumps({k: v for k, v in values.items() if v is not None}, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def _diffs(items: list[dict[str, Any]]) -> list[JsonDiff]:
+    return [JsonDiff(DiffOp[d["op"]], parse_path(d["path"]),
+                     None if d["value"] is None else parse_text(d["value"])) for d in items]
+
+
+class _Folder:
+    def __init__(self, pk: Optional[Sequence[str]], base: dict[str, RowState], history: bool) -> None:
+        self.pk = tuple(pk) if pk else None
+        self.base = base
+        self.state: dict[str, RowState] = {}
+        self.out = FoldResult()
+        self.keep_history = history
+        self.poisoned: dict[tuple[str, str], int] = {}      # (key, JSON column) -> seq of the rejected diff
+
+    def get(self, key: str) -> Optional[RowState]:
+        got = self.state.get(key)
+        return got if got is not None else self.base.get(key)
+
+    def put(self, key: str, st: RowState, ch: Change) -> None:
+        self.state[key] = st
+        if self.keep_history:
+            self.out.history.append((dict(st.values), ch.seq, st.op, ch.commit_ts))
+
+    def quarantine(self, ch: Change, column: Optional[str], status: str, reason: str,
+                   document: Optional[str] = None, diffs: Optional[list] = None) -> None:
+        file_seq, pos, row = ch.order
+        self.out.quarantine.append({
+            "_binlake_seq": ch.seq, "binlog_file": ch.binlog_file, "pos": pos, "row": row,
+            "column_name": column or "", "status": status, "reason": reason, "document": document,
+            "diffs": None if diffs is None else json.dumps(diffs, ensure_ascii=False), "gtid": ch.gtid})
+        self.out.stats["quarantined"] += 1
+
+    # -- JSON diffs ------------------------------------------------------------------------------------------
+    def resolve_json(self, ch: Change, key: str, base: Optional[dict[str, Any]], new: dict[str, Any]) -> None:
+        for col, items in (ch.diffs or {}).items():
+            doc: Any = base.get(col, _MISSING) if base is not None else _MISSING
+            if doc is _MISSING:
+                doc = (ch.before or {}).get(col, _MISSING)
+            if (key, col) in self.poisoned:
+                self.quarantine(ch, col, "SKIPPED", f"an earlier diff of this column (seq "
+                                f"{self.poisoned[key, col]}) was rejected; waiting for a full value",
+                                None if doc is _MISSING else doc, items)
+                if doc is not _MISSING:
+                    new[col] = doc
+                continue
+            if doc is _MISSING:
+                self.quarantine(ch, col, "REJECTED", "no base document: the row is neither in silver nor earlier "
+                                "in the batch, and the before image lacks the column", None, items)
+                self.poisoned[key, col] = ch.seq
+                continue
+            try:
+                result = apply_json_diffs(None if doc is None else parse_text(doc), _diffs(items))
+            except JsonError as exc:
+                self.quarantine(ch, col, "ERROR", f"diff or document does not parse: {exc}", doc, items)
+                self.poisoned[key, col] = ch.seq
+                new[col] = doc
+                continue
+            if result.ok:
+                new[col] = to_text(result.document)
+                self.out.stats["json_diffs_applied"] += len(items)
+            else:
+                where = f"diff {result.failed_index}" if result.failed_index is not None else "document"
+                self.quarantine(ch, col, result.status.name, f"{where}: {result.reason}", doc, items)
+                self.poisoned[key, col] = ch.seq
+                new[col] = doc
+
+    def heal(self, key: str, after: Optional[dict[str, Any]]) -> None:
+        if self.poisoned and after:
+            for col in after:
+                self.poisoned.pop((key, col), None)
+
+    # -- tables with a primary key ---------------------------------------------------------------------------
+    def apply_pk(self, ch: Change) -> None:
+        pk = self.pk
+        if ch.op == "insert":
+            key = row_key(ch.after or {}, pk)
+            cur = self.get(key)
+            if cur is not None and cur.seq >= ch.seq:
+                self.out.stats["already_applied"] += 1
+                return
+            self.heal(key, ch.after)
+            self.put(key, RowState(dict(ch.after or {}), ch.seq, "insert"), ch)
+            self.out.stats["insert"] += 1
+            return
+        key = row_key(ch.before or {}, pk)
+        cur = self.get(key)
+        if cur is not None and cur.seq >= ch.seq:
+            self.out.stats["already_applied"] += 1
+            return
+        base = cur.values if cur is not None and cur.live else None
+        if ch.op == DELETE:
+            self.put(key, RowState(dict(base if base is not None else ch.before or {}), ch.seq, DELETE), ch)
+            self.out.stats["delete"] += 1
+            return
+        if base is None:
+            self.out.stats["update_without_base"] += 1
+        new = dict(base) if base is not None else dict(ch.before or {})
+        if base is not None and ch.before:
+            new.update((k, v) for k, v in ch.before.items() if k not in base)
+        new.update(ch.after or {})
+        self.heal(key, ch.after)
+        self.resolve_json(ch, key, base, new)
+        new_key = row_key(new, pk)
+        if new_key != key:
+            self.put(key, RowState(dict(base if base is not None else ch.before or {}), ch.seq, DELETE), ch)
+            self.out.stats["key_change"] += 1
+            for col in list(self.poisoned):
+                if col[0] == key:
+                    self.poisoned[new_key, col[1]] = self.poisoned.pop(col)
+        self.put(new_key, RowState(new, ch.seq, "update"), ch)
+        self.out.stats["update"] += 1
+
+    # -- tables without a primary key ------------------------------------------------------------------------
+    def apply_no_pk(self, ch: Change) -> None:
+        if ch.op in (DELETE, "update"):
+            key = row_key(ch.before or {}, None)
+            cur = self.get(key)
+            if cur is not None and cur.seq >= ch.seq:
+                self.out.stats["already_applied"] += 1
+                return
+            if cur is None or not cur.live or cur.count <= 0:
+                self.quarantine(ch, None, "MISSING_ROW", "delete or update of a row (without primary key) that "
+                                "silver does not hold", json.dumps(ch.before, ensure_ascii=False))
+                if ch.op == DELETE:
+                    return
+            else:
+                left = cur.count - 1
+                self.put(key, RowState(cur.values, ch.seq, "update" if left else DELETE, left), ch)
+            if ch.op == DELETE:
+                self.out.stats["delete"] += 1
+                return
+            new = dict(ch.before or {})
+            new.update(ch.after or {})
+            self.resolve_json(ch, key, None, new)
+            self.out.stats["update"] += 1
+        else:
+            new = dict(ch.after or {})
+            self.out.stats["insert"] += 1
+        key = row_key(new, None)
+        cur = self.get(key)
+        count = cur.count if cur is not None and cur.live else 0
+        self.put(key, RowState(new, ch.seq, "insert" if not count else "update", count + 1), ch)
+
+
+def fold_table(changes: Iterable[Change], base: dict[str, RowState], pk: Optional[Sequence[str]], *,
+               history: bool = False) -> FoldResult:
+    """Fold one table's changes (any order; sorted here by ``Change.order``) onto ``base``: the silver states
+    of the keys the changes touch (keys as :func:`row_key`). Returns the final state of every key that changed,
+    quarantine records, optional SCD2 history rows and counters."""
+    folder = _Folder(pk, base, history)
+    step = folder.apply_pk if pk else folder.apply_no_pk
+    for ch in sorted(changes, key=lambda c: c.order):
+        step(ch)
+    folder.out.rows = folder.state
+    return folder.out
+
+
+def change_from_bronze(row: dict[str, Any]) -> Change:
+    """A :class:`Change` from a bronze row (a dict with the bronze column names)."""
+    loads = json.loads
+    return Change(row["_binlake_seq"], (row["file_seq"], row["pos"], row["row"]), row["op"],
+                  loads(row["before"]) if row["before"] else None, loads(row["after"]) if row["after"] else None,
+                  loads(row["diffs"]) if row["diffs"] else None, row["commit_ts"], row["binlog_file"], row["gtid"])
