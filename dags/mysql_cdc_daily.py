@@ -33,7 +33,7 @@ from pathlib import Path
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, TaskGroup, chain, task
 
-from binlake.orchestration.config import DQ_RESULTS_ASSET, SPARK_CONF, load_settings
+from binlake.orchestration.config import DQ_RESULTS_ASSET, SPARK_CONF, load_settings, source_group_id
 
 settings = load_settings()
 WRITES_LAKE = {"max_active_tis_per_dag": 1}     # one writer per table at a time, across runs and backfills
@@ -98,7 +98,7 @@ with DAG(
 
     validated = []
     for source in settings.sources:
-        with TaskGroup(group_id=source):
+        with TaskGroup(group_id=source_group_id(source)):
             planned = plan(source)
             chain(fetch(source), planned)
             chain(planned,
@@ -115,7 +115,7 @@ with DAG(
     def report(ti=None, run_id: str | None = None, data_interval_start: dt.datetime | None = None) -> str:
         from binlake.orchestration.tasks import run_key, write_run_summary
 
-        intervals = [ti.xcom_pull(task_ids=f"{s}.plan", key="interval") for s in settings.sources]
+        intervals = [ti.xcom_pull(task_ids=f"{source_group_id(s)}.plan", key="interval") for s in settings.sources]
         return write_run_summary(settings, run_key(data_interval_start), run_id, intervals)
 
     chain(validated, report())

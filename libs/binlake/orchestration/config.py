@@ -86,6 +86,11 @@ class Settings:
         return os.path.join(self.lake, "_orchestration")
 
 
+def source_group_id(source: str) -> str:
+    """The source's task group id in ``mysql_cdc_daily`` (letters, digits, ``-`` and ``_`` only)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", source)
+
+
 def source_conn_id(source: str) -> str:
     """The Airflow connection naming a source's server (``mysql://user@host:port/?server_id=N``)."""
     return SOURCE_CONN_PREFIX + re.sub(r"[^A-Za-z0-9_]", "_", source)

@@ -1,0 +1,141 @@
+"""DAG integrity, in the style of Airflow's own example-DAG tests: every file in dags/ imports without errors,
+parsing runs no metadata-DB query, looks up no connection or variable and opens no socket (proved with an
+unreachable database URL and counters), and each DAG has the structure and policies we promise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.dags.conftest import ROOT, airflow_env, run_python
+
+pytestmark = [pytest.mark.airflow, pytest.mark.slow]
+
+PARSE = r"""
+import json, socket, sys
+from pathlib import Path
+
+import sqlalchemy.event
+from sqlalchemy.engine import Engine
+
+queries, lookups, sockets = [], [], []
+sqlalchemy.event.listen(Engine, "before_cursor_execute", lambda *a: queries.append(a[2]))
+real_connect = socket.socket.connect
+def connect(self, address):
+    sockets.append(str(address))
+    return real_connect(self, address)
+socket.socket.connect = connect
+
+from airflow.sdk import BaseHook, Variable
+from airflow.models.connection import Connection
+def record(what):
+    def lookup(*args, **kwargs):
+        lookups.append(what)
+        raise RuntimeError(f"{what} looked up while parsing")
+    return lookup
+BaseHook.get_connection = classmethod(record("connection"))
+Connection.get_connection_from_secrets = classmethod(record("connection"))
+Variable.get = staticmethod(record("variable"))
+
+from airflow.dag_processing.dagbag import DagBag
+from airflow.serialization.serialized_objects import DagSerialization
+
+bag = DagBag(dag_folder=sys.argv[1] if len(sys.argv) > 1 else "dags")
+out = {"import_errors": bag.import_errors, "queries": queries, "lookups": lookups, "sockets": sockets,
+       "files": sorted(Path(d.fileloc).name for d in bag.dags.values()), "dags": {}}
+for dag in bag.dags.values():
+    cond = getattr(dag.timetable, "asset_condition", None)
+    DagSerialization.to_dict(dag)          # what the DAG processor stores must serialize
+    out["dags"][dag.dag_id] = {
+        "fileloc": Path(dag.fileloc).stem, "doc_md": dag.doc_md, "tags": sorted(dag.tags),
+        "catchup": dag.catchup, "max_active_runs": dag.max_active_runs, "timetable": type(dag.timetable).__name__,
+        "schedule": [getattr(dag.timetable, "expression", None), str(getattr(dag.timetable, "timezone", ""))], "start_date": dag.start_date.isoformat(),
+        "params": {k: dag.params.get_param(k).schema for k in dag.params},
+        "param_defaults": {k: dag.params[k] for k in dag.params},
+        "assets": sorted(str(a.uri) for a in cond.objects) if cond is not None else [],
+        "tasks": {t.task_id: {
+            "type": type(t).__name__, "upstream": sorted(t.upstream_task_ids), "retries": t.retries,
+            "backoff": t.retry_exponential_backoff, "max_tis": t.max_active_tis_per_dag,
+            "trigger_rule": getattr(t.trigger_rule, "value", t.trigger_rule), "conn_id": getattr(t, "_conn_id", None),
+            "application": getattr(t, "application", None), "conf": getattr(t, "conf", None),
+            "outlets": sorted(str(o.uri) for o in t.outlets)} for t in dag.tasks},
+    }
+print(json.dumps(out, default=str))
+"""
+
+
+@pytest.fixture(scope="module")
+def parsed(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """dags/ parsed with a metadata DB that can not be opened (its folder does not exist)."""
+    lake = tmp_path_factory.mktemp("parse") / "lake"
+    env = airflow_env(airflow_home, {
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:////nonexistent/binlake-no-db/airflow.db",
+        "BINLAKE_LAKE": str(lake), "BINLAKE_SOURCES": "shop-primary,eu.replica"})
+    return run_python(PARSE, env)
+
+
+def test_every_dag_file_imports_without_errors(parsed: dict) -> None:
+    assert parsed["import_errors"] == {}
+    assert parsed["files"] == sorted(p.name for p in (ROOT / "dags").glob("*.py"))
+
+
+def test_parsing_touches_no_database_connection_variable_or_network(parsed: dict) -> None:
+    assert parsed["queries"] == []
+    assert parsed["lookups"] == []
+    assert parsed["sockets"] == []
+
+
+def test_dag_ids_docs_and_policies(parsed: dict) -> None:
+    dags = parsed["dags"]
+    assert sorted(dags) == ["dq_report", "mysql_cdc_daily"]
+    for dag_id, d in dags.items():
+        assert d["fileloc"] == dag_id
+        assert d["doc_md"] and dag_id in d["doc_md"]
+        assert d["catchup"] is False and d["max_active_runs"] == 1
+        assert "binlake" in d["tags"]
+        assert d["start_date"] == "2024-03-01T00:00:00+00:00"
+        for task_id, t in d["tasks"].items():
+            if task_id.endswith(".validate"):
+                assert t["retries"] == 0          # a failed expectation is not transient
+            else:
+                assert t["retries"] >= 2 and t["backoff"] is True, task_id
+
+
+def test_daily_dag_runs_on_utc_day_intervals_with_typed_params(parsed: dict) -> None:
+    d = parsed["dags"]["mysql_cdc_daily"]
+    assert d["timetable"] == "CronDataIntervalTimetable" and d["schedule"] == ["0 0 * * *", "UTC"]
+    assert d["param_defaults"] == {"sources": ["shop-primary", "eu.replica"], "tables": [], "full_refresh": False}
+    assert d["params"]["sources"]["type"] == "array"
+    assert d["params"]["sources"]["items"]["enum"] == ["shop-primary", "eu.replica"]
+    assert d["params"]["tables"]["items"]["pattern"]
+    assert d["params"]["full_refresh"]["type"] == "boolean"
+
+
+def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
+    tasks = parsed["dags"]["mysql_cdc_daily"]["tasks"]
+    chain = ["fetch", "plan", "snapshot_sdi", "ingest_binlogs", "full_refresh", "apply_changes", "validate"]
+    for group in ("shop-primary", "eu_replica"):        # task group ids: source names made id-safe
+        ids = [f"{group}.{t}" for t in chain]
+        for before, after in zip(ids, ids[1:]):
+            assert before in tasks[after]["upstream"], (before, after)
+        for job in ("snapshot_sdi", "ingest_binlogs", "apply_changes", "validate"):
+            t = tasks[f"{group}.{job}"]
+            assert t["type"] == "SparkSubmitOperator" and t["conn_id"] == "spark_default"
+            assert t["application"] == str(ROOT / "spark_jobs" / f"{job}.py")
+            assert t["conf"]["spark.sql.session.timeZone"] == "UTC"
+        for writer in ("snapshot_sdi", "ingest_binlogs", "full_refresh", "apply_changes", "validate"):
+            assert tasks[f"{group}.{writer}"]["max_tis"] == 1      # one writer at a time, backfills included
+    assert sorted(tasks["report"]["upstream"]) == ["eu_replica.validate", "shop-primary.validate"]
+    assert tasks["report"]["trigger_rule"] == "none_failed_min_one_success"
+    assert len(tasks) == 2 * len(chain) + 1
+
+
+def test_dq_report_is_scheduled_on_what_the_validations_update(parsed: dict) -> None:
+    daily = parsed["dags"]["mysql_cdc_daily"]["tasks"]
+    report = parsed["dags"]["dq_report"]
+    outlets = {u for t in daily.values() for u in t["outlets"]}
+    assert len(outlets) == 1 and outlets == set(report["assets"])
+    assert next(iter(outlets)).endswith("/lake/meta/dq_results")
+    assert list(report["tasks"]) == ["build_report"]
+    assert report["params"]["max_runs"]["type"] == "integer"
