@@ -24,6 +24,14 @@ from binlake.binlog.values import (MysqlDate, MysqlDateTime, MysqlTime, MysqlTim
 
 Decoder = Callable[[bytes, int], tuple[Any, int]]
 
+
+def inline(dec: Decoder, statements: tuple[str, ...], **objects: Any) -> Decoder:
+    """Attach the source a compiled row reader may use instead of calling ``dec`` (table.compile_reader):
+    statements that read the value into ``{v}`` from ``buf`` at ``pos`` and advance ``pos``; ``{k}`` is a
+    unique suffix for the names of ``objects`` (helpers the statements use, e.g. ``{{G{k}}}``)."""
+    dec.inline = (statements, objects)  # type: ignore[attr-defined]
+    return dec
+
 _i8 = struct.Struct("<b").unpack_from
 _u8 = struct.Struct("<B").unpack_from
 _i16 = struct.Struct("<h").unpack_from
@@ -64,6 +72,10 @@ def _uint24(buf: bytes, pos: int) -> tuple[int, int]:
     return int.from_bytes(buf[pos:pos + 3], "little"), pos + 3
 
 
+inline(_int24, ("{v} = int.from_bytes(buf[pos:pos + 3], 'little', signed=True)", "pos += 3"))
+inline(_uint24, ("{v} = int.from_bytes(buf[pos:pos + 3], 'little')", "pos += 3"))
+
+
 def _long(buf: bytes, pos: int) -> tuple[int, int]:
     return _i32(buf, pos)[0], pos + 4
 
@@ -80,11 +92,13 @@ def _ulonglong(buf: bytes, pos: int) -> tuple[int, int]:
     return _u64(buf, pos)[0], pos + 8
 
 
-def shortest_float32(value: float) -> float:
-    """The float with the fewest digits that is the same float32 (what MySQL prints for a FLOAT column)."""
+def shortest_float32(raw: bytes) -> float:
+    """The float with the fewest digits that is the same float32 as ``raw`` (MySQL prints FLOAT that way)."""
+    value = _f32.unpack(raw)[0]
+    pack = _f32.pack
     for digits in (6, 7, 8):
         candidate = float(f"{value:.{digits}g}")
-        if _f32.unpack(_f32.pack(candidate))[0] == value:
+        if pack(candidate) == raw:
             return candidate
     return float(f"{value:.9g}")
 
@@ -92,14 +106,23 @@ def shortest_float32(value: float) -> float:
 _FLOAT_CACHE: dict[bytes, float] = {}
 
 
+def _float_miss(raw: bytes) -> float:
+    if len(_FLOAT_CACHE) > 65536:
+        _FLOAT_CACHE.clear()
+    value = _FLOAT_CACHE[raw] = shortest_float32(raw)
+    return value
+
+
 def _float(buf: bytes, pos: int) -> tuple[float, int]:
     raw = buf[pos:pos + 4]
     value = _FLOAT_CACHE.get(raw)
     if value is None:
-        if len(_FLOAT_CACHE) > 65536:
-            _FLOAT_CACHE.clear()
-        value = _FLOAT_CACHE[raw] = shortest_float32(_f32.unpack(raw)[0])
+        value = _float_miss(raw)
     return value, pos + 4
+
+
+inline(_float, ("_r = buf[pos:pos + 4]", "{v} = FG{k}(_r)", "if {v} is None: {v} = FM{k}(_r)", "pos += 4"),
+       FG=_FLOAT_CACHE.get, FM=_float_miss)
 
 
 def _double(buf: bytes, pos: int) -> tuple[float, int]:
@@ -197,23 +220,31 @@ def memoized(size: int, dec: Decoder) -> Decoder:
     cache: dict[bytes, Any] = {}
     get = cache.get
 
+    def miss(raw: bytes) -> Any:
+        value = dec(raw, 0)[0]
+        if len(raw) == size:        # a cut-short value is not cached (the row decoder rejects it)
+            if len(cache) >= MEMO_ENTRIES:
+                cache.clear()
+            cache[raw] = value
+        return value
+
     def cached(buf: bytes, pos: int) -> tuple[Any, int]:
         end = pos + size
         raw = buf[pos:end]
         value = get(raw)
         if value is None:
-            value = dec(raw, 0)[0]
-            if len(raw) == size:        # a cut-short value is not cached (the row decoder rejects it)
-                if len(cache) >= MEMO_ENTRIES:
-                    cache.clear()
-                cache[raw] = value
+            value = miss(raw)
         return value, end
-    return cached
+    return inline(cached, (f"_r = buf[pos:pos + {size}]", "{v} = G{k}(_r)", "if {v} is None: {v} = M{k}(_r)",
+                           f"pos += {size}"), G=get, M=miss)
 
 
 def _year(buf: bytes, pos: int) -> tuple[int, int]:
     y = buf[pos]
     return (y + 1900 if y else 0), pos + 1
+
+
+inline(_year, ("{v} = buf[pos]", "if {v}: {v} += 1900", "pos += 1"))
 
 
 def _date(buf: bytes, pos: int) -> tuple[MysqlDate, int]:
@@ -380,10 +411,20 @@ def _text_or_bytes(codec: Optional[str]) -> Callable[[bytes], Any]:
     return lambda raw: decode_text(raw, codec)
 
 
-def _inline(dec: Decoder, kind: str, length_bytes: int, codec: Optional[str]) -> Decoder:
-    """Mark a length-prefixed decoder so compiled row readers can inline it (see table.compile_reader)."""
-    dec.inline = (kind, length_bytes, codec)  # type: ignore[attr-defined]
-    return dec
+def _length_prefixed(dec: Decoder, length_bytes: int, convert: str) -> Decoder:
+    """Inline source for a value of ``length_bytes`` little-endian length then data; ``convert`` maps the
+    data expression ``{d}``."""
+    if length_bytes == 1:
+        end = "_e = pos + 1 + buf[pos]"
+    elif length_bytes == 2:
+        end = "_e = pos + 2 + (buf[pos] | buf[pos + 1] << 8)"
+    else:
+        end = f"_e = pos + {length_bytes} + int.from_bytes(buf[pos:pos + {length_bytes}], 'little')"
+    data = f"buf[pos + {length_bytes}:_e]"
+    return inline(dec, (end, "{v} = " + convert.replace("{d}", data), "pos = _e"))
+
+
+_UTF8 = "{d}.decode('utf-8', 'surrogateescape')"
 
 
 def make_string(max_len: int, codec: Optional[str], pad_binary: bool = False) -> Decoder:
@@ -403,13 +444,13 @@ def make_string(max_len: int, codec: Optional[str], pad_binary: bool = False) ->
             start = pos + n
             end = start + int.from_bytes(buf[pos:start], "little")
             return buf[start:end], end
-        return _inline(dec, "bytes", n, None)
+        return _length_prefixed(dec, n, "{d}")
     if codec == "utf-8":
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
             start = pos + n
             end = start + int.from_bytes(buf[pos:start], "little")
             return buf[start:end].decode("utf-8", "surrogateescape"), end
-        return _inline(dec, "utf8", n, codec)
+        return _length_prefixed(dec, n, _UTF8)
 
     def dec(buf: bytes, pos: int) -> tuple[Any, int]:
         start = pos + n
@@ -430,14 +471,14 @@ def make_blob(length_bytes: int, conv: Callable[[bytes], Any]) -> Decoder:
         end = start + int.from_bytes(buf[pos:start], "little")
         return conv(buf[start:end]), end
     if conv is bytes:
-        return _inline(dec, "bytes", n, None)
+        return _length_prefixed(dec, n, "{d}")
     return dec
 
 
 def make_text_blob(length_bytes: int, codec: Optional[str]) -> Decoder:
     """BLOB/TEXT with a collation: bytes for binary, text otherwise."""
     dec = make_blob(length_bytes, _text_or_bytes(codec))
-    return _inline(dec, "utf8", length_bytes, codec) if codec == "utf-8" else dec
+    return _length_prefixed(dec, length_bytes, _UTF8) if codec == "utf-8" else dec
 
 
 def make_bit(meta: int) -> Decoder:
@@ -445,7 +486,7 @@ def make_bit(meta: int) -> Decoder:
 
     def dec(buf: bytes, pos: int) -> tuple[int, int]:
         return int.from_bytes(buf[pos:pos + nbytes], "big"), pos + nbytes
-    return dec
+    return inline(dec, (f"{{v}} = int.from_bytes(buf[pos:pos + {nbytes}], 'big')", f"pos += {nbytes}"))
 
 
 def make_enum(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
@@ -459,7 +500,11 @@ def make_enum(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
         if names is not None and idx < len(names):
             return names[idx], pos + pack_length
         return idx, pos + pack_length
-    return dec
+    if names is None:
+        return dec
+    read = "{v} = buf[pos]" if pack_length == 1 else "{v} = buf[pos] | buf[pos + 1] << 8"
+    return inline(dec, (read, "if {v} < %d: {v} = N{k}[{v}]" % len(names), f"pos += {pack_length}"),
+                  N=names)
 
 
 def make_set(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
@@ -482,7 +527,7 @@ def make_set(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
 
 def _vector(raw: bytes) -> tuple[float, ...]:
     count = len(raw) // 4
-    return tuple(shortest_float32(v) for v in struct.unpack(f"<{count}f", raw[:count * 4]))
+    return tuple(shortest_float32(raw[i:i + 4]) for i in range(0, count * 4, 4))
 
 
 def string_real_type(meta: int) -> tuple[int, int]:

@@ -135,16 +135,6 @@ class ImagePlan:
         return fn
 
 
-_INLINE_READ = {
-    # (kind, length bytes) -> statements reading one value into {v}; the length is little-endian
-    ("utf8", 1): ("_e = pos + 1 + buf[pos]", "{v} = buf[pos + 1:_e].decode('utf-8', 'surrogateescape')"),
-    ("bytes", 1): ("_e = pos + 1 + buf[pos]", "{v} = buf[pos + 1:_e]"),
-    ("utf8", 2): ("_e = pos + 2 + (buf[pos] | buf[pos + 1] << 8)",
-                  "{v} = buf[pos + 2:_e].decode('utf-8', 'surrogateescape')"),
-    ("bytes", 2): ("_e = pos + 2 + (buf[pos] | buf[pos + 1] << 8)", "{v} = buf[pos + 2:_e]"),
-}
-
-
 def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tuple[int, ...]],
                    width: int) -> Callable[[bytes, int], tuple[tuple, int]]:
     """A function reading the values of one image with a given NULL pattern: ``read(buf, pos) -> (row, pos)``.
@@ -181,10 +171,11 @@ def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tupl
             run.append(v)
             continue
         flush()
-        inline = getattr(dec, "inline", None)
-        template = _INLINE_READ.get((inline[0], inline[1])) if inline is not None else None
-        if template is not None:
-            body += [line.format(v=v) for line in template] + ["pos = _e"]
+        source = getattr(dec, "inline", None)
+        if source is not None:
+            statements, objects = source
+            body += [line.format(v=v, k=k) for line in statements]
+            env.update({f"{name}{k}": obj for name, obj in objects.items()})
         else:
             env[f"D{k}"] = dec
             body.append(f"{v}, pos = D{k}(buf, pos)")
