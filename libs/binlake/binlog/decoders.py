@@ -359,11 +359,13 @@ def decode_gtid_tagged(c: Cursor, h: EventHeader, ctx: DecodeContext) -> GtidTag
     if 1 not in fields or 2 not in fields:
         raise c.corrupt("GTID_TAGGED_LOG_EVENT lacks its SID or GNO", "fields 1 and 2", sorted(fields))
 
-    def opt(i: int) -> Optional[int]:
-        v = fields.get(i)
-        return v if isinstance(v, int) else None
-    return GtidTaggedEvent(opt(0) or 0, fields[1], fields[2], None, opt(4), opt(5), opt(6), opt(7),  # type: ignore[arg-type]
-                           opt(8), opt(9), opt(10), opt(11), fields.get(3, ""), raw)  # type: ignore[arg-type]
+    ints = {fid: v for fid, v in fields.items() if isinstance(v, int)}
+    return GtidTaggedEvent(
+        flags=ints.get(0, 0), sid=fields[1], gno=ints[2], last_committed=ints.get(4),  # type: ignore[arg-type]
+        sequence_number=ints.get(5), immediate_commit_timestamp=ints.get(6),
+        original_commit_timestamp=ints.get(7), transaction_length=ints.get(8),
+        immediate_server_version=ints.get(9), original_server_version=ints.get(10),
+        commit_group_ticket=ints.get(11), tag=str(fields.get(3, "")), raw=raw)
 
 
 @register(C.PREVIOUS_GTIDS_LOG_EVENT)

@@ -30,7 +30,7 @@ EVENT_HEADER = struct.Struct("<IBIIIH")      # timestamp, type_code, server_id, 
 _CRC = struct.Struct("<I")
 FLAGS_OFFSET = 17
 MAX_EVENT_SIZE = (1 << 30) + (1 << 20)       # max_allowed_packet (1 GiB) plus headers
-_HEADER_ONLY_TYPES = frozenset({C.FORMAT_DESCRIPTION_EVENT, C.START_EVENT_V3, C.ROTATE_EVENT})
+_FIRST_EVENT_TYPES = frozenset({C.FORMAT_DESCRIPTION_EVENT, C.START_EVENT_V3, C.ROTATE_EVENT})
 
 
 @dataclass
@@ -124,7 +124,7 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             raise CorruptEventError("impossible event length", file=file, offset=pos,
                                     event_type=header.type_name,
                                     expected=f"{C.LOG_EVENT_HEADER_LEN}..{MAX_EVENT_SIZE} bytes", found=size)
-        if first and header.type_code not in _HEADER_ONLY_TYPES:
+        if first and header.type_code not in _FIRST_EVENT_TYPES:
             raise NotABinlogError("first event is not a FORMAT_DESCRIPTION_EVENT", file=file, offset=pos,
                                   event_type=header.type_name, expected="FORMAT_DESCRIPTION_EVENT (15)",
                                   found=header.type_code)
