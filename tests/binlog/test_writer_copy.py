@@ -40,7 +40,7 @@ def _identity_fixtures() -> list[str]:
 def test_copy_is_byte_identical_on_real_binlogs(name, tmp_path):
     src = require_fixtures() / name
     out = tmp_path / "copy.bin"
-    stats = copy_binlog(src, out, verify_checksum=False)
+    stats = copy_binlog(src, out)
     assert out.read_bytes() == src.read_bytes()
     assert stats.events_out == stats.events_in > 0
 
