@@ -34,7 +34,6 @@ class DecodeContext:
     tables: dict[int, TableLayout] = field(default_factory=dict)
     schema_provider: Optional[SchemaProvider] = None
     decode_rows: bool = True
-    table_map_cache: dict[bytes, tuple[TableMapEvent, Optional[TableLayout]]] = field(default_factory=dict)
     assumptions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)   # per (db, table)
 
     def post_header_len(self, type_code: int, default: int) -> int:
@@ -46,6 +45,10 @@ class DecodeContext:
 
 Decoder = Callable[[Cursor, EventHeader, DecodeContext], object]
 TABLE_MAP_CACHE_SIZE = 4096
+# TABLE_MAP bodies seen before (every transaction, and every binlog of a server, repeats them) -> the decoded event
+# and its row layout with its compiled row readers; keyed by the body, the post-header length, the schema provider
+# and whether rows are decoded. Values are immutable or caches of immutable values, so they are shared.
+_TABLE_MAP_CACHE: dict[tuple, tuple[TableMapEvent, Optional[TableLayout], object]] = {}
 DECODERS: dict[int, Decoder] = {}
 
 
@@ -558,25 +561,24 @@ def _optional_metadata(c: Cursor, types: tuple[int, ...]) -> dict[str, object]:
 
 @register(C.TABLE_MAP_EVENT)
 def decode_table_map(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TableMapEvent:
-    """``Table_map_event``; a body seen before (every transaction repeats its TABLE_MAPs) reuses the decoded
-    event and its row layout."""
-    key = c.buf[c.pos:c.end]
-    cached = ctx.table_map_cache.get(key)
-    if cached is not None:
-        c.pos = c.end
-        tm, layout = cached
-        if layout is not None:
-            ctx.tables[tm.table_id] = layout
-        return tm
-    tm = _decode_table_map(c, ctx)
-    layout = build_layout(tm, ctx.schema_provider) if ctx.decode_rows else None
+    """``Table_map_event``; a body seen before reuses the decoded event and its row layout (_TABLE_MAP_CACHE)."""
+    provider = ctx.schema_provider
+    key = (c.buf[c.pos:c.end], ctx.post_header_len(C.TABLE_MAP_EVENT, C.TABLE_MAP_HEADER_LEN), id(provider),
+           ctx.decode_rows)
+    cached = _TABLE_MAP_CACHE.get(key)
+    if cached is None:
+        tm = _decode_table_map(c, ctx)
+        # the entry holds the provider, so its id can not be reused while the entry exists
+        cached = (tm, build_layout(tm, provider) if ctx.decode_rows else None, provider)
+        if len(_TABLE_MAP_CACHE) >= TABLE_MAP_CACHE_SIZE:
+            _TABLE_MAP_CACHE.clear()
+        _TABLE_MAP_CACHE[key] = cached
+    c.pos = c.end
+    tm, layout, _ = cached
     if layout is not None:
         ctx.tables[tm.table_id] = layout
         if layout.assumptions:
             ctx.assumptions[(tm.db, tm.table)] = layout.assumptions
-    if len(ctx.table_map_cache) >= TABLE_MAP_CACHE_SIZE:
-        ctx.table_map_cache.clear()
-    ctx.table_map_cache[key] = (tm, layout)
     return tm
 
 

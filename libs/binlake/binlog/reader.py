@@ -146,7 +146,6 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             assert isinstance(body, FormatDescriptionEvent)
             ctx.fde = body
             ctx.tables.clear()
-            ctx.table_map_cache.clear()
             body_end = size
             if body.checksum_alg is not None:
                 checksum = _CRC.unpack_from(raw, size - 4)[0]
