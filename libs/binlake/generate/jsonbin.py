@@ -43,6 +43,37 @@ def _key_order(key: str) -> tuple[int, bytes]:
     return len(raw), raw
 
 
+_HEADER_SMALL = _SMALL[0].pack
+_VALUE_ENTRY_SMALL = _SMALL[2].pack
+_NULL_ENTRY = _VALUE_ENTRY_SMALL(LITERAL, NULL_LITERAL)
+_TRUE_ENTRY = _VALUE_ENTRY_SMALL(LITERAL, TRUE_LITERAL)
+_FALSE_ENTRY = _VALUE_ENTRY_SMALL(LITERAL, FALSE_LITERAL)
+
+
+def _key_layout(names: tuple[str, ...]) -> tuple:
+    """(member names in MySQL order, their UTF-8 bytes, small-layout key block maker): the key entries of the
+    small layout depend only on the names and the element count."""
+    ordered = sorted(names, key=_key_order)
+    raw = [k.encode("utf-8") for k in ordered]
+    key_data = b"".join(raw)
+    blocks: dict[int, tuple[bytes, bytes]] = {}
+
+    def small_block(n: int) -> tuple[bytes, bytes]:
+        got = blocks.get(n)
+        if got is None:
+            offset = 4 + 7 * n
+            entries = []
+            for r in raw:
+                entries.append(_SMALL[1].pack(offset & 0xFFFF, len(r) & 0xFFFF))   # unused when it overflows
+                offset += len(r)
+            got = blocks[n] = (b"".join(entries), key_data)
+        return got
+    return ordered, raw, small_block
+
+
+_NO_KEYS: tuple = ((), [], None)
+
+
 class JsonEncoder:
     """``encode(doc)`` -> MySQL binary JSON, reusing the encoding of containers seen before."""
 
@@ -50,7 +81,7 @@ class JsonEncoder:
 
     def __init__(self) -> None:
         self._memo: dict[int, tuple[Any, int, bytes]] = {}
-        self._keys: dict[tuple[str, ...], tuple[list[str], list[bytes]]] = {}   # member names -> MySQL order
+        self._keys: dict[tuple[str, ...], tuple] = {}    # member names -> _key_layout
 
     def encode(self, doc: Any) -> bytes:
         kind = type(doc)
@@ -90,29 +121,62 @@ class JsonEncoder:
             names = tuple(value)
             layout = self._keys.get(names)
             if layout is None:
-                ordered = sorted(names, key=_key_order)
-                layout = self._keys[names] = (ordered, [k.encode("utf-8") for k in ordered])
-            keys = layout[1]
+                layout = self._keys[names] = _key_layout(names)
             values = [value[k] for k in layout[0]]
         else:
-            keys = []
+            layout = _NO_KEYS
             values = value
-        children: list[tuple[int, bytes] | None] = []
-        for v in values:
-            kind = type(v)
-            if kind is dict or kind is list:
-                children.append(self._container(v))
-            elif v is None or kind is bool or (kind is int and -(1 << 15) <= v < 1 << 15):
-                children.append(None)                      # inlined in the value entry
-            else:
-                children.append(self._scalar(v))
-        result = self._assemble(is_object, keys, values, children, large=False)
-        if result is None:
-            result = self._assemble(is_object, keys, values, children, large=True)
+        result = self._small(is_object, layout, values)
+        if result is None:                                 # offsets beyond 64 KiB: the general path
+            keys = layout[1]
+            children = [self._container(v) if type(v) is dict or type(v) is list
+                        else None if v is None or type(v) is bool or (type(v) is int and -(1 << 15) <= v < 1 << 15)
+                        else self._scalar(v) for v in values]
+            result = self._assemble(is_object, keys, values, children, large=False)
             if result is None:
-                raise ValueError("JSON document too large")
+                result = self._assemble(is_object, keys, values, children, large=True)
+                if result is None:
+                    raise ValueError("JSON document too large")
         self._memo[id(value)] = (value, result[0], result[1])
         return result
+
+    def _small(self, is_object: bool, layout: tuple, values: Any) -> tuple[int, bytes] | None:
+        """The small layout in one pass (the common case), or None when an offset does not fit 16 bits."""
+        n = len(values)
+        key_block, key_data = layout[2](n) if is_object else (b"", b"")
+        offset = 4 + (4 * n if is_object else 0) + 3 * n + len(key_data)
+        if offset > 0xFFFF:
+            return None
+        entries = []
+        data = []
+        pack = _VALUE_ENTRY_SMALL
+        for v in values:
+            kind = type(v)
+            if kind is int and -(1 << 15) <= v < 1 << 15:
+                entries.append(pack(INT16, v & 0xFFFF))
+                continue
+            if kind is dict or kind is list:
+                type_byte, body = self._container(v)
+            elif kind is str:
+                raw = v.encode("utf-8")
+                type_byte, body = STRING, _varlen(len(raw)) + raw
+            elif v is None:
+                entries.append(_NULL_ENTRY)
+                continue
+            elif kind is bool:
+                entries.append(_TRUE_ENTRY if v else _FALSE_ENTRY)
+                continue
+            else:
+                type_byte, body = self._scalar(v)
+            if offset > 0xFFFF:
+                return None
+            entries.append(pack(type_byte, offset))
+            data.append(body)
+            offset += len(body)
+        if offset > 0xFFFF:
+            return None
+        body = _HEADER_SMALL(n, offset) + key_block + b"".join(entries) + key_data + b"".join(data)
+        return (SMALL_OBJECT if is_object else SMALL_ARRAY), body
 
     @staticmethod
     def _assemble(is_object: bool, keys: list[bytes], values: Any, children: list,
