@@ -325,3 +325,34 @@ def test_open_binlog_over_mysql_uri_reads_the_server_file(mariadb_server: MariaD
     from_server = [(e.header.type_code, e.header.log_pos) for e in open_binlog(live)]
     from_file = [(e.header.type_code, e.header.log_pos) for e in open_binlog(closed)]
     assert from_server == from_file and len(from_file) > 20
+
+
+def test_server_restart_closes_the_file_and_the_fetcher_follows(mariadb_server: MariaDBServer,
+                                                                tmp_path: Path) -> None:
+    """A clean server restart ends the file with STOP_EVENT (no ROTATE) and starts a new one; the fetcher keeps
+    reconnecting with backoff while the server is down, then marks the old file closed and follows."""
+    server = mariadb_server
+    add_user(server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
+    fetcher = start_fetcher(server, tmp_path)
+    try:
+        workload(server, 20)
+        wait_for(lambda: caught_up(server, tmp_path / "src"), "the fetcher to catch up")
+        before_restart = server.current_binlog().name
+        port = server.port
+        server.stop()
+        # start the same datadir again on the same port (the harness would pick a new port)
+        server.port = port
+        server.process = subprocess.Popen(server._server_args(["--user=root"] if os.geteuid() == 0 else []),
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True)
+        assert server._wait_ready(), server._log_tail()
+        workload(server, 20, start=20)
+        wait_for(lambda: caught_up(server, tmp_path / "src"), "the fetcher to catch up after the restart")
+    finally:
+        fetcher.send_signal(signal.SIGTERM)
+        _, err = fetcher.communicate(timeout=WAIT_S)
+    assert b"reconnecting" in err
+    assert before_restart in json.loads((tmp_path / "src" / MANIFEST_NAME).read_text())["closed"]
+    last_event = (tmp_path / "src" / before_restart).read_bytes()[-23:]       # STOP_EVENT: header + CRC32
+    assert last_event[4] == 3 and int.from_bytes(last_event[9:13], "little") == 23
+    assert_identical(server, tmp_path / "src")

@@ -140,7 +140,10 @@ def _session(source: MySQLSource, landing: LandingFolder, options: FetchOptions,
         while True:
             item = client.read()
             if isinstance(item, StreamEnd):
-                return True
+                if options.until_now:
+                    return True
+                # a blocking dump only ends when the server ends it (shutdown, KILL): come back when it is up
+                raise ConnectionLostError(f"{source.display()}: the server ended the binlog dump (shutdown or KILL)")
             written_to = writer.handle(item)
             if item.needs_ack:   # ACK only what is durable: that is the point of semi-sync
                 writer.sync()
