@@ -110,11 +110,18 @@ def table_map_event(t: TableDef) -> ev.TableMapEvent:
 
 # --- rows ----------------------------------------------------------------------------------------------------------
 
-def _bitmap(indexes, n: int) -> bytes:
-    out = bytearray((n + 7) // 8)
-    for i in indexes:
-        out[i >> 3] |= 1 << (i & 7)
-    return bytes(out)
+_BITMAPS: dict[tuple, bytes] = {}
+
+
+def _bitmap(indexes: tuple[int, ...], n: int) -> bytes:
+    """The columns-present bitmap of ``indexes`` among ``n`` columns (bit i of byte i // 8)."""
+    got = _BITMAPS.get((indexes, n))
+    if got is None:
+        out = bytearray((n + 7) // 8)
+        for i in indexes:
+            out[i >> 3] |= 1 << (i & 7)
+        got = _BITMAPS[(indexes, n)] = bytes(out)
+    return got
 
 
 class Emitter:
