@@ -108,23 +108,45 @@ class RunOptions:
 
 def snapshot_sdi_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout,
                      sdi_paths: Sequence[str], seen_at: dt.datetime) -> int:
-    """Load SDI (.ibd/.sdi/ibd2sdi files or folders) into ``meta.schema_registry``; returns new versions. The
-    table is rewritten only when a new definition version appears."""
+    """Load SDI (.ibd/.sdi/ibd2sdi files or folders) into ``meta.schema_registry``; returns new versions.
+
+    Only definitions whose fingerprint the registry does not hold yet are observed (a folder may hold several
+    versions of a table, e.g. the generator's ``sdi/<db>/<table>/v<N>/``, so "seen again" is not meaningful
+    here), and the table is rewritten only when a new version appears: rerunning changes nothing."""
+    from binlake.sdi.canonical import fingerprint
+    from binlake.sdi.readers import iter_sdi_files, read_entries
     from binlake.sdi.registry import REGISTRY_ROW_SCHEMA, SchemaRegistry
 
-    registry = SchemaRegistry.from_rows(registry_rows(spark, engine, lake))
-    added = registry.snapshot(sdi_paths, seen_at)
+    rows = registry_rows(spark, engine, lake)
+    registry = SchemaRegistry.from_rows(rows)
+    known = {r["fingerprint"] for r in rows}
+    added = 0
+    for path in iter_sdi_files(sdi_paths):
+        for entry in read_entries(path):
+            doc = entry.document()
+            if doc.table is None or fingerprint(doc.table) in known:
+                continue
+            known.add(fingerprint(doc.table))
+            added += registry.observe(doc, seen_at, None, str(path))
     if added:
         cols = [(n, t) for n, t, _ in REGISTRY_ROW_SCHEMA]
-        rows = [tuple(r[n] for n, _ in cols) for r in registry.to_rows()]
-        engine.overwrite(lake.schema_registry, engine_input(engine, to_arrow(cols, rows)))
+        data = [tuple(r[n] for n, _ in cols) for r in registry.to_rows()]
+        engine.overwrite(lake.schema_registry, engine_input(engine, to_arrow(cols, data)))
     return added
 
 
 def registry_rows(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout) -> list[dict[str, Any]]:
     from binlake.sdi.registry import REGISTRY_ROW_SCHEMA
 
-    return read_rows(engine, spark, lake.schema_registry, [n for n, _, _ in REGISTRY_ROW_SCHEMA])
+    rows = read_rows(engine, spark, lake.schema_registry, [n for n, _, _ in REGISTRY_ROW_SCHEMA])
+    return [{k: _naive_utc(v) for k, v in r.items()} for r in rows]
+
+
+def _naive_utc(value: Any) -> Any:
+    """The registry model keeps naive UTC datetimes; Delta timestamps come back UTC-aware."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
 
 
 # --- ingest ----------------------------------------------------------------------------------------------------
