@@ -81,6 +81,13 @@ def test_bad_uris(uri: str, message: str) -> None:
     assert "secret" not in str(info.value)
 
 
+def test_tls_settings() -> None:
+    assert parse_mysql_uri("mysql://u@h/?server_id=1").pymysql_ssl() is None           # TLS when offered
+    assert parse_mysql_uri("mysql://u@h/?server_id=1&ssl=1").pymysql_ssl() == {"verify_mode": False}
+    assert parse_mysql_uri("mysql://u@h/?server_id=1&ssl_ca=/etc/ca.pem").pymysql_ssl() == {
+        "ca": "/etc/ca.pem", "check_hostname": True, "verify_mode": True}
+
+
 def test_password_from_env_or_file(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("MY_PW", "s3cret")
     src = parse_mysql_uri("mysql://u@h/?server_id=1", password_env="MY_PW")

@@ -356,3 +356,12 @@ def test_server_restart_closes_the_file_and_the_fetcher_follows(mariadb_server: 
     last_event = (tmp_path / "src" / before_restart).read_bytes()[-23:]       # STOP_EVENT: header + CRC32
     assert last_event[4] == 3 and int.from_bytes(last_event[9:13], "little") == 23
     assert_identical(server, tmp_path / "src")
+
+
+def test_required_tls_on_a_server_without_it_is_a_clear_error(mariadb_server: MariaDBServer, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    add_user(mariadb_server, "repl", "REPLICATION SLAVE, REPLICATION CLIENT")
+    monkeypatch.setenv("BINLAKE_TEST_PW", PASSWORD)
+    src = parse_mysql_uri(uri(mariadb_server) + "&ssl=1", password_env="BINLAKE_TEST_PW")
+    with pytest.raises(ServerConfigError, match="TLS failed"):
+        fetch(src, tmp_path, ONCE)

@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
                     "store them byte for byte under LANDING/<name>/.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", required=True, metavar="URI",
-                        help="mysql://user@host:port/?server_id=N[&name=...&heartbeat=5&semi_sync=0&ssl=0]")
+                        help="mysql://user@host:port/?server_id=N[&name=...&heartbeat=5&semi_sync=0&ssl=0&ssl_ca=FILE]")
     parser.add_argument("--landing", required=True, metavar="DIR", help="landing root; files go to DIR/<name>/")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--until-now", action="store_true",

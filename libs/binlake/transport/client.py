@@ -50,6 +50,7 @@ CR_CONNECTION_ERROR = 2002
 CR_CONN_HOST_ERROR = 2003
 CR_SERVER_GONE_ERROR = 2006
 CR_SERVER_LOST = 2013
+CR_SSL_CONNECTION_ERROR = 2026
 ER_SERVER_SHUTDOWN = 1053
 ER_QUERY_INTERRUPTED = 1317
 ER_CONNECTION_KILLED = 1927                 # MariaDB
@@ -100,7 +101,7 @@ class ReplicationClient:
             self._conn = self._connector(
                 host=src.host, port=src.port, user=src.user, password=src.password() or "",
                 connect_timeout=src.connect_timeout_s, autocommit=True, charset="utf8mb4",
-                ssl={} if src.ssl else None, read_timeout=max(src.connect_timeout_s, 30.0))
+                ssl=src.pymysql_ssl(), read_timeout=max(src.connect_timeout_s, 30.0))
         except pymysql.err.MySQLError as exc:
             raise self._translate(exc, "connecting") from None
         row = self._query_one("SELECT @@version, @@server_id, @@global.binlog_format, @@global.log_bin")
@@ -303,6 +304,9 @@ class ReplicationClient:
     def _server_error(self, code: int, message: str, doing: str, privilege: str) -> TransportError:
         where = f"{self.source.display()}: {doing}"
         user = f"'{self.source.user}'@'<your host>'"
+        if code == CR_SSL_CONNECTION_ERROR:
+            return ServerConfigError(f"{where}: TLS failed ({message}); enable TLS on the server, fix ssl_ca, or"
+                                     " drop ssl=1 from the URI")
         if code in LOST_CODES or code == 0:
             return ConnectionLostError(f"{where}: connection lost or refused ({message})")
         if code == ER_ACCESS_DENIED_ERROR and self.info is not None and privilege:

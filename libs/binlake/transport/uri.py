@@ -11,7 +11,9 @@ Query parameters:
 ``heartbeat``             seconds between server heartbeats when the binlog is idle (default 5; 0 disables).
 ``semi_sync``             ``1`` to ACK events as a semi-sync replica, after they are fsynced (default 0).
 ``connect_timeout``       seconds (default 10).
-``ssl``                   ``1`` to require TLS (PyMySQL's default context).
+``ssl``                   ``1`` to require TLS (default: TLS when the server offers it); the server's certificate
+                          is checked only with ``ssl_ca``.
+``ssl_ca``                CA file: require TLS and verify the server's certificate and host name.
 
 A password in the URI itself is refused: URIs end up in process lists, DAG files and logs.
 """
@@ -30,7 +32,7 @@ SCHEME = "mysql"
 DEFAULT_PORT = 3306
 DEFAULT_PASSWORD_ENV = "BINLAKE_MYSQL_PASSWORD"
 KNOWN_PARAMS = frozenset({"server_id", "name", "password_env", "password_file", "heartbeat", "semi_sync",
-                          "connect_timeout", "ssl"})
+                          "connect_timeout", "ssl", "ssl_ca"})
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
@@ -49,12 +51,19 @@ class MySQLSource:
     semi_sync: bool = False
     connect_timeout_s: float = 10.0
     ssl: bool = False
+    ssl_ca: Path | None = None
     binlog_file: str | None = None
 
     def display(self) -> str:
         """The URI without secrets, for messages and logs."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"mysql://{self.user}@{host}:{self.port}/?server_id={self.server_id}"
+
+    def pymysql_ssl(self) -> dict[str, object] | None:
+        """PyMySQL's ``ssl`` argument: None lets it use TLS when offered; a dict makes TLS required."""
+        if self.ssl_ca is not None:
+            return {"ca": str(self.ssl_ca), "check_hostname": True, "verify_mode": True}
+        return {"verify_mode": False} if self.ssl else None
 
     def password(self) -> str | None:
         """The password from ``password_file`` or the ``password_env`` variable (None when neither is set)."""
@@ -106,7 +115,8 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
         heartbeat_s=_float(params.get("heartbeat", "5"), "heartbeat", 0.0, 4294967.0),
         semi_sync=_flag(params.get("semi_sync", "0"), "semi_sync"),
         connect_timeout_s=_float(params.get("connect_timeout", "10"), "connect_timeout", 0.1, 3600.0),
-        ssl=_flag(params.get("ssl", "0"), "ssl"),
+        ssl=_flag(params.get("ssl", "0"), "ssl") or bool(params.get("ssl_ca")),
+        ssl_ca=Path(params["ssl_ca"]) if params.get("ssl_ca") else None,
         binlog_file=_binlog_file(unquote(parts.path)),
     )
 
