@@ -11,6 +11,7 @@ import pytest
 
 from binlake.transport import (
     BinlogPurgedError,
+    LandingError,
     FetchOptions,
     ReplicationClient,
     ServerConfigError,
@@ -145,3 +146,25 @@ def test_statement_format_server_is_refused(tmp_path, files) -> None:
         fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)
     assert "binlog_format is MIXED" in str(info.value) and "ROW" in str(info.value)
     assert not (tmp_path / "m8" / FIRST).exists()
+
+
+def test_start_file_skips_older_files(tmp_path, files) -> None:
+    with FakeMySQL8(Script(files)) as server:
+        fetch(source(server.port), tmp_path, FetchOptions(until_now=True, start_file=SECOND), sleep=lambda s: None)
+    assert sorted(p.name for p in (tmp_path / "m8").glob("binlog.*")) == [SECOND]
+    assert (tmp_path / "m8" / SECOND).read_bytes() == closed_form(files[1][1])
+
+
+def test_landing_of_another_server_is_refused(tmp_path, files) -> None:
+    with FakeMySQL8(Script(files, server_id=1)) as server:
+        fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)
+    with FakeMySQL8(Script(files, server_id=2)) as other, pytest.raises(LandingError, match="server_id=1"):
+        fetch(source(other.port), tmp_path, NO_WAIT, sleep=lambda s: None)
+
+
+def test_reset_binlog_on_the_server_is_refused(tmp_path, files) -> None:
+    with FakeMySQL8(Script(files)) as server:
+        fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)
+    shorter = [(FIRST, files[0][1]), (SECOND, files[1][1][:400])]     # as after RESET MASTER and new writes
+    with FakeMySQL8(Script(shorter)) as server, pytest.raises(LandingError, match="RESET MASTER"):
+        fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)
