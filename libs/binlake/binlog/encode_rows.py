@@ -511,7 +511,10 @@ def partial_bits(json_columns: tuple[int, ...], partial_columns) -> bytes:
 
 
 def encode_rows(e: ev.RowsEvent, type_code: int, rows: RowEncoder) -> bytes:
-    """``Rows_event::write_data_header`` + ``write_data_body`` for every rows event version."""
+    """``Rows_event::write_data_header`` + ``write_data_body`` for rows events v0/v1/v2 and PARTIAL_UPDATE_ROWS
+    (MariaDB's zlib-compressed rows events are not written)."""
+    if type_code in C.MARIADB_COMPRESSED_ROWS_TYPES:
+        raise BinlogWriteError("MariaDB compressed rows events are not written", found=type_code)
     parts = [_table_id(e.table_id, e.table_id_size), U16.pack(e.flags)]
     if e.extra_data is not None:
         parts.append(U16.pack(len(e.extra_data) + 2) + e.extra_data)
