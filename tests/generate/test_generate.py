@@ -296,3 +296,13 @@ def test_bigger_workload_decodes_and_replays_to_the_truth(tmp_path):
     replayed = _replay(out, manifest)
     for path in sorted((out / "truth").rglob("*.jsonl")):
         assert replayed[f"{path.parent.name}/{path.stem}"] == path.read_text(encoding="utf-8").splitlines()
+
+
+def test_partial_share_zero_logs_whole_documents_in_update_rows_events(tmp_path):
+    config = _config(days=1, scale=0.001, partial_share=0.0, tables=("products", "orders"))
+    generate(tmp_path, config)
+    types = Counter(e.header.type_code for f in _binlogs(tmp_path) for e in read_events(open(f, "rb")))
+    assert types[C.PARTIAL_UPDATE_ROWS_EVENT] == 0 and types[C.UPDATE_ROWS_EVENT] > 10
+    decoded = _decoded(tmp_path)
+    assert all(rc.diffs is None for rc in decoded)
+    assert len(decoded) == len(_model(config))
