@@ -222,7 +222,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, op
         db, name = tb.table
         q = [quarantine_row(r, source=opts.source, db=db, table=name, kind=_kind(r), run_id=run_id)
              for r in tb.quarantine]
-        report.quarantined += write_quarantine(engine, lake.quarantine, q) if q else 0
+        write_quarantine(engine, lake.quarantine, q)
+        report.quarantined += len(q)
         crash_point("after_quarantine")
         if opts.history and tb.history:
             _write_history(engine, lake.history(db, name), tb.columns, tb.pk, tb.history)
@@ -241,7 +242,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, op
                               "column_name": "", "status": "ERROR", "reason": r["statement"]},
                              source=opts.source, db=None, table=None, kind="decode", run_id=run_id)
               for r in info.others if r["op"] == "error"]
-    report.quarantined += write_quarantine(engine, lake.quarantine, errors) if errors else 0
+    write_quarantine(engine, lake.quarantine, errors)
+    report.quarantined += len(errors)
     report.stage_seconds["merge"] = time.perf_counter() - t0
     gtids = GtidSet.parse(ckpt.gtid_executed)
     gtids.update(sorted(info.gtids))
