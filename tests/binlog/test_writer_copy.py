@@ -121,3 +121,15 @@ def test_table_filter_globs():
     assert not keep("shop", "audit_log") and not keep("crm", "leads") and not keep("other", "x")
     assert keep("shop", "*") and keep("crm", "*") and not keep("other", "*")
     assert table_filter([], ["x.*"])("y", "t") and not table_filter([], ["x.*"])("x", "*")
+
+
+def test_filtered_copy_keeps_the_file_events(tmp_path):
+    """Dropping every table drops every transaction (compressed ones included) but keeps FORMAT_DESCRIPTION,
+    PREVIOUS_GTIDS and the final ROTATE of the file."""
+    src = require_fixtures() / "binlog/rust_mysql_common/transaction_compression.000001"
+    out = tmp_path / "none.bin"
+    stats = copy_binlog(src, out, keep=table_filter([], ["*.*"]))
+    assert stats.transactions_out == 0
+    bodies = [e.body for e in _check_positions_and_lengths(out)]
+    assert [type(b) for b in bodies] == [ev.FormatDescriptionEvent, ev.PreviousGtidsEvent, ev.RotateEvent]
+    assert bodies[2] == [e.body for e in read_events(open(src, "rb"))][-1]

@@ -32,6 +32,10 @@ class CopyStats:
 TableFilter = Callable[[str, str], bool]     # (db, table) -> keep?
 
 _TRANSACTION_STARTS = (ev.GtidEvent, ev.MariadbGtidEvent)
+# events that belong to the file, never to a transaction
+_FILE_EVENTS = (ev.FormatDescriptionEvent, ev.StartEventV3, ev.PreviousGtidsEvent, ev.RotateEvent, ev.StopEvent,
+                ev.IncidentEvent, ev.HeartbeatEvent, ev.GtidListEvent, ev.BinlogCheckpointEvent,
+                ev.StartEncryptionEvent)
 _COMMIT_QUERIES = ("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK")
 
 
@@ -108,12 +112,12 @@ class _Copier:
         self._write_group(kept, changed)
 
     def _keep_statement(self, group: list[tuple[ev.BinlogEvent, list[ev.BinlogEvent]]]) -> bool:
-        """A transaction without row events (DDL, statement-based DML) is kept when its default database
-        matches some pattern of the filter (``keep(db, '*')``)."""
+        """A transaction without row events (DDL, statement-based DML) is kept when its default database (""
+        when none) matches some pattern of the filter (``keep(db, '*')``)."""
+        assert self.keep is not None
         for outer, inner in group:
             for e in [outer, *inner]:
-                if isinstance(e.body, ev.QueryEvent) and not _is_begin(e.body) and e.body.db:
-                    assert self.keep is not None
+                if isinstance(e.body, ev.QueryEvent) and not _is_begin(e.body):
                     return self.keep(e.body.db, "*")
         return True
 
@@ -203,7 +207,12 @@ def copy_binlog(src: str | os.PathLike, dst: str | os.PathLike, *, keep: Optiona
                 group[-1][1].append(e)
                 continue
             body = e.body
-            if isinstance(body, _TRANSACTION_STARTS) or (_is_begin(body) and not group):
+            if group and isinstance(group[-1][0].body, ev.TransactionPayloadEvent):
+                flush()                                   # a payload holds its whole transaction
+            if isinstance(body, _FILE_EVENTS):
+                flush()
+                copier.emit(e)
+            elif isinstance(body, _TRANSACTION_STARTS) or (_is_begin(body) and not group):
                 flush()
                 group.append((e, []))
                 in_begin = _is_begin(body)
