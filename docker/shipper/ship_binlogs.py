@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import logging
 import os
 import shutil
@@ -33,22 +32,23 @@ from pathlib import Path
 from typing import Sequence
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from binlake.transport.landing import MANIFEST_NAME
+from binlake.transport.errors import LandingError
+from binlake.transport.landing import MANIFEST_NAME, Manifest
 
 log = logging.getLogger("ship_binlogs")
 PASSWORD_ENV = "BINLAKE_MYSQL_PASSWORD"
 
 
 def closed_files(staging: Path) -> list[str]:
-    """The files the fetch manifest lists as closed (none before the first manifest is written)."""
+    """The files the fetch manifest lists as closed (none before the fetcher wrote its first manifest)."""
+    path = staging / MANIFEST_NAME
     try:
-        manifest = json.loads((staging / MANIFEST_NAME).read_text())
+        return list(Manifest.from_json(path.read_text(), path).closed)
     except FileNotFoundError:
         return []
-    except json.JSONDecodeError as exc:       # written by rename, so only a foreign file can be torn
-        log.warning("%s: unreadable manifest (%s); retrying next poll", staging / MANIFEST_NAME, exc)
+    except LandingError as exc:      # the fetcher replaces it by rename, so this is someone else's file
+        log.warning("%s; retrying next poll", exc)
         return []
-    return [str(name) for name in manifest.get("closed", [])]
 
 
 def publish(src: Path, dest_dir: Path) -> bool:
