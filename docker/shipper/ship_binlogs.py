@@ -7,8 +7,9 @@ byte for byte, the growing one included), and every ``--poll`` seconds:
   landing share a filesystem, else a copy renamed into place), so the pipeline only ever sees whole, final files;
 * every ``--rotate`` seconds asks the server to ``FLUSH BINARY LOGS``, so the current file closes and a day's
   transactions are shipped minutes after midnight instead of when the file reaches max_binlog_size;
-* with ``--datadir``, snapshots the SDI of the source's tablespaces (``binlake sdi --format ibd2sdi``) into
-  ``SDI/<schema>/<table>.json`` when it changed (what the DAG's snapshot_sdi step reads).
+* with ``--datadir``, every ``--sdi-interval`` seconds snapshots the SDI of the source's tablespaces
+  (``binlake sdi --format ibd2sdi``) into ``SDI/<schema>/<table>.json`` when it changed (what the DAG's
+  snapshot_sdi step reads).
 
 Usage (docker/compose.yaml runs it in the binlog-shipper service)::
 
@@ -135,6 +136,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--poll", type=float, default=10.0, help="seconds between publishing rounds (default 10)")
     p.add_argument("--rotate", type=float, default=900.0,
                    help="seconds between FLUSH BINARY LOGS (default 900; 0: never)")
+    p.add_argument("--sdi-interval", type=float, default=300.0,
+                   help="seconds between SDI snapshots (default 300)")
     args = p.parse_args(argv)
     if args.datadir and not (args.sdi and args.schema):
         p.error("--datadir needs --sdi and at least one --schema")
@@ -159,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     fetch = start_fetch(args)
     last_rotate = time.monotonic()
+    last_sdi = float("-inf")
     while not stopping:
         if fetch.poll() is not None:
             log.warning("binlake fetch exited with %s; restarting in 5 s", fetch.returncode)
@@ -170,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.rotate and time.monotonic() - last_rotate >= args.rotate:
             if rotate(args.source):
                 last_rotate = time.monotonic()
-        if args.datadir:
+        if args.datadir and time.monotonic() - last_sdi >= args.sdi_interval:
+            last_sdi = time.monotonic()
             written = snapshot_sdi(args.datadir, args.schema, args.sdi)
             if written:
                 log.info("SDI snapshots updated: %d", written)

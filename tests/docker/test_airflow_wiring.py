@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,12 +27,15 @@ from binlake.orchestration.config import SPARK_CONF, load_settings
 s = load_settings()
 hook = SparkSubmitHook(conn_id=s.spark_conn_id, conf=dict(SPARK_CONF))
 commands = get_parser()._subparsers._group_actions[0].choices
+jobs_check = commands["jobs"]._subparsers._group_actions[0].choices["check"]
+job_types = next(a.choices for a in jobs_check._actions if a.dest == "job_type")
 print(json.dumps({
     "connection": hook._connection,
     "argv": hook._build_spark_submit_command(s.spark_job("validate")),
     "settings": {"home": s.home, "landing": s.landing, "lake": s.lake, "sdi": s.sdi, "sources": list(s.sources),
                  "validate_job": s.spark_job("validate")},
     "commands": sorted(commands),
+    "job_types": sorted(job_types),
 }))
 """
 
@@ -72,3 +76,9 @@ def test_binlake_settings_point_at_the_volumes_and_the_image_layout(probe: dict)
 
 def test_airflow_has_the_commands_the_services_run(probe: dict) -> None:
     assert set(AIRFLOW_COMPONENTS.values()) | {"db", "jobs"} <= set(probe["commands"])
+    services = compose_model()["services"]
+    checked = [re.search(r"--job-type (\w+)", " ".join(s["healthcheck"]["test"])) for s in services.values()
+               if "healthcheck" in s]
+    job_types = {m.group(1) for m in checked if m}
+    assert job_types == {"DagProcessorJob", "TriggererJob"}
+    assert job_types <= set(probe["job_types"])

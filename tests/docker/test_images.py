@@ -113,8 +113,13 @@ def test_delta_spark_package_matches_pyspark_and_delta_spark(stages: dict) -> No
     spark_minor = ".".join(REQUIREMENTS["pyspark"].split(".")[:2])
     expected = f"io.delta:delta-spark_{spark_minor}_2.13:{REQUIREMENTS['delta-spark']}"
     assert args["DELTA_SPARK_PACKAGE"] == expected
-    # and it is the artifact delta-spark's own pip helper asks Spark to resolve for this pyspark (in a child
-    # process: SparkSession.Builder options are process-wide)
+
+
+@pytest.mark.slow
+def test_delta_spark_package_is_what_delta_spark_itself_resolves(stages: dict) -> None:
+    """The artifact delta-spark's own pip helper asks Spark to resolve for the installed pyspark (in a child
+    process: SparkSession.Builder options are process-wide)."""
+    expected = dict(a.split("=", 1) for a in instructions(stages, "spark", "ARG"))["DELTA_SPARK_PACKAGE"]
     probe = ("from pyspark.sql import SparkSession; from delta import configure_spark_with_delta_pip; "
              "print(configure_spark_with_delta_pip(SparkSession.builder)._options['spark.jars.packages'])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)

@@ -71,6 +71,7 @@ def test_publish_copies_then_renames_across_filesystems(tmp_path: Path, monkeypa
     assert (landing / "binlog.000007").read_bytes() == src.read_bytes()
 
 
+@pytest.mark.slow           # two `binlake sdi` processes
 def test_sdi_snapshot_holds_the_tablespaces_records(tmp_path: Path) -> None:
     ibd = fixture_path("sdi", "ibd", "innodb_ruby", "8.0_sakila_actor.ibd")
     datadir = tmp_path / "datadir"
