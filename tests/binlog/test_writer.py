@@ -13,8 +13,8 @@ import pytest
 
 from binlake.binlog import constants as C
 from binlake.binlog import events as ev
-from binlake.binlog.errors import BinlogError
 from binlake.binlog.encode_rows import make_decimal_encoder, make_time2_encoder, optional_metadata_fields
+from binlake.binlog.errors import BinlogError
 from binlake.binlog.reader import read_events
 from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp
 from binlake.binlog.writer import (MYSQL_80_POST_HEADER_LENGTHS, BinlogWriter, Event, EventWriter,
