@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from binlake.binlog import constants as C
 from binlake.binlog import events as ev
-from binlake.binlog.encode_base import U8, U16, U32, U64
+from binlake.binlog.encode_base import U8, U16, U32, U64, packed_length
 from binlake.binlog.encode_rows import optional_metadata_fields, partial_bits
 from binlake.binlog.writer import Event
 from binlake.generate.jsonbin import JsonEncoder
@@ -75,12 +75,19 @@ def _metadata(c: ColumnDef) -> int:
     return 0
 
 
-def _charsets(collations: list[int]) -> Optional[ev.DefaultCharset]:
-    """DEFAULT_CHARSET form: the most common collation and (index, collation) for the others."""
+def _charsets(collations: list[int]) -> tuple[Optional[ev.DefaultCharset], Optional[tuple[int, ...]]]:
+    """(DEFAULT_CHARSET, COLUMN_CHARSET) of these columns: the default form (the most common collation and
+    (index, collation) for the others) when it is not bigger than one collation per column, as MySQL chooses
+    (every real TABLE_MAP in the fixtures follows this rule)."""
     if not collations:
-        return None
+        return None, None
     default = Counter(collations).most_common(1)[0][0]
-    return ev.DefaultCharset(default, tuple((i, c) for i, c in enumerate(collations) if c != default))
+    overrides = tuple((i, c) for i, c in enumerate(collations) if c != default)
+    default_size = len(packed_length(default)) + sum(len(packed_length(i)) + len(packed_length(c))
+                                                     for i, c in overrides)
+    if default_size <= sum(len(packed_length(c)) for c in collations):
+        return ev.DefaultCharset(default, overrides), None
+    return None, tuple(collations)
 
 
 def table_map_event(t: TableDef) -> ev.TableMapEvent:
@@ -92,17 +99,19 @@ def table_map_event(t: TableDef) -> ev.TableMapEvent:
             null_bits[i >> 3] |= 1 << (i & 7)
     char_cols = [c for c in cols if c.real_type in (C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_BLOB)]
     enum_set = [c for c in cols if c.real_type in (C.MYSQL_TYPE_ENUM, C.MYSQL_TYPE_SET)]
+    default_charset, column_charsets = _charsets([c.collation_id or C.BINARY_COLLATION_ID for c in char_cols])
+    enum_set_default, enum_set_columns = _charsets([c.collation_id or 0 for c in enum_set])
     tm = ev.TableMapEvent(
         table_id=t.table_id, flags=TM_BIT_LEN_EXACT_F, db=t.db, table=t.name,
         column_types=tuple(c.type_code for c in cols), column_metadata=tuple(_metadata(c) for c in cols),
         null_bits=bytes(null_bits),
         signedness=tuple(c.unsigned for c in cols if c.type_code in C.NUMERIC_TYPES),
-        default_charset=_charsets([c.collation_id or C.BINARY_COLLATION_ID for c in char_cols]),
+        default_charset=default_charset, column_charsets=column_charsets,
         column_names=tuple(c.name for c in cols),
         set_str_values=tuple(c.elements for c in cols if c.real_type == C.MYSQL_TYPE_SET) or None,
         enum_str_values=tuple(c.elements for c in cols if c.real_type == C.MYSQL_TYPE_ENUM) or None,
         simple_primary_key=t.pk_indexes or None,
-        enum_and_set_default_charset=_charsets([c.collation_id or 0 for c in enum_set]),
+        enum_and_set_default_charset=enum_set_default, enum_and_set_column_charsets=enum_set_columns,
         column_visibility=tuple(True for _ in cols),
     )
     return replace(tm, optional_metadata=optional_metadata_fields(tm))
