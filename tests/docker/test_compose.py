@@ -4,6 +4,7 @@ the Spark jobs and binlake's engines read."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import PurePosixPath
@@ -188,8 +189,10 @@ def test_the_shipper_publishes_closed_files_where_the_dag_reads_them(services: d
     # SDI snapshots from the source's datadir, read-only
     assert "mysql-data:/mysql-data:ro" in shipper["volumes"] and args["datadir"] == "/mysql-data"
     assert args["schema"] == env(mysql)["MYSQL_DATABASE"]
-    init = (DOCKER / "mysql" / "init" / "10-binlake-users.sh").read_text()
-    assert "GRANT REPLICATION SLAVE, REPLICATION CLIENT, RELOAD ON *.*" in init
+    init = DOCKER / "mysql" / "init" / "10-binlake-users.sh"
+    assert "GRANT REPLICATION SLAVE, REPLICATION CLIENT, RELOAD ON *.*" in init.read_text()
+    # the entrypoint runs an executable *.sh as a program (without its docker_process_sql) and sources the others
+    assert not os.access(init, os.X_OK) and "docker_process_sql" in init.read_text()
 
 
 def test_no_airflow_source_connection_competes_with_the_shipper(services: dict) -> None:
