@@ -63,6 +63,9 @@ def test_shellcheck_passes_on_every_script() -> None:
 def test_project_rules(stages: dict) -> None:
     """What hadolint does not insist on: version-pinned base images, one apt layer with cleanup, a numeric
     non-root user in every image, pip under the lock, sources that exist in the build context."""
+    ignore = (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
+    assert ignore[[i for i, ln in enumerate(ignore) if not ln.startswith("#")][0]] == "*"   # allow-list
+    included = {ln.strip() for ln in ignore if ln.startswith("!")}
     for name, body in stages.items():
         base = body[0][1]
         if base not in stages:
@@ -77,7 +80,9 @@ def test_project_rules(stages: dict) -> None:
                     assert "-c constraints.txt" in command or "--no-deps" in command, command
             if op == "COPY" and "--from" not in args:
                 for src in args.split()[:-1]:
-                    assert (ROOT / src).exists(), f"{name}: COPY source {src} is not in the build context"
+                    assert (ROOT / src).exists(), f"{name}: COPY source {src} is not in the repository"
+                    top = src.split("/")[0]
+                    assert f"!{top}" in included or f"!{top}/" in included, f"{src} is excluded from the context"
     for target in TARGETS:
         users = instructions(stages, target, "USER")
         assert users and re.fullmatch(r"[1-9]\d*(:\d+)?", users[-1]), f"{target} must end as a numeric non-root user"
