@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Sequence
 
@@ -53,9 +54,12 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace, spark: Any = None) -> int:
-    from binlake.quality.errors import QualityCheckFailed
+    from binlake.quality.errors import LakeLayoutError, QualityCheckFailed
     from binlake.quality.runner import ValidationOptions, validate_lake
 
+    if not os.path.isdir(args.lake):
+        raise LakeLayoutError(f"{args.lake}: no such lake directory; pass the lake root that holds bronze/, "
+                              f"silver/ and meta/ (as given to `binlake run`)")
     if spark is None:
         from binlake.lake.session import build_session
 
@@ -74,8 +78,8 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         raise
     for r in summary.failed_warnings:
         print(f"FAILED warning {r.suite}: {r.expectation_type}({r.columns or ''})", file=sys.stderr)
-    print(f"{len(summary.results)} expectations passed at error level "
-          f"({len(summary.failed_warnings)} warnings failed)")
+    print(f"{len(summary.results)} expectations checked: every error-level one passed, "
+          f"{len(summary.failed_warnings)} warning(s) failed")
     print(f"report: {summary.report_path}\ndata docs: {summary.data_docs_path}")
     return 0
 

@@ -53,7 +53,8 @@ def job_args(settings: Settings, source: str, start: dt.datetime, end: dt.dateti
 
 def plan_source(settings: Settings, source: str, start: dt.datetime, end: dt.datetime,
                 tables: Sequence[str] = ()) -> dict[str, Any]:
-    """Select the interval's files of ``source`` (cached header scan) and build its jobs' arguments."""
+    """Select the interval's files of ``source`` (cached header scan) and build its jobs' arguments: a flat
+    dict (``interval``, ``run_id`` and one ``argv`` per job name), pushed as one XCom per key."""
     cache = RangeCache(os.path.join(settings.orchestration_state, "file_ranges", f"{source}.json"))
     chosen = select_files(source, settings.source_landing(source), start, end, cache)
     cache.save()
@@ -64,8 +65,7 @@ def plan_source(settings: Settings, source: str, start: dt.datetime, end: dt.dat
     if chosen.last_commit_us is not None and chosen.last_commit_us < epoch_us(end):
         log.warning("%s: the newest landed transaction is older than the interval end; changes committed after "
                     "it and before %s are applied by a later run once they land", source, end.isoformat())
-    return {"interval": chosen.as_dict(), "run_id": run_key(start),
-            "args": job_args(settings, source, start, end, tables)}
+    return {"interval": chosen.as_dict(), "run_id": run_key(start), **job_args(settings, source, start, end, tables)}
 
 
 def fetch_source(settings: Settings, source: str, timeout_s: Optional[float] = None) -> dict[str, Any]:

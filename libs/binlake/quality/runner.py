@@ -10,6 +10,7 @@ nothing is read while suites are built.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import os
 from dataclasses import dataclass, field
@@ -167,7 +168,11 @@ def gx_context(report_dir: str) -> Any:
 
 
 def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.datetime) -> list[ResultRow]:
-    """Validate each check's DataFrame against its suite; one :class:`ResultRow` per expectation result."""
+    """Validate each check's DataFrame against its suite; one :class:`ResultRow` per expectation result.
+
+    On Spark every sampled expectation costs a job of its own, so the stored run (what Data Docs show) counts
+    unexpected values without sampling them; only the expectations that failed are run again, unstored, to
+    sample up to :data:`SAMPLE_SIZE` of their unexpected values for the report and ``meta.dq_results``."""
     import great_expectations as gx
     from great_expectations.core.run_identifier import RunIdentifier
 
@@ -183,12 +188,41 @@ def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.
             gx.ValidationDefinition(name=name, data=batch, suite=suite))
         frame = check.frame.cache()
         try:
-            result = definition.run(batch_parameters={"dataframe": frame}, run_id=run,
-                                    result_format={"result_format": "SUMMARY", "partial_unexpected_count": 20})
+            params = {"dataframe": frame}
+            result = definition.run(batch_parameters=params, run_id=run,
+                                    result_format={"result_format": "SUMMARY", "partial_unexpected_count": 0})
+            results = list(result.results)
+            failed = [r.expectation_config for r in results if not r.success and not r.exception_info.get(
+                "raised_exception")]
+            if failed:
+                samples = _samples(batch, params, name, failed)
+                for r in results:
+                    sample = samples.get(_config_key(r.expectation_config))
+                    if sample is not None:
+                        r.result["partial_unexpected_list"] = sample
         finally:
             frame.unpersist()
-        rows += rows_of(run_id, validated_at, name, result.results)
+        rows += rows_of(run_id, validated_at, name, results)
     return rows
+
+
+SAMPLE_SIZE = 20
+
+
+def _config_key(config: Any) -> tuple[str, str]:
+    return config.type, repr(sorted(config.kwargs.items()))
+
+
+def _samples(batch: Any, params: dict[str, Any], name: str, configs: list[Any]) -> dict[tuple[str, str], list]:
+    """Sampled unexpected values of the expectations ``configs`` (a run that is not stored)."""
+    import great_expectations as gx
+    from great_expectations.validator.v1_validator import Validator
+
+    suite = gx.ExpectationSuite(name=f"{name}.samples", expectations=[copy.copy(c.to_domain_obj()) for c in configs])
+    validator = Validator(batch_definition=batch, batch_parameters=params,
+                          result_format={"result_format": "SUMMARY", "partial_unexpected_count": SAMPLE_SIZE})
+    result = validator.validate_expectation_suite(suite)
+    return {_config_key(r.expectation_config): r.result.get("partial_unexpected_list") or [] for r in result.results}
 
 
 def _results_frame(spark: "SparkSession", rows: list[ResultRow]) -> "DataFrame":
