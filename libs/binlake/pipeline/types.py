@@ -2,7 +2,7 @@
 encoding (what bronze stores) and silver's typed values.
 
 Silver types, chosen so that every MySQL value is kept exactly:
-integers, YEAR and BIT -> ``bigint`` (BIGINT UNSIGNED -> ``decimal(20,0)``); FLOAT/DOUBLE -> ``double``;
+integers, YEAR and BIT -> ``bigint`` (BIGINT UNSIGNED and BIT(64) -> ``decimal(20,0)``); FLOAT/DOUBLE -> ``double``;
 DECIMAL(p,s) -> ``decimal(p,s)`` (p <= 38, else ``string``); DATE/TIME/DATETIME/TIMESTAMP -> ``string`` in
 MySQL's text form (zero dates and TIME beyond 24 h have no Spark type); character, ENUM, SET and JSON (MySQL's
 JSON text) -> ``string``; binary strings, BLOB, GEOMETRY -> ``binary``; VECTOR -> ``string`` (JSON array).
@@ -35,6 +35,8 @@ def column_meta(col: Any) -> list:
 def silver_type(meta: ColumnMeta) -> str:
     """The Spark SQL type of a column in silver."""
     _, t, real, md, unsigned, collation = meta[:6]
+    if t == C.MYSQL_TYPE_BIT and (md >> 8) * 8 + (md & 0xFF) == 64:
+        return "decimal(20,0)"                  # BIT(64) holds 2^64 - 1
     if t in _INTEGER_TYPES:
         return "decimal(20,0)" if t == C.MYSQL_TYPE_LONGLONG and unsigned else "bigint"
     if t in (C.MYSQL_TYPE_FLOAT, C.MYSQL_TYPE_DOUBLE):
