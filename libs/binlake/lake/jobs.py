@@ -329,3 +329,60 @@ def summary_json(report: RunReport) -> str:
 
 __all__ = ["ApplyReport", "IngestReport", "InjectedCrash", "LakeLayout", "RunOptions", "RunReport", "apply_job",
            "crash_point", "ingest_job", "run_source", "snapshot_sdi_job"]
+
+
+# --- the thin Spark job entry points (spark_jobs/*.py) share their argument handling ----------------------------
+
+def job_parser(prog: str, doc: str | None, *, landing: bool = False, filters: bool = False,
+               history: bool = False) -> "argparse.ArgumentParser":
+    import argparse
+
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if landing:
+        p.add_argument("--landing", required=True, help="landing root (binlogs in <landing>/<source>/)")
+    p.add_argument("--lake", required=True, help="lake root")
+    p.add_argument("--source", required=True)
+    p.add_argument("--run-id", default="", help="the run's id (the DAG passes its interval start)")
+    p.add_argument("--end", type=dt.datetime.fromisoformat,
+                   help="interval end (exclusive): changes committed before it; naive times are UTC")
+    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto")
+    if filters:
+        p.add_argument("--include", action="append", default=[], metavar="DB.TABLE")
+        p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE")
+    if history:
+        p.add_argument("--history", action="store_true", help="also write SCD2 history tables")
+    return p
+
+
+def job_session(app: str) -> "SparkSession":
+    """The session of a Spark job: the master spark-submit configured, else a local one."""
+    from pyspark import SparkConf
+
+    from binlake.lake.session import build_session
+
+    return build_session(app, master=SparkConf().get("spark.master", "local[2]"))
+
+
+def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeLayout, RunOptions]:
+    from binlake.lake.delta import engine_for
+
+    cutoff = None
+    if args.end is not None:
+        end = args.end if args.end.tzinfo is not None else args.end.replace(tzinfo=dt.timezone.utc)
+        cutoff = int(end.timestamp() * 1_000_000)
+    tables = TableFilter(tuple(getattr(args, "include", ())), tuple(getattr(args, "exclude", ())))
+    opts = RunOptions(args.source, tables, cutoff, getattr(args, "history", False), run_id=args.run_id)
+    spark = job_session(app)
+    return spark, engine_for(spark, args.engine), LakeLayout(args.lake), opts
+
+
+def source_dir(landing: str, source: str) -> str:
+    folder = Path(landing, source)
+    return str(folder if folder.is_dir() else Path(landing))
+
+
+def print_report(report: Any) -> int:
+    import dataclasses
+
+    print(json.dumps(dataclasses.asdict(report), default=str, sort_keys=True))
+    return 0

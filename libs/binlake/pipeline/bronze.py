@@ -107,7 +107,7 @@ class BronzeApplier(EventHandler):
                 commit_us = b.immediate_commit_timestamp
             elif isinstance(b, RowsEvent) and b.rows:
                 layout = self.tables[b.table_id]
-                if not self.tf.keeps_table(layout.db, layout.table):
+                if not self.tf.keeps_table(layout.db, layout.table, len(b.rows)):
                     continue
                 pos = ev.payload_pos if ev.payload_pos is not None else ev.pos
                 if pos != last_pos:
@@ -140,13 +140,15 @@ def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
     head = applier._head
     end_pos = task.start
     transactions = 0
+    open_at_end = False
 
     def bounded() -> Iterator[Transaction]:
-        nonlocal end_pos, transactions
+        nonlocal end_pos, transactions, open_at_end
         for trx in iter_transactions(binlog):
             if task.end is not None and trx.start_pos >= task.end:
                 return
-            if trx.kind != "open":
+            open_at_end = trx.kind == "open"
+            if not open_at_end:
                 end_pos = trx.end_pos
                 transactions += 1
             yield trx
@@ -157,6 +159,10 @@ def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
     except BinlogError as exc:
         error = exc
     rows = applier.rows
+    if task.end is not None:
+        end_pos = task.end
+    elif error is None and not open_at_end and binlog.stats.incomplete is None:
+        end_pos = ident.size                        # the whole file (events after the last group too)
     if error is not None:
         at = error.offset if error.offset is not None else end_pos
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,

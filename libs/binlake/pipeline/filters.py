@@ -15,6 +15,7 @@ from typing import Iterable, Optional
 from binlake.pipeline.errors import FilterSyntaxError
 
 _MARIADB_GTID = re.compile(r"^(\d+)-(\d+)-(\d+)$")
+_TAG = re.compile(r"^[a-z_][a-z0-9_]{0,31}$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +61,13 @@ class GtidSet:
             sid = uuid
             if not uuid or not rest:
                 raise FilterSyntaxError(f"GTID set element {part!r}: expected uuid[:tag]:N[-M][:N-M...] or D-S-N")
+            if not _is_range(rest[-1]):
+                raise FilterSyntaxError(f"GTID set element {part!r}: ends without an interval N[-M]")
             for rng in rest:
                 if not _is_range(rng):
+                    if not _TAG.match(rng):
+                        raise FilterSyntaxError(f"GTID set element {part!r}: {rng!r} is neither an interval "
+                                                "N[-M] nor a tag")
                     sid = f"{uuid}:{rng}"            # MySQL 8.3+ tagged GTIDs: uuid:tag:N
                     continue
                 lo, _, hi = rng.partition("-")
@@ -159,8 +165,9 @@ class TransactionFilter:
         self.stats.kept += 1
         return True
 
-    def keeps_table(self, db: str, table: str) -> bool:
+    def keeps_table(self, db: str, table: str, rows: int = 1) -> bool:
+        """Whether rows of ``db.table`` are kept (``rows`` dropped ones are counted otherwise)."""
         if self.tables.keeps(db, table):
             return True
-        self.stats.rows_filtered += 1
+        self.stats.rows_filtered += rows
         return False

@@ -1,0 +1,28 @@
+"""Spark job: new landing binlogs of one source -> ``bronze.binlog_events`` (a Spark task per file chunk).
+
+    spark-submit spark_jobs/ingest_binlogs.py --landing DIR --lake DIR --source NAME [--run-id ID]
+        [--end ISO_DATETIME] [--include DB.TABLE ...] [--exclude DB.TABLE ...] [--engine auto|rust|spark]
+
+Thin entry point: the work is ``binlake.lake.jobs.ingest_job`` (the one ``binlake run`` calls). Files first
+written at or after ``--end`` are left for a later run. Prints the job's report as one JSON line.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from binlake.lake.jobs import job_parser, job_setup, print_report, source_dir
+
+    p = job_parser("ingest_binlogs", __doc__, landing=True, filters=True)
+    args = p.parse_args(argv)
+    spark, engine, lake, opts = job_setup(args, "binlake-ingest")
+    from binlake.lake.jobs import ingest_job
+
+    return print_report(ingest_job(spark, engine, lake, source_dir(args.landing, args.source), opts, opts.run))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
