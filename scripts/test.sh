@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/install_mariadb.sh
+bash docker/install_validators.sh
 exec .venv/bin/python -m pytest "$@"

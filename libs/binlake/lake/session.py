@@ -34,15 +34,27 @@ def delta_jars() -> tuple[list[str], bool]:
     return [], any(Path(spark_home, "jars").glob("delta-spark_*.jar"))
 
 
-def build_session(app_name: str = "binlake", *, master: str = "local[2]", shuffle_partitions: int = 2,
+def submitted_by_spark_submit() -> bool:
+    """True inside a driver that ``spark-submit`` launched: its JVM gateway and ``--master`` already exist."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def build_session(app_name: str = "binlake", *, master: str | None = None, shuffle_partitions: int = 2,
                   conf: Mapping[str, str] | None = None) -> SparkSession:
-    """A Spark session for local work (getOrCreate: an active session is returned as it is)."""
-    if master.startswith("local"):
+    """A Spark session (getOrCreate: an active session is returned as it is).
+
+    ``master`` defaults to ``local[2]``, except under ``spark-submit``, whose ``--master`` (e.g. the cluster of
+    the ``spark_default`` connection) is kept.
+    """
+    if master is None and not submitted_by_spark_submit():
+        master = "local[2]"
+    if master and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)   # workers need this venv's packages
     from pyspark.sql import SparkSession
 
-    builder = (SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.master(master) if master else SparkSession.builder
+    builder = (builder.appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
