@@ -225,7 +225,8 @@ def test_report_and_data_docs_open_in_chromium(spark, clean, tmp_path):
     docs = Path(summary.data_docs_path)
     index = browser.dump_dom(docs)
     assert ORDERS in index and "defect-value_outside_enum" in index
-    (validation,) = (docs.parent / "validations" / ORDERS / "defect-value_outside_enum").rglob("*.html")
+    (validation,) = docs.parent.joinpath("validations", *ORDERS.split("."), "defect-value_outside_enum").rglob(
+        "*.html")
     vtext = browser.dump_dom(validation)
     assert "status" in vtext and "Failed" in vtext
     assert browser.screenshot(validation, tmp_path / "docs.png").stat().st_size > 10_000

@@ -47,16 +47,12 @@ def row_sequence(bronze: "DataFrame") -> "DataFrame":
                       (F.max("row") + 1 - F.countDistinct("row")).alias("missing_rows"))
 
 
-def run_rows(df: "DataFrame", run_id: str, *, all_when_none: bool) -> "DataFrame":
-    """The rows ``df`` holds for ``run_id`` (by its ``ingest_run`` or ``run_id`` column); all rows when it has no
-    such column, or (``all_when_none``) when no row belongs to the run (an ad-hoc validation of the lake)."""
+def run_rows(df: "DataFrame", run_id: str) -> "DataFrame":
+    """The rows ``df`` holds for ``run_id`` (by its ``ingest_run`` or ``run_id`` column; all rows without one)."""
     from pyspark.sql import functions as F
 
     col = next((c for c in RUN_COLUMNS if c in df.columns), None)
-    if col is None:
-        return df
-    mine = df.where(F.col(col) == run_id)
-    return df if all_when_none and not mine.limit(1).count() else mine
+    return df if col is None else df.where(F.col(col) == run_id)
 
 
 def op_counts(bronze_run: "DataFrame") -> "DataFrame":
