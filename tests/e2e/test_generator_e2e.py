@@ -1,7 +1,8 @@
 """End to end against the generator's ground truth: ``binlake generate`` (3 days, an ALTER TABLE on day 2,
 partial JSON, compressed transactions, key changes, a table without primary key), ``binlake run`` day by day,
-and every silver table equals ``truth/`` exactly (JSON text included) at the end of each day; rerunning a day
-or the whole range changes nothing (no new Delta version, same contents)."""
+and every silver table equals ``truth/`` exactly (JSON text included) at the end of each day, as does the
+newest version per key of the SCD2 history table; rerunning a day or the whole range changes nothing (no new
+Delta version, same contents)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ TABLES = ("customers", "products", "orders", "audit_log")
 START = dt.date(2024, 3, 1)
 
 
+def history_state(lake: Path, table: str) -> list[dict]:
+    """The SCD2 history table read as of its end: the newest version of each key, deletes dropped."""
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(lake / "silver" / f"shop__{table}__history")).to_pyarrow_table().to_pylist()
+    newest: dict = {}
+    for r in sorted(rows, key=lambda r: r["_binlake_seq"]):
+        newest[r["_binlake_key"]] = r
+    return [r for r in newest.values() if r["_binlake_op"] != "delete"]
+
+
 def assert_equals_truth(out: Path, lake: Path, day: str) -> None:
     for table in TABLES:
         expected, columns = truth_lines(out / "truth", "shop", table, day)
@@ -37,16 +49,18 @@ def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path
     days = [(START + dt.timedelta(days=i)).isoformat() for i in range(3)]
     applied = 0
     for day in days:
-        [summary] = binlake_run(landing, lake, "--end", day)
+        [summary] = binlake_run(landing, lake, "--end", day, "--history")
         assert summary["quarantined"] == 0
         applied += summary["changes_applied"]
         assert_equals_truth(out, lake, day)
+        expected, columns = truth_lines(out / "truth", "shop", "orders", day)
+        assert as_lines(history_state(lake, "orders"), columns) == expected
     assert applied > 500
     versions = delta_versions(lake)
     assert {"bronze/binlog_events", "meta/checkpoints", "silver/shop__orders", "silver/shop__audit_log"} <= set(versions)
 
-    [again] = binlake_run(landing, lake, "--end", days[1])                    # an earlier day again
-    [whole] = binlake_run(landing, lake, "--start", days[0], "--end", days[2])   # the whole range again
+    [again] = binlake_run(landing, lake, "--end", days[1], "--history")       # an earlier day again
+    [whole] = binlake_run(landing, lake, "--start", days[0], "--end", days[2], "--history")   # the whole range
     for summary in (again, whole):
         assert summary["files"] == 0 and summary["changes_applied"] == 0
     assert delta_versions(lake) == versions
