@@ -23,6 +23,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH_DIR]
 import argparse
 import datetime as dt
 import json
+import os
+import shutil
 import tempfile
 import time
 
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (out / "manifest.json").exists():
             generate(out, GenerateConfig(seed=7, days=1, scale=scale, start_date=START))
         lake = work / f"lake-{name}"
+        shutil.rmtree(lake, ignore_errors=True)
         r = load(spark, engine, out, lake)
         check(out, lake)
         if name == "warm-up":
@@ -87,10 +90,13 @@ def main(argv: list[str] | None = None) -> int:
                         "seconds": round(r["wall_seconds"], 2), "mb_per_s": round(mb / r["wall_seconds"], 3),
                         "rows_per_s": round(changes / r["wall_seconds"]), "stages": r["stage_seconds"]})
     ratio = results[1]["seconds"] / results[0]["seconds"]
+    load_avg = os.getloadavg()[0]
     if args.json:
-        print(json.dumps({"engine": engine.name, "results": results, "time_ratio_2x": round(ratio, 2)}, indent=2))
+        print(json.dumps({"engine": engine.name, "results": results, "time_ratio_2x": round(ratio, 2),
+                          "load_average": load_avg, "cpus": os.cpu_count()}, indent=2))
     else:
-        print(f"engine {engine.name}; work dir {work}")
+        print(f"engine {engine.name}; work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} "
+              "(other work on the machine slows every stage)")
         for r in results:
             stages = ", ".join(f"{k} {v:.1f}s" for k, v in r["stages"].items())
             print(f"{r['size']:>3}: {r['mb']:7.2f} MB, {r['changes']:8d} changes in {r['seconds']:7.2f} s = "

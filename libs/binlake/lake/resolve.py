@@ -174,22 +174,15 @@ def _kind(arrow_type: Any) -> str:
     return "string"
 
 
-def _arrow_values(values: list[Any], kind: str) -> list[Any]:
-    from decimal import Decimal
-
-    from binlake.pipeline.types import to_silver
-
-    conv = to_silver(kind)
-    return [conv(v) if not (kind.startswith("decimal") and isinstance(v, int)) else Decimal(v) for v in values]
-
-
 def silver_bases(engine: Any, spark: Any, path: str, pk: Optional[list[str]],
                  keys: set[str]) -> dict[str, Any]:
-    """key -> RowState of the silver rows whose key is in ``keys`` (read on the driver, filtered on the first
-    primary key column where there is one)."""
+    """key -> RowState of the silver rows whose key is in ``keys``, read on the driver (filtered on the first
+    primary key column where there is one: Delta file statistics prune the files)."""
+    from binlake.pipeline.types import to_silver
+
     if not engine.exists(path):
         return {}
-    first = json.loads  # the first key column's values, from the JSON keys
+    firsts = sorted({json.loads(k)[0] for k in keys}, key=repr) if pk else []
     if engine.name == "rust":
         import pyarrow as pa
         import pyarrow.dataset as ds
@@ -200,14 +193,11 @@ def silver_bases(engine: Any, spark: Any, path: str, pk: Optional[list[str]],
         expr = None
         if pk:
             kind = dict(kinds)[pk[0]]
-            wanted = _arrow_values(sorted({first(k)[0] for k in keys}, key=repr), kind)
-            column = ds.field(pk[0])
-            if kind == "string":
-                column = column.cast(pa.string())
-            elif kind == "binary":
-                column = column.cast(pa.binary())
-            expr = column.isin(pa.array(wanted, type=pa.string() if kind == "string" else
-                                        pa.binary() if kind == "binary" else dataset.schema.field(pk[0]).type))
+            plain = {"string": pa.string(), "binary": pa.binary()}.get(kind)
+            column = ds.field(pk[0]) if plain is None else ds.field(pk[0]).cast(plain)
+            values = pa.array([to_silver(kind)(v) for v in firsts],
+                              type=plain or dataset.schema.field(pk[0]).type)
+            expr = column.isin(values)
         rows = dataset.to_table(filter=expr).to_pylist()
     else:
         from pyspark.sql import functions as F
@@ -215,13 +205,13 @@ def silver_bases(engine: Any, spark: Any, path: str, pk: Optional[list[str]],
         df = engine.read(spark, path)
         kinds = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
         if pk:
-            df = df.filter(F.col(pk[0]).isin(_arrow_values(sorted({first(k)[0] for k in keys}, key=repr),
-                                                           dict(kinds)[pk[0]])))
+            conv = to_silver(dict(kinds)[pk[0]])
+            df = df.filter(F.col(pk[0]).isin([conv(v) for v in firsts]))
         rows = [r.asDict() for r in df.collect()]
-    conv = silver_converters(kinds)
+    converters = silver_converters(kinds)
     out = {}
     for r in rows:
-        st = base_state(r, conv, bool(pk))
+        st = base_state(r, converters, bool(pk))
         k = row_key(st.values, pk)
         if k in keys:
             out[k] = st

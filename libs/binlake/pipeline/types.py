@@ -10,7 +10,7 @@ JSON text) -> ``string``; binary strings, BLOB, GEOMETRY -> ``binary``; VECTOR -
 
 from __future__ import annotations
 
-import base64
+import json
 from decimal import Decimal
 from typing import Any, Callable, Sequence
 
@@ -69,8 +69,6 @@ def to_silver(kind: str) -> Callable[[Any], Any]:
 
 
 def _text(v: Any) -> str:
-    import json
-
     return json.dumps(v, separators=(",", ":")) if isinstance(v, list) else str(v)
 
 
@@ -81,7 +79,3 @@ def from_silver(kind: str) -> Callable[[Any], Any]:
     if kind == "binary":
         return lambda v: None if v is None else {"hex": bytes(v).hex()}
     return lambda v: v
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
