@@ -6,6 +6,11 @@ a TABLE_MAP arrives, so decoding a row is a loop over precomputed functions. The
 ``sql/log_event.cc``; DECIMAL follows ``bin2decimal`` (strings/decimal.cc), TIME2/DATETIME2/TIMESTAMP2 follow
 ``my_*_packed_from_binary`` (mysys/my_time.cc).
 
+Most decoders are written once, as source statements (:func:`from_source`): compiled row readers
+(table.compile_reader) paste them into one function per row pattern, so a row is read without a function call
+per value; the same statements also make the decoder function itself. Temporal values are built with
+``tuple.__new__`` (they are NamedTuples, see :mod:`.values`).
+
 Decoders may read past the end of ``buf`` only through slicing (which yields short data) or ``struct`` (which
 raises ``struct.error``); the row decoder checks the final position against the fence and turns those into
 typed errors.
@@ -20,16 +25,23 @@ from typing import Any, Callable, Optional
 from binlake.binlog import constants as C
 from binlake.binlog.errors import UnsupportedError
 from binlake.binlog.jsonvalue import make_json_value
-from binlake.binlog.values import (MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp, decode_text)
+from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp, decode_text
 
 Decoder = Callable[[bytes, int], tuple[Any, int]]
+_TN = tuple.__new__
 
 
-def inline(dec: Decoder, statements: tuple[str, ...], **objects: Any) -> Decoder:
-    """Attach the source a compiled row reader may use instead of calling ``dec`` (table.compile_reader):
-    statements that read the value into ``{v}`` from ``buf`` at ``pos`` and advance ``pos``; ``{k}`` is a
-    unique suffix for the names of ``objects`` (helpers the statements use, e.g. ``{{G{k}}}``)."""
-    dec.inline = (statements, objects)  # type: ignore[attr-defined]
+def from_source(statements: tuple[str, ...], **objects: Any) -> Decoder:
+    """A decoder made from source statements that read one value into ``{v}`` from ``buf`` at ``pos`` and
+    advance ``pos``; ``{k}`` is a unique suffix for the names of ``objects`` (the helpers the statements use,
+    e.g. ``G{k}``). A statement may span lines (a block). The statements stay on the function as ``.inline``
+    for compiled row readers."""
+    env = dict(objects)
+    source = "def dec(buf, pos):\n" + "".join("    " + line.format(v="v", k="").replace("\n", "\n    ") + "\n"
+                                               for line in statements) + "    return v, pos\n"
+    exec(compile(source, "<binlake column decoder>", "exec"), env)
+    dec = env["dec"]
+    dec.inline = (statements, objects)
     return dec
 
 _i8 = struct.Struct("<b").unpack_from
@@ -64,16 +76,8 @@ def _ushort(buf: bytes, pos: int) -> tuple[int, int]:
     return _u16(buf, pos)[0], pos + 2
 
 
-def _int24(buf: bytes, pos: int) -> tuple[int, int]:
-    return int.from_bytes(buf[pos:pos + 3], "little", signed=True), pos + 3
-
-
-def _uint24(buf: bytes, pos: int) -> tuple[int, int]:
-    return int.from_bytes(buf[pos:pos + 3], "little"), pos + 3
-
-
-inline(_int24, ("{v} = int.from_bytes(buf[pos:pos + 3], 'little', signed=True)", "pos += 3"))
-inline(_uint24, ("{v} = int.from_bytes(buf[pos:pos + 3], 'little')", "pos += 3"))
+_int24 = from_source(("{v} = int.from_bytes(buf[pos:pos + 3], 'little', signed=True)", "pos += 3"))
+_uint24 = from_source(("{v} = int.from_bytes(buf[pos:pos + 3], 'little')", "pos += 3"))
 
 
 def _long(buf: bytes, pos: int) -> tuple[int, int]:
@@ -113,16 +117,8 @@ def _float_miss(raw: bytes) -> float:
     return value
 
 
-def _float(buf: bytes, pos: int) -> tuple[float, int]:
-    raw = buf[pos:pos + 4]
-    value = _FLOAT_CACHE.get(raw)
-    if value is None:
-        value = _float_miss(raw)
-    return value, pos + 4
-
-
-inline(_float, ("_r = buf[pos:pos + 4]", "{v} = FG{k}(_r)", "if {v} is None: {v} = FM{k}(_r)", "pos += 4"),
-       FG=_FLOAT_CACHE.get, FM=_float_miss)
+_float = from_source(("_r = buf[pos:pos + 4]", "{v} = FG{k}(_r)", "if {v} is None: {v} = FM{k}(_r)",
+                       "pos += 4"), FG=_FLOAT_CACHE.get, FM=_float_miss)
 
 
 def _double(buf: bytes, pos: int) -> tuple[float, int]:
@@ -145,6 +141,8 @@ _INTEGERS = {
     (C.MYSQL_TYPE_LONGLONG, False): _longlong, (C.MYSQL_TYPE_LONGLONG, True): _ulonglong,
 }
 
+
+MEMO_ENTRIES = 4096
 
 # --- DECIMAL ---------------------------------------------------------------------------------------------------
 
@@ -180,76 +178,40 @@ def make_decimal(precision: int, scale: int) -> Decoder:
         pieces.append((off, off + _DIG2BYTES[scale % 9], scale % 9))
         off += _DIG2BYTES[scale % 9]
     size = off
-    mask = (1 << (8 * size)) - 1
     sign_bit = 1 << (8 * size - 1)
-    # digit groups are printed by one %-format; 1-, 2- and 4-byte groups come from one Struct (3-byte groups,
-    # of 5 or 6 digits, are read with int.from_bytes)
-    widths = [e - s for s, e, _d in pieces]
+    # the groups as shifts of the whole big-endian integer, printed by one %-format
+    groups = []
+    for s, e, _d in pieces:
+        shift, mask = 8 * (size - e), (1 << (8 * (e - s))) - 1
+        groups.append(f"x >> {shift} & {mask}" if shift else f"x & {mask}")
     int_groups = len(pieces) - (scale // 9) - (1 if scale % 9 else 0)
     text_fmt = "".join(("%d" if i == 0 else f"%0{d}d") for i, (_s, _e, d) in enumerate(pieces[:int_groups])) \
         or "0"
     if scale:
         text_fmt += "." + "".join(f"%0{d}d" for _s, _e, d in pieces[int_groups:])
-    if 3 not in widths:
-        unpack = struct.Struct(">" + "".join({1: "B", 2: "H", 4: "I"}[w] for w in widths)).unpack
-    else:
-        spans = tuple((s, e) for s, e, _d in pieces)
-
-        def unpack(raw: bytes) -> tuple[int, ...]:
-            return tuple(int.from_bytes(raw[s:e], "big") for s, e in spans)
-
-    def dec(buf: bytes, pos: int) -> tuple[Decimal, int]:
-        end = pos + size
-        value = int.from_bytes(buf[pos:end], "big")
-        if value & sign_bit:
-            return Decimal(text_fmt % unpack((value ^ sign_bit).to_bytes(size, "big"))), end
-        return Decimal("-" + text_fmt % unpack((value ^ mask ^ sign_bit).to_bytes(size, "big"))), end
-
-    return dec
-
-
-# --- temporals -------------------------------------------------------------------------------------------------
-
-MEMO_ENTRIES = 4096
+    args = "(" + "".join(g + ", " for g in groups) + ")"
+    cache: dict[bytes, Decimal] = {}
+    # memoized per raw bytes (amounts repeat, and so do the unchanged columns of an UPDATE's after image);
+    # Decimal values are immutable, so sharing them is safe
+    return from_source((
+        f"_r = buf[pos:pos + {size}]",
+        "{v} = G{k}(_r)",
+        "if {v} is None:\n"
+        "    x = int.from_bytes(_r, 'big')\n"
+        f"    if x & {sign_bit}:\n"
+        f"        x ^= {sign_bit}\n"
+        f"        {{v}} = DEC{{k}}({text_fmt!r} % {args})\n"
+        "    else:\n"
+        f"        x ^= {((1 << (8 * size)) - 1) ^ sign_bit}\n"
+        f"        {{v}} = DEC{{k}}('-' + {text_fmt!r} % {args})\n"
+        f"    if len(C{{k}}) >= {MEMO_ENTRIES}: C{{k}}.clear()\n"
+        "    C{k}[_r] = {v}",
+        f"pos += {size}"), G=cache.get, C=cache, DEC=Decimal)
 
 
-def memoized(size: int, dec: Decoder) -> Decoder:
-    """A fixed-size decoder that reuses the values of byte strings seen before in this column (dates repeat,
-    and the unchanged columns of an UPDATE's after image repeat its before image). Values are immutable, so
-    sharing them is safe; the cache is cleared when it reaches MEMO_ENTRIES."""
-    cache: dict[bytes, Any] = {}
-    get = cache.get
-
-    def miss(raw: bytes) -> Any:
-        value = dec(raw, 0)[0]
-        if len(raw) == size:        # a cut-short value is not cached (the row decoder rejects it)
-            if len(cache) >= MEMO_ENTRIES:
-                cache.clear()
-            cache[raw] = value
-        return value
-
-    def cached(buf: bytes, pos: int) -> tuple[Any, int]:
-        end = pos + size
-        raw = buf[pos:end]
-        value = get(raw)
-        if value is None:
-            value = miss(raw)
-        return value, end
-    return inline(cached, (f"_r = buf[pos:pos + {size}]", "{v} = G{k}(_r)", "if {v} is None: {v} = M{k}(_r)",
-                           f"pos += {size}"), G=get, M=miss)
-
-
-def _year(buf: bytes, pos: int) -> tuple[int, int]:
-    y = buf[pos]
-    return (y + 1900 if y else 0), pos + 1
-
-
-inline(_year, ("{v} = buf[pos]", "if {v}: {v} += 1900", "pos += 1"))
-
-
-def _date(buf: bytes, pos: int) -> tuple[MysqlDate, int]:
-    v = int.from_bytes(buf[pos:pos + 3], "little")
-    return MysqlDate(v >> 9, (v >> 5) & 15, v & 31), pos + 3
+_year = from_source(("{v} = buf[pos]", "if {v}: {v} += 1900", "pos += 1"))
+_date = from_source(("_x = int.from_bytes(buf[pos:pos + 3], 'little')",
+                     "{v} = TN{k}(D{k}, (_x >> 9, _x >> 5 & 15, _x & 31))", "pos += 3"), TN=_TN, D=MysqlDate)
 
 
 def _time(buf: bytes, pos: int) -> tuple[MysqlTime, int]:
@@ -318,102 +280,72 @@ def make_mariadb_hires(type_code: int, fsp: int) -> Decoder:
     return dt
 
 
-def _frac_reader(fsp: int) -> tuple[int, Callable[[bytes, int], int]]:
-    """(bytes, reader) of the fractional part of TIMESTAMP2/DATETIME2 with ``fsp`` digits (unsigned)."""
+def _frac_expr(fsp: int, at: int) -> tuple[int, str]:
+    """(bytes, source) of the fractional part of TIMESTAMP2/DATETIME2 with ``fsp`` digits at ``pos + at``, in
+    microseconds: stored in units of 10^-2, 10^-4 or 10^-6 s (``my_datetime_packed_from_binary``)."""
     if fsp <= 0:
-        return 0, lambda buf, pos: 0
-    if fsp <= 2:
-        return 1, lambda buf, pos: buf[pos] * 10000
-    if fsp <= 4:
-        return 2, lambda buf, pos: _u16be(buf, pos)[0] * 100
-    return 3, lambda buf, pos: int.from_bytes(buf[pos:pos + 3], "big")
-
-
-def _timestamp2_0(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
-    return MysqlTimestamp(_u32be(buf, pos)[0]), pos + 4
+        return 0, "0"
+    nfrac = (fsp + 1) // 2
+    read = f"int.from_bytes(buf[pos + {at}:pos + {at + nfrac}], 'big')"
+    return nfrac, read + ("" if nfrac == 3 else f" * {10 ** (6 - 2 * nfrac)}")
 
 
 def make_timestamp2(fsp: int) -> Decoder:
-    if fsp <= 0:
-        return _timestamp2_0
-    nfrac = (fsp + 1) // 2
-    scale = 10 ** (6 - 2 * nfrac)        # the fraction is stored in units of 10^-2, 10^-4 or 10^-6 s
-
-    def dec(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
-        end = pos + 4 + nfrac
-        return MysqlTimestamp(_u32be(buf, pos)[0], int.from_bytes(buf[pos + 4:end], "big") * scale, fsp), end
-    return dec
+    """TIMESTAMP2: big-endian seconds, then the fraction (``my_timestamp_from_binary``)."""
+    nfrac, frac = _frac_expr(fsp, 4)
+    return from_source((f"{{v}} = TN{{k}}(T{{k}}, (int.from_bytes(buf[pos:pos + 4], 'big'), {frac}, {fsp}))",
+                        f"pos += {4 + nfrac}"), TN=_TN, T=MysqlTimestamp)
 
 
 def make_datetime2(fsp: int) -> Decoder:
-    nfrac, frac = _frac_reader(fsp)
-
-    def dec(buf: bytes, pos: int) -> tuple[MysqlDateTime, int]:
-        ymdhms = int.from_bytes(buf[pos:pos + 5], "big") - 0x8000000000
-        neg = ymdhms < 0
-        if neg:
-            ymdhms = -ymdhms
-        ymd, hms = ymdhms >> 17, ymdhms & 0x1FFFF
-        ym = ymd >> 5
-        return (MysqlDateTime(ym // 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63,
-                              frac(buf, pos + 5), fsp), pos + 5 + nfrac)
-    return dec
+    """DATETIME2: 40 bits offset by 2^39 (year*13+month, day, hour, minute, second), then the fraction."""
+    nfrac, frac = _frac_expr(fsp, 5)
+    return from_source(("_x = int.from_bytes(buf[pos:pos + 5], 'big') - 0x8000000000",
+                        "if _x < 0: _x = -_x",
+                        "_d = _x >> 17",
+                        "_y = _d >> 5",
+                        f"{{v}} = TN{{k}}(DT{{k}}, (_y // 13, _y % 13, _d & 31, _x >> 12 & 31, _x >> 6 & 63, "
+                        f"_x & 63, {frac}, {fsp}))",
+                        f"pos += {5 + nfrac}"), TN=_TN, DT=MysqlDateTime)
 
 
 def make_time2(fsp: int) -> Decoder:
-    """TIME2: ``my_time_packed_from_binary`` then ``TIME_from_longlong_time_packed``."""
-    if fsp >= 5:
-        size = 6
+    """TIME2: ``my_time_packed_from_binary`` then ``TIME_from_longlong_time_packed``: 3 bytes of
+    sign/hour/minute/second offset by 2^23, then (fsp >= 1) 1-3 bytes of fraction; fsp 5-6 read as one 6-byte
+    integer offset by 2^47."""
+    if fsp == 0 or fsp >= 5:
+        size = 3 if fsp == 0 else 6
+        return from_source((f"_x = int.from_bytes(buf[pos:pos + {size}], 'big') - {1 << (8 * size - 1)}",
+                            "_n = _x < 0",
+                            "if _n: _x = -_x",
+                            "_h = _x >> 24" if fsp else "_h = _x",
+                            f"{{v}} = TN{{k}}(T{{k}}, (_n, _h >> 12 & 1023, _h >> 6 & 63, _h & 63, "
+                            f"{'_x & 16777215' if fsp else '0'}, {fsp}))",
+                            f"pos += {size}"), TN=_TN, T=MysqlTime)
+    size = 4 if fsp <= 2 else 5
+    unit = 10000 if size == 4 else 100
 
-        def packed(buf: bytes, pos: int) -> int:
-            return int.from_bytes(buf[pos:pos + 6], "big") - 0x800000000000
-    elif fsp >= 1:
-        size = 4 if fsp <= 2 else 5
-
-        def packed(buf: bytes, pos: int) -> int:
-            # negative values store the fraction in reverse order (for binary sort): read it unsigned
-            intpart = int.from_bytes(buf[pos:pos + 3], "big") - 0x800000
-            if size == 4:
-                frac = buf[pos + 3]
-                if intpart < 0 and frac:
-                    intpart += 1
-                    frac -= 0x100
-                return (intpart << 24) + frac * 10000
-            frac = _u16be(buf, pos + 3)[0]
-            if intpart < 0 and frac:
-                intpart += 1
-                frac -= 0x10000
-            return (intpart << 24) + frac * 100
-    else:
-        size = 3
-
-        def packed(buf: bytes, pos: int) -> int:
-            return (int.from_bytes(buf[pos:pos + 3], "big") - 0x800000) << 24
-
-    def dec(buf: bytes, pos: int) -> tuple[MysqlTime, int]:
-        v = packed(buf, pos)
+    def value(buf: bytes, pos: int) -> MysqlTime:
+        intpart = int.from_bytes(buf[pos:pos + 3], "big") - 0x800000
+        frac = int.from_bytes(buf[pos + 3:pos + size], "big")
+        # negative values store the fraction in reverse order (for binary sort)
+        if intpart < 0 and frac:
+            intpart += 1
+            frac -= 1 << (8 * (size - 3))
+        v = (intpart << 24) + frac * unit
         neg = v < 0
         if neg:
             v = -v
         hms = v >> 24
-        return (MysqlTime(neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, v & 0xFFFFFF, fsp),
-                pos + size)
-    return dec
+        return _TN(MysqlTime, (neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, v & 0xFFFFFF, fsp))
+    return from_source(("{v} = F{k}(buf, pos)", f"pos += {size}"), F=value)
 
 
 # --- strings, blobs, bit, enum, set ---------------------------------------------------------------------------
 
-def _text_or_bytes(codec: Optional[str]) -> Callable[[bytes], Any]:
-    if codec is None:
-        return bytes
-    if codec == "utf-8":
-        return lambda raw: raw.decode("utf-8", "surrogateescape")
-    return lambda raw: decode_text(raw, codec)
-
-
-def _length_prefixed(dec: Decoder, length_bytes: int, convert: str) -> Decoder:
-    """Inline source for a value of ``length_bytes`` little-endian length then data; ``convert`` maps the
-    data expression ``{d}``."""
+def _length_prefixed(length_bytes: int, convert: str = "{d}", **objects: Any) -> Decoder:
+    """A value of ``length_bytes`` little-endian length then data; ``convert`` maps the data expression
+    ``{d}`` (and may use ``objects``)."""
     if length_bytes == 1:
         end = "_e = pos + 1 + buf[pos]"
     elif length_bytes == 2:
@@ -421,10 +353,16 @@ def _length_prefixed(dec: Decoder, length_bytes: int, convert: str) -> Decoder:
     else:
         end = f"_e = pos + {length_bytes} + int.from_bytes(buf[pos:pos + {length_bytes}], 'little')"
     data = f"buf[pos + {length_bytes}:_e]"
-    return inline(dec, (end, "{v} = " + convert.replace("{d}", data), "pos = _e"))
+    return from_source((end, "{v} = " + convert.replace("{d}", data), "pos = _e"), **objects)
 
 
-_UTF8 = "{d}.decode('utf-8', 'surrogateescape')"
+def _text(length_bytes: int, codec: Optional[str]) -> Decoder:
+    """Length-prefixed text in ``codec`` (bytes when None: the binary charset)."""
+    if codec is None:
+        return _length_prefixed(length_bytes)
+    if codec == "utf-8":
+        return _length_prefixed(length_bytes, "{d}.decode('utf-8', 'surrogateescape')")
+    return _length_prefixed(length_bytes, "T{k}({d}, C{k})", T=decode_text, C=codec)
 
 
 def make_string(max_len: int, codec: Optional[str], pad_binary: bool = False) -> Decoder:
@@ -434,95 +372,60 @@ def make_string(max_len: int, codec: Optional[str], pad_binary: bool = False) ->
     pad bytes (``Field_string::pack`` strips the charset's pad character); they are padded back to n bytes."""
     n = 1 if max_len < 256 else 2
     if codec is None and pad_binary:
-        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            start = pos + n
-            end = start + int.from_bytes(buf[pos:start], "little")
-            return buf[start:end].ljust(max_len, b"\0"), end
-        return dec
-    if codec is None:
-        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            start = pos + n
-            end = start + int.from_bytes(buf[pos:start], "little")
-            return buf[start:end], end
-        return _length_prefixed(dec, n, "{d}")
-    if codec == "utf-8":
-        def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            start = pos + n
-            end = start + int.from_bytes(buf[pos:start], "little")
-            return buf[start:end].decode("utf-8", "surrogateescape"), end
-        return _length_prefixed(dec, n, _UTF8)
-
-    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-        start = pos + n
-        end = start + int.from_bytes(buf[pos:start], "little")
-        return decode_text(buf[start:end], codec), end
-    return dec
+        return _length_prefixed(n, "{d}.ljust(%d, b'\\x00')" % max_len)
+    return _text(n, codec)
 
 
-def make_blob(length_bytes: int, conv: Callable[[bytes], Any]) -> Decoder:
-    """BLOB/TEXT/JSON/GEOMETRY/VECTOR: a little-endian length of ``length_bytes`` (1-4), then the data."""
+def make_blob(length_bytes: int, conv: Optional[Callable[[bytes], Any]] = None) -> Decoder:
+    """BLOB/TEXT/JSON/GEOMETRY/VECTOR: a little-endian length of ``length_bytes`` (1-4), then the data
+    (``conv(data)`` when given)."""
     if not 1 <= length_bytes <= 4:
         raise UnsupportedError("BLOB-like column with an invalid length size", expected="1..4",
                                found=length_bytes)
-    n = length_bytes
-
-    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-        start = pos + n
-        end = start + int.from_bytes(buf[pos:start], "little")
-        return conv(buf[start:end]), end
-    if conv is bytes:
-        return _length_prefixed(dec, n, "{d}")
-    return dec
+    if conv is None:
+        return _length_prefixed(length_bytes)
+    return _length_prefixed(length_bytes, "C{k}({d})", C=conv)
 
 
 def make_text_blob(length_bytes: int, codec: Optional[str]) -> Decoder:
     """BLOB/TEXT with a collation: bytes for binary, text otherwise."""
-    dec = make_blob(length_bytes, _text_or_bytes(codec))
-    return _length_prefixed(dec, length_bytes, _UTF8) if codec == "utf-8" else dec
+    make_blob(length_bytes)     # checks the length size
+    return _text(length_bytes, codec)
 
 
 def make_bit(meta: int) -> Decoder:
     nbytes = (meta >> 8) + (1 if meta & 0xFF else 0)
-
-    def dec(buf: bytes, pos: int) -> tuple[int, int]:
-        return int.from_bytes(buf[pos:pos + nbytes], "big"), pos + nbytes
-    return inline(dec, (f"{{v}} = int.from_bytes(buf[pos:pos + {nbytes}], 'big')", f"pos += {nbytes}"))
+    return from_source((f"{{v}} = int.from_bytes(buf[pos:pos + {nbytes}], 'big')", f"pos += {nbytes}"))
 
 
 def make_enum(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
     """ENUM: a 1- or 2-byte 1-based index; the value's name when the names are known ('' for index 0)."""
     if pack_length not in (1, 2):
         raise UnsupportedError("ENUM column with an invalid pack length", expected="1 or 2", found=pack_length)
-    names = ("",) + tuple(values) if values is not None else None
-
-    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-        idx = int.from_bytes(buf[pos:pos + pack_length], "little")
-        if names is not None and idx < len(names):
-            return names[idx], pos + pack_length
-        return idx, pos + pack_length
-    if names is None:
-        return dec
-    read = "{v} = buf[pos]" if pack_length == 1 else "{v} = buf[pos] | buf[pos + 1] << 8"
-    return inline(dec, (read, "if {v} < %d: {v} = N{k}[{v}]" % len(names), f"pos += {pack_length}"),
-                  N=names)
+    read = "{v} = int.from_bytes(buf[pos:pos + %d], 'little')" % pack_length
+    if values is None:
+        return from_source((read, f"pos += {pack_length}"))
+    names = ("",) + tuple(values)
+    return from_source((read, "if {v} < %d: {v} = N{k}[{v}]" % len(names), f"pos += {pack_length}"), N=names)
 
 
 def make_set(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
     """SET: a bitmask of 1-8 bytes; the comma-separated member names when they are known."""
     if not 1 <= pack_length <= 8:
         raise UnsupportedError("SET column with an invalid pack length", expected="1..8", found=pack_length)
-    names = tuple(values) if values is not None else None
-    texts: dict[int, str] = {}
+    read = "{v} = int.from_bytes(buf[pos:pos + %d], 'little')" % pack_length
+    if values is None:
+        return from_source((read, f"pos += {pack_length}"))
+    names = tuple(values)
+    texts: dict[int, Any] = {}
 
-    def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-        mask = int.from_bytes(buf[pos:pos + pack_length], "little")
-        if names is None or mask >> len(names):
-            return mask, pos + pack_length
-        text = texts.get(mask)
-        if text is None:
-            text = texts[mask] = ",".join(n for i, n in enumerate(names) if mask >> i & 1)
-        return text, pos + pack_length
-    return dec
+    def text(mask: int) -> Any:
+        if mask >> len(names):
+            return mask
+        got = texts[mask] = ",".join(n for i, n in enumerate(names) if mask >> i & 1)
+        return got
+    return from_source(("_m = int.from_bytes(buf[pos:pos + %d], 'little')" % pack_length, "{v} = G{k}(_m)",
+                        "if {v} is None: {v} = M{k}(_m)", f"pos += {pack_length}"), G=texts.get, M=text)
 
 
 def _vector(raw: bytes) -> tuple[float, ...]:
@@ -557,23 +460,23 @@ def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: 
     if t == C.MYSQL_TYPE_DOUBLE:
         return _double
     if t == C.MYSQL_TYPE_NEWDECIMAL:
-        return memoized(decimal_size(meta >> 8, meta & 0xFF), make_decimal(meta >> 8, meta & 0xFF))
+        return make_decimal(meta >> 8, meta & 0xFF)
     if t == C.MYSQL_TYPE_YEAR:
         return _year
     if t in (C.MYSQL_TYPE_DATE, C.MYSQL_TYPE_NEWDATE):
-        return memoized(3, _date)
+        return _date
     if t == C.MYSQL_TYPE_TIME:
-        return memoized(3, _time)
+        return _time
     if t == C.MYSQL_TYPE_DATETIME:
-        return memoized(8, _datetime)
+        return _datetime
     if t == C.MYSQL_TYPE_TIMESTAMP:
-        return memoized(4, _timestamp)
+        return _timestamp
     if t == C.MYSQL_TYPE_TIMESTAMP2:
-        return memoized(4 + (meta + 1) // 2, make_timestamp2(meta))
+        return make_timestamp2(meta)
     if t == C.MYSQL_TYPE_DATETIME2:
-        return memoized(5 + (meta + 1) // 2, make_datetime2(meta))
+        return make_datetime2(meta)
     if t == C.MYSQL_TYPE_TIME2:
-        return memoized(3 + (meta + 1) // 2, make_time2(meta))
+        return make_time2(meta)
     if t in (C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_VAR_STRING):
         return make_string(meta, codec)
     if t == C.MYSQL_TYPE_STRING:
@@ -594,7 +497,7 @@ def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: 
     if t == C.MYSQL_TYPE_JSON:
         return make_blob(meta, make_json_value)
     if t == C.MYSQL_TYPE_GEOMETRY:
-        return make_blob(meta, bytes)
+        return make_blob(meta)
     if t == C.MYSQL_TYPE_VECTOR:
         return make_blob(meta, _vector)
     if t == C.MYSQL_TYPE_NULL:

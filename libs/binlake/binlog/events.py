@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 from binlake.binlog.constants import event_type_name
 
@@ -451,10 +451,21 @@ class JsonPartial:
     diffs: Any = None
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateRow:
+class UpdateRow(NamedTuple):
+    """One row of an UPDATE_ROWS_EVENT. A NamedTuple (immutable, typed) rather than a frozen dataclass: one is
+    made per updated row, and ``tuple.__new__`` is much cheaper; equality also compares the type."""
+
     before: RowImage
     after: RowImage
+
+    def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        return type(other) is UpdateRow and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(("UpdateRow", tuple(self)))
 
 
 @dataclass(frozen=True, slots=True)

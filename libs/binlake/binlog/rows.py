@@ -23,10 +23,13 @@ from binlake.binlog.table import TableLayout
 DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError, ArithmeticError, UnicodeError)
 
 
+_TN = tuple.__new__
+
+
 def _image(layout: TableLayout, buf: bytes, pos: int, present: bytes) -> tuple[tuple, int]:
     """One row image: the NULL bitmap over the present columns, then a compiled reader for that pattern."""
     plan = layout.plan(present)
-    nb = (len(plan.decoders) + 7) >> 3
+    nb = plan.null_bytes
     return plan.reader(int.from_bytes(buf[pos:pos + nb], "little"))(buf, pos + nb)
 
 
@@ -92,6 +95,46 @@ def _past_end(layout: TableLayout, row_start: int, pos: int, end: int) -> Trunca
                                expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
 
 
+def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, rows: list) -> None:
+    """WRITE/DELETE rows: per row, the NULL bitmap picks the compiled reader of that NULL pattern."""
+    plan = layout.plan(present)
+    nb = plan.null_bytes
+    get = plan.readers.get
+    append = rows.append
+    while pos < end:
+        row_start = pos
+        nulls = buf[pos] if nb == 1 else int.from_bytes(buf[pos:pos + nb], "little")
+        read = get(nulls) or plan.reader(nulls)
+        image, pos = read(buf, pos + nb)
+        append(image)
+        if pos > end:
+            raise _past_end(layout, row_start, pos, end)
+        if pos == row_start:
+            raise CorruptEventError("row image of zero bytes", offset=row_start)
+
+
+def _updates_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, present_after: bytes,
+                  rows: list) -> None:
+    """UPDATE rows: a before image, then an after image (each with its own columns-present bitmap)."""
+    plan, plan_after = layout.plan(present), layout.plan(present_after)
+    nb, nb_after = plan.null_bytes, plan_after.null_bytes
+    get, get_after = plan.readers.get, plan_after.readers.get
+    append = rows.append
+    while pos < end:
+        row_start = pos
+        nulls = int.from_bytes(buf[pos:pos + nb], "little")
+        read = get(nulls) or plan.reader(nulls)
+        before, pos = read(buf, pos + nb)
+        nulls = int.from_bytes(buf[pos:pos + nb_after], "little")
+        read = get_after(nulls) or plan_after.reader(nulls)
+        after, pos = read(buf, pos + nb_after)
+        append(_TN(UpdateRow, (before, after)))
+        if pos > end:
+            raise _past_end(layout, row_start, pos, end)
+        if pos == row_start:
+            raise CorruptEventError("row image of zero bytes", offset=row_start)
+
+
 def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: int, present: bytes,
                 present_after: bytes) -> tuple:
     """All rows of one rows event body, ``buf[pos:end]`` (``buf`` must end at ``end``: the fence).
@@ -103,30 +146,18 @@ def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: 
     append = rows.append
     start = pos
     try:
-        if type_code in C.UPDATE_ROWS_TYPES:
-            partial = type_code == C.PARTIAL_UPDATE_ROWS_EVENT
+        if type_code == C.PARTIAL_UPDATE_ROWS_EVENT:
             while pos < end:
                 row_start = pos
                 before, pos = _image(layout, buf, pos, present)
-                if partial:
-                    vo, cols, bits, after, pos = _partial_after(layout, buf, pos, end, present_after)
-                    append(PartialUpdateRow(before, after, vo, cols, bits))
-                else:
-                    after, pos = _image(layout, buf, pos, present_after)
-                    append(UpdateRow(before, after))
+                vo, cols, bits, after, pos = _partial_after(layout, buf, pos, end, present_after)
+                append(PartialUpdateRow(before, after, vo, cols, bits))
                 if pos > end:
                     raise _past_end(layout, row_start, pos, end)
-                if pos == row_start:
-                    raise CorruptEventError("row image of zero bytes", offset=row_start)
+        elif type_code in C.UPDATE_ROWS_TYPES:
+            _updates_loop(layout, buf, pos, end, present, present_after, rows)
         else:
-            while pos < end:
-                row_start = pos
-                image, pos = _image(layout, buf, pos, present)
-                append(image)
-                if pos > end:
-                    raise _past_end(layout, row_start, pos, end)
-                if pos == row_start:
-                    raise CorruptEventError("row image of zero bytes", offset=row_start)
+            _rows_loop(layout, buf, pos, end, present, rows)
     except DECODE_FAILURES as exc:
         hint = f" ({layout.decode_hint})" if layout.decode_hint else ""
         raise CorruptEventError(f"row {len(rows)} of `{layout.db}`.`{layout.table}` does not decode: "

@@ -1,16 +1,21 @@
 """Typed column values that Python's own types can not hold faithfully, and collation -> codec mapping.
 
-MySQL temporals include zero dates (``0000-00-00``), TIME beyond 24 hours and negative TIME; these small frozen
-values keep them exactly and print MySQL's text (``str(v)``) with the column's fractional digits, mirroring
-``my_date_to_str`` / ``my_time_to_str`` / ``my_datetime_to_str`` (mysys/my_time.cc). Converters to
+MySQL temporals include zero dates (``0000-00-00``), TIME beyond 24 hours and negative TIME; these small
+immutable values keep them exactly and print MySQL's text (``str(v)``) with the column's fractional digits,
+mirroring ``my_date_to_str`` / ``my_time_to_str`` / ``my_datetime_to_str`` (mysys/my_time.cc). Converters to
 ``datetime`` objects raise ``ValueError`` when the value has no Python equivalent.
+
+Per-row values are typed ``NamedTuple`` subclasses rather than frozen dataclasses: a row decoder makes millions
+of them, and ``tuple.__new__(MysqlDateTime, fields)`` costs a tenth of a frozen dataclass ``__init__``. They are
+just as immutable and typed (named fields, keyword construction with defaults); equality and hashing also
+compare the type, so a ``MysqlDate`` never equals a ``MysqlTimestamp`` (or a plain tuple) with the same fields.
 """
 
 from __future__ import annotations
 
 import codecs
 import datetime as _dt
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -19,13 +24,28 @@ def _frac(microsecond: int, fsp: int) -> str:
     return "." + f"{microsecond:06d}"[:fsp] if fsp > 0 else ""
 
 
-@dataclass(frozen=True, slots=True)
-class MysqlDate:
+def _same_type_eq(self: tuple, other: object) -> bool:
+    return type(other) is type(self) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+
+def _same_type_ne(self: tuple, other: object) -> bool:
+    return not _same_type_eq(self, other)
+
+
+def _typed_hash(self: tuple) -> int:
+    return hash((type(self).__name__, tuple(self)))
+
+
+class MysqlDate(NamedTuple):
     """DATE (and NEWDATE): year/month/day, each possibly 0."""
 
     year: int
     month: int
     day: int
+
+    __eq__ = _same_type_eq  # type: ignore[assignment]
+    __ne__ = _same_type_ne  # type: ignore[assignment]
+    __hash__ = _typed_hash  # type: ignore[assignment]
 
     def __str__(self) -> str:
         return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
@@ -34,8 +54,7 @@ class MysqlDate:
         return _dt.date(self.year, self.month, self.day)
 
 
-@dataclass(frozen=True, slots=True)
-class MysqlTime:
+class MysqlTime(NamedTuple):
     """TIME/TIME2: a signed duration up to 838:59:59.000000."""
 
     negative: bool
@@ -44,6 +63,10 @@ class MysqlTime:
     second: int
     microsecond: int = 0
     fsp: int = 0
+
+    __eq__ = _same_type_eq  # type: ignore[assignment]
+    __ne__ = _same_type_ne  # type: ignore[assignment]
+    __hash__ = _typed_hash  # type: ignore[assignment]
 
     def __str__(self) -> str:
         sign = "-" if self.negative else ""
@@ -55,8 +78,7 @@ class MysqlTime:
         return -td if self.negative else td
 
 
-@dataclass(frozen=True, slots=True)
-class MysqlDateTime:
+class MysqlDateTime(NamedTuple):
     """DATETIME/DATETIME2: a calendar date and time with no time zone; parts may be 0 (zero dates)."""
 
     year: int
@@ -68,6 +90,10 @@ class MysqlDateTime:
     microsecond: int = 0
     fsp: int = 0
 
+    __eq__ = _same_type_eq  # type: ignore[assignment]
+    __ne__ = _same_type_ne  # type: ignore[assignment]
+    __hash__ = _typed_hash  # type: ignore[assignment]
+
     def __str__(self) -> str:
         return (f"{self.year:04d}-{self.month:02d}-{self.day:02d} "
                 f"{self.hour:02d}:{self.minute:02d}:{self.second:02d}{_frac(self.microsecond, self.fsp)}")
@@ -77,8 +103,7 @@ class MysqlDateTime:
                             self.microsecond)
 
 
-@dataclass(frozen=True, slots=True)
-class MysqlTimestamp:
+class MysqlTimestamp(NamedTuple):
     """TIMESTAMP/TIMESTAMP2: seconds since the epoch (UTC) and microseconds; 0 is the zero timestamp.
 
     ``str()`` renders it in UTC (as ``SELECT`` does with ``time_zone='+00:00'``).
@@ -87,6 +112,10 @@ class MysqlTimestamp:
     seconds: int
     microsecond: int = 0
     fsp: int = 0
+
+    __eq__ = _same_type_eq  # type: ignore[assignment]
+    __ne__ = _same_type_ne  # type: ignore[assignment]
+    __hash__ = _typed_hash  # type: ignore[assignment]
 
     def __str__(self) -> str:
         if self.seconds == 0 and self.microsecond == 0:
