@@ -3,7 +3,7 @@
 Columns used (DESIGN.md, ``binlake.pipeline.bronze.BRONZE_SCHEMA``): bronze ``source, binlog_file, file_seq,
 pos, row, _binlake_seq, db, table_name, op, ingest_run``; silver ``_binlake_op`` (``delete`` = tombstone) and,
 for tables without a primary key, ``_binlake_count`` (the multiplicity of a row); quarantine rows of a run carry
-``ingest_run`` (or ``run_id``).
+``run_id`` (or ``ingest_run``); ``meta.checkpoints`` ``source, table_name, _binlake_seq``.
 
 A *gap* in bronze: bronze keeps, per rows event, the event's offset ``pos`` and the index ``row`` of each row
 within it (counting on across the inner events of a TRANSACTION_PAYLOAD, which share the payload's offset).
@@ -29,6 +29,7 @@ DELETE_OP = "delete"
 TOMBSTONE_COL = "_binlake_op"
 COUNT_COL = "_binlake_count"
 RUN_COLUMNS = ("ingest_run", "run_id")
+SOURCE_CHECKPOINT = "*"               # meta.checkpoints: the row of a whole source
 
 
 def bronze_changes(bronze: "DataFrame") -> "DataFrame":
@@ -85,6 +86,20 @@ def live_count(silver: "DataFrame") -> int:
     return live.count()
 
 
+def applied(bronze: "DataFrame", checkpoints: Optional["DataFrame"]) -> "DataFrame":
+    """Bronze rows already applied to silver: per source, ``_binlake_seq`` up to the source checkpoint's
+    (``meta.checkpoints`` row ``table_name = '*'``). Without checkpoints every row counts as applied."""
+    from pyspark.sql import functions as F
+
+    if checkpoints is None:
+        return bronze
+    upto = (checkpoints.where(F.col("table_name") == SOURCE_CHECKPOINT)
+            .select("source", F.col("_binlake_seq").alias("_applied_seq")))
+    return (bronze.join(upto, "source", "left")
+            .where(F.col("_applied_seq").isNotNull() & (F.col("_binlake_seq") <= F.col("_applied_seq")))
+            .drop("_applied_seq"))
+
+
 def reconciliation(spark: "SparkSession", bronze: "DataFrame", silver_counts: dict[tuple[str, str], int]
                    ) -> "DataFrame":
     """One row per silver table: ``db, table_name, inserts, deletes, expected_rows, silver_rows, difference``.
@@ -92,7 +107,7 @@ def reconciliation(spark: "SparkSession", bronze: "DataFrame", silver_counts: di
     Every insert adds a row and every delete removes one; an update (also one that changes the primary key:
     the old key goes, the new one comes) leaves the count as it was. So once a run is applied, each table's
     live rows equal its inserts minus deletes over all runs so far; per run, the change of the count equals
-    that run's inserts minus deletes."""
+    that run's inserts minus deletes. ``bronze``: the applied rows (:func:`applied`)."""
     from pyspark.sql import functions as F
 
     net = (bronze.where(F.col("op").isin("insert", "delete")).groupBy("db", "table_name")

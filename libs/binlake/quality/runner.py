@@ -133,7 +133,8 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
         checks += [Check(S.bronze_order_suite(), frames.bronze_changes(bronze)),
                    Check(S.bronze_sequence_suite(), frames.row_sequence(bronze)),
                    Check(S.bronze_ops_suite(), bronze_run.select("op"))]
-        recon = frames.reconciliation(spark, bronze, silver_counts)
+        checkpoints = _read(engine, spark, layout.meta("checkpoints"))
+        recon = frames.reconciliation(spark, frames.applied(bronze, checkpoints), silver_counts)
         checks.append(Check(S.reconciliation_suite(), recon))
         facts.append(("Bronze rows of the run by operation",
                       [r.asDict() for r in frames.op_counts(bronze_run).orderBy("op").collect()]))
