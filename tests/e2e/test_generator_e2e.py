@@ -57,7 +57,8 @@ def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path
         assert as_lines(history_state(lake, "orders"), columns) == expected
     assert applied > 500
     versions = delta_versions(lake)
-    assert {"bronze/binlog_events", "meta/checkpoints", "silver/shop__orders", "silver/shop__audit_log"} <= set(versions)
+    assert {"bronze/binlog_events", "meta/checkpoints", "silver/shop__orders", "silver/shop__audit_log",
+            "silver/shop__orders__history"} <= set(versions)
 
     [again] = binlake_run(landing, lake, "--end", days[1], "--history")       # an earlier day again
     [whole] = binlake_run(landing, lake, "--start", days[0], "--end", days[2], "--history")   # the whole range

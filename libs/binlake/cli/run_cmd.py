@@ -18,6 +18,7 @@ Load the binlogs of a landing folder into a Delta lake, locally, on an embedded 
   2. ingest        new binlog files, decoded in parallel (a Spark task per file or chunk) -> bronze.binlog_events
   3. apply         unapplied changes in binlog order, folded per key (partial JSON resolved), MERGE ->
                    silver.<db>__<table>; rejected JSON diffs -> meta.quarantine; progress -> meta.checkpoints
+  4. validate      with --validate: the data-quality suites (as `binlake validate`)
 
 Everything is idempotent: rerunning a day, or the whole range, changes nothing (no new Delta version).
 With --end, changes committed before the next midnight (UTC) are applied, also inside a file spanning it.
@@ -51,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="leave these tables out (wins over --include; repeatable)")
     p.add_argument("--history", action="store_true", help="also keep SCD2 history tables "
                                                           "(silver.<db>__<table>__history)")
+    p.add_argument("--validate", action="store_true",
+                   help="then run the data-quality suites (binlake validate: meta.dq_results, HTML report); "
+                        "exits 1 when an error-level expectation fails")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object per source")
     p.set_defaults(func=cmd_run)
 
@@ -111,6 +115,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if summary["quarantined"]:
             _progress(f"[{name}] WARNING: {summary['quarantined']} change(s) quarantined: see "
                       f"{lake.quarantine} (reason per row)")
+    if args.validate:
+        from binlake.quality.runner import validate_lake
+
+        _progress("validate: running the data-quality suites")
+        result = validate_lake(spark, lake.root)      # raises QualityCheckFailed (exit 1) on an error-level failure
+        _progress(f"validate: {len(result.results)} expectation(s) checked, report {result.report_path}")
     return 0
 
 

@@ -31,6 +31,8 @@ from binlake.pipeline.fold import row_key
 from binlake.pipeline.split import DEFAULT_CHUNK_BYTES
 
 if TYPE_CHECKING:
+    import argparse
+
     from pyspark.sql import SparkSession
 
     from binlake.lake.delta import DeltaEngine
@@ -165,6 +167,7 @@ class IngestReport:
 def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, landing_dir: str,
                opts: RunOptions, run_id: str) -> IngestReport:
     """Decode the source's new landing files on Spark and append them to bronze in one commit."""
+    _crash_counts.clear()
     started = time.perf_counter()
     done = ingested_files(spark, engine, lake.bronze, opts.source)
     cutoff_s = None if opts.cutoff_us is None else opts.cutoff_us // 1_000_000
@@ -199,6 +202,7 @@ class ApplyReport:
 def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, opts: RunOptions,
               run_id: str) -> ApplyReport:
     """Apply the source's unapplied bronze changes (up to the cutoff) to silver, then move the checkpoint."""
+    _crash_counts.clear()
     started = time.perf_counter()
     report = ApplyReport()
     if not engine.exists(lake.bronze):

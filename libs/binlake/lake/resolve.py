@@ -39,8 +39,8 @@ def first_late_seq(engine: Any, spark: Any, bronze_path: str, source: str, after
         from deltalake import DeltaTable
 
         f = ds.field
-        expr = ((f("source").cast(pa.string()) == source) & (f("_binlake_seq") > after_seq) & (f("commit_ts") >= cutoff_us)
-                & f("op").cast(pa.string()).isin([*CHANGE_OPS, "ddl"]))
+        expr = ((f("source").cast(pa.string()) == source) & (f("_binlake_seq") > after_seq)
+                & (f("commit_ts") >= cutoff_us) & f("op").cast(pa.string()).isin([*CHANGE_OPS, "ddl"]))
         table = DeltaTable(bronze_path).to_pyarrow_dataset().to_table(columns=["_binlake_seq"], filter=expr)
         return pc.min(table.column(0)).as_py() if table.num_rows else None
     from pyspark.sql import functions as F

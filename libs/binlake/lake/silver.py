@@ -44,8 +44,8 @@ def table_columns(columns: Sequence[tuple[str, str]], has_pk: bool) -> list[tupl
     return [*columns, (SEQ_COL, "bigint"), (OP_COL, "string")] + ([] if has_pk else [(COUNT_COL, "bigint")])
 
 
-_ARROW = {"bigint": "int64", "long": "int64", "int": "int32", "string": "string", "binary": "binary", "double": "float64",
-          "boolean": "bool", "timestamp": "timestamp"}
+_ARROW = {"bigint": "int64", "long": "int64", "int": "int32", "string": "string", "binary": "binary",
+          "double": "float64", "boolean": "bool"}
 
 
 def arrow_type(kind: str) -> "pa.DataType":
@@ -88,7 +88,6 @@ def read_rows(engine: Any, spark: Any, path: str, columns: Sequence[str],
     if not engine.exists(path):
         return []
     if engine.name == "rust":
-        import pyarrow.dataset as ds
         from deltalake import DeltaTable
 
         expr = None

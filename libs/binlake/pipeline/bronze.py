@@ -1,8 +1,9 @@
 """``bronze.binlog_events`` as plain Python: its columns, and the rows one binlog (or one chunk of it) gives.
 
 One row per row change, one per DDL statement, one ``error`` row per undecodable stretch (the rest of the file
-after it; the apply step quarantines it with the reason), and one ``chunk_end`` row per chunk and one ``file_end`` row per file, whose presence in
-bronze means the file (with that identity) is completely ingested: the Delta append that adds it is atomic.
+after it; the apply step quarantines it with the reason), one ``chunk_end`` row per chunk but the last, and one
+``file_end`` row per file, whose presence in bronze means the file (with that identity) is completely ingested:
+the Delta append that adds it is atomic. Their ``statement`` holds the chunk's counters as JSON.
 
 Decoding follows WL#6827: ``reader | filter | applier``: the reader groups events into transactions, the filter
 drops rolled back, incomplete, already applied (GTID) transactions and excluded tables, the applier here turns a
