@@ -56,6 +56,11 @@ def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path
         expected, columns = truth_lines(out / "truth", "shop", "orders", day)
         assert as_lines(history_state(lake, "orders"), columns) == expected
     assert applied > 500
+    from deltalake import DeltaTable
+
+    registry = DeltaTable(str(lake / "meta" / "schema_registry")).to_pyarrow_table().to_pylist()
+    customers = sorted(r["column_count"] for r in registry if r["table_name"] == "customers")
+    assert customers == [14, 15]          # the generator's ALTER TABLE customers ADD COLUMN: two SDI versions
     versions = delta_versions(lake)
     assert {"bronze/binlog_events", "meta/checkpoints", "silver/shop__orders", "silver/shop__audit_log",
             "silver/shop__orders__history"} <= set(versions)

@@ -30,19 +30,23 @@ BRONZE_COLUMNS_TYPES = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 
 @dataclass(frozen=True, slots=True)
 class IngestedFile:
-    hashes: frozenset[str]
+    identities: frozenset[tuple[int, str]]      # (size, sha256) of each ingested version of the file
     end_pos: int
+
+    @property
+    def sizes(self) -> frozenset[int]:
+        return frozenset(size for size, _ in self.identities)
 
 
 def ingested_files(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str,
                    source: str) -> dict[str, IngestedFile]:
     """name -> identities already in bronze and the furthest end position reached, for one source."""
-    done: dict[str, tuple[set[str], int]] = {}
-    for r in read_rows(engine, spark, bronze_path, ("binlog_file", "file_sha256", "pos"),
+    done: dict[str, tuple[set[tuple[int, str]], int]] = {}
+    for r in read_rows(engine, spark, bronze_path, ("binlog_file", "file_size", "file_sha256", "pos"),
                        {"source": source, "op": "file_end"}):
-        hashes, end = done.setdefault(r["binlog_file"], (set(), 0))
-        hashes.add(r["file_sha256"])
-        done[r["binlog_file"]] = (hashes, max(end, r["pos"]))
+        identities, end = done.setdefault(r["binlog_file"], (set(), 0))
+        identities.add((r["file_size"], r["file_sha256"]))
+        done[r["binlog_file"]] = (identities, max(end, r["pos"]))
     return {name: IngestedFile(frozenset(h), end) for name, (h, end) in done.items()}
 
 
@@ -58,17 +62,25 @@ class IngestPlan:
 
 
 def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
-                created_before: Optional[int] = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> IngestPlan:
+                created_before: Optional[int] = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+                verify_hashes: bool = False) -> IngestPlan:
     """The chunks to decode: new files, and the new tail of grown ones. ``created_before`` (seconds since the
-    epoch) leaves out files whose first event is at or after it (they belong to a later interval)."""
+    epoch) leaves out files whose first event is at or after it (they belong to a later interval).
+
+    A file whose name and size match an ingested identity is skipped without hashing it again (binlogs are
+    append-only: hashing the whole landing folder on every run would cost O(history)); with
+    ``verify_hashes`` every file is hashed and compared."""
     plan = IngestPlan()
     for path in landing_files(landing_dir):
         name = os.path.basename(path)
         if created_before is not None and _first_event_time(path) >= created_before:
             continue
-        ident = identify(source, path)
         prev = done.get(name)
-        if prev is not None and ident.sha256 in prev.hashes:
+        if prev is not None and not verify_hashes and os.path.getsize(path) in prev.sizes:
+            plan.skipped.append(name)
+            continue
+        ident = identify(source, path)
+        if prev is not None and (ident.size, ident.sha256) in prev.identities:
             plan.skipped.append(name)
             continue
         start = prev.end_pos if prev is not None else 4
