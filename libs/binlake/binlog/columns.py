@@ -280,39 +280,49 @@ def make_mariadb_hires(type_code: int, fsp: int) -> Decoder:
     return dt
 
 
-def _frac_expr(fsp: int, at: int) -> tuple[int, str]:
-    """(bytes, source) of the fractional part of TIMESTAMP2/DATETIME2 with ``fsp`` digits at ``pos + at``, in
-    microseconds: stored in units of 10^-2, 10^-4 or 10^-6 s (``my_datetime_packed_from_binary``)."""
-    if fsp <= 0:
-        return 0, "0"
-    nfrac = (fsp + 1) // 2
-    read = f"int.from_bytes(buf[pos + {at}:pos + {at + nfrac}], 'big')"
-    return nfrac, read + ("" if nfrac == 3 else f" * {10 ** (6 - 2 * nfrac)}")
+# the fractional part of TIMESTAMP2/DATETIME2 by stored bytes (``my_datetime_packed_from_binary``): struct
+# fields, and the source of its value in microseconds from the unpacked names _f, _g (stored in units of 10^-2,
+# 10^-4 or 10^-6 s)
+_FRACTIONS = {0: ("", "0"), 1: ("B", "_f * 10000"), 2: ("H", "_f * 100"), 3: ("BH", "_f << 16 | _g")}
+
+
+def _fraction(fsp: int) -> tuple[int, str, str, str]:
+    """(bytes, struct fields, unpacked names, microseconds source) of a fraction of ``fsp`` digits."""
+    if not 0 <= fsp <= 6:
+        raise UnsupportedError("temporal column with invalid fractional digits", expected="0..6", found=fsp)
+    nfrac = (fsp + 1) // 2 if fsp > 0 else 0
+    fields, micro = _FRACTIONS[nfrac]
+    return nfrac, fields, "".join(f", {n}" for n in ("_f", "_g")[:len(fields)]), micro
 
 
 def make_timestamp2(fsp: int) -> Decoder:
     """TIMESTAMP2: big-endian seconds, then the fraction (``my_timestamp_from_binary``)."""
-    nfrac, frac = _frac_expr(fsp, 4)
-    return from_source((f"{{v}} = TN{{k}}(T{{k}}, (int.from_bytes(buf[pos:pos + 4], 'big'), {frac}, {fsp}))",
-                        f"pos += {4 + nfrac}"), TN=_TN, T=MysqlTimestamp)
+    nfrac, fields, names, micro = _fraction(fsp)
+    return from_source((f"_s{names}, = U{{k}}(buf, pos)",
+                        f"{{v}} = TN{{k}}(T{{k}}, (_s, {micro}, {fsp}))",
+                        f"pos += {4 + nfrac}"), U=struct.Struct(">I" + fields).unpack_from, TN=_TN,
+                       T=MysqlTimestamp)
 
 
 def make_datetime2(fsp: int) -> Decoder:
     """DATETIME2: 40 bits offset by 2^39 (year*13+month, day, hour, minute, second), then the fraction."""
-    nfrac, frac = _frac_expr(fsp, 5)
-    return from_source(("_x = int.from_bytes(buf[pos:pos + 5], 'big') - 0x8000000000",
+    nfrac, fields, names, micro = _fraction(fsp)
+    return from_source((f"_a, _x{names}, = U{{k}}(buf, pos)",
+                        "_x = (_a << 32 | _x) - 0x8000000000",
                         "if _x < 0: _x = -_x",
                         "_d = _x >> 17",
                         "_y = _d >> 5",
                         f"{{v}} = TN{{k}}(DT{{k}}, (_y // 13, _y % 13, _d & 31, _x >> 12 & 31, _x >> 6 & 63, "
-                        f"_x & 63, {frac}, {fsp}))",
-                        f"pos += {5 + nfrac}"), TN=_TN, DT=MysqlDateTime)
+                        f"_x & 63, {micro}, {fsp}))",
+                        f"pos += {5 + nfrac}"), U=struct.Struct(">BI" + fields).unpack_from, TN=_TN,
+                       DT=MysqlDateTime)
 
 
 def make_time2(fsp: int) -> Decoder:
     """TIME2: ``my_time_packed_from_binary`` then ``TIME_from_longlong_time_packed``: 3 bytes of
     sign/hour/minute/second offset by 2^23, then (fsp >= 1) 1-3 bytes of fraction; fsp 5-6 read as one 6-byte
     integer offset by 2^47."""
+    _fraction(fsp)      # checks the digits
     if fsp == 0 or fsp >= 5:
         size = 3 if fsp == 0 else 6
         return from_source((f"_x = int.from_bytes(buf[pos:pos + {size}], 'big') - {1 << (8 * size - 1)}",
