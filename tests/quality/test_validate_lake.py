@@ -1,8 +1,8 @@
 """End to end on Spark: a clean generated multi-day load passes every suite; each injected defect trips exactly
 the expectation meant for it; the summary and the Data Docs open in headless Chromium.
 
-The lake is the STAND-IN of ``standin_lake`` (bronze from the generator's decoded binlogs, silver from its truth
-files, the registry from its SDI) until binlake's own pipeline is committed.
+The lake is loaded by binlake's own pipeline (``binlake.lake.jobs.run_source``, what ``binlake run`` and the
+DAG call), one run per generated day.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from binlake.quality import suites as S
 from binlake.quality.errors import QualityError
 from binlake.quality.layout import LakeLayout
 from binlake.quality.runner import ValidationOptions, validate_lake
-from tests.quality import browser, standin_lake
+from tests.quality import browser
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -32,16 +32,36 @@ READERS = {
 }
 
 
+def run_of_day(date: str) -> str:
+    return f"run-{date}"
+
+
 @pytest.fixture(scope="module")
 def clean(spark, tmp_path_factory) -> dict[str, Any]:
+    """Three generated days loaded by the pipeline, one run each, then validated as of the last run."""
+    import datetime as dt
+    import json
+
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
+    from binlake.lake.delta import engine_for
+    from binlake.lake.jobs import LakeLayout as JobsLayout
+    from binlake.lake.jobs import RunOptions, run_source
 
     root = tmp_path_factory.mktemp("quality")
-    generate(root / "gen", GenerateConfig(days=3, scale=0.005, json_size=300))
-    facts = standin_lake.build(spark, root / "gen", root / "lake")
-    summary = validate_lake(spark, str(root / "lake"), facts["last_run"])
-    return {"lake": root / "lake", "summary": summary, **facts}
+    gen, lake = root / "gen", root / "lake"
+    generate(gen, GenerateConfig(days=3, scale=0.005, json_size=300))
+    manifest = json.loads((gen / "manifest.json").read_text())
+    engine = engine_for(spark, "rust")
+    for day in manifest["days"]:
+        end = dt.datetime.combine(dt.date.fromisoformat(day["date"]) + dt.timedelta(days=1), dt.time(),
+                                  dt.timezone.utc)
+        run_source(spark, engine, JobsLayout(str(lake)), str(gen / "landing" / manifest["source"]),
+                   RunOptions(manifest["source"], cutoff_us=int(end.timestamp()) * 1_000_000,
+                              run_id=run_of_day(day["date"])), [str(gen / "sdi")])
+    last_run = run_of_day(manifest["days"][-1]["date"])
+    summary = validate_lake(spark, str(lake), last_run)
+    return {"lake": lake, "summary": summary, "last_run": last_run, "source": manifest["source"]}
 
 
 def test_clean_multi_day_load_passes_every_suite(clean, spark):
@@ -76,7 +96,9 @@ def _edit(spark, lake: Path, path: str, fn: Callable) -> None:
 
 
 def _two_ids(df, key: str) -> tuple[Any, Any]:
-    ids = [r[0] for r in df.select(key).orderBy(key).limit(2).collect()]
+    """The two smallest keys of live rows (tombstones are not validated)."""
+    live = df.where("_binlake_op <> 'delete'")
+    ids = [r[0] for r in live.select(key).orderBy(key).limit(2).collect()]
     return ids[0], ids[1]
 
 
@@ -129,14 +151,13 @@ def invalid_json(spark, lake, facts):
 
 
 def lost_delete(spark, lake, facts):
-    """A row bronze deleted is still in silver: one live row more than inserts - deletes (its key is free)."""
+    """A delete that never reached silver: a tombstone (which keeps the row's values) is live again."""
     from pyspark.sql import functions as F
 
     def fn(df):
-        top = df.agg(F.max("order_id")).first()[0]
-        extra = df.where(F.col("order_id") == top).withColumn("order_id", (F.col("order_id") + 1).cast(
-            df.schema["order_id"].dataType))
-        return df.unionByName(extra)
+        (key,) = df.where("_binlake_op = 'delete'").agg(F.min("order_id")).first()
+        return df.withColumn("_binlake_op", F.when(F.col("order_id") == key, F.lit("update")).otherwise(
+            F.col("_binlake_op")))
     _edit(spark, lake, _silver(lake, "orders"), fn)
 
 
@@ -154,11 +175,15 @@ def gap_in_bronze(spark, lake, facts):
 
 
 def quarantined_row(spark, lake, facts):
+    """One rejected partial JSON update of the run, written the way the apply step writes quarantine."""
     from binlake.lake.delta import engine_for
+    from binlake.lake.quarantine import quarantine_row, write_quarantine
 
-    row = [(facts["last_run"], "shop", "orders", 1, "REJECTED", "JSON diff does not fit the document")]
-    engine_for(spark, "rust").append(LakeLayout(str(lake)).meta("quarantine"),
-                                     spark.createDataFrame(row, standin_lake.QUARANTINE_SCHEMA))
+    record = {"binlog_file": "mysql-bin.000009", "pos": 4242, "row": 0, "column_name": "doc",
+              "_binlake_seq": 1, "status": "REJECTED", "reason": "path $.items[7] not found", "document": "{}"}
+    row = quarantine_row(record, source=facts["source"], db="shop", table="orders", kind="json_diff",
+                         run_id=facts["last_run"])
+    write_quarantine(engine_for(spark, "rust"), LakeLayout(str(lake)).meta("quarantine"), [row])
 
 
 @dataclass(frozen=True)
@@ -240,7 +265,7 @@ def test_cli_exit_codes(spark, clean, tmp_path, capsys):
     args = ["validate", "--lake", str(lake), "--suite", S.QUARANTINE]
     assert main(args + ["--run-id", "cli-ok"]) == 0
     assert "report: " in capsys.readouterr().out
-    quarantined_row(spark, lake, {"last_run": "cli-bad"})
+    quarantined_row(spark, lake, {"last_run": "cli-bad", "source": clean["source"]})
     assert main(args + ["--run-id", "cli-bad"]) == 1
     captured = capsys.readouterr()
     assert "meta.quarantine" in captured.err and "report: " in captured.out

@@ -63,8 +63,6 @@ class ResultRow:
         return astuple(self)
 
 
-assert tuple(f.name for f in fields(ResultRow)) == tuple(c for c, _, _ in DQ_RESULTS_SCHEMA)
-
 _SKIP_KWARGS = {"column", "column_list", "batch_id", "result_format"}
 
 

@@ -146,7 +146,7 @@ def _quote_regex(text: str) -> str:
 
 
 def table_rules(table: Table) -> list[Rule]:
-    """Every rule the definition implies, in column order (key rules first)."""
+    """Every rule the definition implies: columns exist, then the keys, then per column in ordinal order."""
     rules: list[Rule] = []
     cols = silver_columns(table)
     for c in cols:

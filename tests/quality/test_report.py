@@ -1,0 +1,50 @@
+"""The summary page and result rows, without Spark: what failed comes first, trend across runs, escaping."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from binlake.quality.report import render_summary, run_totals
+from binlake.quality.results import DQ_RESULTS_SCHEMA, ResultRow
+from binlake.quality.runner import ValidationSummary
+
+
+def _row(run: str, day: int, suite: str, column: str, success: bool, level: str = "error",
+         sample: str | None = None) -> ResultRow:
+    return ResultRow(run, dt.datetime(2024, 3, day), suite, None, "expect_column_values_to_be_in_set", column,
+                     '{"value_set":["a"]}', level, "in_set", "enum('a')", success, 10,
+                     0 if success else 1, 0.0 if success else 10.0, None, sample, None)
+
+
+def test_result_rows_follow_the_table_schema():
+    assert [f.name for f in dataclasses.fields(ResultRow)] == [c for c, _, _ in DQ_RESULTS_SCHEMA]
+
+
+def test_summary_lists_failures_first_with_trend_and_escaping(tmp_path):
+    earlier = [_row("r1", 1, "silver.a", "status", True), _row("r1", 1, "silver.a", "kind", True),
+               _row("r2", 2, "silver.a", "status", False), _row("r2", 2, "silver.a", "kind", True)]
+    now = (_row("r3", 3, "silver.a", "status", False, sample='["<script>x</script>"]'),
+           _row("r3", 3, "silver.a", "kind", False, level="warning"),
+           _row("r3", 3, "silver.b", "id", True))
+    summary = ValidationSummary("r3", dt.datetime(2024, 3, 3), "/lake", now,
+                                str(tmp_path / "runs" / "r3" / "summary.html"),
+                                str(tmp_path / "data_docs" / "index.html"))
+    html = render_summary(summary, earlier)
+    assert "FAILED: 1 error-level expectation(s) failed" in html
+    failed = html[html.index("id='failed'"):html.index("id='trend'")]
+    assert failed.index("status") < failed.index("kind")          # errors before warnings
+    assert "2 runs in a row" in failed and "this run" in failed  # status failed in r2 too; kind is new
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "href='../../data_docs/index.html'" in html
+    trend = html[html.index("id='trend'"):html.index("id='checks'")]
+    table = trend[trend.index("<table"):]
+    assert table.index("<b>r3</b>") < table.index("r2") < table.index("r1")     # newest first
+    assert trend.count("<rect") == 3 * 3                                           # bars of three runs
+
+
+def test_run_totals_count_failures_by_level():
+    rows = [_row("r1", 1, "s", "a", False), _row("r1", 1, "s", "b", False, level="warning"),
+            _row("r0", 1, "s", "a", True)]
+    totals = {t.run_id: (t.checked, t.failed_errors, t.failed_warnings) for t in run_totals(rows)}
+    assert totals == {"r1": (2, 1, 1), "r0": (1, 0, 0)}
