@@ -240,9 +240,15 @@ def _results_frame(spark: "SparkSession", rows: list[ResultRow]) -> "DataFrame":
 
 
 def history(spark: "SparkSession", engine: Any, layout: LakeLayout) -> list[ResultRow]:
-    """Every earlier result row in ``meta.dq_results``."""
+    """The result rows in ``meta.dq_results`` of each run's latest validation (a run validated again, e.g. a
+    rerun day, supersedes its earlier validation)."""
     df = _read(engine, spark, layout.meta("dq_results"))
-    return [] if df is None else [ResultRow.from_dict(r.asDict()) for r in df.collect()]
+    rows = [] if df is None else [ResultRow.from_dict(r.asDict()) for r in df.collect()]
+    latest: dict[str, dt.datetime] = {}
+    for r in rows:
+        if r.run_id not in latest or r.validated_at > latest[r.run_id]:
+            latest[r.run_id] = r.validated_at
+    return [r for r in rows if r.validated_at == latest[r.run_id]]
 
 
 def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None,
