@@ -17,7 +17,7 @@ import json
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from binlake.quality import suites as S
 from binlake.sdi.model import Table

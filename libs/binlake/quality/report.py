@@ -139,6 +139,8 @@ def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> st
 
     out.append("<h2 id='trend'>Trend</h2>")
     out.append(_trend_svg(totals))
+    out.append(f"<p><small>Failed expectations of the last {len(totals)} run(s), oldest left: red error level, "
+               f"orange warning level, green line only: nothing failed.</small></p>")
     out.append(_table(["run", "validated at (UTC)", "expectations", "failed errors", "failed warnings"],
                       ([("<b>" + escape(t.run_id) + "</b>") if t.run_id == summary.run_id else escape(t.run_id),
                         escape(str(t.validated_at)), str(t.checked), str(t.failed_errors), str(t.failed_warnings)]

@@ -28,7 +28,6 @@ from binlake.sdi.model import Column, Table
 
 ERROR = "error"
 WARNING = "warning"
-LEVELS = (ERROR, WARNING)
 
 # (signed min, signed max, unsigned max) per integer type (Field_tiny::store ... Field_longlong::store)
 INTEGER_RANGES: dict[int, tuple[int, int, int]] = {

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from great_expectations.expectations import Expectation
 
 SEVERITY = {ERROR: "critical", WARNING: "warning"}
-LEVEL_OF_SEVERITY = {"critical": ERROR, "warning": WARNING, "info": WARNING}
 
 # suite names (also the GX data asset names of the frames they check)
 BRONZE_ORDER = "bronze.binlog_events"
