@@ -126,3 +126,53 @@ def test_incomplete_file_reports_cleanly(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 3 and "incomplete final event" in err and len(out.splitlines()) == 8
     code, out, err = run(capsys, "events", str(cut), "--allow-incomplete")
     assert code == 0 and "note: " in err and len(out.splitlines()) == 8
+
+
+def no_metadata_binlog(hires_time: bool = True) -> bytes:
+    """t(id INT, s VARCHAR(20)[, tm TIME(3)]) as MariaDB logs it with binlog_row_metadata=NO_LOG and
+    mysql56_temporal_format=OFF: no names, no charsets, and TIME (type 11) in MariaDB 5.3's hires format, whose
+    fractional digits are not in the TABLE_MAP."""
+    n = 3 if hires_time else 2
+    tm = build.table_map(7, "db", "t", [3, 15, 11][:n], struct.pack("<H", 80), [True] * n)
+    # TIME(3) '01:02:03.456': 5 big-endian bytes of 10^-3 s offset by (838:59:59 + 1 s) (sql/field.cc
+    # Field_time_hires::store_TIME: zero_point = (TIME_MAX_VALUE_SECONDS + 1) * 10^fsp)
+    hires = (3723_456 + (3020399 + 1) * 1000).to_bytes(5, "big")
+    rows = (build.image([False] * n, struct.pack("<i", 1), b"\x03" + "été".encode("latin-1"), hires[:5 * (n - 2)])
+            + build.image([False, False, True][:n], struct.pack("<i", 2), b"\x02ok"))
+    return build.binlog(tm, build.rows_event(30, 7, n, rows), server_version="10.11.6-MariaDB-log")
+
+
+def test_rows_text_that_is_not_utf8_comes_out_as_hex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nolog.000001"
+    path.write_bytes(no_metadata_binlog(hires_time=False))
+    code, out, err = run(capsys, "rows", str(path), "--format", "jsonl")
+    assert code == 0, err
+    out.encode("utf-8")     # raises on surrogate escapes: every line must be valid UTF-8
+    first, second = (json.loads(line)["after"] for line in out.splitlines())
+    assert first["@2"] == {"hex": "e974e9"}     # latin1 'été' is not UTF-8: its bytes, losslessly
+    assert second == {"@1": 2, "@2": "ok"}
+
+
+def test_rows_with_a_column_list_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nolog.000001"
+    path.write_bytes(no_metadata_binlog())
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"tables": [{"db": "db", "table": "t", "columns": [
+        "id", {"name": "s", "charset": "latin1"}, {"name": "tm", "fsp": 3}]}]}))
+    code, out, err = run(capsys, "rows", str(path), "--schema", str(schema))
+    assert code == 0, err
+    first, second = (json.loads(line)["after"] for line in out.splitlines())
+    assert first == {"id": 1, "s": "été", "tm": "01:02:03.456"}
+    assert second == {"id": 2, "s": "ok", "tm": None}
+    code, out, err = run(capsys, "show", str(path), "-v", "--schema", str(schema))
+    assert code == 0 and "'01:02:03.456'" in out, err
+
+
+def test_bad_schema_file_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nolog.000001"
+    path.write_bytes(no_metadata_binlog())
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"tables": [{"db": "db", "table": "t", "columns": [{"name": "s", "fsp": 9}]}]}))
+    code, out, err = run(capsys, "rows", str(path), "--schema", str(schema))
+    assert code != 0 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "fsp" in err and "schema.json" in err

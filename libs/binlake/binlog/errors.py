@@ -103,3 +103,7 @@ class UnsupportedError(BinlogError):
 
 class SchemaMismatchError(BinlogError):
     """A SchemaProvider knows the table but its definition does not fit the TABLE_MAP's column layout."""
+
+
+class SchemaFileError(BinlogError):
+    """A ``--schema`` file that can not be read as SDI or as a column list (binlake.binlog.schema_files)."""

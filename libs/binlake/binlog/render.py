@@ -1,7 +1,8 @@
 """Rendering decoded events and rows: JSON-ready values (the CLI contracts) and ``mysqlbinlog -v`` text.
 
 JSON values: integers as numbers, DECIMAL as an exact string, temporals as MySQL's text with the column's
-fractional digits, text as strings, binary as ``{"hex": ...}``, JSON as MySQL's JSON text string, NULL as null.
+fractional digits, text as strings, binary as ``{"hex": ...}`` (and so is text that is not valid in its charset),
+JSON as MySQL's JSON text string, NULL as null.
 The ``-v`` pseudo-SQL mirrors ``Rows_log_event::print_verbose`` / ``log_event_print_value`` (sql/log_event.cc),
 with partial JSON columns in the WL#2955 FR7 grammar (``binlake.mysqljson.render_mysqlbinlog``).
 """
@@ -27,9 +28,19 @@ _TEMPORALS = (MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp)
 
 
 def json_value(value: Any) -> Any:
-    """A column value in the ``binlake rows`` JSON encoding."""
-    if value is None or isinstance(value, (int, float, str)):
+    """A column value in the ``binlake rows`` JSON encoding. Text that did not decode in its charset (kept with
+    surrogate escapes, e.g. non-UTF-8 text whose charset the TABLE_MAP does not say) is ``{"hex": ...}`` of its
+    bytes, so the output is always valid UTF-8 and lossless."""
+    if value is None or isinstance(value, (int, float)):
         return value
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return {"hex": value.encode("utf-8", "surrogateescape").hex()}
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, (bytes, bytearray, memoryview)):

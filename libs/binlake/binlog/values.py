@@ -230,3 +230,12 @@ def decode_text(raw: bytes, codec: str) -> str:
         return raw.decode(codec)
     except UnicodeDecodeError:
         return raw.decode(codec if codec.startswith("utf-8") else "latin-1", "surrogateescape")
+
+
+def charset_collation_id(charset: str) -> int | None:
+    """A collation id of a MySQL charset name (its lowest: same codec as every other of the charset)."""
+    name = charset.lower()
+    if name == "utf8":
+        name = "utf8mb3"
+    ids = [cid for cid, cs in _COLLATION_CHARSETS.items() if cs == name]
+    return min(ids) if ids else None

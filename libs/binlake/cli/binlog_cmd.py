@@ -23,6 +23,13 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="do not verify event CRC32 checksums")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="a cut-short final event (file still being written) ends the output with exit 0")
+    p.add_argument("--schema", action="append", default=[], metavar="PATH",
+                   help="table definitions for TABLE_MAPs that lack them (binlog_row_metadata=MINIMAL/NO_LOG: "
+                        "names, signedness, charsets; MariaDB mysql56_temporal_format=OFF: fractional digits): "
+                        "MySQL SDI (.ibd, .sdi, ibd2sdi output) or a JSON column list "
+                        '{"tables": [{"db": ..., "table": ..., "columns": ["id", {"name": "t", "fsp": 3}, '
+                        '...]}]} (column keys: name, unsigned, charset, collation_id, fsp, enum, set); files or '
+                        "folders, repeatable")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("rows", help="list the row changes of a binlog file",
                               description="One JSON object per changed row: file, pos, row, gtid, db, table, op, "
-                                          "before, after (and diffs for partial JSON updates).")
+                                          "before, after (and diffs for partial JSON updates). Every line is "
+                                          "valid UTF-8: text that is not valid in its charset (e.g. a charset "
+                                          "unknown with binlog_row_metadata=MINIMAL/NO_LOG, read as UTF-8) comes "
+                                          'out as {"hex": ...} of its bytes, like binary values; pass --schema '
+                                          "to decode it with its real charset.")
     _common(p)
     p.add_argument("--format", choices=("jsonl",), default="jsonl")
     p.set_defaults(func=cmd_rows)
@@ -51,9 +62,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _open(args: argparse.Namespace, decode_rows: bool = True):
     from binlake.binlog import open_binlog
+    from binlake.binlog.schema_files import load_schema_provider
 
+    provider = load_schema_provider(args.schema) if args.schema else None
     return open_binlog(args.file, verify_checksum=args.verify_checksum, start_position=args.start_position,
-                       stop_at_incomplete=args.allow_incomplete, decode_rows=decode_rows)
+                       stop_at_incomplete=args.allow_incomplete, decode_rows=decode_rows,
+                       schema_provider=provider)
+
+
+def _utf8_json(record: dict[str, Any]) -> str:
+    """One JSON line that is valid UTF-8: names (db, table, column, query text) that hold undecodable bytes as
+    surrogate escapes are written as \\u escapes instead of raw bytes."""
+    line = json.dumps(record, ensure_ascii=False)
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            line = json.dumps(record)
+    return line
 
 
 def _finish(binlog: Any, out: Any) -> int:
@@ -81,9 +107,8 @@ def cmd_events(args: argparse.Namespace) -> int:
     from binlake.binlog.render import event_line, event_record
 
     binlog = _open(args, decode_rows=False)    # listing events needs no row layouts
-    dumps = json.dumps
     if args.format == "jsonl":
-        _emit(dumps(event_record(ev), ensure_ascii=False) for ev in binlog)
+        _emit(_utf8_json(event_record(ev)) for ev in binlog)
     else:
         _emit(event_line(ev) for ev in binlog)
     return _finish(binlog, sys.stdout)
@@ -93,7 +118,6 @@ def cmd_rows(args: argparse.Namespace) -> int:
     from binlake.binlog.render import json_diffs, json_image
 
     binlog = _open(args)
-    dumps = json.dumps
 
     def records() -> Iterator[str]:
         for c in binlog.row_changes():
@@ -101,7 +125,7 @@ def cmd_rows(args: argparse.Namespace) -> int:
                    "op": c.op, "before": json_image(c.before), "after": json_image(c.after)}
             if c.diffs is not None:
                 rec["diffs"] = json_diffs(c.diffs)
-            yield dumps(rec, ensure_ascii=False)
+            yield _utf8_json(rec)
     _emit(records())
     return _finish(binlog, sys.stdout)
 

@@ -23,7 +23,8 @@ from typing import Any, Iterable
 
 from tests.binlog.mariadb import normalize
 from tests.binlog.mariadb.mariadb_binlog_text import ToolOutput, run_mariadb_binlog
-from tests.binlog.mariadb.workload import ADDED_COLUMN, DB, Column, WorkloadResult, final_tables, run_workload
+from tests.binlog.mariadb.workload import (ADDED_COLUMN, DB, T_OLD_TIME, Column, WorkloadResult, final_tables,
+                                          run_workload)
 from tests.mariadb_server import BinlogSettings, MariaDBServer
 
 State = dict[str, dict[Any, dict[str, Any]]]          # table -> id -> column -> comparable value
@@ -185,25 +186,35 @@ def run_binlake(*args: str, problems: list[str] | None = None) -> list[dict[str,
 
 # MariaDB 5.3's hires TIME/DATETIME/TIMESTAMP (created with mysql56_temporal_format=OFF) have no TABLE_MAP
 # metadata (Field_time_hires & co. save none): their fractional digits, hence their byte length, are not in the
-# binlog, and mariadb-binlog stops there too. binlake refusing that file with an error that says so, and names
-# the table, is accepted: the table is then left out of the comparison (and the test says so in a warning).
-NEEDS_SCHEMA_RE = re.compile(r"`(t_old_time)`.*mysql56_temporal_format=OFF.*schema", re.S)
+# binlog, and mariadb-binlog stops there too. binlake decodes them given the digits by ``--schema``: a column list
+# of T_OLD_TIME written from the workload's own definition (the only table given one, so every other table still
+# goes through the TABLE_MAP-only path of each metadata setting).
+FSP_RE = re.compile(r"^(?:TIME|DATETIME|TIMESTAMP)\((\d)\)")
 
 
-def binlake_changes(run: WorkloadRun) -> tuple[list[Change], list[str], set[str]]:
-    """binlake's row changes of the workload database, normalised; every value that could not be; and the tables
-    binlake declined to decode for want of a schema (see NEEDS_SCHEMA_RE)."""
-    changes, problems, needs_schema = [], [], set()
+def old_time_schema(directory: Path) -> Path:
+    """A ``binlake --schema`` column list of T_OLD_TIME (names and fractional digits from its SQL types)."""
+    columns = []
+    for col in T_OLD_TIME.columns:
+        match = FSP_RE.match(col.sql)
+        columns.append({"name": col.name, "fsp": int(match.group(1)) if match else 0})
+    path = directory / "t_old_time.schema.json"
+    path.write_text(json.dumps({"tables": [{"db": DB, "table": T_OLD_TIME.name, "columns": columns}]}))
+    return path
+
+
+def binlake_changes(run: WorkloadRun) -> tuple[list[Change], list[str]]:
+    """binlake's row changes of the workload database, normalised, and every value that could not be."""
+    changes: list[Change] = []
+    problems: list[str] = []
     metadata = run.settings.row_metadata
+    schema = old_time_schema(run.files[0].parent)
     for path in run.files:
         try:
-            records = run_binlake("rows", str(path), "--format", "jsonl", problems=problems)
+            records = run_binlake("rows", str(path), "--format", "jsonl", "--schema", str(schema),
+                                  problems=problems)
         except AssertionError as exc:   # one file failing should not hide what the others show
-            declined = NEEDS_SCHEMA_RE.search(str(exc))
-            if declined:
-                needs_schema.add(declined.group(1))
-            else:
-                problems.append(str(exc))
+            problems.append(str(exc))
             continue
         for rec in records:
             if rec.get("db") != DB:
@@ -226,7 +237,7 @@ def binlake_changes(run: WorkloadRun) -> tuple[list[Change], list[str], set[str]
                         problems.append(f"{path.name}:{pos} row {rec['row']} {table}.{key}: {exc}")
                 images.append(decoded)
             changes.append(Change(path.name, pos, rec["row"], rec["gtid"], table, rec["op"], images[0], images[1]))
-    return changes, problems, needs_schema
+    return changes, problems
 
 
 def reconstruct(changes: Iterable[Change]) -> State:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import collections
 import re
-import warnings
 
 import pytest
 
@@ -71,12 +70,6 @@ def _tool_decodable_files(run: oracle.WorkloadRun) -> list[str]:
     return decodable
 
 
-def _warn_needs_schema(tables: set[str]) -> None:
-    if tables:
-        warnings.warn(f"binlake declined to decode {sorted(tables)} without a schema (MariaDB 5.3 temporal "
-                      "formats carry no fractional digits in the binlog); not compared", stacklevel=2)
-
-
 def test_oracles_agree_mariadb_binlog_rebuilds_the_select(workload_run: oracle.WorkloadRun) -> None:
     decodable = _tool_decodable_files(workload_run)
     changes = [c for c in oracle.tool_changes(workload_run) if c.file in decodable]
@@ -87,9 +80,8 @@ def test_oracles_agree_mariadb_binlog_rebuilds_the_select(workload_run: oracle.W
 
 
 def test_binlake_rows_rebuild_the_select(workload_run: oracle.WorkloadRun) -> None:
-    changes, problems, needs_schema = oracle.binlake_changes(workload_run)
-    _warn_needs_schema(needs_schema)
-    tables = [name for name in final_tables() if name not in needs_schema]
+    changes, problems = oracle.binlake_changes(workload_run)
+    tables = list(final_tables())    # t_old_time too: decoded with its fractional digits from --schema
     diffs = problems + oracle.compare_states(workload_run.select, oracle.reconstruct(changes), tables, "binlake")
     assert not diffs, _report("state rebuilt from binlake rows vs SELECT", diffs)
 
@@ -100,8 +92,7 @@ def test_binlake_rows_equal_mariadb_binlog(workload_run: oracle.WorkloadRun) -> 
     # by (file, statement's first rows event, index within the statement)
     groups = oracle.statement_groups(workload_run)
     expected = {(c.file, c.pos, c.row): c for c in oracle.tool_changes(workload_run) if c.file in decodable}
-    changes, problems, needs_schema = oracle.binlake_changes(workload_run)
-    _warn_needs_schema(needs_schema)
+    changes, problems = oracle.binlake_changes(workload_run)
     actual = oracle.by_statement((c for c in changes if c.file in decodable), groups)
     diffs = list(problems)
     for key in sorted(set(expected) ^ set(actual), key=str):
