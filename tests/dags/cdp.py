@@ -22,6 +22,9 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync")
 
 
+PAGE_TEXT = "document.body ? document.body.innerText : ''"
+
+
 class Browser:
     def __init__(self, profile: Path, width: int = 1400, height: int = 1000) -> None:
         exe = shutil.which("chromium")
@@ -69,8 +72,8 @@ class Browser:
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {expression!r}; page text: "
-                                     f"{self.evaluate('document.body ? document.body.innerText : \"\"')[:2000]}")
+                text = self.evaluate(PAGE_TEXT) or ""
+                raise AssertionError(f"timed out waiting for {expression!r}; page text: {text[:2000]}")
             time.sleep(0.5)
 
     def click_text(self, selector: str, text: str, timeout: float = 60) -> None:

@@ -121,8 +121,9 @@ def test_backfill_dialog_in_the_ui(airflow_server: Api, tmp_path: Path) -> None:
         png = browser.screenshot(tmp_path / "backfill_dialog.png")
     finally:
         browser.close()
-    for expected in ("Run Backfill", "Date Range", "Reprocess Behavior", "Missing Runs",
-                     "Missing and Errored Runs", "All Runs", "Max Active Runs", "Run Backwards"):
+    for expected in ("Run Backfill - mysql_cdc_daily", "Date Range", "Reprocess Behavior", "Missing Runs",
+                     "Missing and Errored Runs", "All Runs", "Max Active Runs", "Run Backwards",
+                     "Unpause mysql_cdc_daily on trigger", "Full refresh", "Rebuild each source's silver tables"):
         assert expected in text, expected
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 

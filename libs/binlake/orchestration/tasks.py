@@ -68,7 +68,7 @@ def plan_source(settings: Settings, source: str, start: dt.datetime, end: dt.dat
     return {"interval": chosen.as_dict(), "run_id": run_key(start), **job_args(settings, source, start, end, tables)}
 
 
-def fetch_source(settings: Settings, source: str, timeout_s: Optional[float] = None) -> dict[str, Any]:
+def fetch_source(settings: Settings, source: str) -> dict[str, Any]:
     """Fetch a source's new binlogs from its server when the connection ``binlake_source_<source>`` exists
     (``mysql://user:password@host:port/?server_id=N``; the password goes to ``binlake fetch`` through the
     environment, never on its command line). Without a connection the landing folder is used as it is."""
@@ -88,7 +88,7 @@ def fetch_source(settings: Settings, source: str, timeout_s: Optional[float] = N
             "--password-env", FETCH_PASSWORD_ENV]
     env = {**os.environ, FETCH_PASSWORD_ENV: conn.password or ""}
     log.info("%s: %s", source, " ".join(argv))
-    done = subprocess.run(argv, env=env, timeout=timeout_s, check=False)
+    done = subprocess.run(argv, env=env, check=False)
     if done.returncode != 0:
         raise FetchFailed(f"binlake fetch for source {source} (connection {conn_id}) exited with "
                           f"{done.returncode}; see the task log above, fix the connection or the server, and "
