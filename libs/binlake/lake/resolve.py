@@ -88,6 +88,10 @@ class BatchInfo:
         return self
 
 
+SCAN_COLUMNS = ("_binlake_seq", "binlog_file", "pos", "row", "gtid", "op", "db", "table_name", "columns",
+                "primary_key", "key_before", "key_after", "statement")
+
+
 def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
     info = BatchInfo()
     loads = json.loads
@@ -102,26 +106,20 @@ def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
             continue
         info.changes += 1
         t = (r["db"], r["table_name"])
-        pk = loads(r["primary_key"]) if r["primary_key"] else None
-        if t not in info.pks or pk:
-            info.pks[t] = pk
+        if t not in info.pks or r["primary_key"]:
+            info.pks[t] = loads(r["primary_key"]) if r["primary_key"] else None
         if r["columns"]:
             info.metas.setdefault(t, set()).add(r["columns"])
         keys = info.touched.setdefault(t, set())
-        before = loads(r["before"]) if r["before"] else None
-        after = loads(r["after"]) if r["after"] else None
-        if before is not None:
-            keys.add(row_key(before, pk))
-        if after is not None:
-            merged = {**before, **after} if before else after
-            if not pk or all(c in merged for c in pk):
-                keys.add(row_key(merged, pk))
+        for k in (r["key_before"], r["key_after"]):
+            if k is not None:
+                keys.add(k)
     yield info
 
 
 def scan_batch(batch: "DataFrame") -> BatchInfo:
     out = BatchInfo()
-    for part in batch.rdd.mapPartitions(_scan).collect():
+    for part in batch.select(*SCAN_COLUMNS).rdd.mapPartitions(_scan).collect():
         out.add(part)
     return out
 

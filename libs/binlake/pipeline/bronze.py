@@ -21,6 +21,7 @@ from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.render import json_diffs, json_image
 from binlake.binlog.schema import SchemaProvider
 from binlake.pipeline.filters import TransactionFilter
+from binlake.pipeline.fold import row_key
 from binlake.pipeline.handlers import EventHandler, FilterHandler, run_pipeline
 from binlake.pipeline.identity import FileIdentity, ordering_key
 from binlake.pipeline.types import column_meta
@@ -46,6 +47,8 @@ BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("diffs", "string", True),             # partial JSON: {column: [{"op", "path", "value"}]}
     ("columns", "string", True),           # [[name, type_code, real_type, metadata, unsigned, collation_id]]
     ("primary_key", "string", True),       # ["col", ...]; null: the table has no primary key
+    ("key_before", "string", True),        # fold.row_key of the before image / of the row after the change
+    ("key_after", "string", True),         # (null when a MINIMAL after image lacks the key: key unchanged)
     ("event_type", "int", False),
     ("statement", "string", True),         # ddl: the query; error: the reason; file_end: stats JSON
     ("ingest_run", "string", False),
@@ -81,7 +84,7 @@ class BronzeApplier(EventHandler):
         ident = task.identity
         self._head = (ident.source, ident.name, ident.sequence, ident.size, ident.sha256)
 
-    def _layout_meta(self, layout: Any) -> tuple[Optional[str], Optional[str]]:
+    def _layout_meta(self, layout: Any) -> tuple[Optional[str], Optional[str], Optional[list[str]]]:
         got = self._meta.get(id(layout))
         if got is None:
             tm = layout.table_map
@@ -90,8 +93,8 @@ class BronzeApplier(EventHandler):
             if not pk_idx and self.schema_provider is not None:
                 schema = self.schema_provider(tm.db, tm.table, tm.column_types)
                 pk_idx = tuple(i for i, _ in schema.primary_key) if schema is not None else ()
-            got = (_dumps([column_meta(c) for c in layout.columns]),
-                   _dumps([names[i] for i in pk_idx]) if pk_idx else None)
+            pk = [names[i] for i in pk_idx] if pk_idx else None
+            got = (_dumps([column_meta(c) for c in layout.columns]), _dumps(pk), pk)
             self._meta[id(layout)] = got
         return got
 
@@ -113,19 +116,34 @@ class BronzeApplier(EventHandler):
                 pos = ev.payload_pos if ev.payload_pos is not None else ev.pos
                 if pos != last_pos:
                     last_pos, next_row = pos, 0
-                cols, pk = self._layout_meta(layout)
+                cols, pk_json, pk = self._layout_meta(layout)
                 for c in row_changes_of(ev, layout, gtid=gtid, first_row=next_row):
+                    before, after = json_image(c.before), json_image(c.after)
+                    key_before, key_after = change_keys(before, after, pk)
                     out.append((*head, c.pos, c.row, seq_of(file_seq, c.pos, c.row), gtid, trx_pos, commit_us,
-                                c.db, c.table, c.op, _dumps(json_image(c.before)), _dumps(json_image(c.after)),
-                                _dumps(json_diffs(c.diffs)), cols, pk, c.event_type, None, run))
+                                c.db, c.table, c.op, _dumps(before), _dumps(after), _dumps(json_diffs(c.diffs)),
+                                cols, pk_json, key_before, key_after, c.event_type, None, run))
                 next_row += len(b.rows)
         if trx.kind == "ddl":
             q = trx.events[-1]
             body = q.body
             assert isinstance(body, QueryEvent)
             out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, body.db or None,
-                        None, "ddl", None, None, None, None, None, q.header.type_code, body.query, run))
+                        None, "ddl", None, None, None, None, None, None, None, q.header.type_code, body.query, run))
         self.next(trx, cont)
+
+
+def change_keys(before: Optional[dict], after: Optional[dict],
+                pk: Optional[list[str]]) -> tuple[Optional[str], Optional[str]]:
+    """The row keys (:func:`binlake.pipeline.fold.row_key`) a change touches: its before image's, and the
+    row's after it (before image overlaid with the after image), when that holds the whole key."""
+    key_before = row_key(before, pk) if before is not None else None
+    key_after = None
+    if after is not None:
+        merged = {**before, **after} if before else after
+        if not pk or all(c in merged for c in pk):
+            key_after = row_key(merged, pk)
+    return key_before, key_after
 
 
 def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
@@ -167,13 +185,13 @@ def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
     if error is not None:
         at = error.offset if error.offset is not None else end_pos
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
-                     None, None, None, None, 0, str(error), run_id))
+                     None, None, None, None, None, None, 0, str(error), run_id))
     s = tf.stats
     stats = {"transactions": transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
              "rolled_back": s.rolled_back, "incomplete": s.incomplete, "rows_filtered": s.rows_filtered,
              "events": sum(binlog.stats.events.values()), "unknown_events": binlog.stats.unknown_total,
              "end_pos": end_pos, "error": error is not None}
     rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
-                 "file_end" if task.end is None else "chunk_end", None, None, None, None, None, 0, _dumps(stats),
-                 run_id))
+                 "file_end" if task.end is None else "chunk_end", None, None, None, None, None, None, None, 0,
+                 _dumps(stats), run_id))
     return rows
