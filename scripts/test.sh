@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/install_mariadb.sh
 bash docker/install_validators.sh
+bash scripts/install_chromium.sh
 exec .venv/bin/python -m pytest "$@"
