@@ -20,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = job_parser("apply_changes", __doc__, history=True)
     args = p.parse_args(argv)
     spark, engine, lake, opts = job_setup(args, "binlake-apply")
-    return print_report(apply_job(spark, engine, lake, opts, opts.run))
+    return print_report(apply_job(spark, engine, lake, opts, opts.new_run_id()))
 
 
 if __name__ == "__main__":

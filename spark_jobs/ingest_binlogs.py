@@ -14,14 +14,12 @@ from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from binlake.lake.jobs import job_parser, job_setup, print_report, source_dir
+    from binlake.lake.jobs import ingest_job, job_parser, job_setup, print_report, source_dir
 
-    p = job_parser("ingest_binlogs", __doc__, landing=True, filters=True)
-    args = p.parse_args(argv)
+    args = job_parser("ingest_binlogs", __doc__, landing=True, filters=True).parse_args(argv)
     spark, engine, lake, opts = job_setup(args, "binlake-ingest")
-    from binlake.lake.jobs import ingest_job
-
-    return print_report(ingest_job(spark, engine, lake, source_dir(args.landing, args.source), opts, opts.run))
+    landing = source_dir(args.landing, args.source)
+    return print_report(ingest_job(spark, engine, lake, landing, opts, opts.new_run_id()))
 
 
 if __name__ == "__main__":

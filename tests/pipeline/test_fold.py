@@ -114,3 +114,13 @@ def test_tables_without_primary_key_count_duplicates():
     assert [q["status"] for q in out.quarantine] == ["MISSING_ROW"]
     gone = fold_table([ch(4, "delete", before=row)], {key: RowState(row, 1, "insert", 1)}, None)
     assert (gone.rows[key].count, gone.rows[key].op) == (0, "delete")
+
+
+def test_history_has_one_version_per_key_and_change():
+    row = {"a": 1}
+    out = fold_table([ch(1, "insert", after=row), ch(2, "update", before=row, after={"a": 1}),
+                      ch(3, "update", before={"a": 1}, after={"a": 2})], {}, None, history=True)
+    versions = [(key, st.seq, st.op, st.count) for key, st, _ in out.history]
+    k1, k2 = row_key({"a": 1}, None), row_key({"a": 2}, None)
+    assert versions == [(k1, ordering_key(1, 1100, 0), "insert", 1), (k1, ordering_key(1, 1200, 0), "insert", 1),
+                        (k1, ordering_key(1, 1300, 0), "delete", 0), (k2, ordering_key(1, 1300, 0), "insert", 1)]

@@ -25,9 +25,9 @@ from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoi
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.quarantine import quarantine_row, write_quarantine
 from binlake.lake.resolve import first_late_seq, from_ipc, resolve, scan_batch, unapplied
-from binlake.lake.silver import COMMIT_TS_COL, KEY_COL, engine_input, merge_keys, read_rows, silver_name, to_arrow
+from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, KEY_COL, engine_input, merge_keys, read_rows,
+                                 silver_name, to_arrow)
 from binlake.pipeline.filters import GtidSet, TableFilter
-from binlake.pipeline.fold import row_key
 from binlake.pipeline.split import DEFAULT_CHUNK_BYTES
 
 if TYPE_CHECKING:
@@ -101,8 +101,8 @@ class RunOptions:
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     run_id: str = ""
 
-    @property
-    def run(self) -> str:
+    def new_run_id(self) -> str:
+        """``run_id``, or a fresh random one (each call) when none was given."""
         return self.run_id or uuid.uuid4().hex[:12]
 
 
@@ -230,7 +230,7 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, op
         report.quarantined += len(q)
         crash_point("after_quarantine")
         if opts.history and tb.history:
-            _write_history(engine, lake.history(db, name), tb.columns, tb.pk, tb.history)
+            _write_history(engine, lake.history(db, name), tb.columns, bool(tb.pk), tb.history)
             crash_point("after_history")
         if tb.silver_ipc is not None:
             keys, null_safe = merge_keys(tb.pk, tb.columns)
@@ -266,17 +266,19 @@ def _kind(record: dict[str, Any]) -> str:
     return "missing_row" if record["status"] == "MISSING_ROW" else "json_diff"
 
 
-def _write_history(engine: "DeltaEngine", path: str, cols: list[tuple[str, str]], pk: Optional[list[str]],
-                   history: list[tuple[dict[str, Any], int, str, int]]) -> None:
-    """SCD2 history: one row per applied change (the row after it, or the deleted row), keyed by (change,
-    row key). ``valid_from`` is ``_binlake_seq``/``_binlake_commit_ts``; a row version is valid until the next
-    version of its key (``lead(_binlake_seq)`` over the key)."""
+def _write_history(engine: "DeltaEngine", path: str, cols: list[tuple[str, str]], has_pk: bool,
+                   history: list[tuple[str, Any, int]]) -> None:
+    """SCD2 history: one row per key and applied change (the row after it, or the deleted row), keyed by
+    (``_binlake_key``, ``_binlake_seq``). A version is valid from its ``_binlake_seq``/``_binlake_commit_ts``
+    until the next version of its key (``lead(_binlake_seq)`` over ``_binlake_key``)."""
     from binlake.pipeline.types import to_silver
 
     convert = [(n, to_silver(k)) for n, k in cols]
-    rows = [tuple(conv(v.get(n)) for n, conv in convert) + (row_key(v, pk), seq, op, ts)
-            for v, seq, op, ts in history]
+    rows = [tuple(conv(st.values.get(n)) for n, conv in convert) + (key, st.seq, st.op, ts)
+            + (() if has_pk else (st.count,)) for key, st, ts in history]
     columns = [*cols, (KEY_COL, "string"), (SEQ_COL, "bigint"), (OP_COL, "string"), (COMMIT_TS_COL, "bigint")]
+    if not has_pk:
+        columns.append((COUNT_COL, "bigint"))
     engine.merge(path, engine_input(engine, to_arrow(columns, rows)), [KEY_COL, SEQ_COL], SEQ_COL, op_col=None)
 
 
@@ -310,7 +312,7 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLayout, l
                progress: Callable[[str], None] = lambda text: None) -> RunReport:
     """snapshot_sdi (when SDI paths are given) -> ingest -> apply, for one source."""
     started = time.perf_counter()
-    run_id = opts.run
+    run_id = opts.new_run_id()
     report = RunReport(opts.source, run_id)
     if sdi_paths:
         seen = (dt.datetime.fromtimestamp(opts.cutoff_us / 1e6, dt.timezone.utc).replace(tzinfo=None)
@@ -386,7 +388,10 @@ def source_dir(landing: str, source: str) -> str:
 
 
 def print_report(report: Any) -> int:
+    """A job's report as one JSON line (``dataclasses.asdict`` would mangle its Counters)."""
     import dataclasses
 
-    print(json.dumps(dataclasses.asdict(report), default=str, sort_keys=True))
+    fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+    print(json.dumps({k: dict(v) if isinstance(v, dict) else v for k, v in fields.items()}, default=str,
+                     sort_keys=True))
     return 0

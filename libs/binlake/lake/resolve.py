@@ -133,7 +133,7 @@ class TableBatch:
     columns: list[tuple[str, str]]
     silver_ipc: Optional[bytes] = None
     quarantine: list[dict[str, Any]] = field(default_factory=list)
-    history: list[tuple[dict[str, Any], int, str, int]] = field(default_factory=list)
+    history: list[tuple[str, Any, int]] = field(default_factory=list)
     stats: Counter = field(default_factory=Counter)
     changes: int = 0
     last_seq: int = 0

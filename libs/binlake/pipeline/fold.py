@@ -62,7 +62,7 @@ class RowState:
 class FoldResult:
     rows: dict[str, RowState] = field(default_factory=dict)        # the touched keys' final states
     quarantine: list[dict[str, Any]] = field(default_factory=list)
-    history: list[tuple[dict[str, Any], int, str, int]] = field(default_factory=list)   # values, seq, op, ts
+    history: list[tuple[str, RowState, int]] = field(default_factory=list)   # (key, state after, commit ts)
     stats: Counter = field(default_factory=Counter)
 
 
@@ -95,7 +95,7 @@ class _Folder:
     def put(self, key: str, st: RowState, ch: Change) -> None:
         self.state[key] = st
         if self.keep_history:
-            self.out.history.append((dict(st.values), ch.seq, st.op, ch.commit_ts))
+            self.out.history.append((key, RowState(dict(st.values), st.seq, st.op, st.count), ch.commit_ts))
 
     def quarantine(self, ch: Change, column: Optional[str], status: str, reason: str,
                    document: Optional[str] = None, diffs: Optional[list] = None) -> None:
@@ -228,6 +228,9 @@ def fold_table(changes: Iterable[Change], base: dict[str, RowState], pk: Optiona
     for ch in sorted(changes, key=lambda c: c.order):
         step(ch)
     folder.out.rows = folder.state
+    if history:      # one version per key and change: the key's state after the whole change
+        last = {(key, st.seq): (key, st, ts) for key, st, ts in folder.out.history}
+        folder.out.history = list(last.values())
     return folder.out
 
 
