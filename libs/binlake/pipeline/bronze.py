@@ -20,6 +20,8 @@ from binlake.binlog import BinlogError, Transaction, iter_transactions, open_bin
 from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.render import json_diffs, json_image
 from binlake.binlog.schema import SchemaProvider
+from binlake.errors import BinlakeError
+from binlake.mysqljson import JsonError
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.fold import row_key
 from binlake.pipeline.handlers import EventHandler, FilterHandler, run_pipeline
@@ -172,10 +174,10 @@ def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
                 transactions += 1
             yield trx
 
-    error: Optional[BinlogError] = None
+    error: Optional[BinlakeError] = None
     try:
         run_pipeline(bounded(), chain)
-    except BinlogError as exc:
+    except (BinlogError, JsonError) as exc:       # bad bytes: the stretch from here on is quarantined
         error = exc
     rows = applier.rows
     if task.end is not None:
@@ -183,7 +185,7 @@ def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
     elif error is None and not open_at_end and binlog.stats.incomplete is None:
         end_pos = ident.size                        # the whole file (events after the last group too)
     if error is not None:
-        at = error.offset if error.offset is not None else end_pos
+        at = error.offset if isinstance(error, BinlogError) and error.offset is not None else end_pos
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
                      None, None, None, None, None, None, 0, str(error), run_id))
     s = tf.stats
