@@ -5,8 +5,6 @@ runs exist, and running the same day again changes no table."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import pytest
 
 from tests.dags.conftest import DAYS, LoadedLake, dag_test, silver_differences

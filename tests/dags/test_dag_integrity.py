@@ -50,7 +50,8 @@ for dag in bag.dags.values():
     out["dags"][dag.dag_id] = {
         "fileloc": Path(dag.fileloc).stem, "doc_md": dag.doc_md, "tags": sorted(dag.tags),
         "catchup": dag.catchup, "max_active_runs": dag.max_active_runs, "timetable": type(dag.timetable).__name__,
-        "schedule": [getattr(dag.timetable, "expression", None), str(getattr(dag.timetable, "timezone", ""))], "start_date": dag.start_date.isoformat(),
+        "schedule": [getattr(dag.timetable, "expression", None), str(getattr(dag.timetable, "timezone", ""))],
+        "start_date": dag.start_date.isoformat(),
         "params": {k: dag.params.get_param(k).schema for k in dag.params},
         "param_defaults": {k: dag.params[k] for k in dag.params},
         "assets": sorted(str(a.uri) for a in cond.objects) if cond is not None else [],

@@ -3,19 +3,15 @@
 Every value has a default for a local checkout and can be set by an environment variable (what a deployment
 sets, e.g. in the Airflow workers' environment or the docker image):
 
-==========================  ==============================================  ==========================================
-variable                    default                                         meaning
-==========================  ==============================================  ==========================================
-``BINLAKE_LANDING``         ``<home>/sample/landing``                       landing root: one folder per source holding
-                                                                            its binlog files (``<landing>/<source>/``)
-``BINLAKE_LAKE``            ``<home>/sample/lake``                          lake root (bronze/, silver/, meta/, reports/)
-``BINLAKE_SDI``             ``<landing>/../sdi``                            SDI files/folders snapshotted each run
-``BINLAKE_SOURCES``         ``shop-primary``                                comma-separated source names (the DAG's
-                                                                            task groups and its ``sources`` param)
-``BINLAKE_START_DATE``      ``2024-03-01``                                  first data interval of the daily DAG (UTC)
-``BINLAKE_SPARK_CONN_ID``   ``spark_default``                               Airflow connection spark-submit runs against
-``BINLAKE_HOME``            the checkout that holds this package            where ``spark_jobs/`` lives
-==========================  ==============================================  ==========================================
+- ``BINLAKE_LANDING`` (default ``<home>/sample/landing``): landing root, one folder of binlog files per
+  source (``<landing>/<source>/``)
+- ``BINLAKE_LAKE`` (default ``<home>/sample/lake``): lake root (bronze/, silver/, meta/, reports/)
+- ``BINLAKE_SDI`` (default ``<landing>/../sdi``): SDI files or folders snapshotted by each run
+- ``BINLAKE_SOURCES`` (default ``shop-primary``): comma-separated source names (the DAG's task groups and the
+  choices of its ``sources`` param)
+- ``BINLAKE_START_DATE`` (default ``2024-03-01``): first data interval of the daily DAG (UTC)
+- ``BINLAKE_SPARK_CONN_ID`` (default ``spark_default``): the Airflow connection spark-submit runs against
+- ``BINLAKE_HOME`` (default: the checkout that holds this package): where ``spark_jobs/`` lives
 
 A source whose Airflow connection ``binlake_source_<source>`` (``-`` and ``.`` as ``_``) exists is fetched from
 its server (``binlake fetch``) at the start of each run; the connection is looked up when that task runs,
