@@ -96,15 +96,23 @@ def _ulonglong(buf: bytes, pos: int) -> tuple[int, int]:
     return _u64(buf, pos)[0], pos + 8
 
 
+_f32_unpack = _f32.unpack
+_f32_pack = _f32.pack
+
+
 def shortest_float32(raw: bytes) -> float:
-    """The float with the fewest digits that is the same float32 as ``raw`` (MySQL prints FLOAT that way)."""
-    value = _f32.unpack(raw)[0]
-    pack = _f32.pack
-    for digits in (6, 7, 8):
-        candidate = float(f"{value:.{digits}g}")
-        if pack(candidate) == raw:
-            return candidate
-    return float(f"{value:.9g}")
+    """The float with the fewest digits (6 to 9) that is the same float32 as ``raw`` (MySQL prints FLOAT that
+    way). Round-tripping is monotonic in the digits (the nearest d-digit decimal is at least as close as any
+    shorter one), so 7 digits are tried first: then 6 if they fit, else 8, else 9 (two tries for most values)."""
+    value = _f32_unpack(raw)[0]
+    candidate = float("%.7g" % value)
+    if _f32_pack(candidate) == raw:
+        shorter = float("%.6g" % value)
+        return shorter if _f32_pack(shorter) == raw else candidate
+    candidate = float("%.8g" % value)
+    if _f32_pack(candidate) == raw:
+        return candidate
+    return float("%.9g" % value)
 
 
 _FLOAT_CACHE: dict[bytes, float] = {}
