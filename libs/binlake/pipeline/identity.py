@@ -35,9 +35,10 @@ def file_sequence(name: str) -> int:
 
 
 def ordering_key(file_seq: int, pos: int, row: int) -> int:
-    """``_binlake_seq`` of a change. The row index saturates at 4095: rows of one event beyond it share a slot,
-    which is harmless because ordering inside a batch uses the exact (file, pos, row) and batches never split an
-    event."""
+    """``_binlake_seq`` of a change. The row index saturates at 4095: rows of one event (or of one compressed
+    transaction, whose inner rows share its position) beyond it share a slot. That is safe because batches never
+    split an event, and inside a batch the fold orders by the exact (file, pos, row) and compares seqs only
+    against silver's state from earlier batches."""
     if not 0 <= file_seq <= MAX_FILE_SEQUENCE or not 0 <= pos < (1 << POS_BITS):
         raise OrderingKeyError(f"ordering key out of range: file sequence {file_seq} (max {MAX_FILE_SEQUENCE}), "
                                f"position {pos} (max {(1 << POS_BITS) - 1})")
