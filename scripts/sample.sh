@@ -11,13 +11,13 @@ OUT=${1:-sample}
 BL=.venv/bin/binlake
 if [ ! -f "$OUT/manifest.json" ]; then
   echo "== binlake generate: 2 days of a shop workload into $OUT/"
-  "$BL" generate --out "$OUT" --seed 7 --days 2 --scale 0.02 --start-date 2026-01-01
+  "$BL" generate --out "$OUT" --seed 7 --days 2 --scale 0.02
 fi
 echo "== the first events and row changes of the first binlog"
 first=$(ls "$OUT"/landing/*/mysql-bin.0* | head -n 1)
 "$BL" events "$first" --format jsonl | head -n 5
 "$BL" rows "$first" --format jsonl | head -n 3 | cut -c1-300
-for day in 2026-01-01 2026-01-02; do
+for day in 2024-03-01 2024-03-02; do   # the generator's default start date
   echo "== binlake run: changes committed up to the end of $day"
   "$BL" run --landing "$OUT/landing" --lake "$OUT/lake" --end "$day" --validate
 done
