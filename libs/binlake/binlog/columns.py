@@ -45,7 +45,6 @@ def from_source(statements: tuple[str, ...], **objects: Any) -> Decoder:
     return dec
 
 _i8 = struct.Struct("<b").unpack_from
-_u8 = struct.Struct("<B").unpack_from
 _i16 = struct.Struct("<h").unpack_from
 _u16 = struct.Struct("<H").unpack_from
 _i32 = struct.Struct("<i").unpack_from
@@ -55,7 +54,6 @@ _u64 = struct.Struct("<Q").unpack_from
 _f32 = struct.Struct("<f")
 _f64 = struct.Struct("<d").unpack_from
 _u32be = struct.Struct(">I").unpack_from
-_u16be = struct.Struct(">H").unpack_from
 
 
 # --- integers and floating point ------------------------------------------------------------------------------
