@@ -201,6 +201,8 @@ def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tupl
 def compile_as_dict(names: tuple[str, ...], indexes: Optional[tuple[int, ...]]) -> Callable[[tuple], dict]:
     """``as_dict(image) -> {name: value}`` for the columns ``indexes`` (None: all) of an image: one dict display
     with constant keys, faster than ``dict(zip(names, image))``."""
+    if not names:
+        return lambda v: {}
     cols = range(len(names)) if indexes is None else indexes
     unpack = "".join(f"v{i}, " for i in range(len(names)))
     items = "".join(f"{names[i]!r}: v{i}, " for i in cols)
