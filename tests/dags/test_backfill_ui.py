@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import httpx
 import pytest
 
 from tests.dags.cdp import Browser
@@ -29,8 +30,6 @@ DAG_ID = "mysql_cdc_daily"
 
 class Api:
     def __init__(self, base: str) -> None:
-        import httpx
-
         self.base = base
         self.http = httpx.Client(base_url=base, timeout=60)
         token = self._retry("POST", "/auth/token", json={"username": "admin", "password": "admin"})
@@ -67,7 +66,7 @@ def _wait(what: str, probe, timeout: float, log: Path) -> Any:
     while True:
         try:
             value = probe()
-        except (OSError, AssertionError, KeyError):
+        except (OSError, httpx.HTTPError, AssertionError, KeyError):
             value = None
         if value:
             return value
@@ -89,8 +88,6 @@ def airflow_server(loaded_lake: LoadedLake, tmp_path_factory: pytest.TempPathFac
         base = f"http://127.0.0.1:{port}"
 
         def healthy() -> bool:
-            import httpx
-
             h = httpx.get(f"{base}/api/v2/monitor/health", timeout=10).json()
             return h["metadatabase"]["status"] == "healthy" and h["scheduler"]["status"] == "healthy"
 
