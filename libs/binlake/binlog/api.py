@@ -267,7 +267,26 @@ def row_changes_of(event: BinlogEvent, layout: TableLayout, *, file: str = "", g
     return out
 
 
-def _row_changes(events: Iterable[BinlogEvent], ctx: DecodeContext, file: str) -> Iterator[RowChange]:
+def _dict_row_changes(event: BinlogEvent, layout: TableLayout, *, file: str, gtid: Optional[str],
+                      first_row: int) -> list[RowChange]:
+    """:func:`row_changes_of` for a WRITE/UPDATE/DELETE event decoded with dict images (``row_dicts``)."""
+    b = event.body
+    pos = event.payload_pos if event.payload_pos is not None else event.pos
+    ts = event.header.timestamp
+    t = event.header.type_code
+    db, table = layout.db, layout.table
+    if isinstance(b, WriteRowsEvent):
+        return [_TN(RowChange, (file, pos, i, gtid, db, table, "insert", None, img, None, ts, t))
+                for i, img in enumerate(b.rows, first_row)]
+    if isinstance(b, DeleteRowsEvent):
+        return [_TN(RowChange, (file, pos, i, gtid, db, table, "delete", img, None, None, ts, t))
+                for i, img in enumerate(b.rows, first_row)]
+    return [_TN(RowChange, (file, pos, i, gtid, db, table, "update", before, after, None, ts, t))
+            for i, (before, after) in enumerate(b.rows, first_row)]
+
+
+def _row_changes(events: Iterable[BinlogEvent], ctx: DecodeContext, file: str,
+                 dict_rows: bool = False) -> Iterator[RowChange]:
     gtid: Optional[str] = None
     last_pos = -1
     next_row = 0
@@ -281,7 +300,8 @@ def _row_changes(events: Iterable[BinlogEvent], ctx: DecodeContext, file: str) -
             if pos != last_pos:
                 last_pos, next_row = pos, 0
             layout = tables[b.table_id]
-            yield from row_changes_of(ev, layout, file=file, gtid=gtid, first_row=next_row)
+            yield from (_dict_row_changes if dict_rows and not isinstance(b, PartialUpdateRowsEvent) else
+                        row_changes_of)(ev, layout, file=file, gtid=gtid, first_row=next_row)
             next_row += len(b.rows)
         elif isinstance(b, (GtidEvent, MariadbGtidEvent)):
             gtid = event_gtid(b)
@@ -320,22 +340,27 @@ class Binlog:
     def insert_content_handler(self, handler: HandlerLike) -> None:
         self.content_handlers.append(handler)
 
-    def raw_events(self) -> Iterator[BinlogEvent]:
-        """Every event, without content handlers."""
+    def raw_events(self, *, row_dicts: bool = False) -> Iterator[BinlogEvent]:
+        """Every event, without content handlers. ``row_dicts``: rows events hold their images as dicts of the
+        present columns (internal to :meth:`row_changes`)."""
         name, stream = open_stream(self.source)
         self.name = name
         self.stats = ReadStats()
         self.context.fde = None
         self.context.tables.clear()
         self.context.assumptions.clear()
+        self.context.row_dicts = row_dicts
         o = self.options
-        with stream:
-            for ev in read_events(stream, file=name, verify_checksum=o.verify_checksum,
-                                  start_position=o.start_position, ctx=self.context, stats=self.stats,
-                                  stop_at_incomplete=o.stop_at_incomplete):
-                if self._fde is None and isinstance(ev.body, (FormatDescriptionEvent, StartEventV3)):
-                    self._fde = ev
-                yield ev
+        try:
+            with stream:
+                for ev in read_events(stream, file=name, verify_checksum=o.verify_checksum,
+                                      start_position=o.start_position, ctx=self.context, stats=self.stats,
+                                      stop_at_incomplete=o.stop_at_incomplete):
+                    if self._fde is None and isinstance(ev.body, (FormatDescriptionEvent, StartEventV3)):
+                        self._fde = ev
+                    yield ev
+        finally:
+            self.context.row_dicts = False
 
     def __iter__(self) -> Iterator[BinlogEvent]:
         return apply_handlers(self.raw_events(), self.content_handlers)
@@ -344,7 +369,11 @@ class Binlog:
         return iter_transactions(self)
 
     def row_changes(self) -> Iterator[RowChange]:
-        return _row_changes(self, self.context, self.name)
+        """Every row change; without content handlers (which must see events as documented), the images are
+        decoded straight into the dicts RowChange holds."""
+        if self.content_handlers:
+            return _row_changes(self, self.context, self.name)
+        return _row_changes(self.raw_events(row_dicts=True), self.context, self.name, dict_rows=True)
 
     @property
     def format_description(self) -> BinlogEvent:

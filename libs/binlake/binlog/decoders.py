@@ -34,6 +34,7 @@ class DecodeContext:
     tables: dict[int, TableLayout] = field(default_factory=dict)
     schema_provider: Optional[SchemaProvider] = None
     decode_rows: bool = True
+    row_dicts: bool = False     # rows events' images as dicts (the row-change fast path, see rows.decode_rows)
     assumptions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)   # per (db, table)
 
     def post_header_len(self, type_code: int, default: int) -> int:
@@ -657,7 +658,7 @@ def decode_rows_event(c: Cursor, h: EventHeader, ctx: DecodeContext) -> object:
                             layout.table_map.column_count, ncols)
         buf = c.buf if c.end == len(c.buf) else c.buf[:c.end]
         try:
-            rows = decode_rows(layout, t, buf, c.pos, c.end, present, present_after)
+            rows = decode_rows(layout, t, buf, c.pos, c.end, present, present_after, ctx.row_dicts)
         except BinlogError as exc:
             if exc.offset is not None:
                 exc.offset += c.base

@@ -95,16 +95,18 @@ def _past_end(layout: TableLayout, row_start: int, pos: int, end: int) -> Trunca
                                expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
 
 
-def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, rows: list) -> None:
+def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, rows: list,
+               dicts: bool) -> None:
     """WRITE/DELETE rows: per row, the NULL bitmap picks the compiled reader of that NULL pattern."""
     plan = layout.plan(present)
     nb = plan.null_bytes
-    get = plan.readers.get
+    get = (plan.dict_readers if dicts else plan.readers).get
+    compile_reader = plan.dict_reader if dicts else plan.reader
     append = rows.append
     while pos < end:
         row_start = pos
         nulls = buf[pos] if nb == 1 else int.from_bytes(buf[pos:pos + nb], "little")
-        read = get(nulls) or plan.reader(nulls)
+        read = get(nulls) or compile_reader(nulls)
         image, pos = read(buf, pos + nb)
         append(image)
         if pos > end:
@@ -114,19 +116,24 @@ def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: byt
 
 
 def _updates_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, present_after: bytes,
-                  rows: list) -> None:
+                  rows: list, dicts: bool) -> None:
     """UPDATE rows: a before image, then an after image (each with its own columns-present bitmap)."""
     plan, plan_after = layout.plan(present), layout.plan(present_after)
     nb, nb_after = plan.null_bytes, plan_after.null_bytes
-    get, get_after = plan.readers.get, plan_after.readers.get
+    if dicts:
+        get, get_after = plan.dict_readers.get, plan_after.dict_readers.get
+        compile_reader, compile_after = plan.dict_reader, plan_after.dict_reader
+    else:
+        get, get_after = plan.readers.get, plan_after.readers.get
+        compile_reader, compile_after = plan.reader, plan_after.reader
     append = rows.append
     while pos < end:
         row_start = pos
         nulls = int.from_bytes(buf[pos:pos + nb], "little")
-        read = get(nulls) or plan.reader(nulls)
+        read = get(nulls) or compile_reader(nulls)
         before, pos = read(buf, pos + nb)
         nulls = int.from_bytes(buf[pos:pos + nb_after], "little")
-        read = get_after(nulls) or plan_after.reader(nulls)
+        read = get_after(nulls) or compile_after(nulls)
         after, pos = read(buf, pos + nb_after)
         append(_TN(UpdateRow, (before, after)))
         if pos > end:
@@ -136,10 +143,12 @@ def _updates_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: 
 
 
 def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: int, present: bytes,
-                present_after: bytes) -> tuple:
+                present_after: bytes, dicts: bool = False) -> tuple:
     """All rows of one rows event body, ``buf[pos:end]`` (``buf`` must end at ``end``: the fence).
 
     Returns images (WRITE/DELETE), :class:`UpdateRow` (UPDATE) or :class:`PartialUpdateRow` (PARTIAL_UPDATE).
+    ``dicts``: WRITE/UPDATE/DELETE images as ``{name: value}`` of their present columns instead of tuples (the
+    row-change fast path, :func:`binlake.binlog.api.iter_row_changes`; PARTIAL_UPDATE rows stay tuples).
     Raises TruncatedEventError / CorruptEventError on bad bytes (offsets relative to ``buf``).
     """
     rows: list[Any] = []
@@ -155,9 +164,9 @@ def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: 
                 if pos > end:
                     raise _past_end(layout, row_start, pos, end)
         elif type_code in C.UPDATE_ROWS_TYPES:
-            _updates_loop(layout, buf, pos, end, present, present_after, rows)
+            _updates_loop(layout, buf, pos, end, present, present_after, rows, dicts)
         else:
-            _rows_loop(layout, buf, pos, end, present, rows)
+            _rows_loop(layout, buf, pos, end, present, rows, dicts)
     except DECODE_FAILURES as exc:
         hint = f" ({layout.decode_hint})" if layout.decode_hint else ""
         raise CorruptEventError(f"row {len(rows)} of `{layout.db}`.`{layout.table}` does not decode: "

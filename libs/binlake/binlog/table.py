@@ -110,7 +110,9 @@ class TableLayout:
             decs = tuple(self.decoders[i] for i in idx)
             indexes = None if len(idx) == len(self.columns) else idx
             got = ImagePlan(decs, indexes, len(self.columns), (len(decs) + 7) >> 3,
-                            compile_as_dict(self.column_names, indexes))
+                            compile_as_dict(self.column_names, indexes),
+                            tuple(self.column_names[i] for i in (indexes if indexes is not None else range(
+                                len(self.columns)))))
             self.image_plans[present] = got
         return got
 
@@ -129,7 +131,9 @@ class ImagePlan:
     width: int
     null_bytes: int
     as_dict: Callable[[tuple], dict[str, Any]]
+    names: tuple[str, ...]        # of the present columns
     readers: dict[int, Callable[[bytes, int], tuple[tuple, int]]] = field(default_factory=dict)
+    dict_readers: dict[int, Callable[[bytes, int], tuple[dict, int]]] = field(default_factory=dict)
 
     def reader(self, nulls: int) -> Callable[[bytes, int], tuple[tuple, int]]:
         fn = self.readers.get(nulls)
@@ -139,17 +143,27 @@ class ImagePlan:
                 self.readers[nulls] = fn
         return fn
 
+    def dict_reader(self, nulls: int) -> Callable[[bytes, int], tuple[dict, int]]:
+        """Like :meth:`reader`, the image as ``{name: value}`` of the present columns (what RowChange holds)."""
+        fn = self.dict_readers.get(nulls)
+        if fn is None:
+            fn = compile_reader(self.decoders, nulls, self.indexes, self.width, self.names)
+            if len(self.dict_readers) < MAX_NULL_PATTERNS:
+                self.dict_readers[nulls] = fn
+        return fn
+
 
 def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tuple[int, ...]],
-                   width: int) -> Callable[[bytes, int], tuple[tuple, int]]:
+                   width: int, names: Optional[tuple[str, ...]] = None) -> Callable[[bytes, int], tuple[Any, int]]:
     """A function reading the values of one image with a given NULL pattern: ``read(buf, pos) -> (row, pos)``.
 
     Generated once per (columns-present bitmap, NULL pattern): runs of fixed-size numeric columns become one
     ``Struct.unpack_from``, short strings are read inline, other columns call their decoder; the row comes back
-    as one tuple of ``width`` values (ABSENT where a column is not in the image)."""
+    as one tuple of ``width`` values (ABSENT where a column is not in the image), or, given the present
+    columns' ``names``, as a dict of them."""
     env: dict[str, Any] = {"ABSENT": ABSENT}
     body: list[str] = []
-    names: list[str] = []
+    values_of: list[str] = []       # the variable of each present column's value
     run: list[str] = []
     fmt = ""
 
@@ -165,7 +179,7 @@ def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tupl
 
     for k, dec in enumerate(decs):
         v = f"v{k}"
-        names.append(v)
+        values_of.append(v)
         if nulls >> k & 1:
             flush()
             body.append(f"{v} = None")
@@ -185,14 +199,16 @@ def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tupl
             env[f"D{k}"] = dec
             body.append(f"{v}, pos = D{k}(buf, pos)")
     flush()
-    if indexes is None:
-        values = names
+    if names is not None:
+        items = "".join(f"{name!r}: {v}, " for name, v in zip(names, values_of))
+        body.append(f"return {{{items}}}, pos")
+    elif indexes is None:
+        body.append(f"return ({''.join(x + ', ' for x in values_of)}), pos")
     else:
         slots = ["ABSENT"] * width
-        for i, name in zip(indexes, names):
-            slots[i] = name
-        values = slots
-    body.append(f"return ({''.join(x + ', ' for x in values)}), pos")
+        for i, v in zip(indexes, values_of):
+            slots[i] = v
+        body.append(f"return ({''.join(x + ', ' for x in slots)}), pos")
     source = "def read(buf, pos):\n" + "".join("    " + line.replace("\n", "\n    ") + "\n" for line in body)
     exec(compile(source, "<binlake row reader>", "exec"), env)
     return env["read"]
