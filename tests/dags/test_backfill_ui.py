@@ -153,7 +153,7 @@ def test_backfill_through_the_rest_api_restores_damaged_silver(airflow_server: A
         if done["completed_at"]:
             break
         time.sleep(5)
-    ours = [r for r in runs if r["run_type"] == "backfill_job"]
+    ours = [r for r in runs if r["run_type"] == "backfill"]
     assert len(ours) == 1, runs
     run = airflow_server.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{ours[0]['dag_run_id']}")
     assert run["state"] == "success", run
