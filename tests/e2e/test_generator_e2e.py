@@ -43,21 +43,25 @@ def assert_equals_truth(out: Path, lake: Path, day: str) -> None:
 @pytest.mark.parametrize("row_image", ["full", "minimal"])
 def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path, row_image: str) -> None:
     out = tmp_path / "gen"
-    generate(out, GenerateConfig(seed=11, days=3, scale=0.004, start_date=START, row_image=row_image,
-                                 max_binlog_size=96 * 1024))
+    cfg = GenerateConfig(seed=11, days=3, scale=0.004, start_date=START, row_image=row_image,
+                         max_binlog_size=96 * 1024)
+    generate(out, cfg)
     landing, lake = out / "landing", tmp_path / "lake"
     days = [(START + dt.timedelta(days=i)).isoformat() for i in range(3)]
     applied = 0
-    for day in days:
+    from deltalake import DeltaTable
+
+    for i, day in enumerate(days):
         [summary] = binlake_run(landing, lake, "--end", day, "--history")
         assert summary["quarantined"] == 0
+        # the registry is a snapshot as of the run's cutoff: the ALTERed definition only from its day on
+        registry = DeltaTable(str(lake / "meta" / "schema_registry")).to_pyarrow_table().to_pylist()
+        assert sum(r["table_name"] == "customers" for r in registry) == 1 + (i >= cfg.effective_alter_day)
         applied += summary["changes_applied"]
         assert_equals_truth(out, lake, day)
         expected, columns = truth_lines(out / "truth", "shop", "orders", day)
         assert as_lines(history_state(lake, "orders"), columns) == expected
     assert applied > 500
-    from deltalake import DeltaTable
-
     registry = DeltaTable(str(lake / "meta" / "schema_registry")).to_pyarrow_table().to_pylist()
     customers = sorted((r["version"], r["column_count"]) for r in registry if r["table_name"] == "customers")
     # the generator's ALTER TABLE customers ADD COLUMN: two SDI versions, the second one column wider (the

@@ -114,11 +114,15 @@ def snapshot_sdi_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLay
 
     Only definitions whose fingerprint the registry does not hold yet are observed (a folder may hold several
     versions of a table, e.g. the generator's ``sdi/<db>/<table>/v<N>/``, so "seen again" is not meaningful
-    here), and the table is rewritten only when a new version appears: rerunning changes nothing."""
+    here), and the table is rewritten only when a new version appears: rerunning changes nothing.
+
+    The snapshot is taken as of ``seen_at`` (a run's cutoff): a definition whose SDI ``last_altered`` (UTC,
+    ``YYYYMMDDHHMMSS``) is later did not exist yet then, so it waits for the run whose cutoff reaches it."""
     from binlake.sdi.canonical import fingerprint
     from binlake.sdi.readers import iter_sdi_files, read_entries
     from binlake.sdi.registry import REGISTRY_ROW_SCHEMA, SchemaRegistry
 
+    as_of = int(seen_at.strftime("%Y%m%d%H%M%S"))
     rows = registry_rows(spark, engine, lake)
     registry = SchemaRegistry.from_rows(rows)
     known = {r["fingerprint"] for r in rows}
@@ -126,7 +130,7 @@ def snapshot_sdi_job(spark: "SparkSession", engine: "DeltaEngine", lake: LakeLay
     for path in iter_sdi_files(sdi_paths):
         for entry in read_entries(path):
             doc = entry.document()
-            if doc.table is None or fingerprint(doc.table) in known:
+            if doc.table is None or fingerprint(doc.table) in known or doc.table.last_altered > as_of:
                 continue
             known.add(fingerprint(doc.table))
             added += registry.observe(doc, seen_at, None, str(path))
