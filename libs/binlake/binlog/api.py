@@ -10,6 +10,7 @@ row sets with typed values, and :func:`iter_row_changes`, the fast path from a f
 
 from __future__ import annotations
 
+import importlib
 import os
 import urllib.parse
 from dataclasses import dataclass, field
@@ -53,6 +54,9 @@ def _open_file(uri: str) -> tuple[str, BinaryIO]:
 
 register_transport("file", _open_file)
 
+# Transports in other packages, imported on first use (they import this module to register themselves).
+_TRANSPORT_MODULES = {"mysql": "binlake.transport"}
+
 
 def open_stream(source: Union[str, os.PathLike]) -> tuple[str, BinaryIO]:
     """Open a path or URI through the transport registry."""
@@ -61,6 +65,9 @@ def open_stream(source: Union[str, os.PathLike]) -> tuple[str, BinaryIO]:
     if not scheme or len(scheme) == 1:   # plain path (or a Windows drive letter)
         return _open_file(text)
     opener = _TRANSPORTS.get(scheme)
+    if opener is None and scheme in _TRANSPORT_MODULES:   # registers itself on import
+        importlib.import_module(_TRANSPORT_MODULES[scheme])
+        opener = _TRANSPORTS.get(scheme)
     if opener is None:
         raise BinlogError(f"no transport for URI scheme {scheme!r}", file=text,
                           expected=f"one of {sorted(_TRANSPORTS)}", found=scheme)
