@@ -13,11 +13,11 @@ import pytest
 from deltalake import DeltaTable
 
 from tests.binlog.mariadb import normalize
-from tests.binlog.mariadb.oracle import run_on_fresh_server
-from tests.binlog.mariadb.workload import DB, final_tables
+from tests.binlog.mariadb.oracle import run_on_fresh_server, select_state
+from tests.binlog.mariadb.workload import DB, final_tables, run_workload
 from tests.e2e.lake_compare import silver_rows
 from tests.e2e.runner import binlake_run
-from tests.mariadb_server import BinlogSettings, require_mariadb
+from tests.mariadb_server import BinlogSettings, MariaDBServer, require_mariadb
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.spark, pytest.mark.slow]
 
@@ -46,7 +46,36 @@ def test_mariadb_workload_through_binlake_run_equals_select(spark, tmp_path: Pat
     lake = tmp_path / "lake"
     [summary] = binlake_run(tmp_path / "landing", lake)
     assert summary["files"] == len(run.files) and summary["changes_applied"] > 0
+    assert_silver_equals_select(lake, run.select)
 
+
+def test_binlogs_fetched_from_the_live_server_give_silver_equal_to_select(spark, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10's end-to-end proof: `binlake fetch` from the running server, then `binlake run` on the fetched
+    files (the last one still growing), and silver equals the server's SELECT."""
+    require_mariadb()
+    from binlake.transport import FetchOptions, fetch, parse_mysql_uri
+
+    with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
+        server.execute("CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'pw-e2e';"
+                       " GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'repl'@'127.0.0.1';")
+        monkeypatch.setenv("BINLAKE_E2E_PW", "pw-e2e")
+        source = parse_mysql_uri(f"mysql://repl@127.0.0.1:{server.port}/?server_id=4243&name=live",
+                                 password_env="BINLAKE_E2E_PW")
+        run_workload(server)
+        select = select_state(server)
+        result = fetch(source, tmp_path / "landing", FetchOptions(until_now=True, sync_interval_s=0.0,
+                                                                   max_retries=0))
+        assert result.events > 0
+        fetched = sorted(p.name for p in (tmp_path / "landing" / "live").iterdir() if p.name[-1].isdigit())
+        assert fetched == [f.name for f in server.binlog_files()] and len(fetched) > 1
+    lake = tmp_path / "lake"
+    [summary] = binlake_run(tmp_path / "landing", lake)
+    assert summary["files"] == len(fetched) and summary["changes_applied"] > 0
+    assert_silver_equals_select(lake, select)
+
+
+def assert_silver_equals_select(lake: Path, select: dict) -> None:
     for name, table in final_tables().items():
         if name == UNDECODABLE:
             continue
@@ -55,7 +84,7 @@ def test_mariadb_workload_through_binlake_run_equals_select(spark, tmp_path: Pat
         for r in rows:
             got[r["id"]] = {c.name: normalize.from_binlake(c, _binlake_encoding(c.kind, r.get(c.name)))
                             for c in table.columns}
-        expected = run.select[name]
+        expected = select[name]
         if name == "t_int":
             # ADD COLUMN ... DEFAULT 'dflt' fills existing rows inside the server; the binlog carries the value
             # only for rows written after the ALTER, so silver has NULL for the others (documented limitation).
