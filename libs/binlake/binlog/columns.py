@@ -322,6 +322,15 @@ def make_timestamp2(fsp: int) -> Decoder:
 def make_datetime2(fsp: int) -> Decoder:
     """DATETIME2: 40 bits offset by 2^39 (year*13+month, day, hour, minute, second), then the fraction."""
     nfrac, fields, names, micro = _fraction(fsp)
+    if nfrac == 3:
+        # 5 + 3 bytes: one big-endian 64-bit integer, the fraction in its low 24 bits
+        return from_source(("_w, = U{k}(buf, pos)",
+                            "_x = (_w >> 24) - 0x8000000000",
+                            "if _x < 0: _x = -_x",
+                            "_y = _x >> 22",
+                            f"{{v}} = TN{{k}}(DT{{k}}, (_y // 13, _y % 13, _x >> 17 & 31, _x >> 12 & 31, "
+                            f"_x >> 6 & 63, _x & 63, _w & 16777215, {fsp}))",
+                            "pos += 8"), U=struct.Struct(">Q").unpack_from, TN=_TN, DT=MysqlDateTime)
     return from_source((f"_a, _x{names}, = U{{k}}(buf, pos)",
                         "_x = (_a << 32 | _x) - 0x8000000000",
                         "if _x < 0: _x = -_x",
@@ -375,6 +384,9 @@ def _length_prefixed(length_bytes: int, convert: str = "{d}", **objects: Any) ->
         end = "_e = pos + 1 + buf[pos]"
     elif length_bytes == 2:
         end = "_e = pos + 2 + (buf[pos] | buf[pos + 1] << 8)"
+    elif length_bytes == 4:
+        end = "_e = pos + 4 + L{k}(buf, pos)[0]"
+        objects["L"] = _u32
     else:
         end = f"_e = pos + {length_bytes} + int.from_bytes(buf[pos:pos + {length_bytes}], 'little')"
     data = f"buf[pos + {length_bytes}:_e]"
