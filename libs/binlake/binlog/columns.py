@@ -19,7 +19,7 @@ typed errors.
 from __future__ import annotations
 
 import struct
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Any, Callable, Optional
 
 from binlake.binlog import constants as C
@@ -160,6 +160,8 @@ _INTEGERS = {
 
 
 MEMO_ENTRIES = 4096
+# DECIMAL arithmetic that never rounds (65 digits at most) and whatever the thread's decimal context says
+_EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
 
 # --- DECIMAL ---------------------------------------------------------------------------------------------------
 
@@ -197,14 +199,13 @@ def make_decimal(precision: int, scale: int) -> Decoder:
     size = off
     sign_bit = 1 << (8 * size - 1)
     # the groups as shifts of the whole big-endian integer, joined into the coefficient by Horner's rule; the
-    # Decimal is made from "<coefficient>E-<scale>" (exactly the value and exponent of "<int>.<fraction>", and
-    # cheaper than formatting zero-padded groups)
+    # Decimal is the coefficient times +-1E-<scale> in an exact context (the value, sign (-0 included) and
+    # exponent of "<int>.<fraction>", cheaper than parsing text)
     value = ""
     for s, e, d in pieces:
         shift, mask = 8 * (size - e), (1 << (8 * (e - s))) - 1
         group = f"(x >> {shift} & {mask})" if shift else f"(x & {mask})"
         value = f"({value}) * {10 ** d} + {group}" if value else group
-    exponent = f" + 'E-{scale}'" if scale else ""
     cache: dict[bytes, Decimal] = {}
     # memoized per raw bytes (amounts repeat, and so do the unchanged columns of an UPDATE's after image);
     # Decimal values are immutable, so sharing them is safe
@@ -215,13 +216,14 @@ def make_decimal(precision: int, scale: int) -> Decoder:
         "    x = int.from_bytes(_r, 'big')\n"
         f"    if x & {sign_bit}:\n"
         f"        x ^= {sign_bit}\n"
-        f"        {{v}} = DEC{{k}}(str({value or 0}){exponent})\n"
+        f"        {{v}} = MUL{{k}}(DEC{{k}}({value or 0}), P{{k}})\n"
         "    else:\n"
         f"        x ^= {((1 << (8 * size)) - 1) ^ sign_bit}\n"
-        f"        {{v}} = DEC{{k}}('-' + str({value or 0}){exponent})\n"
+        f"        {{v}} = MUL{{k}}(DEC{{k}}({value or 0}), N{{k}})\n"
         f"    if len(C{{k}}) >= {MEMO_ENTRIES}: C{{k}}.clear()\n"
         "    C{k}[_r] = {v}",
-        f"pos += {size}"), G=cache.get, C=cache, DEC=Decimal)
+        f"pos += {size}"), G=cache.get, C=cache, DEC=Decimal, MUL=_EXACT.multiply,
+        P=Decimal(f"1E-{scale}"), N=Decimal(f"-1E-{scale}"))
 
 
 _year = from_source(("{v} = buf[pos]", "if {v}: {v} += 1900", "pos += 1"))
