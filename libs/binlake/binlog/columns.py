@@ -160,7 +160,7 @@ _INTEGERS = {
 
 
 MEMO_ENTRIES = 4096
-# DECIMAL arithmetic that never rounds (65 digits at most) and whatever the thread's decimal context says
+# DECIMAL arithmetic that never rounds (65 digits at most), independent of the thread's decimal context
 _EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
 
 # --- DECIMAL ---------------------------------------------------------------------------------------------------
