@@ -89,7 +89,6 @@ class LoadedLake:
     binlake_env: dict[str, str]     # BINLAKE_* settings of the loaded lake
     env: dict[str, str]
     runs: list[dict]
-    versions_after: dict[str, int]
 
 
 @pytest.fixture(scope="session")
@@ -98,8 +97,6 @@ def loaded_lake(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) ->
     transactions), each loaded by a ``dag.test()`` run of its data interval."""
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
-    from tests.e2e.runner import delta_versions
-
     base = tmp_path_factory.mktemp("cdc")
     out, lake = base / "gen", base / "lake"
     generate(out, GenerateConfig(seed=5, days=3, scale=0.004, start_date=START, max_binlog_size=96 * 1024))
@@ -112,7 +109,7 @@ def loaded_lake(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) ->
                                             dt.timezone.utc)
         runs.append(dag_test(env, "mysql_cdc_daily", next_midnight.isoformat()))
         runs[-1]["differences"] = silver_differences(out, lake, day)
-    return LoadedLake(out, lake, airflow_home, settings, env, runs, delta_versions(lake))
+    return LoadedLake(out, lake, airflow_home, settings, env, runs)
 
 
 TABLES = ("customers", "products", "orders", "audit_log")
