@@ -366,11 +366,9 @@ def job_parser(prog: str, doc: str | None, *, landing: bool = False, filters: bo
 
 def job_session(app: str) -> "SparkSession":
     """The session of a Spark job: the master spark-submit configured, else a local one."""
-    from pyspark import SparkConf
-
     from binlake.lake.session import build_session
 
-    return build_session(app, master=SparkConf().get("spark.master", "local[2]"))
+    return build_session(app)
 
 
 def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeLayout, RunOptions]:
