@@ -9,7 +9,7 @@ from binlake.binlog.api import (Binlog, ContentHandler, ReadOptions, RowChange, 
                                 iter_row_changes, iter_transactions, open_binlog, register_transport,
                                 row_changes_of)
 from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
-                                   IncompleteEventError, NotABinlogError, SchemaMismatchError,
+                                   EventTooLargeError, IncompleteEventError, NotABinlogError, SchemaMismatchError,
                                    TruncatedEventError, UnknownTableError, UnsupportedError)
 from binlake.binlog.events import ABSENT, BinlogEvent, EventHeader
 from binlake.binlog.reader import ReadStats, read_events
@@ -17,8 +17,8 @@ from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTime
 
 __all__ = [
     "ABSENT", "Binlog", "BinlogError", "BinlogEvent", "ChecksumMismatchError", "ContentHandler",
-    "CorruptEventError", "EncryptedBinlogError", "EventHeader", "IncompleteEventError", "MysqlDate",
-    "MysqlDateTime", "MysqlTime", "MysqlTimestamp", "NotABinlogError", "ReadOptions", "ReadStats", "RowChange",
+    "CorruptEventError", "EncryptedBinlogError", "EventHeader", "EventTooLargeError", "IncompleteEventError",
+    "MysqlDate", "MysqlDateTime", "MysqlTime", "MysqlTimestamp", "NotABinlogError", "ReadOptions", "ReadStats", "RowChange",
     "SchemaMismatchError", "Transaction", "TruncatedEventError", "UnknownTableError", "UnsupportedError",
     "apply_handlers", "iter_row_changes", "iter_transactions", "open_binlog", "read_events",
     "register_transport", "row_changes_of",

@@ -23,7 +23,7 @@ from binlake.binlog.events import (ABSENT, AnonymousGtidEvent, BinlogEvent, Form
                                    JsonPartial, MariadbGtidEvent, PartialUpdateRowsEvent, QueryEvent, RowsEvent,
                                    StartEventV3, UpdateRowsEvent, WriteRowsEvent, XaPrepareEvent, XidEvent,
                                    DeleteRowsEvent)
-from binlake.binlog.reader import ReadStats, read_events
+from binlake.binlog.reader import MAX_EVENT_SIZE, ReadStats, read_events
 from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.table import TableLayout
 
@@ -329,6 +329,7 @@ class ReadOptions:
     schema_provider: Optional[SchemaProvider] = None
     stop_at_incomplete: bool = False
     decode_rows: bool = True
+    max_event_size: int = MAX_EVENT_SIZE
 
 
 class Binlog:
@@ -362,7 +363,7 @@ class Binlog:
             with stream:
                 for ev in read_events(stream, file=name, verify_checksum=o.verify_checksum,
                                       start_position=o.start_position, ctx=self.context, stats=self.stats,
-                                      stop_at_incomplete=o.stop_at_incomplete):
+                                      stop_at_incomplete=o.stop_at_incomplete, max_event_size=o.max_event_size):
                     if self._fde is None and isinstance(ev.body, (FormatDescriptionEvent, StartEventV3)):
                         self._fde = ev
                     yield ev
@@ -389,7 +390,8 @@ class Binlog:
             name, stream = open_stream(self.source)
             with stream:
                 for ev in read_events(stream, file=name, verify_checksum=self.options.verify_checksum,
-                                      ctx=DecodeContext(decode_rows=False), decode_payloads=False):
+                                      ctx=DecodeContext(decode_rows=False), decode_payloads=False,
+                                      max_event_size=self.options.max_event_size):
                     if isinstance(ev.body, (FormatDescriptionEvent, StartEventV3)):
                         self._fde = ev
                     break
@@ -407,12 +409,14 @@ class Binlog:
 
 def open_binlog(path_or_uri: Union[str, os.PathLike], *, verify_checksum: bool = True,
                 start_position: Optional[int] = None, schema_provider: Optional[SchemaProvider] = None,
-                stop_at_incomplete: bool = False, decode_rows: bool = True) -> Binlog:
+                stop_at_incomplete: bool = False, decode_rows: bool = True,
+                max_event_size: int = MAX_EVENT_SIZE) -> Binlog:
     """Open a binlog file or URI (``file://``; more transports via :func:`register_transport`).
 
-    ``decode_rows=False`` leaves rows events' ``rows`` empty (listing events needs no TABLE_MAP or schema)."""
+    ``decode_rows=False`` leaves rows events' ``rows`` empty (listing events needs no TABLE_MAP or schema).
+    ``max_event_size`` caps every event, inner events of compressed transactions included."""
     return Binlog(path_or_uri, ReadOptions(verify_checksum, start_position, schema_provider, stop_at_incomplete,
-                                           decode_rows))
+                                           decode_rows, max_event_size))
 
 
 def iter_row_changes(path: Union[str, os.PathLike], **options: Any) -> Iterator[RowChange]:

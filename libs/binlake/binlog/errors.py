@@ -79,6 +79,12 @@ class CorruptEventError(BinlogError):
     """An event's bytes do not follow its layout (bad length, bad field value)."""
 
 
+class EventTooLargeError(CorruptEventError):
+    """An event (or an event inside a TRANSACTION_PAYLOAD) is larger than the maximum event size."""
+
+    hint = "raise the maximum event size (CLI: --max-event-size) if the server's max_allowed_packet allows it"
+
+
 class ChecksumMismatchError(BinlogError):
     """An event's stored CRC32 differs from the CRC32 of its bytes."""
 

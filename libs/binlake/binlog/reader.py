@@ -21,7 +21,7 @@ from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor
 from binlake.binlog.decoders import DecodeContext, decode_body
 from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
-                                   IncompleteEventError, NotABinlogError, UnsupportedError)
+                                   EventTooLargeError, IncompleteEventError, NotABinlogError, UnsupportedError)
 from binlake.binlog.events import (BinlogEvent, EventHeader, FormatDescriptionEvent, StartEncryptionEvent,
                                    TransactionPayloadEvent, UnknownEvent)
 from binlake.binlog.rows import DECODE_FAILURES
@@ -30,6 +30,7 @@ EVENT_HEADER = struct.Struct("<IBIIIH")      # timestamp, type_code, server_id, 
 _CRC = struct.Struct("<I")
 FLAGS_OFFSET = 17
 MAX_EVENT_SIZE = (1 << 30) + (1 << 20)       # max_allowed_packet (1 GiB) plus headers
+READ_STEP = 1 << 20                          # decompress and copy in steps of at most this many bytes
 _FIRST_EVENT_TYPES = frozenset({C.FORMAT_DESCRIPTION_EVENT, C.START_EVENT_V3, C.ROTATE_EVENT})
 
 
@@ -73,8 +74,11 @@ def _decode_one(pos: int, header: EventHeader, raw: bytes, body_end: int, ctx: D
 def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum: bool = True,
                 start_position: Optional[int] = None, ctx: Optional[DecodeContext] = None,
                 stats: Optional[ReadStats] = None, stop_at_incomplete: bool = False,
-                decode_payloads: bool = True) -> Iterator[BinlogEvent]:
+                decode_payloads: bool = True, max_event_size: int = MAX_EVENT_SIZE) -> Iterator[BinlogEvent]:
     """Yield every event of a binlog stream (see module docstring).
+
+    ``max_event_size`` caps every event, those inside a TRANSACTION_PAYLOAD included (the role of
+    ``max_allowed_packet`` in ``Binlog_event_data_istream``): a larger one is an EventTooLargeError.
 
     ``start_position``: after the FORMAT_DESCRIPTION, jump to this offset (which must be an event start; a
     seekable stream is seeked, others are read through). ``stop_at_incomplete``: a cut-short final event ends the
@@ -120,10 +124,14 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             raise err
         header = EventHeader(*header_unpack(head))
         size = header.event_size
-        if size < C.LOG_EVENT_HEADER_LEN or size > MAX_EVENT_SIZE:
+        if size < C.LOG_EVENT_HEADER_LEN:
             raise CorruptEventError("impossible event length", file=file, offset=pos,
                                     event_type=header.type_name,
-                                    expected=f"{C.LOG_EVENT_HEADER_LEN}..{MAX_EVENT_SIZE} bytes", found=size)
+                                    expected=f"{C.LOG_EVENT_HEADER_LEN}..{max_event_size} bytes", found=size)
+        if size > max_event_size:
+            raise EventTooLargeError("event larger than the maximum event size", file=file, offset=pos,
+                                     event_type=header.type_name,
+                                     expected=f"at most {max_event_size} bytes", found=size)
         if first and header.type_code not in _FIRST_EVENT_TYPES:
             raise NotABinlogError("first event is not a FORMAT_DESCRIPTION_EVENT", file=file, offset=pos,
                                   event_type=header.type_name, expected="FORMAT_DESCRIPTION_EVENT (15)",
@@ -181,7 +189,7 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             encrypted = body
         yield BinlogEvent(pos, header, body, checksum)
         if isinstance(body, TransactionPayloadEvent) and decode_payloads:
-            yield from iter_payload_events(body, pos, ctx, file=file, stats=stats)
+            yield from iter_payload_events(body, pos, ctx, file=file, stats=stats, max_event_size=max_event_size)
         pos += size
         if first and start_position is not None and start_position > pos:
             _skip_to(stream, pos, start_position, file)
@@ -206,7 +214,8 @@ def _skip_to(stream: BinaryIO, pos: int, target: int, file: Optional[str]) -> No
 
 
 class _PayloadStream:
-    """The uncompressed bytes of a TRANSACTION_PAYLOAD, read incrementally (at most ``limit`` bytes)."""
+    """The uncompressed bytes of a TRANSACTION_PAYLOAD, read incrementally: at most ``limit`` bytes (the declared
+    uncompressed size), decompressed in steps of READ_STEP bytes (``Payload_event_buffer_istream``)."""
 
     def __init__(self, event: TransactionPayloadEvent) -> None:
         if event.compression_type == C.ZSTD:
@@ -219,20 +228,36 @@ class _PayloadStream:
                                    expected="0 (ZSTD) or 255 (NONE)", found=event.compression_type)
         self.limit = event.uncompressed_size if event.compression_type == C.ZSTD else event.payload_size
 
-    def read(self, n: int) -> bytes:
+    def read_into(self, out: io.BytesIO, n: int) -> int:
+        """Append up to ``n`` more bytes to ``out`` in bounded steps; returns how many were appended."""
         import zstandard
+        done = 0
         try:
-            return _read_exact(self._reader, n)
+            while done < n:
+                chunk = self._reader.read(min(READ_STEP, n - done))
+                if not chunk:
+                    break
+                out.write(chunk)
+                done += len(chunk)
         except zstandard.ZstdError as exc:
             raise CorruptEventError(f"compressed payload does not decompress: {exc}") from None
+        return done
+
+    def read(self, n: int) -> bytes:
+        out = io.BytesIO()
+        self.read_into(out, n)
+        return out.getvalue()
 
 
 def iter_payload_events(event: TransactionPayloadEvent, payload_pos: int, ctx: DecodeContext, *,
-                        file: Optional[str] = None, stats: Optional[ReadStats] = None) -> Iterator[BinlogEvent]:
+                        file: Optional[str] = None, stats: Optional[ReadStats] = None,
+                        max_event_size: int = MAX_EVENT_SIZE) -> Iterator[BinlogEvent]:
     """The events inside a TRANSACTION_PAYLOAD_EVENT (which carry no checksums), decompressed as a stream.
 
     Each inner event's ``pos`` is its offset in the uncompressed payload; ``payload_pos`` the enclosing event's.
-    Errors name the enclosing event's file offset and the inner offset.
+    Errors name the enclosing event's file offset and the inner offset. Memory is bounded by the largest inner
+    event, itself at most ``max_event_size`` and what the declared uncompressed size leaves; the payload must
+    decompress to exactly its declared uncompressed size.
     """
     try:
         stream = _PayloadStream(event)
@@ -246,6 +271,10 @@ def iter_payload_events(event: TransactionPayloadEvent, payload_pos: int, ctx: D
         except BinlogError as exc:
             raise exc.located(file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT") from None
         if not head:
+            if inner != stream.limit:
+                raise CorruptEventError("payload shorter than its declared uncompressed size", file=file,
+                                        offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT",
+                                        expected=f"{stream.limit} bytes", found=f"{inner} bytes")
             break
         if len(head) < C.LOG_EVENT_HEADER_LEN:
             raise CorruptEventError(f"payload ends inside an event header (inner offset {inner})", file=file,
@@ -258,18 +287,25 @@ def iter_payload_events(event: TransactionPayloadEvent, payload_pos: int, ctx: D
                                     offset=payload_pos, event_type=header.type_name,
                                     expected=f"{C.LOG_EVENT_HEADER_LEN}..{stream.limit - inner} bytes",
                                     found=size)
-        try:
-            rest = stream.read(size - C.LOG_EVENT_HEADER_LEN)
-        except BinlogError as exc:
-            raise exc.located(file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT") from None
-        if len(rest) < size - C.LOG_EVENT_HEADER_LEN:
-            raise CorruptEventError(f"payload ends inside an event (inner offset {inner})", file=file,
-                                    offset=payload_pos, event_type=header.type_name,
-                                    expected=f"{size} bytes", found=f"{C.LOG_EVENT_HEADER_LEN + len(rest)}")
+        if size > max_event_size:
+            raise EventTooLargeError(f"inner event larger than the maximum event size (inner offset {inner})",
+                                     file=file, offset=payload_pos, event_type=header.type_name,
+                                     expected=f"at most {max_event_size} bytes", found=size)
         if header.type_code in (C.FORMAT_DESCRIPTION_EVENT, C.TRANSACTION_PAYLOAD_EVENT):
             raise CorruptEventError(f"{header.type_name} can not be nested in a payload (inner offset {inner})",
                                     file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT")
-        raw = head + rest
+        buf = io.BytesIO()
+        buf.write(head)
+        try:
+            got = stream.read_into(buf, size - C.LOG_EVENT_HEADER_LEN)
+        except BinlogError as exc:
+            raise exc.located(file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT") from None
+        if got < size - C.LOG_EVENT_HEADER_LEN:
+            raise CorruptEventError(f"payload ends inside an event (inner offset {inner})", file=file,
+                                    offset=payload_pos, event_type=header.type_name,
+                                    expected=f"{size} bytes", found=f"{C.LOG_EVENT_HEADER_LEN + got}")
+        raw = buf.getvalue()     # the buffer's own bytes, not a copy
+        del buf
         try:
             body = decode_body(Cursor(raw, C.LOG_EVENT_HEADER_LEN, size, 0), header, ctx)
         except BinlogError as exc:

@@ -23,6 +23,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="do not verify event CRC32 checksums")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="a cut-short final event (file still being written) ends the output with exit 0")
+    p.add_argument("--max-event-size", type=_size, default=None, metavar="BYTES",
+                   help="largest event accepted, events inside compressed transactions included (like the "
+                        "server's max_allowed_packet; default 1 GiB plus headers)")
     p.add_argument("--schema", action="append", default=[], metavar="PATH",
                    help="table definitions for TABLE_MAPs that lack them (binlog_row_metadata=MINIMAL/NO_LOG: "
                         "names, signedness, charsets; MariaDB mysql56_temporal_format=OFF: fractional digits): "
@@ -30,6 +33,16 @@ def _common(p: argparse.ArgumentParser) -> None:
                         '{"tables": [{"db": ..., "table": ..., "columns": ["id", {"name": "t", "fsp": 3}, '
                         '...]}]} (column keys: name, unsigned, charset, collation_id, fsp, enum, set); files or '
                         "folders, repeatable")
+
+
+def _size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r}") from None
+    if value < 19:
+        raise argparse.ArgumentTypeError(f"must be at least 19 (an event header): {value}")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,12 +75,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _open(args: argparse.Namespace, decode_rows: bool = True):
     from binlake.binlog import open_binlog
+    from binlake.binlog.reader import MAX_EVENT_SIZE
     from binlake.binlog.schema_files import load_schema_provider
 
     provider = load_schema_provider(args.schema) if args.schema else None
     return open_binlog(args.file, verify_checksum=args.verify_checksum, start_position=args.start_position,
                        stop_at_incomplete=args.allow_incomplete, decode_rows=decode_rows,
-                       schema_provider=provider)
+                       schema_provider=provider, max_event_size=args.max_event_size or MAX_EVENT_SIZE)
 
 
 def _utf8_json(record: dict[str, Any]) -> str:
