@@ -93,6 +93,9 @@ BTR_EXTERN_LEN = 12
 LOB_HDR_PART_LEN = 0
 LOB_HDR_NEXT_PAGE_NO = 4
 LOB_HDR_SIZE = 8
+# Largest uncompressed SDI record accepted by default: the record's length field is 32 bits; real SDI of a table
+# with MySQL's 4096-column limit stays far below this, a larger one is a hostile or corrupt file.
+MAX_SDI_SIZE = 256 << 20
 
 _U16 = struct.Struct(">H")
 _U32 = struct.Struct(">I")
@@ -157,9 +160,11 @@ def sdi_offset(page_size: int) -> int:
 class _Pages:
     """Bounded, checksum-verified access to the pages of one tablespace image."""
 
-    def __init__(self, buf: memoryview, page_size: int, space_id: int, source: str, verify: bool) -> None:
+    def __init__(self, buf: memoryview, page_size: int, space_id: int, source: str, verify: bool,
+                 max_sdi_size: int = 0) -> None:
         self.buf, self.page_size, self.space_id = buf, page_size, space_id
         self.source, self.verify = source, verify
+        self.max_sdi_size = max_sdi_size or MAX_SDI_SIZE
         self.n_pages = len(buf) // page_size
 
     def error(self, page_no: int | None, message: str) -> TablespaceError:
@@ -328,24 +333,37 @@ def _sdi_record(pages: _Pages, page_no: int, page: bytes, rec: int) -> SdiRecord
     where = f"SDI record (type {sdi_type}, id {sdi_id})"
     if len(compressed) != comp_len:
         raise pages.error(page_no, f"{where}: expected {comp_len} compressed bytes, found {len(compressed)}")
-    try:
-        data = zlib.decompress(compressed)
+    if uncomp_len > pages.max_sdi_size:
+        raise pages.error(page_no, f"{where}: declared uncompressed length {uncomp_len} is above the maximum SDI "
+                                   f"size {pages.max_sdi_size}")
+    inflater = zlib.decompressobj()
+    try:       # never more than the declared length plus one byte (to see a stream that inflates past it)
+        data = inflater.decompress(compressed, uncomp_len + 1)
     except zlib.error as exc:
         raise pages.error(page_no, f"{where}: zlib inflate failed ({exc})") from None
+    if len(data) > uncomp_len:
+        raise pages.error(page_no, f"{where}: expected {uncomp_len} bytes after inflate, found more")
+    if not inflater.eof:
+        raise pages.error(page_no, f"{where}: zlib inflate failed (the compressed stream is incomplete)")
     if len(data) != uncomp_len:
         raise pages.error(page_no, f"{where}: expected {uncomp_len} bytes after inflate, found {len(data)}")
     return SdiRecord(sdi_type, sdi_id, data, uncomp_len, comp_len, page_no, external, pages.source)
 
 
-def read_ibd_sdi(buf: bytes | memoryview, source: str = "",
-                 verify_checksums: bool = True) -> tuple[TablespaceInfo, list[SdiRecord]]:
-    """All SDI records of a tablespace image, in SDI index order (type, id), as ``ibd2sdi`` lists them."""
+def read_ibd_sdi(buf: bytes | memoryview, source: str = "", verify_checksums: bool = True,
+                 max_sdi_size: int = 0) -> tuple[TablespaceInfo, list[SdiRecord]]:
+    """All SDI records of a tablespace image, in SDI index order (type, id), as ``ibd2sdi`` lists them.
+
+    A record declaring more than ``max_sdi_size`` (default MAX_SDI_SIZE) uncompressed bytes is an error; each
+    record is inflated to at most its declared length."""
     with memoryview(buf) as view:         # released on exit, so a caller's mmap can close even after an error
-        return _read_sdi(view, source, verify_checksums)
+        return _read_sdi(view, source, verify_checksums, max_sdi_size)
 
 
-def _read_sdi(view: memoryview, source: str, verify: bool) -> tuple[TablespaceInfo, list[SdiRecord]]:
+def _read_sdi(view: memoryview, source: str, verify: bool,
+              max_sdi_size: int = 0) -> tuple[TablespaceInfo, list[SdiRecord]]:
     info, pages = _open(view, source, verify)
+    pages.max_sdi_size = max_sdi_size or MAX_SDI_SIZE
     leaf = _leftmost_leaf(pages, info.sdi_root)
     records: list[SdiRecord] = []
     seen: set[int] = set()

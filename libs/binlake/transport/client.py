@@ -218,10 +218,19 @@ class ReplicationClient:
         """One logical packet (16 MiB pieces joined). Sequence ids are not checked here: MariaDB restarts them
         after each semi-sync ACK (its ACK reader shares the dump thread's NET), MySQL does not."""
         read = self._conn._read_bytes
+        limit = self.source.max_packet
         pieces = []
+        total = 0
         while True:
             header = read(4)
+            if len(header) < 4:
+                raise ConnectionLostError(f"{self.source.display()}: the connection ended inside a packet header")
             length = int.from_bytes(header[:3], "little")
+            total += length
+            if total > limit:
+                raise ProtocolError(f"{self.source.display()}: the server sends a packet of more than {limit} bytes"
+                                    f" ({len(pieces) + 1} pieces of up to 16 MiB so far), above max_packet={limit}"
+                                    " (the largest event a replica accepts, like max_allowed_packet)")
             pieces.append(read(length))
             if length < protocol.MAX_PACKET_LEN:
                 return pieces[0] if len(pieces) == 1 else b"".join(pieces)

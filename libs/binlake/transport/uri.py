@@ -14,6 +14,8 @@ Query parameters:
 ``ssl``                   ``1`` to require TLS (default: TLS when the server offers it); the server's certificate
                           is checked only with ``ssl_ca``.
 ``ssl_ca``                CA file: require TLS and verify the server's certificate and host name.
+``max_packet``            largest replication packet (one event plus its OK byte and semi-sync header) accepted,
+                          in bytes (default 1 GiB plus 1 KiB: MySQL's largest ``max_allowed_packet`` plus headers).
 
 A password in the URI itself is refused: URIs end up in process lists, DAG files and logs.
 """
@@ -32,7 +34,8 @@ SCHEME = "mysql"
 DEFAULT_PORT = 3306
 DEFAULT_PASSWORD_ENV = "BINLAKE_MYSQL_PASSWORD"
 KNOWN_PARAMS = frozenset({"server_id", "name", "password_env", "password_file", "heartbeat", "semi_sync",
-                          "connect_timeout", "ssl", "ssl_ca"})
+                          "connect_timeout", "ssl", "ssl_ca", "max_packet"})
+MAX_PACKET = (1 << 30) + 1024
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
@@ -53,6 +56,7 @@ class MySQLSource:
     ssl: bool = False
     ssl_ca: Path | None = None
     binlog_file: str | None = None
+    max_packet: int = MAX_PACKET
 
     def display(self) -> str:
         """The URI without secrets, for messages and logs."""
@@ -118,6 +122,7 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
         ssl=_flag(params.get("ssl", "0"), "ssl") or bool(params.get("ssl_ca")),
         ssl_ca=Path(params["ssl_ca"]) if params.get("ssl_ca") else None,
         binlog_file=_binlog_file(unquote(parts.path)),
+        max_packet=_int(params.get("max_packet", str(MAX_PACKET)), "max_packet", 1024, MAX_PACKET),
     )
 
 
