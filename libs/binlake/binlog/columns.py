@@ -36,13 +36,31 @@ def from_source(statements: tuple[str, ...], **objects: Any) -> Decoder:
     advance ``pos``; ``{k}`` is a unique suffix for the names of ``objects`` (the helpers the statements use,
     e.g. ``G{k}``). A statement may span lines (a block). The statements stay on the function as ``.inline``
     for compiled row readers."""
+    try:
+        key = (statements, tuple(sorted(objects.items())))
+        hash(key)
+    except TypeError:
+        key = None
+    dec = _DECODER_CACHE.get(key) if key is not None else None
+    if dec is not None:
+        return dec
     env = dict(objects)
     source = "def dec(buf, pos):\n" + "".join("    " + line.format(v="v", k="").replace("\n", "\n    ") + "\n"
                                                for line in statements) + "    return v, pos\n"
     exec(compile(source, "<binlake column decoder>", "exec"), env)
     dec = env["dec"]
     dec.inline = (statements, objects)
+    if key is not None:
+        if len(_DECODER_CACHE) >= DECODER_CACHE_SIZE:
+            _DECODER_CACHE.pop(next(iter(_DECODER_CACHE)))
+        _DECODER_CACHE[key] = dec
     return dec
+
+
+# Decoders made from the same statements and helper objects are the same pure function: made once (a wide
+# TABLE_MAP of like columns compiles one decoder, not one per column). Bounded, oldest entries dropped first.
+DECODER_CACHE_SIZE = 4096
+_DECODER_CACHE: dict[tuple, Decoder] = {}
 
 _i8 = struct.Struct("<b").unpack_from
 _i16 = struct.Struct("<h").unpack_from

@@ -26,6 +26,42 @@ from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.table import TableLayout, build_layout
 
 
+TABLE_MAP_CACHE_SIZE = 4096          # entries
+TABLE_MAP_CACHE_COLUMNS = 1 << 17    # columns over all entries: bounds the memory of the layouts kept
+
+
+class TableMapCache:
+    """TABLE_MAP bodies seen before (every transaction, and every binlog of a server, repeats them) -> the decoded
+    event and its row layout with its compiled row readers; keyed by the body, the post-header length, the
+    schema provider and whether rows are decoded. An LRU bounded by entries and by total columns, owned by one
+    :class:`DecodeContext` (values are immutable or caches of immutable values, so they are shared)."""
+
+    def __init__(self, max_entries: int = TABLE_MAP_CACHE_SIZE, max_columns: int = TABLE_MAP_CACHE_COLUMNS) -> None:
+        self.max_entries, self.max_columns = max_entries, max_columns
+        self.columns = 0
+        self._entries: dict[tuple, tuple[TableMapEvent, Optional[TableLayout], object]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple) -> Optional[tuple[TableMapEvent, Optional[TableLayout], object]]:
+        value = self._entries.pop(key, None)
+        if value is not None:
+            self._entries[key] = value      # most recently used last
+        return value
+
+    def put(self, key: tuple, value: tuple[TableMapEvent, Optional[TableLayout], object]) -> None:
+        cols = value[0].column_count
+        if cols > self.max_columns:
+            return
+        while self._entries and (len(self._entries) >= self.max_entries or
+                                 self.columns + cols > self.max_columns):
+            old = self._entries.pop(next(iter(self._entries)))
+            self.columns -= old[0].column_count
+        self._entries[key] = value
+        self.columns += cols
+
+
 @dataclass
 class DecodeContext:
     """What decoding needs to know from earlier events: the FORMAT_DESCRIPTION and the table maps."""
@@ -36,6 +72,7 @@ class DecodeContext:
     decode_rows: bool = True
     row_dicts: bool = False     # rows events' images as dicts (the row-change fast path, see rows.decode_rows)
     assumptions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)   # per (db, table)
+    table_map_cache: TableMapCache = field(default_factory=TableMapCache)
 
     def post_header_len(self, type_code: int, default: int) -> int:
         fde = self.fde
@@ -45,11 +82,6 @@ class DecodeContext:
 
 
 Decoder = Callable[[Cursor, EventHeader, DecodeContext], object]
-TABLE_MAP_CACHE_SIZE = 4096
-# TABLE_MAP bodies seen before (every transaction, and every binlog of a server, repeats them) -> the decoded event
-# and its row layout with its compiled row readers; keyed by the body, the post-header length, the schema provider
-# and whether rows are decoded. Values are immutable or caches of immutable values, so they are shared.
-_TABLE_MAP_CACHE: dict[tuple, tuple[TableMapEvent, Optional[TableLayout], object]] = {}
 DECODERS: dict[int, Decoder] = {}
 
 
@@ -562,18 +594,18 @@ def _optional_metadata(c: Cursor, types: tuple[int, ...]) -> dict[str, object]:
 
 @register(C.TABLE_MAP_EVENT)
 def decode_table_map(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TableMapEvent:
-    """``Table_map_event``; a body seen before reuses the decoded event and its row layout (_TABLE_MAP_CACHE)."""
+    """``Table_map_event``; a body seen before reuses the decoded event and its row layout (the context's
+    TableMapCache)."""
     provider = ctx.schema_provider
+    cache = ctx.table_map_cache
     key = (c.buf[c.pos:c.end], ctx.post_header_len(C.TABLE_MAP_EVENT, C.TABLE_MAP_HEADER_LEN), id(provider),
            ctx.decode_rows)
-    cached = _TABLE_MAP_CACHE.get(key)
+    cached = cache.get(key)
     if cached is None:
         tm = _decode_table_map(c, ctx)
         # the entry holds the provider, so its id can not be reused while the entry exists
         cached = (tm, build_layout(tm, provider) if ctx.decode_rows else None, provider)
-        if len(_TABLE_MAP_CACHE) >= TABLE_MAP_CACHE_SIZE:
-            _TABLE_MAP_CACHE.clear()
-        _TABLE_MAP_CACHE[key] = cached
+        cache.put(key, cached)
     c.pos = c.end
     tm, layout, _ = cached
     if layout is not None:

@@ -281,8 +281,8 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
         for i in char_cols:
             collations[i] = sc[i].collation_id if sc[i].collation_id is not None else C.BINARY_COLLATION_ID
     else:
-        blobs = [i for i in char_cols if reals[i] not in (C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VARCHAR,
-                                                           C.MYSQL_TYPE_VAR_STRING)]
+        blobs = {i for i in char_cols if reals[i] not in (C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VARCHAR,
+                                                           C.MYSQL_TYPE_VAR_STRING)}
         for i in char_cols:
             collations[i] = C.BINARY_COLLATION_ID if i in blobs else 45  # utf8mb4_general_ci
         if char_cols:
