@@ -181,3 +181,83 @@ def test_table_map_cache_reuses_a_repeated_body() -> None:
     tm = wide_table_map(10)
     list(read_events(io.BytesIO(build.binlog(tm, tm, tm)), ctx=ctx))
     assert len(ctx.table_map_cache) == 1
+
+
+# --- typed one-line errors instead of tracebacks ----------------------------------------------------------------
+
+def small_binlog() -> bytes:
+    return build.binlog((230, b"a" * 10), (230, b"b" * 10))
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from binlake.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("start,message", [
+    (10 ** 30, "start position is not an offset in a binlog"),
+    (-5, "start position is not an offset in a binlog"),
+    (1, "start position is not an offset in a binlog"),
+    (50, "start position is inside the first event"),
+    (100000, "start position is past the end of the file"),
+])
+def test_bad_start_positions_are_one_line_errors(tmp_path, capsys, start, message) -> None:
+    path = tmp_path / "b.bin"
+    path.write_bytes(small_binlog())
+    code, out, err = cli(capsys, "events", str(path), "--start-position", str(start))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err and str(path) in err
+
+
+def test_start_position_at_the_end_reads_nothing_and_past_it_fails_also_unseekable() -> None:
+    from binlake.binlog import StartPositionError
+
+    data = small_binlog()
+    assert [e.pos for e in read_all(data, start_position=len(data))] == [4]
+
+    class Pipe(io.RawIOBase):
+        def __init__(self, b: bytes) -> None:
+            self._b = io.BytesIO(b)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, target) -> int:
+            chunk = self._b.read(len(target))
+            target[:len(chunk)] = chunk
+            return len(chunk)
+
+    with pytest.raises(StartPositionError, match="past the end"):
+        list(read_events(io.BufferedReader(Pipe(data)), start_position=len(data) + 1, ctx=DecodeContext()))
+
+
+@pytest.mark.parametrize("column,found", [
+    ({"name": "a", "charset": 5}, "bad \"charset\""),
+    ({"name": "a", "collation_id": "utf8"}, "bad \"collation_id\""),
+    ({"name": "a", "enum": 5}, "bad \"enum\""),
+    ({"name": "a", "set": [1, 2]}, "bad \"set\""),
+    ({"name": "a", "unsigned": "no"}, "bad \"unsigned\""),
+    ({"name": "a", "fsp": True}, "bad fsp"),
+])
+def test_schema_column_list_with_wrong_types_is_a_typed_error(tmp_path, capsys, column, found) -> None:
+    import json
+
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"tables": [{"db": "d", "table": "t", "columns": [column]}]}))
+    path = tmp_path / "b.bin"
+    path.write_bytes(small_binlog())
+    code, out, err = cli(capsys, "rows", str(path), "--schema", str(schema))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and found in err and str(schema) in err
+
+
+@pytest.mark.parametrize("text", ["[" * 100000 + "]" * 100000, '{"tables": [' + "9" * 5000 + "]}"])
+def test_hostile_schema_json_is_a_typed_error(tmp_path, capsys, text) -> None:
+    schema = tmp_path / "s.json"
+    schema.write_text(text)
+    path = tmp_path / "b.bin"
+    path.write_bytes(small_binlog())
+    code, out, err = cli(capsys, "rows", str(path), "--schema", str(schema))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and str(schema) in err

@@ -10,7 +10,7 @@ from binlake.binlog.api import (Binlog, ContentHandler, ReadOptions, RowChange, 
                                 row_changes_of)
 from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
                                    EventTooLargeError, IncompleteEventError, NotABinlogError, SchemaMismatchError,
-                                   TruncatedEventError, UnknownTableError, UnsupportedError)
+                                   StartPositionError, TruncatedEventError, UnknownTableError, UnsupportedError)
 from binlake.binlog.events import ABSENT, BinlogEvent, EventHeader
 from binlake.binlog.reader import ReadStats, read_events
 from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp
@@ -18,8 +18,8 @@ from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTime
 __all__ = [
     "ABSENT", "Binlog", "BinlogError", "BinlogEvent", "ChecksumMismatchError", "ContentHandler",
     "CorruptEventError", "EncryptedBinlogError", "EventHeader", "EventTooLargeError", "IncompleteEventError",
-    "MysqlDate", "MysqlDateTime", "MysqlTime", "MysqlTimestamp", "NotABinlogError", "ReadOptions", "ReadStats", "RowChange",
-    "SchemaMismatchError", "Transaction", "TruncatedEventError", "UnknownTableError", "UnsupportedError",
-    "apply_handlers", "iter_row_changes", "iter_transactions", "open_binlog", "read_events",
-    "register_transport", "row_changes_of",
+    "MysqlDate", "MysqlDateTime", "MysqlTime", "MysqlTimestamp", "NotABinlogError", "ReadOptions", "ReadStats",
+    "RowChange", "SchemaMismatchError", "StartPositionError", "Transaction", "TruncatedEventError",
+    "UnknownTableError", "UnsupportedError", "apply_handlers", "iter_row_changes", "iter_transactions",
+    "open_binlog", "read_events", "register_transport", "row_changes_of",
 ]

@@ -97,6 +97,11 @@ class EncryptedBinlogError(BinlogError):
     hint = "decrypt it with the server (mariadb-binlog --read-from-remote-server) before reading it offline"
 
 
+class StartPositionError(BinlogError):
+    """A start position that is not an event start of the file: before the first event, inside the
+    FORMAT_DESCRIPTION_EVENT, or past the end of the file."""
+
+
 class UnknownTableError(BinlogError):
     """A rows event names a table id that no earlier TABLE_MAP_EVENT defined."""
 

@@ -21,7 +21,8 @@ from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor
 from binlake.binlog.decoders import DecodeContext, decode_body
 from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
-                                   EventTooLargeError, IncompleteEventError, NotABinlogError, UnsupportedError)
+                                   EventTooLargeError, IncompleteEventError, NotABinlogError, StartPositionError,
+                                   UnsupportedError)
 from binlake.binlog.events import (BinlogEvent, EventHeader, FormatDescriptionEvent, StartEncryptionEvent,
                                    TransactionPayloadEvent, UnknownEvent)
 from binlake.binlog.rows import DECODE_FAILURES
@@ -86,6 +87,9 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
     """
     ctx = ctx if ctx is not None else DecodeContext()
     stats = stats if stats is not None else ReadStats()
+    if start_position is not None and not C.BIN_LOG_HEADER_SIZE <= start_position < 1 << 63:
+        raise StartPositionError("start position is not an offset in a binlog", file=file,
+                                 expected=f"{C.BIN_LOG_HEADER_SIZE}..{(1 << 63) - 1}", found=start_position)
     magic = _read_exact(stream, C.BIN_LOG_HEADER_SIZE)
     if magic != C.BINLOG_MAGIC:
         if C.BINLOG_MAGIC.startswith(magic):
@@ -102,6 +106,7 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
     header_unpack = EVENT_HEADER.unpack
     encrypted: Optional[StartEncryptionEvent] = None
     first = True
+    skip_to: Optional[int] = None
     read = stream.read
     while True:
         head = read(C.LOG_EVENT_HEADER_LEN)
@@ -187,13 +192,21 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             stats.unknown[header.type_code] += 1
         elif isinstance(body, StartEncryptionEvent):
             encrypted = body
+        if first and start_position is not None and start_position != C.BIN_LOG_HEADER_SIZE:
+            # checked (and skipped to) before the first event is yielded, so a bad position prints nothing
+            if start_position < pos + size:
+                raise StartPositionError("start position is inside the first event", file=file,
+                                         offset=start_position, event_type=header.type_name,
+                                         expected=f"{C.BIN_LOG_HEADER_SIZE} or an offset from {pos + size}",
+                                         found=start_position)
+            _skip_to(stream, pos + size, start_position, file)
+            skip_to = start_position
         yield BinlogEvent(pos, header, body, checksum)
         if isinstance(body, TransactionPayloadEvent) and decode_payloads:
             yield from iter_payload_events(body, pos, ctx, file=file, stats=stats, max_event_size=max_event_size)
         pos += size
-        if first and start_position is not None and start_position > pos:
-            _skip_to(stream, pos, start_position, file)
-            pos = start_position
+        if skip_to is not None:
+            pos, skip_to = skip_to, None
         first = False
 
 
@@ -203,13 +216,18 @@ def _skip_to(stream: BinaryIO, pos: int, target: int, file: Optional[str]) -> No
     except (OSError, ValueError):
         seekable = False
     if seekable:
-        stream.seek(target - pos, io.SEEK_CUR)
+        here = stream.tell()
+        end = stream.seek(0, io.SEEK_END)
+        if target - pos > end - here:
+            raise StartPositionError("start position is past the end of the file", file=file, offset=target,
+                                     expected=f"at most {end - here + pos} (the file size)", found=target)
+        stream.seek(here + target - pos)
         return
     while pos < target:
         chunk = stream.read(min(1 << 20, target - pos))
         if not chunk:
-            raise IncompleteEventError("start position is past the end of the file", file=file, offset=pos,
-                                       expected=f"an event at {target}", found="end of file")
+            raise StartPositionError("start position is past the end of the file", file=file, offset=target,
+                                     expected=f"at most {pos} (the file size)", found=target)
         pos += len(chunk)
 
 

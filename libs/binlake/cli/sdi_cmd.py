@@ -52,12 +52,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("usage: binlake sdi diff OLD NEW (two files; to read a file named 'diff', "
                              "write ./diff)")
         return run_diff(args.files[1], args.files[2], args.json, not args.no_check)
+    from binlake.sdi.model import load_json
     from binlake.sdi.readers import iter_sdi_files, read_entries
     from binlake.sdi.writer import to_ibd2sdi
 
     out = sys.stdout
     for path in iter_sdi_files(args.files):
         entries = read_entries(path, verify_checksums=not args.no_check)
+        for e in entries:      # both formats embed the stored text as JSON: it must be JSON, or the command fails
+            load_json(e.text, f"{path}: SDI record (type {e.sdi_type}, id {e.sdi_id})")
         if args.format == "jsonl":
             for e in entries:
                 out.write(f'{{"file":{json.dumps(str(path))},"type":{e.sdi_type},'

@@ -429,6 +429,51 @@ HEADER_KEYS = ("mysqld_version_id", "dd_version", "sdi_version", "dd_object_type
 
 # ------------------------------------------------------------------------------------------------------ reading
 
+MAX_JSON_DEPTH = 64       # SDI nests about 8 deep (ibd2sdi output included); deeper is hostile
+MAX_INT_DIGITS = 20       # rapidjson's largest integers are 64-bit: at most 20 digits
+
+
+class _JsonLimit(Exception):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        raise _JsonLimit(f"integer of {len(text)} characters, more than a 64-bit integer ({MAX_INT_DIGITS} "
+                         f"digits): {text[:24]}...")
+    return int(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise _JsonLimit(f"{name} is not JSON")
+
+
+def load_json(text: str | bytes, source: str = "") -> Any:
+    """``json.loads`` for SDI text with the limits of what MySQL writes (rapidjson ``Document::Parse``): integers
+    of at most 64 bits, no NaN/Infinity, nesting at most MAX_JSON_DEPTH; anything else is an SdiFormatError."""
+    try:
+        data = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise SdiFormatError(source, "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except _JsonLimit as exc:
+        raise SdiFormatError(source, "$", f"invalid SDI JSON: {exc}") from None
+    except RecursionError:
+        raise SdiFormatError(source, "$", f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SdiFormatError(source, "$", f"invalid JSON ({exc.__class__.__name__.lower()}: {exc})"[:200]) from None
+    level: list[Any] = [data]
+    for depth in range(MAX_JSON_DEPTH + 1):
+        nxt: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                nxt.extend(v for v in item.values() if isinstance(v, (dict, list)))
+            elif isinstance(item, list):
+                nxt.extend(v for v in item if isinstance(v, (dict, list)))
+        if not nxt:
+            return data
+        level = nxt
+    raise SdiFormatError(source, "$", f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+
 
 def _type_error(source: str, path: str, expected: str, value: Any) -> SdiFormatError:
     return SdiFormatError(source, path, f"expected {expected}, found {type(value).__name__} {value!r:.60}")
@@ -501,10 +546,7 @@ def parse_sdi(text: str | bytes, source: str = "") -> SdiDocument:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise SdiFormatError(source, "$", f"SDI is not UTF-8 at byte {exc.start}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SdiFormatError(source, "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    data = load_json(text, source)
     doc = parse_sdi_object(data, source)
     return SdiDocument(doc.header, doc.obj, text, source, doc.json_keys, doc.extra)
 

@@ -6,7 +6,6 @@ only opens files (``.ibd`` through ``mmap``, so huge tablespaces are not read wh
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from typing import Iterable, Iterator
 from binlake.sdi.dd_types import SDI_TYPE_TABLE, SDI_TYPE_TABLESPACE
 from binlake.sdi.errors import SdiError, SdiFormatError
 from binlake.sdi.ibd import read_ibd_sdi
-from binlake.sdi.model import SdiDocument, parse_sdi, parse_sdi_object
+from binlake.sdi.model import SdiDocument, load_json, parse_sdi, parse_sdi_object
 from binlake.sdi.writer import to_json
 
 SDI_TYPES = {"Table": SDI_TYPE_TABLE, "Tablespace": SDI_TYPE_TABLESPACE}
@@ -45,10 +44,7 @@ def entries_from_ibd(buf: bytes | memoryview, source: str = "", verify_checksums
 def entries_from_ibd2sdi(text: str, source: str = "") -> list[SdiEntry]:
     """Entries of ``ibd2sdi`` output (``["ibd2sdi", {"type": T, "id": ID, "object": {...}}, ...]``), pretty-printed
     or not. The stored string is rebuilt in MySQL's compact form, which is exact for server-written SDI."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SdiFormatError(source, "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    data = load_json(text, source)
     if not isinstance(data, list) or not data or data[0] != "ibd2sdi":
         raise SdiFormatError(source, "$[0]", 'expected ibd2sdi output: a JSON array starting with "ibd2sdi"')
     out = []

@@ -10,7 +10,7 @@ import base64
 import json
 from typing import Any, Iterable
 
-from binlake.sdi.model import SdiDocument, iter_members
+from binlake.sdi.model import SdiDocument, iter_members, load_json
 
 # rapidjson::Writer escapes '"', '\\' and control characters; \b \f \n \r \t by name, the rest as \u00XX
 # (upper-case hex); everything else, including non-ASCII, is written as UTF-8.
@@ -84,7 +84,7 @@ def to_json(doc: SdiDocument) -> str:
 
 def pretty_json(text: str) -> str:
     """``rapidjson::PrettyWriter`` layout of a JSON text (4-space indent), as ``ibd2sdi`` prints by default."""
-    return json.dumps(json.loads(text), indent=4, ensure_ascii=False)
+    return json.dumps(load_json(text), indent=4, ensure_ascii=False)
 
 
 def to_ibd2sdi(records: Iterable[tuple[int, int, str]], pretty: bool = False) -> str:
