@@ -5,15 +5,16 @@ For each configured source (one task group each):
 
 1. **fetch**: when the source has a server connection (`binlake_source_<source>`), copy its new binlogs into
    the landing folder (`binlake fetch --until-now`); otherwise use the landing folder as it is.
-2. **plan**: the landing files holding transactions *committed* in `[data_interval_start, data_interval_end)`
-   (a cached scan of event headers; a file spanning midnight belongs to both days) and the Spark jobs' arguments.
-3. **snapshot_sdi** -> **ingest_binlogs** -> **apply_changes** -> **validate**: Spark jobs (`spark_jobs/`) run by
-   `spark-submit` against the `spark_default` connection (`local[*]` locally; point it at a cluster to run there).
-   The run leaves silver as of every transaction committed before `data_interval_end`.
-4. **full_refresh** (only with the `full_refresh` param): empty the source's silver tables and checkpoints first,
-   so apply rebuilds them from bronze.
+2. **plan**: the arguments of the source's Spark jobs for the interval.
+3. **snapshot_sdi** -> **ingest_binlogs** -> **apply_changes**: Spark jobs (`spark_jobs/`) run by `spark-submit`
+   against the `spark_default` connection (`local[*]` locally; point it at a Spark cluster to run there).
+   Ingest takes every landed transaction; apply applies, in binlog order, every one *committed* before
+   `data_interval_end` (one rule, by commit time, also inside a file spanning midnight). With the
+   `full_refresh` param, apply first empties the source's silver tables and checkpoints and rebuilds them
+   from bronze.
 
-Then **report** writes `<lake>/reports/runs/<day>.json` and updates the `binlake_dq_results` asset, which
+Then, once for the run: **validate** (the data-quality suites over the whole lake, filed under the run's
+day) and **report** (`<lake>/reports/runs/<day>.json`); validate updates the `binlake_dq_results` asset, which
 triggers `dq_report`.
 
 Every step is idempotent: a rerun or a backfill of a day ingests nothing new (files are identified by content) and
@@ -83,20 +84,21 @@ with DAG(
              data_interval_end: dt.datetime | None = None) -> dict:
         from binlake.orchestration.tasks import plan_source
 
-        return plan_source(settings, source, data_interval_start, data_interval_end, params["tables"])
+        return plan_source(settings, source, data_interval_start, data_interval_end, params["tables"],
+                           params["full_refresh"])
 
-    @task(**WRITES_LAKE)
-    def full_refresh(source: str, params: dict | None = None) -> dict:
-        from binlake.orchestration.tasks import reset_for_full_refresh
+    @task
+    def plan_validation(data_interval_start: dt.datetime | None = None) -> list[str]:
+        from binlake.orchestration.tasks import validate_args
 
-        return reset_for_full_refresh(settings, source) if params["full_refresh"] else {"full_refresh": False}
+        return validate_args(settings, data_interval_start)
 
     def spark_job(job: str, source: str, argv, **kwargs) -> SparkSubmitOperator:
         return SparkSubmitOperator(task_id=job, application=settings.spark_job(job), application_args=argv,
                                    conn_id=settings.spark_conn_id, conf=dict(SPARK_CONF),
                                    name=f"binlake-{job}-{source}", **kwargs)
 
-    validated = []
+    applied = []
     for source in settings.sources:
         with TaskGroup(group_id=source_group_id(source)):
             planned = plan(source)
@@ -104,12 +106,15 @@ with DAG(
             chain(planned,
                   spark_job("snapshot_sdi", source, planned["snapshot_sdi"], **WRITES_LAKE),
                   spark_job("ingest_binlogs", source, planned["ingest_binlogs"], **WRITES_LAKE),
-                  full_refresh(source),
-                  spark_job("apply_changes", source, planned["apply_changes"], **WRITES_LAKE),
-                  # a failed error-level expectation is not transient: no retry
-                  validate := spark_job("validate", source, planned["validate"], retries=0,
-                                        outlets=[dq_results], **WRITES_LAKE))
-            validated.append(validate)
+                  apply := spark_job("apply_changes", source, planned["apply_changes"], **WRITES_LAKE))
+            applied.append(apply)
+
+    # once per run, after every source (none_failed_min_one_success: sources skipped by the param are fine);
+    # a failed error-level expectation is not transient: no retry
+    validate = SparkSubmitOperator(task_id="validate", application=settings.spark_job("validate"),
+                                   application_args=plan_validation(), conn_id=settings.spark_conn_id,
+                                   conf=dict(SPARK_CONF), name="binlake-validate", retries=0, outlets=[dq_results],
+                                   trigger_rule="none_failed_min_one_success", **WRITES_LAKE)
 
     @task(trigger_rule="none_failed_min_one_success")
     def report(ti=None, run_id: str | None = None, data_interval_start: dt.datetime | None = None) -> str:
@@ -118,4 +123,4 @@ with DAG(
         intervals = [ti.xcom_pull(task_ids=f"{source_group_id(s)}.plan", key="interval") for s in settings.sources]
         return write_run_summary(settings, run_key(data_interval_start), run_id, intervals)
 
-    chain(validated, report())
+    chain(applied, validate, report())

@@ -4,7 +4,7 @@
     spark-submit spark_jobs/snapshot_sdi.py --lake DIR --sdi PATH [--sdi PATH ...] [--seen-at ISO_DATETIME]
         [--engine auto|rust|spark]
 
-Thin entry point: the work is ``binlake.lake.jobs.snapshot_sdi_job``. Only new definition versions are written
+Thin entry point: the work is ``binlake.lake.registry.snapshot_sdi_job``. Only new definition versions are written
 (rerunning adds nothing). Prints {"new_versions": N}.
 """
 
@@ -18,8 +18,12 @@ from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from binlake.lake.jobs import LakeLayout, job_session, snapshot_sdi_job
     from binlake.lake.delta import engine_for
+    from binlake.lake.failures import stage
+    from binlake.lake.job_args import job_main
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.registry import snapshot_sdi_job
+    from binlake.lake.session import build_session
 
     p = argparse.ArgumentParser(prog="snapshot_sdi", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -32,10 +36,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     seen = args.seen_at or dt.datetime.now(dt.timezone.utc)
     if seen.tzinfo is not None:
         seen = seen.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    spark = job_session("binlake-snapshot-sdi")
-    added = snapshot_sdi_job(spark, engine_for(spark, args.engine), LakeLayout(args.lake), args.sdi, seen)
-    print(json.dumps({"new_versions": added}))
-    return 0
+
+    def run() -> int:
+        spark = build_session("binlake-snapshot-sdi")
+        lake = LakeLayout(args.lake)
+        with stage("snapshot_sdi", lake):
+            added = snapshot_sdi_job(spark, engine_for(spark, args.engine), lake, args.sdi, seen)
+        print(json.dumps({"new_versions": added}))
+        return 0
+
+    return job_main(run)
 
 
 if __name__ == "__main__":

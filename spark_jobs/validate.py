@@ -1,24 +1,51 @@
-"""Spark job: validate the lake after a run (``spark-submit spark_jobs/validate.py --lake DIR --run-id RUN``).
+"""Spark job: validate the lake after a run, once per DAG run (all sources).
 
-Thin entry point: arguments and exit codes are those of ``binlake validate`` (``binlake.cli.validate_cmd``); the
-work is ``binlake.quality.validate_lake``. Exit 1 when an error-level expectation failed.
+    spark-submit spark_jobs/validate.py --lake DIR --run-id RUN [--max-quarantine-share X] [--suite NAME ...]
+        [--report-dir DIR] [--engine auto|rust|spark]
+
+Thin entry point over ``binlake.quality.validate_lake``. Prints one JSON line (results, failures, report paths);
+exit 0 when every error-level expectation passed, 1 when one failed, 2 when the lake could not be validated.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from binlake.cli.validate_cmd import main as validate_main
-    from binlake.errors import BinlakeError
+    from binlake.lake.job_args import job_main
 
-    try:
-        return validate_main(argv)
-    except BinlakeError as exc:
-        print(f"validate: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    p = argparse.ArgumentParser(prog="validate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lake", required=True)
+    p.add_argument("--run-id", required=True)
+    p.add_argument("--max-quarantine-share", type=float, default=0.0)
+    p.add_argument("--suite", action="append")
+    p.add_argument("--report-dir")
+    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto")
+    args = p.parse_args(argv)
+
+    def run() -> int:
+        from binlake.lake.session import build_session
+        from binlake.quality import QualityCheckFailed, ValidationOptions, validate_lake
+
+        options = ValidationOptions(max_quarantine_share=args.max_quarantine_share,
+                                    suites=frozenset(args.suite) if args.suite else None,
+                                    report_dir=args.report_dir, engine=args.engine)
+        try:
+            summary = validate_lake(build_session("binlake-validate"), args.lake, args.run_id, options)
+        except QualityCheckFailed as exc:
+            summary = exc.summary
+        print(json.dumps({"run_id": summary.run_id, "expectations": len(summary.results),
+                          "failed_errors": [f"{r.suite}: {r.expectation_type}" for r in summary.failed_errors],
+                          "failed_warnings": len(summary.failed_warnings), "report": summary.report_path,
+                          "data_docs": summary.data_docs_path}, sort_keys=True))
+        return 0 if summary.success else QualityCheckFailed.exit_code
+
+    return job_main(run)
 
 
 if __name__ == "__main__":

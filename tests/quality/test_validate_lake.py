@@ -16,7 +16,7 @@ import pytest
 
 from binlake.quality import suites as S
 from binlake.quality.errors import QualityError
-from binlake.quality.layout import LakeLayout
+from binlake.lake.layout import LakeLayout
 from binlake.quality.runner import ValidationOptions, validate_lake
 from tests.quality import browser
 

@@ -23,6 +23,9 @@ Load the binlogs of a landing folder into a Delta lake, locally, on an embedded 
 Everything is idempotent: rerunning a day, or the whole range, changes nothing (no new Delta version).
 With --end, changes committed before the next midnight (UTC) are applied, also inside a file spanning it.
 Silver keeps deleted rows as tombstones: read live rows WHERE _binlake_op <> 'delete'.
+With delta-spark's jars set up (scripts/setup.sh) the spark engine is used: executors decode, write bronze,
+fold per key and MERGE; the driver only plans and commits. A Spark failure ends the run with one line naming
+the stage and what to change; the full trace goes to <lake>/logs/.
 """
 
 
@@ -55,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--validate", action="store_true",
                    help="then run the data-quality suites (binlake validate: meta.dq_results, HTML report); "
                         "exits 1 when an error-level expectation fails")
+    p.add_argument("--driver-memory", metavar="SIZE", default=os.environ.get("BINLAKE_DRIVER_MEMORY", "2g"),
+                   help="memory of the embedded Spark driver, which also runs the tasks (default 2g, or "
+                        "$BINLAKE_DRIVER_MEMORY)")
+    p.add_argument("--chunk-mb", type=int, default=64, metavar="MB",
+                   help="split binlog files into Spark tasks of about this size (default 64)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting for the embedded session (repeatable), e.g. spark.sql.shuffle.partitions=8")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object per source")
     p.set_defaults(func=cmd_run)
 
@@ -84,7 +94,9 @@ def _progress(text: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
-    from binlake.lake.jobs import LakeLayout, RunOptions, run_source
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.options import RunOptions
+    from binlake.lake.run import run_source
     from binlake.lake.session import build_session
     from binlake.pipeline.filters import TableFilter
 
@@ -97,12 +109,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         cutoff_us = int(midnight.timestamp()) * 1_000_000
     sdi = args.sdi or ([str(landing.parent / "sdi")] if (landing.parent / "sdi").is_dir() else [])
     tables = TableFilter(tuple(args.include), tuple(args.exclude))
+    conf = {"spark.driver.memory": args.driver_memory}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BinlakeError(f"--conf {item!r}: write KEY=VALUE, e.g. --conf spark.sql.shuffle.partitions=8")
+        conf[key.strip()] = value
+    if args.chunk_mb < 1:
+        raise BinlakeError(f"--chunk-mb {args.chunk_mb}: give a size of at least 1 MB")
     _progress(f"starting Spark ({len(sources)} source(s), lake {args.lake})")
-    spark = build_session("binlake-run")
+    spark = build_session("binlake-run", conf=conf)
     engine = engine_for(spark, args.engine)
     lake = LakeLayout(os.path.abspath(args.lake))
+    engine.staging_root = lake.staging
     for name, folder in sources:
-        opts = RunOptions(name, tables, cutoff_us, args.history)
+        opts = RunOptions(name, tables, cutoff_us, args.history, chunk_bytes=args.chunk_mb << 20)
         _progress(f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
                   + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)"
                      if end else ")"))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from binlake.lake.delta.plan import SEQ_COL
-from binlake.lake.silver import engine_input, read_rows, to_arrow
+from binlake.lake.arrow import to_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,17 +38,18 @@ class Checkpoint:
 
 
 def read_checkpoint(spark: "SparkSession", engine: "DeltaEngine", path: str, source: str) -> Checkpoint:
-    rows = read_rows(engine, spark, path, (SEQ_COL, "binlog_file", "pos", "gtid_executed"),
-                     {"source": source, "table_name": SOURCE_ROW})
+    rows = engine.read_rows(spark, path, (SEQ_COL, "binlog_file", "pos", "gtid_executed"),
+                            {"source": source, "table_name": SOURCE_ROW})
     if not rows:
         return Checkpoint()
     r = rows[0]
     return Checkpoint(r[SEQ_COL], r["binlog_file"], r["pos"], r["gtid_executed"] or "")
 
 
-def write_checkpoints(engine: "DeltaEngine", path: str, rows: Iterable[dict[str, Any]]) -> Optional[int]:
+def write_checkpoints(spark: "SparkSession", engine: "DeltaEngine", path: str,
+                      rows: Iterable[dict[str, Any]]) -> Optional[int]:
     rows = [tuple(r.get(n) for n, _ in CHECKPOINT_COLUMNS) for r in rows]
     if not rows:
         return None
-    data = engine_input(engine, to_arrow(CHECKPOINT_COLUMNS, rows))
+    data = engine.frame(spark, to_arrow(CHECKPOINT_COLUMNS, rows))
     return engine.merge(path, data, CHECKPOINT_KEYS, SEQ_COL, op_col=None).version

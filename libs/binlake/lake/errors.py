@@ -25,3 +25,8 @@ class MergeSourceError(LakeError):
 
 class UnsupportedTableFeatureError(LakeError):
     """The table uses a Delta feature the embedded engine's Spark reader can not apply (use the spark engine)."""
+
+
+class SparkJobFailed(LakeError):
+    """A Spark job of a pipeline stage failed in the JVM or a Python worker (out of memory, a lost executor, a
+    failed task); the message names the stage, the cause and what to change, and where the full trace is."""

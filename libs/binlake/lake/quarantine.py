@@ -8,10 +8,9 @@ keyed by (source, file, position, row, column) and written with an insert-only M
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from binlake.lake.delta.plan import SEQ_COL
-from binlake.lake.silver import engine_input, to_arrow
 
 if TYPE_CHECKING:
     from binlake.lake.delta import DeltaEngine
@@ -31,11 +30,7 @@ def quarantine_row(record: dict[str, Any], *, source: str, db: str | None, table
     return tuple(full.get(name) for name, _ in QUARANTINE_COLUMNS)
 
 
-def write_quarantine(engine: "DeltaEngine", path: str, rows: Iterable[tuple]) -> int:
-    """Insert the rows not there yet; returns how many were new."""
-    rows = list(rows)
-    if not rows:
-        return 0
-    data = engine_input(engine, to_arrow(QUARANTINE_COLUMNS, rows))
-    result = engine.merge(path, data, QUARANTINE_KEYS, SEQ_COL, op_col=None)
-    return result.inserted
+def write_quarantine(engine: "DeltaEngine", path: str, rows: Any) -> int:
+    """Insert the rows (a DataFrame or Arrow table of QUARANTINE_COLUMNS) not there yet; returns how many
+    were new."""
+    return engine.merge(path, rows, QUARANTINE_KEYS, SEQ_COL, op_col=None).inserted

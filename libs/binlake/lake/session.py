@@ -1,9 +1,12 @@
 """Local Spark sessions for binlake's jobs, CLI and tests.
 
 ``build_session`` gives a small local session (``local[2]``, UI off, few shuffle partitions, UTC session time
-zone so timestamps mean the same everywhere). When delta-spark's jars are at hand (``$BINLAKE_DELTA_JARS``, a
-comma-separated list of jar paths, or ``delta-spark_*.jar`` in ``$SPARK_HOME/jars``) it puts them on the
-classpath and configures Delta's SQL extension, so ``engine_for`` picks the spark engine.
+zone so timestamps mean the same everywhere). When delta-spark's jars are at hand it puts them on the classpath
+and configures Delta's SQL extension, so ``engine_for`` picks the spark engine. Where they come from, first match:
+``$BINLAKE_DELTA_JARS`` (comma-separated jar paths); the checkout's ``.jars`` folder holding every jar
+``jars/SHA256SUMS`` lists (scripts/setup.sh puts them there); ``delta-spark_*.jar`` in ``$SPARK_HOME/jars`` (the
+docker images). scripts/setup.sh also names the ``.jars`` in the venv's ``spark-defaults.conf``, which covers
+``spark-submit`` and standalone clusters without this module.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+PROJECT_ROOT = Path(__file__).resolve().parents[3]     # the checkout, for an editable install (libs/binlake/lake/)
 
 
 def delta_jars() -> tuple[list[str], bool]:
@@ -26,12 +30,26 @@ def delta_jars() -> tuple[list[str], bool]:
     listed = [j for j in os.environ.get("BINLAKE_DELTA_JARS", "").split(",") if j.strip()]
     if listed:
         return listed, True
+    project = project_delta_jars()
+    if project:
+        return project, True
     spark_home = os.environ.get("SPARK_HOME")
     if not spark_home:
         import pyspark
 
         spark_home = str(Path(pyspark.__file__).parent)
     return [], any(Path(spark_home, "jars").glob("delta-spark_*.jar"))
+
+
+def project_delta_jars(root: Path = PROJECT_ROOT) -> list[str]:
+    """The verified jars of the checkout at ``root`` (``.jars``, as jars/SHA256SUMS lists them); [] unless all
+    are there."""
+    try:
+        lines = (root / "jars" / "SHA256SUMS").read_text().splitlines()
+    except OSError:
+        return []
+    jars = [root / ".jars" / line.split()[1] for line in lines if line.strip() and not line.startswith("#")]
+    return [str(j) for j in jars] if jars and all(j.is_file() for j in jars) else []
 
 
 def submitted_by_spark_submit() -> bool:

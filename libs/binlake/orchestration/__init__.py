@@ -1,7 +1,6 @@
 """The logic behind binlake's Airflow DAGs (``dags/``), kept out of the DAG files so they stay wiring only.
 
 Modules: :mod:`config` (settings: landing, lake, sources, Spark connection; from the environment with
-defaults), :mod:`intervals` (the binlog files of a data interval, by commit timestamps, from a cached header
-scan), :mod:`tasks` (what each task does), :mod:`dq_history` (the data-quality report across runs).
+defaults), :mod:`tasks` (what each task does), :mod:`dq_history` (the data-quality report across runs).
 Importing this package imports neither Airflow nor Spark.
 """

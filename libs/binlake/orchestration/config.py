@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from binlake.lake.layout import LakeLayout
+
 DEFAULT_SOURCES = ("shop-primary",)           # the source name `binlake generate` writes by default
 DEFAULT_START_DATE = dt.date(2024, 3, 1)      # the first day `binlake generate` writes by default
 SOURCE_CONN_PREFIX = "binlake_source_"
@@ -65,11 +67,15 @@ class Settings:
 
     @property
     def dq_results(self) -> str:
-        return os.path.join(self.lake, "meta", "dq_results")
+        return self.layout.dq_results
 
     @property
     def reports(self) -> str:
-        return os.path.join(self.lake, "reports", "quality")
+        return self.layout.reports
+
+    @property
+    def layout(self) -> LakeLayout:
+        return LakeLayout(self.lake)
 
     @property
     def dq_results_uri(self) -> str:

@@ -7,9 +7,5 @@ class OrchestrationError(BinlakeError):
     """Base of the orchestration's errors."""
 
 
-class LandingScanError(OrchestrationError):
-    """A landing file whose event headers can not be scanned for commit times."""
-
-
 class FetchFailed(OrchestrationError):
     """``binlake fetch`` for a source with a server connection did not finish."""

@@ -1,11 +1,11 @@
 """What the DAGs' tasks do, as plain functions of settings and the run's data interval (no Airflow imports here
 except inside :func:`fetch_source`, which looks up a connection when the task runs).
 
-* :func:`plan_source`: the interval's files (see :mod:`binlake.orchestration.intervals`) and the argument lists
-  of the source's four Spark jobs (``spark_jobs/<job>.py``, each a thin ``main(argv)``).
+* :func:`plan_source`: the argument lists of a source's Spark jobs (``spark_jobs/<job>.py``, each a thin
+  ``main(argv)``) for one data interval. What a run applies is decided by one rule, the apply job's commit-time
+  cut: every transaction committed before the interval's end (ingest takes every landed transaction).
+* :func:`validate_args`: the one validation of a DAG run, after all its sources.
 * :func:`fetch_source`: ``binlake fetch --until-now`` for a source that has a server connection.
-* :func:`reset_for_full_refresh`: empty the source's silver tables and checkpoints so the apply job rebuilds
-  them from bronze.
 * :func:`write_run_summary`: one JSON file per DAG run listing what each source did.
 """
 
@@ -23,7 +23,6 @@ from typing import Any, Mapping, Optional, Sequence
 
 from binlake.orchestration.config import Settings, source_conn_id
 from binlake.orchestration.errors import FetchFailed
-from binlake.orchestration.intervals import RangeCache, epoch_us, select_files
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +36,8 @@ def run_key(start: dt.datetime) -> str:
 
 
 def job_args(settings: Settings, source: str, start: dt.datetime, end: dt.datetime,
-             tables: Sequence[str] = ()) -> dict[str, list[str]]:
-    """``argv`` of each Spark job for one source and interval (the ``main(argv)`` contract of ``spark_jobs/``)."""
+             tables: Sequence[str] = (), full_refresh: bool = False) -> dict[str, list[str]]:
+    """``argv`` of each Spark job of one source and interval (the ``main(argv)`` contract of ``spark_jobs/``)."""
     run_id = run_key(start)
     cutoff = end.astimezone(dt.timezone.utc).isoformat()
     common = ["--lake", settings.lake, "--source", source, "--run-id", run_id]
@@ -46,26 +45,25 @@ def job_args(settings: Settings, source: str, start: dt.datetime, end: dt.dateti
     return {
         "snapshot_sdi": ["--lake", settings.lake, "--sdi", settings.sdi, "--seen-at", cutoff],
         "ingest_binlogs": ["--landing", settings.landing, *common, "--end", cutoff, *table_args],
-        "apply_changes": [*common, "--end", cutoff],
-        "validate": ["--lake", settings.lake, "--run-id", run_id],
+        "apply_changes": [*common, "--end", cutoff] + (["--full-refresh"] if full_refresh else []),
     }
 
 
+def validate_args(settings: Settings, start: dt.datetime) -> list[str]:
+    """``argv`` of the run's one validation (all sources, filed under the run key)."""
+    return ["--lake", settings.lake, "--run-id", run_key(start)]
+
+
 def plan_source(settings: Settings, source: str, start: dt.datetime, end: dt.datetime,
-                tables: Sequence[str] = ()) -> dict[str, Any]:
-    """Select the interval's files of ``source`` (cached header scan) and build its jobs' arguments: a flat
-    dict (``interval``, ``run_id`` and one ``argv`` per job name), pushed as one XCom per key."""
-    cache = RangeCache(os.path.join(settings.orchestration_state, "file_ranges", f"{source}.json"))
-    chosen = select_files(source, settings.source_landing(source), start, end, cache)
-    cache.save()
-    names = [r.name for r in chosen.files]
-    log.info("%s [%s, %s): %d of %d landing files hold transactions of the interval: %s%s", source,
-             start.isoformat(), end.isoformat(), len(names), chosen.landing_files, ", ".join(names) or "none",
-             f" (spanning its bounds: {', '.join(chosen.spanning)})" if chosen.spanning else "")
-    if chosen.last_commit_us is not None and chosen.last_commit_us < epoch_us(end):
-        log.warning("%s: the newest landed transaction is older than the interval end; changes committed after "
-                    "it and before %s are applied by a later run once they land", source, end.isoformat())
-    return {"interval": chosen.as_dict(), "run_id": run_key(start), **job_args(settings, source, start, end, tables)}
+                tables: Sequence[str] = (), full_refresh: bool = False) -> dict[str, Any]:
+    """The source's jobs' arguments for ``[start, end)``: a flat dict (``interval``, ``run_id`` and one ``argv``
+    per job name), pushed as one XCom per key."""
+    interval = {"source": source, "start": start.isoformat(), "end": end.isoformat(),
+                "landing": settings.source_landing(source), "full_refresh": full_refresh}
+    log.info("%s: apply every transaction committed before %s (landing %s)%s", source, end.isoformat(),
+             interval["landing"], "; full refresh: silver rebuilt from bronze" if full_refresh else "")
+    return {"interval": interval, "run_id": run_key(start),
+            **job_args(settings, source, start, end, tables, full_refresh)}
 
 
 def fetch_source(settings: Settings, source: str) -> dict[str, Any]:
@@ -108,42 +106,13 @@ def fetch_uri(host: Optional[str], port: Optional[int], login: Optional[str], ex
     return f"mysql://{user}{host or '127.0.0.1'}:{port or 3306}/?{urlencode(query)}"
 
 
-def reset_for_full_refresh(settings: Settings, source: str) -> dict[str, Any]:
-    """Empty the silver (and SCD2 history) tables the source has applied to, and drop its checkpoint rows, so
-    the apply job that follows rebuilds them from bronze up to the run's cutoff. The tables keep their schema
-    and history (a new Delta version each); bronze and the schema registry are not touched."""
-    from deltalake import DeltaTable
-
-    checkpoints = os.path.join(settings.lake, "meta", "checkpoints")
-    if not os.path.isdir(os.path.join(checkpoints, "_delta_log")):
-        return {"tables": [], "checkpoints_deleted": 0}
-    ckpt = DeltaTable(checkpoints)
-    rows = ckpt.to_pyarrow_table(columns=["source", "table_name"]).to_pylist()
-    names = sorted({r["table_name"] for r in rows if r["source"] == source and "." in (r["table_name"] or "")})
-    emptied = []
-    for name in names:
-        db, _, table = name.partition(".")
-        for suffix in ("", "__history"):
-            path = os.path.join(settings.lake, "silver", f"{db}__{table}{suffix}")
-            if os.path.isdir(os.path.join(path, "_delta_log")):
-                DeltaTable(path).delete()
-                emptied.append(os.path.basename(path))
-    metrics = ckpt.delete(f"source = '{_sql_text(source)}'")
-    log.info("%s: full refresh: emptied %s; deleted the source's checkpoints", source, ", ".join(emptied))
-    return {"tables": emptied, "checkpoints_deleted": metrics.get("num_deleted_rows", 0)}
-
-
-def _sql_text(value: str) -> str:
-    return value.replace("'", "''")
-
-
 def write_run_summary(settings: Settings, key: str, dag_run_id: str, intervals: Sequence[Optional[dict]]) -> str:
-    """``<lake>/reports/runs/<run key>.json``: each loaded source's interval files and the quality report's
-    path (``intervals``: the plan step's ``interval`` of each source, None for a source not loaded)."""
+    """``<lake>/reports/runs/<run key>.json``: each loaded source's interval and the quality report's path
+    (``intervals``: the plan step's ``interval`` of each source, None for a source not loaded)."""
     out = Path(settings.lake, "reports", "runs", f"{key}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     summary = {"run": key, "dag_run_id": dag_run_id,
-               "quality_report": os.path.join(settings.reports, "runs", key, "summary.html"),
+               "quality_report": os.path.join(settings.layout.reports, "runs", key, "summary.html"),
                "sources": [i for i in intervals if i]}
     out.write_text(json.dumps(summary, indent=1, sort_keys=True), encoding="utf-8")
     return str(out)

@@ -24,7 +24,7 @@ from binlake.errors import BinlakeError
 from binlake.mysqljson import JsonError
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.fold import row_key
-from binlake.pipeline.handlers import EventHandler, FilterHandler, run_pipeline
+from binlake.pipeline.handlers import Continuation, EventHandler, FilterHandler
 from binlake.pipeline.identity import FileIdentity, ordering_key
 from binlake.pipeline.types import column_meta
 
@@ -56,6 +56,7 @@ BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("ingest_run", "string", False),
 )
 BRONZE_COLUMNS = tuple(c for c, _, _ in BRONZE_SCHEMA)
+OP_INDEX = BRONZE_COLUMNS.index("op")
 CHANGE_OPS = ("insert", "update", "delete")
 
 
@@ -148,10 +149,23 @@ def change_keys(before: Optional[dict], after: Optional[dict],
     return key_before, key_after
 
 
+BATCH_ROWS = 8192          # bronze rows handed on at a time by iter_chunk_rows
+
+
 def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
                  schema_provider: Optional[SchemaProvider] = None) -> list[tuple]:
-    """Bronze rows (tuples in :data:`BRONZE_COLUMNS` order) of one chunk. Never raises for bad input: a decode
-    error ends the chunk with an ``error`` row (rows of the transactions before it are kept)."""
+    """All bronze rows of one chunk as one list (tests and small inputs; the pipeline streams
+    :func:`iter_chunk_rows`)."""
+    return [row for rows in iter_chunk_rows(task, tf, run_id, schema_provider) for row in rows]
+
+
+def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
+                    schema_provider: Optional[SchemaProvider] = None,
+                    batch_rows: int = BATCH_ROWS) -> Iterator[list[tuple]]:
+    """Bronze rows (tuples in :data:`BRONZE_COLUMNS` order) of one chunk, in lists of about ``batch_rows``
+    (whole transactions: memory stays bounded by a batch plus the largest transaction). Never raises for bad
+    input: a decode error ends the chunk with an ``error`` row (rows of the transactions before it are kept).
+    The chunk's last row (``chunk_end``/``file_end``) carries its counters, bronze rows per op included."""
     binlog = open_binlog(task.path, start_position=task.start if task.start > 4 else None,
                          schema_provider=schema_provider, stop_at_incomplete=True)
     applier = BronzeApplier(task, tf, run_id, schema_provider, binlog.context.tables)
@@ -162,21 +176,29 @@ def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
     end_pos = task.start
     transactions = 0
     open_at_end = False
+    ops: dict[str, int] = {}
 
-    def bounded() -> Iterator[Transaction]:
-        nonlocal end_pos, transactions, open_at_end
+    def handed(rows: list[tuple]) -> list[tuple]:
+        for r in rows:
+            op = r[OP_INDEX]
+            ops[op] = ops.get(op, 0) + 1
+        return rows
+
+    error: Optional[BinlakeError] = None
+    cont = Continuation()
+    try:
         for trx in iter_transactions(binlog):
             if task.end is not None and trx.start_pos >= task.end:
-                return
+                break
             open_at_end = trx.kind == "open"
             if not open_at_end:
                 end_pos = trx.end_pos
                 transactions += 1
-            yield trx
-
-    error: Optional[BinlakeError] = None
-    try:
-        run_pipeline(bounded(), chain)
+            cont.signal()
+            chain.handle(trx, cont)
+            if len(applier.rows) >= batch_rows:
+                yield handed(applier.rows)
+                applier.rows = []
     except (BinlogError, JsonError) as exc:       # bad bytes: the stretch from here on is quarantined
         error = exc
     rows = applier.rows
@@ -188,12 +210,13 @@ def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
         at = error.offset if isinstance(error, BinlogError) and error.offset is not None else end_pos
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
                      None, None, None, None, None, None, 0, str(error), run_id))
+    handed(rows)
     s = tf.stats
     stats = {"transactions": transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
              "rolled_back": s.rolled_back, "incomplete": s.incomplete, "rows_filtered": s.rows_filtered,
              "events": sum(binlog.stats.events.values()), "unknown_events": binlog.stats.unknown_total,
-             "end_pos": end_pos, "error": error is not None}
+             "end_pos": end_pos, "error": error is not None, "rows": ops}
     rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
                  "file_end" if task.end is None else "chunk_end", None, None, None, None, None, None, None, 0,
                  _dumps(stats), run_id))
-    return rows
+    yield rows

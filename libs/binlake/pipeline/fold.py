@@ -44,6 +44,7 @@ class Change:
     commit_ts: int = 0
     binlog_file: str = ""
     gtid: Optional[str] = None
+    split: str = ""                        # "old"/"new": the two halves of a key-changing update (see fold_key)
 
 
 @dataclass(slots=True)
@@ -154,9 +155,15 @@ class _Folder:
             for col in after:
                 self.poisoned.pop((key, col), None)
 
+    def step(self, ch: Change) -> None:
+        (self.apply_pk if self.pk else self.apply_no_pk)(ch)
+
     # -- tables with a primary key ---------------------------------------------------------------------------
     def apply_pk(self, ch: Change) -> None:
         pk = self.pk
+        if ch.split:
+            self.apply_split(ch)
+            return
         if ch.op == "insert":
             key = row_key(ch.after or {}, pk)
             cur = self.get(key)
@@ -193,8 +200,40 @@ class _Folder:
         self.put(new_key, RowState(new, ch.seq, "update"), ch)
         self.out.stats["update"] += 1
 
+    def apply_split(self, ch: Change) -> None:
+        """One half of a key-changing update whose after image holds the whole row (no partial JSON): "old"
+        leaves a tombstone at the old key, "new" writes the row at the new key; each half folds in its own
+        key's group, so keys fold independently."""
+        full = {**(ch.before or {}), **(ch.after or {})}
+        if ch.split == "old":
+            key = row_key(ch.before or {}, self.pk)
+            cur = self.get(key)
+            if self.applied_before(key, cur, ch):
+                return
+            base = cur.values if cur is not None and cur.live else None
+            self.put(key, RowState(dict(base if base is not None else ch.before or {}), ch.seq, DELETE), ch)
+            self.out.stats["key_change"] += 1
+            return
+        key = row_key(full, self.pk)
+        cur = self.get(key)
+        if self.applied_before(key, cur, ch):
+            return
+        self.heal(key, ch.after)
+        self.put(key, RowState(full, ch.seq, "update"), ch)
+        self.out.stats["update"] += 1
+
     # -- tables without a primary key ------------------------------------------------------------------------
     def apply_no_pk(self, ch: Change) -> None:
+        if ch.split == "new":                  # the insert half of an update that changed the row's identity
+            new = {**(ch.before or {}), **(ch.after or {})}
+            self.out.stats["update"] += 1
+            key = row_key(new, None)
+            cur = self.get(key)
+            if self.applied_before(key, cur, ch):
+                return
+            count = cur.count if cur is not None and cur.live else 0
+            self.put(key, RowState(new, ch.seq, "insert" if not count else "update", count + 1), ch)
+            return
         if ch.op in (DELETE, "update"):
             key = row_key(ch.before or {}, None)
             cur = self.get(key)
@@ -208,8 +247,8 @@ class _Folder:
             else:
                 left = cur.count - 1
                 self.put(key, RowState(cur.values, ch.seq, "update" if left else DELETE, left), ch)
-            if ch.op == DELETE:
-                self.out.stats["delete"] += 1
+            if ch.op == DELETE or ch.split == "old":
+                self.out.stats["delete" if ch.op == DELETE else "key_change"] += 1
                 return
             new = dict(ch.before or {})
             new.update(ch.after or {})
@@ -229,10 +268,16 @@ def fold_table(changes: Iterable[Change], base: dict[str, RowState], pk: Optiona
     """Fold one table's changes (any order; sorted here by ``Change.order``) onto ``base``: the silver states
     of the keys the changes touch (keys as :func:`row_key`). Returns the final state of every key that changed,
     quarantine records, optional SCD2 history rows and counters."""
+    return fold_sorted(sorted(changes, key=lambda c: c.order), base, pk, history=history)
+
+
+def fold_sorted(changes: Iterable[Change], base: dict[str, RowState], pk: Optional[Sequence[str]], *,
+                history: bool = False) -> FoldResult:
+    """:func:`fold_table` of changes already in ``Change.order`` (streamed: nothing but the key states is
+    held)."""
     folder = _Folder(pk, base, history)
-    step = folder.apply_pk if pk else folder.apply_no_pk
-    for ch in sorted(changes, key=lambda c: c.order):
-        step(ch)
+    for ch in changes:
+        folder.step(ch)
     folder.out.rows = folder.state
     if history:      # one version per key and change: the key's state after the whole change
         last = {(key, st.seq): (key, st, ts) for key, st, ts in folder.out.history}
@@ -241,8 +286,9 @@ def fold_table(changes: Iterable[Change], base: dict[str, RowState], pk: Optiona
 
 
 def change_from_bronze(row: dict[str, Any]) -> Change:
-    """A :class:`Change` from a bronze row (a dict with the bronze column names)."""
+    """A :class:`Change` from a bronze row (a dict with the bronze column names, ``split`` optional)."""
     loads = json.loads
     return Change(row["_binlake_seq"], (row["file_seq"], row["pos"], row["row"]), row["op"],
                   loads(row["before"]) if row["before"] else None, loads(row["after"]) if row["after"] else None,
-                  loads(row["diffs"]) if row["diffs"] else None, row["commit_ts"], row["binlog_file"], row["gtid"])
+                  loads(row["diffs"]) if row["diffs"] else None, row["commit_ts"], row["binlog_file"], row["gtid"],
+                  row.get("split") or "")

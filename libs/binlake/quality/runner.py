@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 from binlake.quality import frames
 from binlake.quality import suites as S
 from binlake.quality.errors import LakeLayoutError, QualityCheckFailed
-from binlake.quality.layout import LakeLayout
+from binlake.lake.layout import LakeLayout
 from binlake.quality.results import DQ_RESULTS_SCHEMA, ResultRow, rows_of
 from binlake.sdi.errors import SdiError
 from binlake.sdi.model import Table, parse_sdi

@@ -32,6 +32,7 @@ class DeltaEngine(ABC):
     """
 
     name: str
+    staging_root: str = ""          # where the embedded engine stages Spark output (LakeLayout.staging)
 
     # --- the interface -------------------------------------------------------------------------------------
     @abstractmethod
@@ -44,16 +45,33 @@ class DeltaEngine(ABC):
     @abstractmethod
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame: ...
 
+    @abstractmethod
+    def read_rows(self, spark: SparkSession | None, table_path: str, columns: Sequence[str],
+                  equal: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Selected columns of the rows whose columns equal ``equal``, on the driver: for small or well filtered
+        tables only (checkpoints, the registry, a source's file_end rows). No table: no rows."""
+
+    @abstractmethod
+    def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:
+        """Delete the rows whose columns equal ``equal`` (all rows without it); returns how many."""
+
+    def frame(self, spark: SparkSession | None, table: Any) -> Any:
+        """A small Arrow table as this engine's write input (a DataFrame for spark; the table itself here)."""
+        return table
+
     def append(self, table_path: str, df: Any, *, partition_by: Sequence[str] = (), txn: Txn | None = None) -> int:
         """Append rows; creates the table (partitioned by ``partition_by``) if absent; adds new columns."""
         if self._already_done(table_path, txn):
             return self.version(table_path)
         data = self._data(df)
-        if self.exists(table_path):
-            self._widen(table_path, data)
-            self._write(table_path, data, "append", txn=txn)
-        else:
-            self._write(table_path, data, "append", partition_by=tuple(partition_by), txn=txn)
+        try:
+            if self.exists(table_path):
+                self._widen(table_path, data)
+                self._write(table_path, data, "append", txn=txn)
+            else:
+                self._write(table_path, data, "append", partition_by=tuple(partition_by), txn=txn)
+        finally:
+            self._release(data)
         return self.version(table_path)
 
     def overwrite(self, table_path: str, df: Any, *, where: str | None = None, partition_by: Sequence[str] = (),
@@ -63,9 +81,12 @@ class DeltaEngine(ABC):
         if self._already_done(table_path, txn):
             return self.version(table_path)
         data = self._data(df)
-        if where is not None and self.exists(table_path):
-            self._widen(table_path, data)
-        self._write(table_path, data, "overwrite", where=where, partition_by=tuple(partition_by), txn=txn)
+        try:
+            if where is not None and self.exists(table_path):
+                self._widen(table_path, data)
+            self._write(table_path, data, "overwrite", where=where, partition_by=tuple(partition_by), txn=txn)
+        finally:
+            self._release(data)
         return self.version(table_path)
 
     def merge(self, table_path: str, source_df: Any, keys: Sequence[str], seq_col: str = SEQ_COL, *,
@@ -79,14 +100,17 @@ class DeltaEngine(ABC):
         if self._already_done(table_path, txn):
             return MergeResult(self.version(table_path), 0, 0, 0)
         data = self._data(source_df)
-        spec.check_columns(self._columns(data))
-        self._check_unique(table_path, data, spec.keys)
-        if not self.exists(table_path):
-            live = data if keep_tombstones or op_col is None else self._without_deletes(data, spec)
-            self._write(table_path, live, "append", txn=txn)
-            return MergeResult(self.version(table_path), self._count(live), 0, 0)
-        self._widen(table_path, data)
-        inserted, updated, deleted = self._execute_merge(table_path, data, spec, txn)
+        try:
+            spec.check_columns(self._columns(data))
+            self._check_unique(table_path, data, spec.keys)
+            if not self.exists(table_path):
+                live = data if keep_tombstones or op_col is None else self._without_deletes(data, spec)
+                self._write(table_path, live, "append", txn=txn)
+                return MergeResult(self.version(table_path), self._count(live), 0, 0)
+            self._widen(table_path, data)
+            inserted, updated, deleted = self._execute_merge(table_path, data, spec, txn)
+        finally:
+            self._release(data)
         return MergeResult(self.version(table_path), inserted, updated, deleted)
 
     def txn_version(self, table_path: str, app_id: str) -> int | None:
@@ -124,6 +148,9 @@ class DeltaEngine(ABC):
     def _data(self, df: Any) -> Any:
         """The engine's working form of a DataFrame."""
 
+    def _release(self, data: Any) -> None:
+        """Free what ``_data`` made for one write (staged files)."""
+
     @abstractmethod
     def _columns(self, data: Any) -> list[str]: ...
 
@@ -158,11 +185,15 @@ class DeltaEngine(ABC):
 
 
 def delta_spark_artifact() -> str:
-    """The Maven coordinates of the delta-spark jar matching the installed pyspark and delta-spark."""
+    """The Maven coordinates of the delta-spark jar matching the installed pyspark and delta-spark (jars/pom.xml).
+
+    pip's delta-spark 4.4.1 has no jar release on Maven Central; its Python code is 4.4.0's, so it runs 4.4.0's jars.
+    """
     from importlib.metadata import version
 
     spark_minor = ".".join(version("pyspark").split(".")[:2])
-    return f"io.delta:delta-spark_{spark_minor}_2.13:{version('delta-spark')}"
+    delta = {"4.4.1": "4.4.0"}.get(version("delta-spark"), version("delta-spark"))
+    return f"io.delta:delta-spark_{spark_minor}_2.13:{delta}"
 
 
 def spark_engine_unavailable_reason(spark: SparkSession) -> str | None:
@@ -176,8 +207,8 @@ def spark_engine_unavailable_reason(spark: SparkSession) -> str | None:
         jvm.java.lang.Class.forName(DELTA_TABLE_CLASS, False, jvm.java.lang.Thread.currentThread().getContextClassLoader())
     except Py4JJavaError:
         return (f"delta-spark's jars are absent from the Spark classpath ({DELTA_TABLE_CLASS} is not loadable): "
-                f"add {delta_spark_artifact()} and its delta-storage jar to $SPARK_HOME/jars or BINLAKE_DELTA_JARS "
-                "(Maven is not reachable to fetch them)")
+                f"run 'bash scripts/setup.sh' (it fetches {delta_spark_artifact()} and the jars it needs into .jars), "
+                "or list the jars in BINLAKE_DELTA_JARS")
     if DELTA_EXTENSION not in (spark.conf.get("spark.sql.extensions", "") or ""):
         return f"delta-spark's jars are loaded but spark.sql.extensions lacks {DELTA_EXTENSION}"
     return None

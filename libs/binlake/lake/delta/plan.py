@@ -36,6 +36,17 @@ def sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def sql_literal(value: Any) -> str:
+    """A SQL literal of a string, integer or boolean (both dialects)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return sql_string(value)
+    raise TypeError(f"no SQL literal for {type(value).__name__}")
+
+
 @dataclass(frozen=True, slots=True)
 class MergeSpec:
     """How a batch of changes (already reduced to the last change per key) merges into a table.

@@ -1,10 +1,11 @@
 """The embedded Delta engine: the ``deltalake`` package (delta-rs); no JVM jars, nothing to download.
 
-Spark DataFrames cross to Arrow on the driver (``toArrow()``), cast to the Arrow form of their own Delta schema
-so types stay exact (decimal, timestamp in UTC, timestamp_ntz, binary, string, long); delta-rs writes and merges
-them. Spark reads a table back from the Parquet files of the version asked for (``DeltaTable.file_uris()``)
-under the table's Delta schema, so no Delta classes are needed in the JVM. The data of one write passes through
-the driver's memory: this is the engine for one machine; clusters use the spark engine.
+A Spark DataFrame to write is staged by Spark's executors as Parquet (``lake/arrow.ArrowSource``) and streamed
+into delta-rs batch by batch, cast to the Arrow form of its own Delta schema so types stay exact (decimal,
+timestamp in UTC, timestamp_ntz, binary, string, long); MERGE runs in bounded batches. Driver memory stays
+bounded by a batch, but every byte passes through the driver's process: this is the engine for one machine;
+clusters use the spark engine. Spark reads a table back from the Parquet files of the version asked for
+(``DeltaTable.file_uris()``) under the table's Delta schema, so no Delta classes are needed in the JVM.
 
 Also takes Arrow tables directly (``append``/``overwrite``/``merge``) and returns them (``read_arrow``), for
 callers and tests without Spark.
@@ -16,14 +17,18 @@ import json
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.delta.engine import DeltaEngine
+from binlake.lake.arrow import ArrowSource
 from binlake.lake.delta.plan import (SOURCE, TARGET, MergeSpec, Txn, duplicate_key_error, merge_clauses, quote_ansi,
-                                    quote_spark)
+                                    quote_spark, sql_literal)
 from binlake.lake.errors import DeltaTableNotFoundError, UnsupportedTableFeatureError
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import CommitProperties, DeltaTable
     from pyspark.sql import DataFrame, SparkSession
+
+
+MERGE_BATCH_ROWS = 250_000        # source rows per delta-rs MERGE (bounded driver memory)
 
 
 class RustEngine(DeltaEngine):
@@ -64,40 +69,46 @@ class RustEngine(DeltaEngine):
         except TableNotFoundError:
             raise DeltaTableNotFoundError(f"no Delta table at {table_path} (no _delta_log there)") from None
 
-    def _data(self, df: Any) -> pa.Table:
+    def _data(self, df: Any) -> ArrowSource:
         import pyarrow as pa
 
-        if isinstance(df, pa.Table):
+        if isinstance(df, ArrowSource):
             return df
-        if hasattr(df, "toArrow"):
-            return spark_to_arrow(df)
-        return pa.table(df)                      # any Arrow stream (Arrow PyCapsule interface)
+        if isinstance(df, pa.Table):
+            return ArrowSource.of_table(df)
+        if hasattr(df, "toArrow"):              # a Spark DataFrame: executors stage it, the driver streams it
+            return ArrowSource.stage(df, self.staging_root)
+        return ArrowSource.of_table(pa.table(df))   # any Arrow stream (Arrow PyCapsule interface)
 
-    def _columns(self, data: pa.Table) -> list[str]:
-        return data.column_names
+    def _release(self, data: ArrowSource) -> None:
+        data.release()
 
-    def _count(self, data: pa.Table) -> int:
-        return data.num_rows
+    def _columns(self, data: ArrowSource) -> list[str]:
+        return data.names
 
-    def _check_unique(self, table_path: str, data: pa.Table, keys: Sequence[str]) -> None:
+    def _count(self, data: ArrowSource) -> int:
+        return data.count()
+
+    def _check_unique(self, table_path: str, data: ArrowSource, keys: Sequence[str]) -> None:
         import pyarrow.compute as pc
 
-        counts = data.select(list(keys)).group_by(list(keys), use_threads=False).aggregate([([], "count_all")])
+        counts = data.column(keys).group_by(list(keys), use_threads=False).aggregate([([], "count_all")])
         repeated = counts.filter(pc.greater(counts["count_all"], 1))
         if repeated.num_rows:
             row = repeated.slice(0, 1).to_pylist()[0]
             raise duplicate_key_error(table_path, keys, [row[k] for k in keys], row["count_all"])
 
-    def _without_deletes(self, data: pa.Table, spec: MergeSpec) -> pa.Table:
+    def _without_deletes(self, data: ArrowSource, spec: MergeSpec) -> ArrowSource:
         import pyarrow.compute as pc
+        import pyarrow.dataset as ds
 
-        is_delete = pc.fill_null(pc.equal(data[spec.op_col], spec.delete_op), False)
-        return data.filter(pc.invert(is_delete))
+        op = ds.field(spec.op_col).cast("string")
+        return data.where(pc.invert(pc.fill_null(op == spec.delete_op, False)))
 
     def _schema_json(self, table_path: str) -> dict:
         return json.loads(self._table(table_path).schema().to_json())
 
-    def _data_schema_json(self, data: pa.Table) -> dict:
+    def _data_schema_json(self, data: ArrowSource) -> dict:
         from deltalake import Schema
 
         return json.loads(Schema.from_arrow(data.schema).to_json())
@@ -107,38 +118,72 @@ class RustEngine(DeltaEngine):
 
         self._table(table_path).alter.add_columns([Field.from_json(json.dumps(f)) for f in fields])
 
-    def _write(self, table_path: str, data: pa.Table, mode: Literal["append", "overwrite"], *,
+    def _write(self, table_path: str, data: ArrowSource, mode: Literal["append", "overwrite"], *,
                where: str | None = None, partition_by: tuple[str, ...] = (), txn: Txn | None = None) -> None:
         from deltalake import write_deltalake
 
         commit = _commit_properties(txn)
         if not self.exists(table_path):
-            write_deltalake(str(table_path), data, mode="append", partition_by=list(partition_by) or None,
+            write_deltalake(str(table_path), data.reader(), mode="append", partition_by=list(partition_by) or None,
                             commit_properties=commit)
         elif mode == "append" or where is not None:
             dt = self._table(table_path)
-            write_deltalake(dt, _align(data, _arrow_schema(dt), fill_missing=True), mode=mode, predicate=where,
-                            commit_properties=commit)
+            target = _arrow_schema(dt)
+            reader = pa_reader(target, (_align(b, target, fill_missing=True) for b in data.batches()))
+            write_deltalake(dt, reader, mode=mode, predicate=where, commit_properties=commit)
         else:
-            write_deltalake(str(table_path), data, mode="overwrite", schema_mode="overwrite",
+            write_deltalake(str(table_path), data.reader(), mode="overwrite", schema_mode="overwrite",
                             partition_by=list(partition_by) or None, commit_properties=commit)
 
-    def _execute_merge(self, table_path: str, data: pa.Table, spec: MergeSpec,
+    def _execute_merge(self, table_path: str, data: ArrowSource, spec: MergeSpec,
                        txn: Txn | None) -> tuple[int, int, int]:
-        dt = self._table(table_path)
-        source = _align(data, _arrow_schema(dt), fill_missing=False)
-        clauses = merge_clauses(spec, source.column_names, quote_ansi)
-        assignments = dict(clauses.assignments)
-        # The source is in memory already: streamed_exec=False lets delta-rs prune target files by its key stats.
-        merger = dt.merge(source, clauses.on, source_alias=SOURCE, target_alias=TARGET, streamed_exec=False,
-                          commit_properties=_commit_properties(txn))
-        if clauses.delete_when is not None:
-            merger = merger.when_matched_delete(predicate=clauses.delete_when)
-        merger = merger.when_matched_update(assignments, predicate=clauses.update_when)
-        merger = merger.when_not_matched_insert(assignments, predicate=clauses.insert_when)
-        metrics = merger.execute()
-        return (metrics["num_target_rows_inserted"], metrics["num_target_rows_updated"],
-                metrics["num_target_rows_deleted"])
+        """One delta-rs MERGE per batch of at most MERGE_BATCH_ROWS source rows (memory stays bounded; each
+        batch commits on its own, and a rerun after a crash between two is a no-op for the merged ones because
+        the clauses compare ``_binlake_seq``)."""
+        inserted = updated = deleted = 0
+        for chunk in data.tables(MERGE_BATCH_ROWS):
+            dt = self._table(table_path)
+            source = _align(chunk, _arrow_schema(dt), fill_missing=False)
+            clauses = merge_clauses(spec, source.column_names, quote_ansi)
+            assignments = dict(clauses.assignments)
+            # The batch is in memory: streamed_exec=False lets delta-rs prune target files by its key stats.
+            merger = dt.merge(source, clauses.on, source_alias=SOURCE, target_alias=TARGET, streamed_exec=False,
+                              commit_properties=_commit_properties(txn))
+            if clauses.delete_when is not None:
+                merger = merger.when_matched_delete(predicate=clauses.delete_when)
+            merger = merger.when_matched_update(assignments, predicate=clauses.update_when)
+            merger = merger.when_not_matched_insert(assignments, predicate=clauses.insert_when)
+            metrics = merger.execute()
+            inserted += metrics["num_target_rows_inserted"]
+            updated += metrics["num_target_rows_updated"]
+            deleted += metrics["num_target_rows_deleted"]
+        return inserted, updated, deleted
+
+    def read_rows(self, spark: SparkSession | None, table_path: str, columns: Sequence[str],
+                  equal: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Through delta-rs's Arrow dataset on the driver (column pruning, predicate pushdown, no Spark job)."""
+        if not self.exists(table_path):
+            return []
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        expr = None
+        for name, value in (equal or {}).items():
+            field = ds.field(name).cast(pa.string()) if isinstance(value, str) else ds.field(name)
+            expr = field == value if expr is None else expr & (field == value)
+        return self._table(table_path).to_pyarrow_dataset().to_table(columns=list(columns), filter=expr).to_pylist()
+
+    def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:
+        if not self.exists(table_path):
+            return 0
+        where = " AND ".join(f"{quote_ansi(k)} = {sql_literal(v)}" for k, v in (equal or {}).items()) or None
+        return self._table(table_path).delete(where).get("num_deleted_rows", 0)
+
+
+def pa_reader(schema: pa.Schema, batches: Any) -> pa.RecordBatchReader:
+    import pyarrow as pa
+
+    return pa.RecordBatchReader.from_batches(schema, batches)
 
 
 def spark_to_arrow(df: DataFrame) -> pa.Table:
@@ -163,15 +208,17 @@ def _arrow_schema(dt: DeltaTable) -> pa.Schema:
     return pa.schema(dt.schema().to_arrow())
 
 
-def _align(data: pa.Table, target: pa.Schema, *, fill_missing: bool) -> pa.Table:
+def _align(data: Any, target: pa.Schema, *, fill_missing: bool) -> Any:
     """``data`` in the target's column order and types; target columns it lacks become NULL (fill_missing) or
     are left out. Callers have widened the target and checked the types first (plan.schema_changes)."""
     import pyarrow as pa
 
-    present = set(data.column_names)
+    present = set(data.schema.names)
     fields = [f for f in target if fill_missing or f.name in present]
-    columns = [data[f.name].cast(f.type) if f.name in present else pa.nulls(data.num_rows, f.type) for f in fields]
-    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+    columns = [data.column(f.name).cast(f.type) if f.name in present else pa.nulls(data.num_rows, f.type)
+               for f in fields]
+    maker = pa.RecordBatch if isinstance(data, pa.RecordBatch) else pa.Table
+    return maker.from_arrays(columns, schema=pa.schema(fields))
 
 
 def _check_readable(dt: DeltaTable, table_path: str) -> None:

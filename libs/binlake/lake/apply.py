@@ -1,0 +1,443 @@
+"""The apply job: a source's unapplied bronze changes -> ``silver.<db>__<table>`` (CDC MERGE), the SCD2 history,
+``meta.quarantine`` and ``meta.checkpoints``. Every step is a DataFrame computed by Spark's executors; the driver
+plans, commits and reports (it holds per-table metadata and counters, never the changes).
+
+1. **The batch**: the source's bronze rows after its checkpoint, up to the first change or DDL committed at or
+   after the cutoff. This one commit-time rule decides what a run (a day) applies, inside files too.
+2. **Scan** (one pass, aggregated per partition): tables, primary keys, column layouts, GTIDs, last position,
+   undecodable stretches, and the tables whose key-changing updates depend on the old row (below).
+3. **Fold per key**: each change goes to the group of the row key it touches (a key-changing update whose
+   after image holds the whole row becomes two halves: a tombstone at the old key, the row at the new key, so
+   keys fold independently); silver's current row of every touched key joins its group. Groups are spread over
+   partitions by (table, key) and sorted by the exact binlog order inside each, then folded one at a time by
+   :mod:`binlake.pipeline.fold` (partial JSON diffs resolved against the key's current document). A table with
+   a key-changing update that needs the old row (a MINIMAL after image, a partial JSON update) folds as one
+   group, in order.
+4. **Write**: quarantine (insert-only MERGE), then per table the history and the silver MERGE guarded by
+   ``_binlake_seq``, then the checkpoint. A crash between any two commits followed by a rerun converges: a
+   change not newer than a row's ``_binlake_seq`` is already applied.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator, Optional
+
+from binlake.lake.arrow import spark_ddl, to_arrow
+from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoints
+from binlake.lake.crash import crash_point, reset_crash_counts
+from binlake.lake.delta.plan import OP_COL, SEQ_COL
+from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
+from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, KEY_COL, data_columns, merge_keys, silver_converters,
+                                 table_columns)
+from binlake.pipeline.bronze import CHANGE_OPS
+from binlake.pipeline.filters import GtidSet
+from binlake.pipeline.fold import RowState, _Folder, change_from_bronze, row_key
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from binlake.lake.delta import DeltaEngine
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.options import RunOptions
+
+TableId = tuple[str, str]
+OUT_BATCH_ROWS = 8192
+
+# What the fold reads: one row per change half and per silver row of a touched key.
+RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("db", "string"), ("table_name", "string"), ("fold_key", "string"), ("base", "boolean"),
+    ("file_seq", "int"), ("pos", "bigint"), ("row", "int"), ("_binlake_seq", "bigint"), ("op", "string"),
+    ("split", "string"), ("before", "string"), ("after", "string"), ("diffs", "string"), ("commit_ts", "bigint"),
+    ("binlog_file", "string"), ("gtid", "string"), ("row_key", "string"), ("values", "string"),
+    ("count", "bigint"),
+)
+# What it writes: final key states, history versions, quarantine records, counters.
+OUT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("kind", "string"), ("db", "string"), ("table_name", "string"), ("row_key", "string"), ("values", "string"),
+    ("seq", "bigint"), ("op", "string"), ("count", "bigint"), ("commit_ts", "bigint"), ("record", "string"),
+)
+
+
+# --- 1. the batch ------------------------------------------------------------------------------------------------
+
+def unapplied(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str, after_seq: int,
+              cutoff_us: Optional[int]) -> "DataFrame":
+    """The source's bronze rows after ``after_seq`` and before the first change or DDL committed at or after
+    ``cutoff_us`` (a prefix of the binlog order: a day ends exactly at midnight, also inside a file)."""
+    from pyspark.sql import functions as F
+
+    rows = engine.read(spark, bronze_path).filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
+    if cutoff_us is None:
+        return rows
+    late = (rows.filter((F.col("commit_ts") >= cutoff_us) & F.col("op").isin(*CHANGE_OPS, "ddl"))
+            .agg(F.min(SEQ_COL)).first()[0])
+    return rows if late is None else rows.filter(F.col(SEQ_COL) < late)
+
+
+# --- 2. the scan -------------------------------------------------------------------------------------------------
+
+@dataclass
+class TableInfo:
+    pk: Optional[list[str]] = None
+    metas: set[str] = field(default_factory=set)
+    changes: int = 0
+    last_seq: int = -1
+    dependent: bool = False          # has a key-changing update that needs the old row: fold as one group
+
+    def add(self, other: "TableInfo") -> None:
+        self.pk = other.pk or self.pk
+        self.metas |= other.metas
+        self.changes += other.changes
+        self.last_seq = max(self.last_seq, other.last_seq)
+        self.dependent |= other.dependent
+
+
+@dataclass
+class BatchInfo:
+    tables: dict[TableId, TableInfo] = field(default_factory=dict)
+    gtids: str = ""
+    last: Optional[tuple[int, str, int]] = None            # (seq, file, pos) of the batch's last row
+    errors: list[dict[str, Any]] = field(default_factory=list)   # undecodable stretches
+    changes: int = 0
+
+    def add(self, other: "BatchInfo") -> "BatchInfo":
+        for t, info in other.tables.items():
+            self.tables.setdefault(t, TableInfo()).add(info)
+        self.gtids = GtidSet.parse(",".join(g for g in (self.gtids, other.gtids) if g)).to_text()
+        if other.last is not None and (self.last is None or other.last > self.last):
+            self.last = other.last
+        self.errors += other.errors
+        self.changes += other.changes
+        return self
+
+
+SCAN_COLUMNS = (SEQ_COL, "binlog_file", "pos", "gtid", "op", "db", "table_name", "columns", "primary_key",
+                "key_before", "key_after", "after", "diffs", "statement")
+
+
+def key_change(op: str, key_before: Optional[str], key_after: Optional[str]) -> bool:
+    return op == "update" and key_after is not None and key_after != key_before
+
+
+def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
+    info = BatchInfo()
+    gtids = GtidSet()
+    loads = json.loads
+    for r in rows:
+        seq = r[SEQ_COL]
+        if info.last is None or seq > info.last[0]:
+            info.last = (seq, r["binlog_file"], r["pos"])
+        if r["gtid"]:
+            gtids.add(r["gtid"])
+        op = r["op"]
+        if op not in CHANGE_OPS:
+            if op == "error":
+                info.errors.append({SEQ_COL: seq, "binlog_file": r["binlog_file"], "pos": r["pos"],
+                                    "statement": r["statement"]})
+            continue
+        info.changes += 1
+        t = info.tables.get((r["db"], r["table_name"]))
+        if t is None:
+            t = info.tables[r["db"], r["table_name"]] = TableInfo()
+        if r["primary_key"] and t.pk is None:
+            t.pk = loads(r["primary_key"])
+        if r["columns"]:
+            t.metas.add(r["columns"])
+        t.changes += 1
+        t.last_seq = max(t.last_seq, seq)
+        if not t.dependent and key_change(op, r["key_before"], r["key_after"]):
+            whole = r["diffs"] is None and (not r["primary_key"] or
+                                            len(loads(r["after"] or "{}")) >= len(loads(r["columns"] or "[]")))
+            t.dependent = not whole
+    info.gtids = gtids.to_text()
+    yield info
+
+
+def scan_batch(batch: "DataFrame") -> BatchInfo:
+    out = BatchInfo()
+    for part in batch.select(*SCAN_COLUMNS).rdd.mapPartitions(_scan).collect():
+        out.add(part)
+    return out
+
+
+# --- 3. the fold -------------------------------------------------------------------------------------------------
+
+def _table_tag(db: str, table: str) -> str:
+    return f"{db}\x00{table}"
+
+
+def change_records(batch: "DataFrame", info: BatchInfo) -> "DataFrame":
+    """The fold records of the batch's changes: one per change, two per independent key-changing update."""
+    from pyspark.sql import functions as F
+
+    dependent = [_table_tag(*t) for t, ti in info.tables.items() if ti.dependent]
+    dep = F.concat_ws("\x00", "db", "table_name").isin(dependent) if dependent else F.lit(False)
+    kc = ((F.col("op") == "update") & F.col("key_after").isNotNull() & (F.col("key_after") != F.col("key_before")))
+    changes = batch.filter(F.col("op").isin(*CHANGE_OPS)).withColumn(
+        "split", F.explode(F.when(kc & ~dep, F.array(F.lit("old"), F.lit("new"))).otherwise(F.array(F.lit("")))))
+    key = (F.when(dep, F.lit("")).when(F.col("split") == "new", F.col("key_after"))
+           .when(F.col("op") == "insert", F.col("key_after")).otherwise(F.col("key_before")))
+    return changes.select(
+        "db", "table_name", F.coalesce(key, F.lit("")).alias("fold_key"), F.lit(False).alias("base"),
+        "file_seq", "pos", "row", SEQ_COL, "op", "split", "before", "after", "diffs", "commit_ts",
+        "binlog_file", "gtid", F.lit(None).cast("string").alias("row_key"), F.lit(None).cast("string").alias("values"),
+        F.lit(None).cast("bigint").alias("count"))
+
+
+def _keyed_silver(kinds: list[tuple[str, str]], pk: Optional[list[str]], db: str, table: str,
+                  dependent: bool) -> Any:
+    """mapInArrow function: silver rows -> base fold records (values in the bronze JSON encoding, row key)."""
+    converters = silver_converters(kinds)
+    has_pk = bool(pk)
+
+    def run(batches: Any) -> Any:
+        for batch in batches:
+            rows = []
+            for r in batch.to_pylist():
+                values = {name: conv(r[name]) for name, conv in converters}
+                key = row_key(values, pk)
+                rows.append((db, table, "" if dependent else key, True, None, None, None, r[SEQ_COL] or 0,
+                             r[OP_COL] or "insert", "", None, None, None, None, None, None, key,
+                             json.dumps(values, ensure_ascii=False, separators=(",", ":")),
+                             1 if has_pk else (r[COUNT_COL] or 0)))
+            if rows:
+                yield from to_arrow(RECORD_COLUMNS, rows).to_batches()
+    return run
+
+
+def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", batch: "DataFrame",
+                 info: BatchInfo) -> Optional["DataFrame"]:
+    """Silver's current rows of the keys the batch touches, as fold records (joined in the executors)."""
+    from pyspark.sql import functions as F
+
+    keyed = None
+    for (db, table), ti in info.tables.items():
+        path = lake.silver(db, table)
+        if not engine.exists(path):
+            continue
+        silver = engine.read(spark, path)
+        kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
+        part = silver.mapInArrow(_keyed_silver(kinds, ti.pk, db, table, ti.dependent), spark_ddl(RECORD_COLUMNS))
+        keyed = part if keyed is None else keyed.unionByName(part)
+    if keyed is None:
+        return None
+    touched = (batch.filter(F.col("op").isin(*CHANGE_OPS))
+               .select("db", "table_name", F.explode(F.array("key_before", "key_after")).alias("row_key"))
+               .where(F.col("row_key").isNotNull()).distinct())
+    return keyed.join(touched, ["db", "table_name", "row_key"], "left_semi")
+
+
+def _fold_partition(pks: dict[TableId, Optional[list[str]]], history: bool) -> Any:
+    """mapInArrow function: sorted fold records -> OUT_COLUMNS rows, one group (table, key) at a time."""
+
+    def run(batches: Any) -> Any:
+        out: list[tuple] = []
+        stats: Counter = Counter()
+        group: Optional[tuple[str, str, str]] = None
+        folder: Optional[_Folder] = None
+
+        def flush() -> None:
+            if folder is None or group is None:
+                return
+            db, table, _ = group
+            res = folder.out
+            dumps = json.dumps
+            for key, st in folder.state.items():
+                out.append(("state", db, table, key, dumps(st.values, ensure_ascii=False, separators=(",", ":")),
+                            st.seq, st.op, st.count, None, None))
+            for rec in res.quarantine:
+                out.append(("quarantine", db, table, None, None, rec[SEQ_COL], None, None, None,
+                            dumps(rec, ensure_ascii=False, default=str)))
+            if history:
+                last = {(key, st.seq): (key, st, ts) for key, st, ts in res.history}
+                for key, st, ts in last.values():
+                    out.append(("history", db, table, key, dumps(st.values, ensure_ascii=False,
+                                                                 separators=(",", ":")),
+                                st.seq, st.op, st.count, ts, None))
+            stats.update(res.stats)
+
+        for batch in batches:
+            for r in batch.to_pylist():
+                gk = (r["db"], r["table_name"], r["fold_key"])
+                if gk != group:
+                    flush()
+                    group = gk
+                    folder = _Folder(pks.get((gk[0], gk[1])), {}, history)
+                    if len(out) >= OUT_BATCH_ROWS:
+                        yield from to_arrow(OUT_COLUMNS, out).to_batches()
+                        out = []
+                assert folder is not None
+                if r["base"]:
+                    folder.base[r["row_key"]] = RowState(json.loads(r["values"]), r[SEQ_COL], r["op"], r["count"])
+                else:
+                    folder.step(change_from_bronze(r))
+        flush()
+        out.append(("stats", None, None, None, None, None, None, None, None, json.dumps(stats)))
+        yield from to_arrow(OUT_COLUMNS, out).to_batches()
+    return run
+
+
+def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", batch: "DataFrame",
+               info: BatchInfo, history: bool) -> "DataFrame":
+    """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters."""
+    from pyspark.sql import functions as F
+
+    records = change_records(batch, info)
+    bases = base_records(spark, engine, lake, batch, info)
+    if bases is not None:
+        records = records.unionByName(bases)
+    pks = {t: ti.pk for t, ti in info.tables.items()}
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    return (records.repartition(n, "db", "table_name", "fold_key")
+            .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
+            .mapInArrow(_fold_partition(pks, history), spark_ddl(OUT_COLUMNS)))
+
+
+# --- 4. typed frames to write --------------------------------------------------------------------------------------
+
+def _typed(columns: list[tuple[str, str]], extra: tuple[str, ...], has_pk: bool) -> Any:
+    """mapInArrow function: OUT_COLUMNS rows of one table -> its silver (or history) rows."""
+    from binlake.pipeline.types import to_silver
+
+    convert = [(name, to_silver(kind)) for name, kind in columns]
+    target = table_columns(columns, has_pk) if not extra else [
+        *columns, (KEY_COL, "string"), (SEQ_COL, "bigint"), (OP_COL, "string"), (COMMIT_TS_COL, "bigint"),
+        *([] if has_pk else [(COUNT_COL, "bigint")])]
+
+    def run(batches: Any) -> Any:
+        for batch in batches:
+            rows = []
+            for r in batch.to_pylist():
+                v = json.loads(r["values"])
+                row = [conv(v.get(name)) for name, conv in convert]
+                if extra:
+                    row += [r["row_key"], r["seq"], r["op"], r["commit_ts"]]
+                else:
+                    row += [r["seq"], r["op"]]
+                rows.append(tuple(row + ([] if has_pk else [r["count"]])))
+            if rows:
+                yield from to_arrow(target, rows).to_batches()
+    return run, target
+
+
+def table_frame(folded: "DataFrame", kind: str, table: TableId, columns: list[tuple[str, str]],
+                has_pk: bool) -> "DataFrame":
+    """One table's silver MERGE source (``kind="state"``) or SCD2 history rows (``kind="history"``)."""
+    from pyspark.sql import functions as F
+
+    fn, target = _typed(columns, ("history",) if kind == "history" else (), has_pk)
+    rows = folded.filter((F.col("kind") == kind) & (F.col("db") == table[0]) & (F.col("table_name") == table[1]))
+    return rows.mapInArrow(fn, spark_ddl(target))
+
+
+def quarantine_frame(folded: "DataFrame", source: str, run_id: str) -> "DataFrame":
+    from pyspark.sql import functions as F
+
+    def run(batches: Any) -> Any:
+        for batch in batches:
+            rows = []
+            for r in batch.to_pylist():
+                rec = json.loads(r["record"])
+                kind = "missing_row" if rec["status"] == "MISSING_ROW" else "json_diff"
+                rows.append(quarantine_row(rec, source=source, db=r["db"], table=r["table_name"], kind=kind,
+                                           run_id=run_id))
+            if rows:
+                yield from to_arrow(QUARANTINE_COLUMNS, rows).to_batches()
+
+    return folded.filter(F.col("kind") == "quarantine").mapInArrow(run, spark_ddl(QUARANTINE_COLUMNS))
+
+
+# --- the job -------------------------------------------------------------------------------------------------------
+
+@dataclass
+class ApplyReport:
+    changes: int = 0
+    tables: int = 0
+    ops: Counter = field(default_factory=Counter)      # fold counters: insert, update, delete, key_change, ...
+    quarantined: int = 0
+    checkpoint_seq: Optional[int] = None
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
+              run_id: str) -> ApplyReport:
+    """Apply the source's unapplied bronze changes (up to the cutoff) to silver, then move the checkpoint."""
+    from pyspark import StorageLevel
+
+    reset_crash_counts()
+    started = time.perf_counter()
+    report = ApplyReport()
+    if not engine.exists(lake.bronze):
+        return report
+    ckpt = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
+    t0 = time.perf_counter()
+    batch = unapplied(spark, engine, lake.bronze, opts.source, ckpt.seq, opts.cutoff_us)
+    info = scan_batch(batch)
+    report.stage_seconds["scan"] = time.perf_counter() - t0
+    if info.last is None:
+        return report
+    t0 = time.perf_counter()
+    folded = fold_batch(spark, engine, lake, batch, info, opts.history).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        for r in folded.filter("kind = 'stats'").select("record").collect():
+            report.ops.update(json.loads(r["record"]))
+        report.stage_seconds["fold"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id)
+        report.quarantined = sum(quarantined.values())
+        crash_point("after_quarantine")
+        table_rows = []
+        for table in sorted(info.tables):
+            ti = info.tables[table]
+            cols = data_columns(ti.metas)
+            has_pk = bool(ti.pk)
+            if opts.history:
+                engine.merge(lake.history(*table), table_frame(folded, "history", table, cols, has_pk),
+                             [KEY_COL, SEQ_COL], SEQ_COL, op_col=None)
+                crash_point("after_history")
+            keys, null_safe = merge_keys(ti.pk, cols)
+            engine.merge(lake.silver(*table), table_frame(folded, "state", table, cols, has_pk), keys, SEQ_COL,
+                         op_col=OP_COL, keep_tombstones=True, null_safe_keys=null_safe)
+            lake.record_name(*table)
+            crash_point("after_silver")
+            table_rows.append({"source": opts.source, "table_name": f"{table[0]}.{table[1]}",
+                               SEQ_COL: ti.last_seq, "changes": ti.changes,
+                               "quarantined": quarantined.get(table, 0), "run_id": run_id})
+        report.stage_seconds["merge"] = time.perf_counter() - t0
+    finally:
+        folded.unpersist()
+    report.changes = info.changes
+    report.tables = len(info.tables)
+    gtids = GtidSet.parse(",".join(g for g in (ckpt.gtid_executed, info.gtids) if g))
+    last, last_file, last_pos = info.last
+    crash_point("before_checkpoint")
+    write_checkpoints(spark, engine, lake.checkpoints, [
+        {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: last, "binlog_file": last_file,
+         "pos": last_pos, "gtid_executed": gtids.to_text(), "changes": report.changes,
+         "quarantined": report.quarantined, "run_id": run_id}, *table_rows])
+    report.checkpoint_seq = last
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_quarantine(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", folded: "DataFrame",
+                      info: BatchInfo, source: str, run_id: str) -> dict[tuple, int]:
+    """The fold's quarantine records and the batch's undecodable stretches, in one insert-only MERGE; returns
+    how many the batch quarantined per (db, table) (rows already there from an interrupted earlier run
+    included; (None, None) for undecodable stretches)."""
+    errors = [quarantine_row({SEQ_COL: e[SEQ_COL], "binlog_file": e["binlog_file"], "pos": e["pos"], "row": 0,
+                              "column_name": "", "status": "ERROR", "reason": e["statement"]},
+                             source=source, db=None, table=None, kind="decode", run_id=run_id)
+              for e in info.errors]
+    frame = quarantine_frame(folded, source, run_id)
+    if errors:
+        frame = frame.unionByName(spark.createDataFrame(to_arrow(QUARANTINE_COLUMNS, errors)))
+    per_table = {(r["db"], r["table_name"]): r["count"] for r in frame.groupBy("db", "table_name").count().collect()}
+    if per_table:
+        write_quarantine(engine, lake.quarantine, frame)
+    return per_table

@@ -1,0 +1,88 @@
+"""Spark failures, told like the rest of binlake: one line naming the stage, what ran out or failed, and what to
+change; the full JVM and Python trace goes to a log file under ``<lake>/logs/`` whose path the line gives."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Optional
+
+from binlake.errors import BinlakeError
+from binlake.lake.errors import SparkJobFailed
+
+if TYPE_CHECKING:
+    from binlake.lake.layout import LakeLayout
+
+# (text found in the failure, what happened, what to do), first match wins
+_DIAGNOSES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("OutOfMemoryError", "Java heap space", "GC overhead limit exceeded"),
+     "Spark ran out of Java heap memory",
+     "give it more (binlake run --driver-memory 4g, or spark.driver.memory / spark.executor.memory for "
+     "spark-submit) or make tasks smaller (binlake run --chunk-mb 32)"),
+    (("ExecutorLostFailure", "Lost executor", "executor lost", "Executor heartbeat timed out"),
+     "a Spark executor was lost (killed, out of memory, or its worker stopped)",
+     "check the worker's log and memory (spark.executor.memory, spark.executor.memoryOverhead)"),
+    (("Python worker exited unexpectedly", "crashed", "EOFError"),
+     "a Python worker of a Spark task died (often the machine ran out of memory)",
+     "raise spark.executor.memoryOverhead or make tasks smaller (binlake run --chunk-mb 32)"),
+    (("Answer from Java side is empty", "Connection refused", "Py4JNetworkError", "JVM is not running"),
+     "the Spark driver's JVM stopped (often out of memory)",
+     "give it more memory (binlake run --driver-memory 4g, or spark.driver.memory)"),
+)
+
+
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b(: .*)?$")
+
+
+def is_spark_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from Spark's JVM or its Python workers (not a binlake error, not a bug here)."""
+    names = {c.__module__.split(".")[0] for c in type(exc).__mro__}
+    return bool(names & {"py4j", "pyspark"}) or isinstance(exc, ConnectionRefusedError)
+
+
+def diagnose(text: str) -> tuple[str, str]:
+    """(what happened, what to do) for a Spark failure's text."""
+    for needles, what, todo in _DIAGNOSES:
+        if any(n in text for n in needles):
+            return what, todo
+    raised = [line.strip() for line in text.splitlines() if _RAISED.match(line.strip())]
+    if "PythonException" in text and raised:
+        return (f"a Python task failed with {raised[-1][:300]}",
+                "please report it with the log (the input may be unusual); rerunning is safe")
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "no message")
+    return f"a Spark job failed: {first[:300]}", "see the log for the full trace; rerunning is safe"
+
+
+def write_log(logs_dir: str, stage_name: str, exc: BaseException) -> Optional[str]:
+    """The full trace of ``exc`` in ``<logs_dir>/<UTC time>-<stage>.log``; None if it can not be written."""
+    try:
+        Path(logs_dir).mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        path = os.path.join(logs_dir, f"{stamp}-{stage_name}.log")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("".join(traceback.format_exception(exc)))
+        return path
+    except OSError:
+        return None
+
+
+@contextmanager
+def stage(name: str, lake: "LakeLayout") -> Iterator[None]:
+    """Run a pipeline stage; a Spark failure inside becomes :class:`SparkJobFailed` (one line, trace logged).
+    Everything the stage committed before stays valid: a rerun converges."""
+    try:
+        yield
+    except BinlakeError:
+        raise
+    except Exception as exc:
+        if not is_spark_failure(exc):
+            raise
+        what, todo = diagnose(f"{type(exc).__name__}: {exc}")
+        log = write_log(lake.logs, name, exc)
+        where = f"; full trace in {log}" if log else ""
+        raise SparkJobFailed(f"{name} failed: {what}; {todo}{where}. Rerunning after the fix is safe "
+                             "(committed work is kept, nothing is applied twice)") from None

@@ -1,0 +1,172 @@
+"""The ingest job: a source's new landing binlogs -> ``bronze.binlog_events``, decoded and written by Spark's
+executors (a task per file or chunk, ``mapInArrow``); the driver plans and commits.
+
+Exactly once: a file whose identity (source, name, size, SHA-256) has a ``file_end`` row in bronze is skipped;
+a file that grew since (same name, new identity) is decoded from the end position its last ingest recorded. All
+new rows of a run go to bronze in one Delta append (atomic), so a crash leaves all or none of them.
+
+Ingest takes every complete transaction landed so far; which of them a run applies is decided by one rule, the
+apply job's commit-time cut (``binlake.lake.apply``), never by file names or file header times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+from binlake.lake.arrow import spark_ddl, to_arrow
+from binlake.lake.checkpoints import read_checkpoint
+from binlake.lake.registry import registry_rows
+from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, iter_chunk_rows
+from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
+from binlake.pipeline.identity import FileIdentity, identify, landing_files
+from binlake.pipeline.split import plan_chunks
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from binlake.lake.delta import DeltaEngine
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.options import RunOptions
+
+BRONZE_COLUMNS_TYPES = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
+END_OPS = ("file_end", "chunk_end")
+
+
+@dataclass(frozen=True, slots=True)
+class IngestedFile:
+    identities: frozenset[tuple[int, str]]      # (size, sha256) of each ingested version of the file
+    end_pos: int
+
+    @property
+    def sizes(self) -> frozenset[int]:
+        return frozenset(size for size, _ in self.identities)
+
+
+def ingested_files(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str,
+                   source: str) -> dict[str, IngestedFile]:
+    """name -> identities already in bronze and the furthest end position reached, for one source."""
+    done: dict[str, tuple[set[tuple[int, str]], int]] = {}
+    for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_size", "file_sha256", "pos"),
+                              {"source": source, "op": "file_end"}):
+        identities, end = done.setdefault(r["binlog_file"], (set(), 0))
+        identities.add((r["file_size"], r["file_sha256"]))
+        done[r["binlog_file"]] = (identities, max(end, r["pos"]))
+    return {name: IngestedFile(frozenset(h), end) for name, (h, end) in done.items()}
+
+
+@dataclass
+class IngestPlan:
+    tasks: list[ChunkTask] = field(default_factory=list)
+    files: list[FileIdentity] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)        # already ingested with the same identity
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *, chunk_bytes: int,
+                verify_hashes: bool = False) -> IngestPlan:
+    """The chunks to decode: new files, and the new tail of grown ones.
+
+    A file whose name and size match an ingested identity is skipped without hashing it again (binlogs are
+    append-only: hashing the whole landing folder on every run would cost O(history)); with
+    ``verify_hashes`` every file is hashed and compared."""
+    plan = IngestPlan()
+    for path in landing_files(landing_dir):
+        name = os.path.basename(path)
+        prev = done.get(name)
+        if prev is not None and not verify_hashes and os.path.getsize(path) in prev.sizes:
+            plan.skipped.append(name)
+            continue
+        ident = identify(source, path)
+        if prev is not None and (ident.size, ident.sha256) in prev.identities:
+            plan.skipped.append(name)
+            continue
+        start = prev.end_pos if prev is not None else 4
+        plan.files.append(ident)
+        plan.tasks.extend(plan_chunks(path, ident, start, chunk_bytes))
+    return plan
+
+
+def bronze_frame(spark: "SparkSession", tasks: list[ChunkTask], tables: TableFilter, applied_gtids: str,
+                 run_id: str, registry: Optional[list[dict]] = None) -> "DataFrame":
+    """The bronze rows of ``tasks`` as a DataFrame computed by the executors: one partition per chunk, decoded
+    by :func:`binlake.pipeline.bronze.iter_chunk_rows` into Arrow batches (bounded memory per task)."""
+
+    def decode(batches: Any) -> Any:
+        provider = None
+        if registry:
+            from binlake.sdi.registry import SchemaRegistry
+
+            provider = SchemaRegistry.from_rows(registry).schema_provider()
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                tf = TransactionFilter(tables, GtidSet.parse(applied_gtids))
+                for rows in iter_chunk_rows(tasks[index], tf, run_id, provider):
+                    yield from to_arrow(BRONZE_COLUMNS_TYPES, rows).to_batches()
+
+    n = len(tasks)
+    return spark.range(n, numPartitions=max(1, n)).mapInArrow(decode, spark_ddl(BRONZE_COLUMNS_TYPES))
+
+
+@dataclass
+class IngestReport:
+    files: int = 0
+    skipped_files: int = 0
+    bytes: int = 0
+    rows: Counter = field(default_factory=Counter)          # bronze rows per op
+    totals: dict[str, int] = field(default_factory=dict)    # events, transactions, skipped_gtid, ...
+    version: Optional[int] = None
+    seconds: float = 0.0
+
+
+def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
+               opts: "RunOptions", run_id: str) -> IngestReport:
+    """Decode the source's new landing files on Spark's executors and append them to bronze in one commit."""
+    from binlake.lake.crash import crash_point, reset_crash_counts
+
+    reset_crash_counts()
+    started = time.perf_counter()
+    done = ingested_files(spark, engine, lake.bronze, opts.source)
+    plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes)
+    report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes)
+    if plan.tasks:
+        applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
+        frame = bronze_frame(spark, plan.tasks, opts.tables, applied, run_id,
+                             registry_rows(spark, engine, lake) or None)
+        report.version = engine.append(lake.bronze, frame)
+        crash_point("after_bronze")
+        report.rows, report.totals = _counters(spark, engine, lake.bronze, opts.source, plan.files)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _counters(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str,
+              files: list[FileIdentity]) -> tuple[Counter, dict[str, int]]:
+    """Bronze rows per op and the decode totals of this ingest, from its chunks' end rows (an identity is
+    ingested once, so the end rows of the planned identities are exactly this ingest's)."""
+    wanted = {(f.name, f.sha256) for f in files}
+    rows: Counter = Counter()
+    totals: dict[str, int] = {}
+    for op in END_OPS:
+        for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_sha256", "statement"),
+                                  {"source": source, "op": op}):
+            if (r["binlog_file"], r["file_sha256"]) not in wanted:
+                continue
+            rows[op] += 1
+            _add_stats(json.loads(r["statement"]), rows, totals)
+    return rows, totals
+
+
+def _add_stats(stats: dict[str, Any], rows: Counter, totals: dict[str, int]) -> None:
+    for k, v in stats.items():
+        if k == "rows":
+            rows.update(v)
+        elif isinstance(v, (bool, int)) and k != "end_pos":
+            totals[k] = totals.get(k, 0) + int(v)

@@ -1,0 +1,87 @@
+"""What the thin Spark job entry points (``spark_jobs/*.py``) share: their argument parser, their setup (session,
+engine, layout, options) and their one-line JSON report."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from binlake.lake.layout import LakeLayout
+from binlake.lake.options import RunOptions
+from binlake.pipeline.filters import TableFilter
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from binlake.lake.delta import DeltaEngine
+
+
+def job_parser(prog: str, doc: Optional[str], *, landing: bool = False, filters: bool = False,
+               history: bool = False) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if landing:
+        p.add_argument("--landing", required=True, help="landing root (binlogs in <landing>/<source>/)")
+    p.add_argument("--lake", required=True, help="lake root")
+    p.add_argument("--source", required=True)
+    p.add_argument("--run-id", default="", help="the run's id (the DAG passes its interval start)")
+    p.add_argument("--end", type=dt.datetime.fromisoformat,
+                   help="interval end (exclusive): changes committed before it; naive times are UTC")
+    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto")
+    if filters:
+        p.add_argument("--include", action="append", default=[], metavar="DB.TABLE")
+        p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE")
+    if history:
+        p.add_argument("--history", action="store_true", help="also write SCD2 history tables")
+    return p
+
+
+def cutoff_us(end: Optional[dt.datetime]) -> Optional[int]:
+    """Microseconds since the epoch of an interval end (naive times are UTC)."""
+    if end is None:
+        return None
+    end = end if end.tzinfo is not None else end.replace(tzinfo=dt.timezone.utc)
+    return int(end.timestamp() * 1_000_000)
+
+
+def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeLayout, RunOptions]:
+    from binlake.lake.delta import engine_for
+    from binlake.lake.session import build_session
+
+    tables = TableFilter(tuple(getattr(args, "include", ())), tuple(getattr(args, "exclude", ())))
+    opts = RunOptions(args.source, tables, cutoff_us(args.end), getattr(args, "history", False), run_id=args.run_id)
+    spark = build_session(app)
+    lake = LakeLayout(args.lake)
+    engine = engine_for(spark, args.engine)
+    engine.staging_root = lake.staging
+    return spark, engine, lake, opts
+
+
+def source_dir(landing: str, source: str) -> str:
+    folder = Path(landing, source)
+    return str(folder if folder.is_dir() else Path(landing))
+
+
+def job_main(run: Callable[[], int]) -> int:
+    """Run a job; a binlake error (a Spark failure included, see lake.failures) is one line on stderr and the
+    error's exit code, like the CLI."""
+    import sys
+
+    from binlake.errors import BinlakeError
+
+    try:
+        return run()
+    except BinlakeError as exc:
+        print(f"binlake: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+def print_report(report: Any) -> int:
+    """A job's report as one JSON line (``dataclasses.asdict`` would mangle its Counters)."""
+    fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+    print(json.dumps({k: dict(v) if isinstance(v, dict) else v for k, v in fields.items()}, default=str,
+                     sort_keys=True))
+    return 0

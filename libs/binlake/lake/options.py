@@ -1,0 +1,24 @@
+"""What one run of the jobs does, for one source (one frozen options object, passed whole)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Optional
+
+from binlake.pipeline.filters import TableFilter
+from binlake.pipeline.split import DEFAULT_CHUNK_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    source: str
+    tables: TableFilter = TableFilter()
+    cutoff_us: Optional[int] = None          # apply changes committed before this (microseconds, UTC)
+    history: bool = False                    # also write SCD2 history tables
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    run_id: str = ""
+
+    def new_run_id(self) -> str:
+        """``run_id``, or a fresh random one (each call) when none was given."""
+        return self.run_id or uuid.uuid4().hex[:12]
