@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Set up everything binlake needs on a fresh machine: Java 17 for Spark (apt, only when `java` is missing), a
-# virtualenv in .venv with the pinned requirements.txt installed under the lock constraints.txt, and the binlake
-# package (editable).
+# virtualenv in .venv with the pinned requirements.txt installed under the lock constraints.txt, the binlake
+# package (editable), and delta-spark's jars: fetched by Maven (jars/pom.xml) into .jars, verified against
+# jars/SHA256SUMS, and named in the venv's Spark's conf/spark-defaults.conf so every Spark of the venv (a plain
+# python, spark-submit, a standalone cluster's drivers) loads them and Delta's SQL extension.
 # Idempotent and fast: .venv/.binlake-setup holds the hashes of requirements.txt, constraints.txt and
-# libs/pyproject.toml; when they match, pip does not run at all.
+# libs/pyproject.toml; when they match, pip does not run at all; Maven runs only when .jars lacks a verified jar.
 # Usage: bash scripts/setup.sh           create or update .venv
 #        bash scripts/setup.sh --lock    re-resolve requirements.txt in a scratch venv, `pip check` it, write
 #                                        constraints.txt from its `pip freeze`, then update .venv (commit both)
@@ -61,8 +63,26 @@ if [ ! -x .venv/bin/python ]; then
 fi
 STAMP=.venv/.binlake-setup
 want=$( { .venv/bin/python --version; cat requirements.txt constraints.txt libs/pyproject.toml; } | sha256sum | cut -d' ' -f1)
+# --- delta-spark's jars: .jars (verified) and the venv's spark-defaults.conf naming them ---
+delta_jars() {
+  bash jars/fetch.sh --python .venv/bin/python .jars
+  local conf_dir jars
+  conf_dir="$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/conf"
+  jars=$(grep -v '^#' jars/SHA256SUMS | awk -v d="$PWD/.jars" 'NF { printf "%s%s/%s", sep, d, $2; sep="," }')
+  mkdir -p "$conf_dir"
+  {
+    echo "# Written by binlake's scripts/setup.sh (rewritten on every run): delta-spark's verified jars"
+    echo "# (jars/SHA256SUMS) and Delta's SQL extension for every Spark this venv starts."
+    echo "spark.jars                       $jars"
+    echo "spark.sql.extensions             io.delta.sql.DeltaSparkSessionExtension"
+    echo "spark.sql.catalog.spark_catalog  org.apache.spark.sql.delta.catalog.DeltaCatalog"
+  } > "$conf_dir/spark-defaults.conf.new"
+  mv "$conf_dir/spark-defaults.conf.new" "$conf_dir/spark-defaults.conf"
+}
+
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x .venv/bin/binlake ]; then
-  echo "setup: ok, up to date ($(.venv/bin/binlake --version))"
+  delta_jars
+  echo "setup: ok, up to date ($(.venv/bin/binlake --version); delta-spark jars in .jars)"
   exit 0
 fi
 echo "setup: installing requirements.txt under constraints.txt into .venv (1-2 min on a new machine)"
@@ -78,5 +98,6 @@ if [ -n "$unlocked" ]; then
   echo "setup: warning: installed but not in constraints.txt: $(echo "$unlocked" | tr '\n' ' ')" >&2
   echo "setup: run 'bash scripts/setup.sh --lock' and commit constraints.txt" >&2
 fi
+delta_jars
 echo "$want" > "$STAMP"
-echo "setup: ok ($(.venv/bin/binlake --version))"
+echo "setup: ok ($(.venv/bin/binlake --version); delta-spark jars in .jars)"

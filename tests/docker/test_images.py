@@ -113,23 +113,38 @@ def test_images_install_the_project_requirements_under_the_lock(stages: dict) ->
         assert "pip check" in " ".join(instructions(stages, target, "RUN"))
 
 
-def test_delta_spark_package_matches_pyspark_and_delta_spark(stages: dict) -> None:
-    args = dict(a.split("=", 1) for a in instructions(stages, "spark", "ARG"))
-    spark_minor = ".".join(REQUIREMENTS["pyspark"].split(".")[:2])
-    expected = f"io.delta:delta-spark_{spark_minor}_2.13:{REQUIREMENTS['delta-spark']}"
-    assert args["DELTA_SPARK_PACKAGE"] == expected
+def pom_property(name: str) -> str:
+    found = re.search(rf"<{re.escape(name)}>([^<]+)</{re.escape(name)}>", (ROOT / "jars" / "pom.xml").read_text())
+    assert found, f"jars/pom.xml has no <{name}>"
+    return found.group(1)
+
+
+def test_the_jar_pom_matches_pyspark_and_delta_spark() -> None:
+    """jars/pom.xml (what setup.sh and the images fetch) is for the pinned pyspark minor and pip delta-spark, and
+    SHA256SUMS pins the delta-spark and delta-storage jars of its delta release."""
+    assert pom_property("spark.binary") == ".".join(REQUIREMENTS["pyspark"].split(".")[:2])
+    assert pom_property("delta.pip.version") == REQUIREMENTS["delta-spark"]
+    jar_version, spark_binary = pom_property("delta.spark.version"), pom_property("spark.binary")
+    listed = [ln.split()[1] for ln in (ROOT / "jars" / "SHA256SUMS").read_text().splitlines()
+              if ln.strip() and not ln.startswith("#")]
+    assert f"delta-spark_{spark_binary}_2.13-{jar_version}.jar" in listed
+    assert f"delta-storage-{jar_version}.jar" in listed
 
 
 @pytest.mark.slow
-def test_delta_spark_package_is_what_delta_spark_itself_resolves(stages: dict) -> None:
-    """The artifact delta-spark's own pip helper asks Spark to resolve for the installed pyspark (in a child
-    process: SparkSession.Builder options are process-wide)."""
-    expected = dict(a.split("=", 1) for a in instructions(stages, "spark", "ARG"))["DELTA_SPARK_PACKAGE"]
+def test_the_jar_pom_is_the_artifact_binlake_and_delta_spark_name() -> None:
+    """binlake's delta_spark_artifact() is the pom's delta-spark; delta-spark's own pip helper names the same
+    module (its version is pip's, which Maven Central lacks for 4.4.1: see jars/pom.xml). In a child process:
+    SparkSession.Builder options are process-wide."""
+    from binlake.lake.delta.engine import delta_spark_artifact
+
+    ours = f"io.delta:delta-spark_{pom_property('spark.binary')}_2.13:{pom_property('delta.spark.version')}"
+    assert delta_spark_artifact() == ours
     probe = ("from pyspark.sql import SparkSession; from delta import configure_spark_with_delta_pip; "
              "print(configure_spark_with_delta_pip(SparkSession.builder)._options['spark.jars.packages'])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == expected
+    assert done.stdout.strip() == f"{ours.rsplit(':', 1)[0]}:{pom_property('delta.pip.version')}"
 
 
 def test_one_python_and_one_spark_for_driver_and_executors(stages: dict) -> None:
@@ -144,17 +159,22 @@ def test_one_python_and_one_spark_for_driver_and_executors(stages: dict) -> None
         assert env_value(stages, target, "PYSPARK_PYTHON") == "/opt/binlake/venv/bin/python"
 
 
-def test_the_spark_image_bakes_the_jars_and_the_airflow_image_reuses_them(stages: dict) -> None:
-    spark_runs = instructions(stages, "spark", "RUN")
-    assert any("bake_delta_jars.sh \"$DELTA_SPARK_PACKAGE\"" in r for r in spark_runs)
-    copies = instructions(stages, "airflow", "COPY")
-    assert "--from=spark /opt/binlake/delta-jars/ /opt/binlake/delta-jars/" in copies
-    assert any("bake_delta_jars.sh --verify-only" in r for r in instructions(stages, "airflow", "RUN"))
-    # bake_delta_jars installs delta-spark as delta-spark_*.jar in $SPARK_HOME/jars: the name
-    # binlake.lake.session.delta_jars() looks for to configure Delta's extension
+def test_both_images_bake_the_verified_jars_of_the_jar_pom(stages: dict) -> None:
+    fetch = instructions(stages, "delta-jars", "RUN")
+    assert fetch == ["bash /opt/binlake/src/jars/fetch.sh /opt/binlake/delta-jars"]
+    assert "jars /opt/binlake/src/jars" in instructions(stages, "delta-jars", "COPY")
+    assert "jars /opt/binlake/src/jars" in instructions(stages, "base", "COPY")
+    for target in TARGETS:
+        assert "--from=delta-jars /opt/binlake/delta-jars/ /opt/binlake/delta-jars/" in instructions(stages, target, "COPY")
+        assert "bash /opt/binlake/build/bake_delta_jars.sh /opt/binlake/delta-jars" in instructions(stages, target, "RUN")
+    bake = (DOCKER / "common" / "bake_delta_jars.sh").read_text()
+    assert 'jars/fetch.sh" --python python "$jardir"' in bake       # SHA256SUMS and versions, checked again
+    assert "sha256sum" in (ROOT / "jars" / "fetch.sh").read_text()
+    # bake_delta_jars installs them into $SPARK_HOME/jars, where binlake.lake.session.delta_jars() looks for
+    # delta-spark_*.jar to configure Delta's extension
     session = (ROOT / "libs" / "binlake" / "lake" / "session.py").read_text()
     assert 'glob("delta-spark_*.jar")' in session
-    assert 'compgen -G "$SPARK_HOME/jars/delta-spark_*.jar"' in (DOCKER / "common" / "bake_delta_jars.sh").read_text()
+    assert 'compgen -G "$SPARK_HOME/jars/delta-spark_*.jar"' in bake
 
 
 def test_compose_and_image_agree_on_paths(stages: dict) -> None:

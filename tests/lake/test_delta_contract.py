@@ -1,18 +1,19 @@
 """The Delta engine contract on Spark DataFrames: the same assertions for the rust and spark engines.
 
-The spark engine's runs skip with the reason when delta-spark's jars are not on the classpath (they can not be
-fetched without Maven access). Expected frames are literal values or hand-worked cases (tests/lake/cases.py).
+The spark engine's runs need delta-spark's jars (scripts/setup.sh installs them) and fail without them. Expected
+frames are literal values or hand-worked cases (tests/lake/cases.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from decimal import Decimal
 
 import pytest
 
 from binlake.lake.delta import MergeResult, Txn, engine_for, spark_engine_unavailable_reason
-from binlake.lake.errors import DeltaEngineUnavailableError, MergeSourceError
+from binlake.lake.errors import MergeSourceError
 from tests.lake import cases
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -141,19 +142,36 @@ def test_a_batch_with_two_changes_for_one_key_is_refused(engine, spark, table_pa
         engine.merge(table_path, frame(spark, [(9, "x", 20, "insert"), (9, "y", 21, "update")]), ["id"])
 
 
-def test_engine_choice_follows_the_classpath(spark):
-    reason = spark_engine_unavailable_reason(spark)
-    assert engine_for(spark).name == ("rust" if reason else "spark")
-    if reason:
-        assert "delta-spark" in reason
-        with pytest.raises(DeltaEngineUnavailableError, match="delta-spark"):
-            engine_for(spark, "spark")
+def test_the_spark_engine_is_the_default_where_the_jars_are(spark):
+    assert spark_engine_unavailable_reason(spark) is None
+    assert engine_for(spark).name == "spark"
+    assert engine_for(spark, "rust").name == "rust"
+
+
+def test_a_session_without_the_jars_gets_the_rust_engine_and_a_clear_reason(tmp_path):
+    """A separate Spark (own JVM, no spark-defaults.conf, no jars) next to the tests' session."""
+    import subprocess
+    import sys
+
+    script = ("from pyspark.sql import SparkSession\n"
+              "from binlake.lake.delta import engine_for, spark_engine_unavailable_reason\n"
+              "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
+              "print('ENGINE', engine_for(s).name)\n"
+              "print('REASON', spark_engine_unavailable_reason(s))\n"
+              "try:\n    engine_for(s, 'spark')\nexcept Exception as e:\n    print('ERROR', type(e).__name__)\n")
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("BINLAKE_DELTA_JARS", "PYSPARK_GATEWAY_PORT")}
+    env.update(SPARK_CONF_DIR=str(conf_dir), SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines()
+                 if line.startswith(("ENGINE ", "REASON ", "ERROR ")))
+    assert lines.get("ENGINE") == "rust", out.stderr[-2000:]
+    assert lines["ERROR"] == "DeltaEngineUnavailableError"
+    assert "delta-spark's jars are absent" in lines["REASON"] and "scripts/setup.sh" in lines["REASON"]
 
 
 def test_spark_engine_reads_what_the_rust_engine_wrote(spark, table_path):
-    reason = spark_engine_unavailable_reason(spark)
-    if reason:
-        pytest.skip(reason)
     engine_for(spark, "rust").merge(table_path, frame(spark, cases.BATCH), ["id"])
     spark_engine = engine_for(spark, "spark")
     assert collected(spark_engine.read(spark, table_path)) == [r for r in cases.sorted_rows(cases.BATCH)

@@ -6,14 +6,17 @@ Only the primitives live here; the write flows are engine.DeltaEngine's, shared 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.delta.engine import DeltaEngine
-from binlake.lake.delta.plan import SOURCE, TARGET, MergeSpec, Txn, duplicate_key_error, merge_clauses, quote_spark
+from binlake.lake.delta.plan import (SOURCE, TARGET, MergeClauses, MergeSpec, Txn, duplicate_key_error, merge_clauses,
+                                    quote_spark)
 from binlake.lake.errors import DeltaTableNotFoundError
 
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+COLUMN_MAPPING = "delta.columnMapping.mode"
+NEEDS_MAPPING = frozenset(" ,;{}()\n\t=")   # characters delta-spark refuses in column names without column mapping
 
 if TYPE_CHECKING:
     from delta.tables import DeltaTable
@@ -39,6 +42,37 @@ class SparkEngine(DeltaEngine):
         if version is not None:
             reader = reader.option("versionAsOf", version)
         return reader.load(str(table_path))
+
+    def read_rows(self, spark: SparkSession | None, table_path: str, columns: Sequence[str],
+                  equal: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        if not self.exists(table_path):
+            return []
+        from pyspark.sql import functions as F
+
+        df = self.read(self._spark, table_path)
+        for name, value in (equal or {}).items():
+            df = df.filter(F.col(quote_spark(name)) == F.lit(value))
+        return [r.asDict() for r in df.select(*[quote_spark(c) for c in columns]).collect()]
+
+    def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:
+        if not self.exists(table_path):
+            return 0
+        from pyspark.sql import functions as F
+
+        cond = None
+        for name, value in (equal or {}).items():
+            term = F.col(quote_spark(name)) == F.lit(value)
+            cond = term if cond is None else cond & term
+        table = self._table(table_path)
+        before = self.version(table_path)
+        table.delete(cond)
+        if self.version(table_path) == before:
+            return 0
+        metrics = table.history(1).first()["operationMetrics"] or {}
+        return int(metrics.get("numDeletedRows", 0))
+
+    def frame(self, spark: SparkSession | None, table: Any) -> DataFrame:
+        return self._spark.createDataFrame(table)
 
     # --- primitives -----------------------------------------------------------------------------------------
     def _table(self, table_path: str) -> DeltaTable:
@@ -76,6 +110,8 @@ class SparkEngine(DeltaEngine):
     def _add_fields(self, table_path: str, fields: list[dict]) -> None:
         from pyspark.sql.types import StructType
 
+        if _needs_column_mapping([f["name"] for f in fields]):
+            self._map_columns_by_name(table_path)
         widened = StructType.fromJson({"type": "struct", "fields": self._schema_json(table_path)["fields"] + fields})
         (self._spark.createDataFrame([], widened).write.format("delta").mode("append")
          .option("mergeSchema", "true").save(str(table_path)))
@@ -92,13 +128,28 @@ class SparkEngine(DeltaEngine):
         creates = not self.exists(table_path) or (mode == "overwrite" and where is None)
         if partition_by and creates:
             writer = writer.partitionBy(*partition_by)
+        if _needs_column_mapping(data.columns):
+            if self.exists(table_path):
+                self._map_columns_by_name(table_path)
+            else:
+                writer = writer.option(COLUMN_MAPPING, "name")
         writer.save(str(table_path))
+
+    def _map_columns_by_name(self, table_path: str) -> None:
+        """Turn on Delta column mapping (name mode) unless the table has it: delta-spark accepts column names
+        with spaces or ``,;{}()=`` only then (delta-rs writes them without it)."""
+        if self._table(table_path).detail().first()["properties"].get(COLUMN_MAPPING, "none") == "none":
+            self._spark.sql(f"ALTER TABLE delta.{quote_spark(str(table_path))} "
+                            f"SET TBLPROPERTIES ('{COLUMN_MAPPING}' = 'name')")
 
     def _execute_merge(self, table_path: str, data: DataFrame, spec: MergeSpec,
                        txn: Txn | None) -> tuple[int, int, int]:
         clauses = merge_clauses(spec, data.columns, quote_spark)
         assignments = dict(clauses.assignments)
-        merger = self._table(table_path).alias(TARGET).merge(data.alias(SOURCE), clauses.on)
+        table = self._table(table_path)
+        if not _changes_anything(table.toDF(), data, clauses):
+            return 0, 0, 0      # like delta-rs: no commit (delta-spark would commit an empty version)
+        merger = table.alias(TARGET).merge(data.alias(SOURCE), clauses.on)
         if clauses.delete_when is not None:
             merger = merger.whenMatchedDelete(condition=clauses.delete_when)
         merger = merger.whenMatchedUpdate(condition=clauses.update_when, set=assignments)
@@ -115,3 +166,25 @@ class SparkEngine(DeltaEngine):
                 conf.unset(TXN_APP_ID)
                 conf.unset(TXN_VERSION)
         return metrics["num_inserted_rows"], metrics["num_updated_rows"], metrics["num_deleted_rows"]
+
+
+_PRESENT = "__binlake_target_row"
+
+
+def _needs_column_mapping(names: Sequence[str]) -> bool:
+    return any(NEEDS_MAPPING.intersection(name) for name in names)
+
+
+def _changes_anything(target: DataFrame, data: DataFrame, clauses: MergeClauses) -> bool:
+    """Whether the MERGE would delete, update or insert a row: the clauses evaluated over the source joined to
+    the target (the first matching clause wins, as in the MERGE itself)."""
+    from pyspark.sql import functions as F
+
+    joined = data.alias(SOURCE).join(target.withColumn(_PRESENT, F.lit(True)).alias(TARGET), F.expr(clauses.on),
+                                     "left")
+    matched_changes = F.expr(clauses.update_when)
+    if clauses.delete_when is not None:
+        matched_changes = F.expr(clauses.delete_when) | matched_changes
+    inserts = F.lit(True) if clauses.insert_when is None else F.expr(clauses.insert_when)
+    acts = F.when(F.col(f"{TARGET}.{_PRESENT}").isNull(), inserts).otherwise(matched_changes)
+    return not joined.where(F.coalesce(acts, F.lit(False))).isEmpty()
