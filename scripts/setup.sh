@@ -23,19 +23,23 @@ esac
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null || PY=python3
 
-# --- Java 17 (Spark 4 needs Java 17 or newer) ---
-if ! command -v java >/dev/null 2>&1; then
-  SUDO=""
+# apt_install COMMAND PACKAGE WHY: install PACKAGE with apt when COMMAND is missing.
+apt_install() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local sudo=""
   if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 && SUDO=sudo || {
-      echo "setup: java is missing; as root run: apt-get install -y openjdk-17-jre-headless" >&2; exit 1; }
+    if command -v sudo >/dev/null 2>&1; then sudo=sudo; else
+      echo "setup: $1 is missing; as root run: apt-get install -y $2" >&2; exit 1; fi
   fi
-  command -v apt-get >/dev/null 2>&1 || { echo "setup: java is missing; install a Java 17 runtime" >&2; exit 1; }
-  echo "setup: installing openjdk-17-jre-headless with apt (Spark needs Java 17)"
+  command -v apt-get >/dev/null 2>&1 || { echo "setup: $1 is missing; install $2 ($3)" >&2; exit 1; }
+  echo "setup: installing $2 with apt ($3)"
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
-fi
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "$2" >/dev/null
+}
+
+# --- Java 17 (Spark 4 needs Java 17 or newer) ---
+apt_install java openjdk-17-jre-headless "Spark needs Java 17"
 java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' ||
   echo "setup: warning: Spark 4 needs Java 17 or newer; found: $(java -version 2>&1 | head -n1)" >&2
 
@@ -65,6 +69,7 @@ STAMP=.venv/.binlake-setup
 want=$( { .venv/bin/python --version; cat requirements.txt constraints.txt libs/pyproject.toml; } | sha256sum | cut -d' ' -f1)
 # --- delta-spark's jars: .jars (verified) and the venv's spark-defaults.conf naming them ---
 delta_jars() {
+  [ -d .jars ] || apt_install mvn maven "it fetches delta-spark's jars"
   bash jars/fetch.sh --python .venv/bin/python .jars
   local conf_dir jars
   conf_dir="$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')/conf"
