@@ -70,6 +70,11 @@ class Script:
     semi_sync: bool = False                     # the source has semi-sync enabled
     drop_after_bytes: int | None = None         # first dump only: close the socket after this many stream bytes
     heartbeat_before_end: bool = True
+    # hostile behaviours (issue #16)
+    handshake_cut: int | None = None            # send only this many bytes of the HandshakeV10 payload
+    silent: bool = False                        # accept the connection and never send anything
+    silent_stream: bool = False                 # answer the sign-on, then send nothing after the dump command
+    binlog_names: list[str] | None = None       # names SHOW BINARY LOGS lists instead of the files' own
     log: list[tuple[str, bytes]] = field(default_factory=list)
     acks: list[tuple[str, int]] = field(default_factory=list)
     dumps: list[bytes] = field(default_factory=list)
@@ -159,6 +164,9 @@ class _Session:
     # -- conversation ------------------------------------------------------------------------------------------
     def run(self) -> None:
         try:
+            if self.s.silent:
+                self._exact(1)      # wait for the client to give up
+                return
             self._handshake()
             while True:
                 packet = self.recv()
@@ -190,6 +198,10 @@ class _Session:
         payload = (b"\x0a" + self.s.version.encode() + b"\x00" + struct.pack("<I", 7) + salt[:8] + b"\x00"
                    + struct.pack("<HBHH", caps & 0xFFFF, 255, SERVER_STATUS_AUTOCOMMIT, caps >> 16)
                    + bytes([21]) + b"\x00" * 10 + salt[8:] + b"\x00" + b"mysql_native_password\x00")
+        if self.s.handshake_cut is not None:
+            self.send(payload[:self.s.handshake_cut])
+            self._exact(1)
+            raise OSError("handshake cut")
         self.send(payload)
         self.recv()           # HandshakeResponse41: accepted whatever the password
         self.ok()
@@ -206,11 +218,16 @@ class _Session:
         elif upper == "SELECT @@GLOBAL.BINLOG_CHECKSUM":
             self.result(["c"], [["CRC32"]])
         elif upper == "SHOW BINARY LOGS":
-            self.result(["Log_name", "File_size", "Encrypted"], [[n, str(len(d)), "No"] for n, d in self.s.files])
+            names = self.s.binlog_names or [n for n, _ in self.s.files]
+            self.result(["Log_name", "File_size", "Encrypted"],
+                        [[n, str(len(d)), "No"] for n, (_, d) in zip(names, self.s.files)])
         else:
             self.err(1064, f"fake server does not know {sql!r}")
 
     def _dump(self, packet: bytes) -> None:
+        if self.s.silent_stream:
+            self._exact(1)
+            return
         if packet[0] == 0x12:
             pos, flags, _server_id = struct.unpack_from("<IHI", packet, 1)
             name = packet[11:].decode()

@@ -18,6 +18,7 @@ from binlake.transport.errors import (
     PrivilegeError,
     ProtocolError,
     ServerConfigError,
+    ServerTimeoutError,
     SourceUriError,
     TransportError,
 )
@@ -32,6 +33,6 @@ register_transport("mysql", open_mysql_binlog)
 __all__ = [
     "AuthenticationError", "BinlogFile", "BinlogPurgedError", "ConnectionLostError", "FetchOptions", "FetchResult",
     "LandingError", "MANIFEST_NAME", "Manifest", "MySQLSource", "PrivilegeError", "ProtocolError",
-    "ReplicationClient", "ServerConfigError", "ServerInfo", "SourceUriError", "StopFetch", "StreamEnd",
+    "ReplicationClient", "ServerConfigError", "ServerInfo", "ServerTimeoutError", "SourceUriError", "StopFetch", "StreamEnd",
     "StreamEvent", "TransportError", "fetch", "open_mysql_binlog", "parse_mysql_uri",
 ]

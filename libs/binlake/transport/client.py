@@ -18,6 +18,7 @@ raw packets; the pinned PyMySQL version in requirements.txt is the one tested.
 from __future__ import annotations
 
 import logging
+import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,6 +33,7 @@ from binlake.transport.errors import (
     PrivilegeError,
     ProtocolError,
     ServerConfigError,
+    ServerTimeoutError,
     TransportError,
 )
 from binlake.transport.gtid import encode_gtid_set, validate_mariadb_gtid_pos
@@ -91,19 +93,27 @@ class ReplicationClient:
         self._conn: Any = None
         self.info: ServerInfo | None = None
         self.semi_sync = False             # the stream carries semi-sync headers (known after its first packet)
+        self._streaming = False            # the dump has started: read timeouts are missed heartbeats
+        self._stream_timeout: float | None = None
         self._detect_semi_sync = False
 
     # -- sign-on ---------------------------------------------------------------------------------------------
     def connect(self) -> ServerInfo:
         """Connect, authenticate and read the server's replication settings."""
         src = self.source
+        self._streaming = False
         try:
             self._conn = self._connector(
                 host=src.host, port=src.port, user=src.user, password=src.password() or "",
                 connect_timeout=src.connect_timeout_s, autocommit=True, charset="utf8mb4",
-                ssl=src.pymysql_ssl(), read_timeout=max(src.connect_timeout_s, 30.0))
+                ssl=src.pymysql_ssl(), read_timeout=src.read_timeout_s)
         except pymysql.err.MySQLError as exc:
             raise self._translate(exc, "connecting") from None
+        except (struct.error, IndexError, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+            # PyMySQL parses the greeting (HandshakeV10) and the auth exchange without checking lengths
+            raise ProtocolError(f"{src.display()}: connecting: expected a MySQL greeting (HandshakeV10) and "
+                                f"authentication exchange, found packets PyMySQL can not parse ({exc}); is this a "
+                                "MySQL or MariaDB server?") from None
         row = self._query_one("SELECT @@version, @@server_id, @@global.binlog_format, @@global.log_bin")
         version = _text(row[0])
         is_mariadb = "mariadb" in version.lower()
@@ -139,7 +149,19 @@ class ReplicationClient:
                 rows = cur.fetchall()
         except pymysql.err.MySQLError as exc:
             raise self._translate(exc, "SHOW BINARY LOGS", privilege="REPLICATION CLIENT") from None
-        return [BinlogFile(_text(r[0]), int(r[1])) for r in rows]
+        out = []
+        for r in rows:
+            name = _text(r[0]) if r and r[0] is not None else ""
+            reason = protocol.binlog_name_problem(name)
+            try:
+                size = int(r[1])
+            except (IndexError, TypeError, ValueError):
+                size = -1
+            if reason is not None or size < 0:
+                raise ProtocolError(f"{self.source.display()}: SHOW BINARY LOGS lists an unusable file "
+                                    f"({reason or f'expected a size, found {r[1:2]!r}'}); refusing to write it")
+            out.append(BinlogFile(name, size))
+        return out
 
     # -- the dump --------------------------------------------------------------------------------------------
     def start_dump(self, file: str, position: int, *, non_block: bool = False) -> None:
@@ -147,7 +169,7 @@ class ReplicationClient:
         flags = protocol.BINLOG_DUMP_NON_BLOCK if non_block else 0
         if self._info().is_mariadb:
             flags |= protocol.BINLOG_SEND_ANNOTATE_ROWS_EVENT
-        self._prepare_session()
+        self._prepare_session(non_block=non_block)
         self._command(protocol.encode_binlog_dump(file, position, self.source.server_id, flags), reply=False,
                       doing=f"COM_BINLOG_DUMP {file}:{position}")
 
@@ -162,16 +184,16 @@ class ReplicationClient:
         if info.is_mariadb:
             state = validate_mariadb_gtid_pos(gtid_set)
             self._prepare_session([f"SET @slave_connect_state = '{state}'", "SET @slave_gtid_strict_mode = 1",
-                                   "SET @slave_gtid_ignore_duplicates = 0"])
+                                   "SET @slave_gtid_ignore_duplicates = 0"], non_block=non_block)
             packet = protocol.encode_binlog_dump("", 4, self.source.server_id,
                                                  flags | protocol.BINLOG_SEND_ANNOTATE_ROWS_EVENT)
         else:
-            self._prepare_session()
+            self._prepare_session(non_block=non_block)
             packet = protocol.encode_binlog_dump_gtid(self.source.server_id, encode_gtid_set(gtid_set),
                                                       flags=flags | protocol.BINLOG_THROUGH_GTID)
         self._command(packet, reply=False, doing="GTID dump")
 
-    def _prepare_session(self, extra: list[str] | None = None) -> None:
+    def _prepare_session(self, extra: list[str] | None = None, non_block: bool = False) -> None:
         info = self._info()
         checksum = info.binlog_checksum if info.binlog_checksum.isalnum() else "NONE"
         period_ns = int(self.source.heartbeat_s * 1_000_000_000)
@@ -190,10 +212,14 @@ class ReplicationClient:
             self._execute(sql)
         self._command(protocol.encode_register_slave(self.source.server_id), reply=True,
                       doing="COM_REGISTER_SLAVE", privilege="REPLICATION SLAVE")
-        # three missed heartbeats mean the connection is dead even if TCP has not noticed yet
-        timeout = self.source.heartbeat_s * 3 + 5 if self.source.heartbeat_s > 0 else None
+        # three missed heartbeats mean the connection is dead even if TCP has not noticed yet; without heartbeats
+        # a dump that ends at the end of the binlog (non-blocking) is still bounded by read_timeout
+        timeout = self.source.heartbeat_s * 3 + 5 if self.source.heartbeat_s > 0 else \
+            (self.source.read_timeout_s if non_block else None)
         self._conn._sock.settimeout(timeout)
         self._conn._read_timeout = self._conn._current_timeout = timeout
+        self._streaming = True
+        self._stream_timeout = timeout
 
     def read(self) -> StreamEvent | StreamEnd:
         """The next event of the stream (heartbeats and fake events included), or the end in non-blocking mode."""
@@ -217,7 +243,12 @@ class ReplicationClient:
     def _read_stream_packet(self) -> bytes:
         """One logical packet (16 MiB pieces joined). Sequence ids are not checked here: MariaDB restarts them
         after each semi-sync ACK (its ACK reader shares the dump thread's NET), MySQL does not."""
-        read = self._conn._read_bytes
+        conn = self._conn
+        if self._streaming and conn._current_timeout != self._stream_timeout:
+            # PyMySQL's writes (the dump command, semi-sync ACKs) leave the socket at its write timeout
+            conn._sock.settimeout(self._stream_timeout)
+            conn._current_timeout = self._stream_timeout
+        read = conn._read_bytes
         limit = self.source.max_packet
         pieces = []
         total = 0
@@ -316,6 +347,12 @@ class ReplicationClient:
         if code == CR_SSL_CONNECTION_ERROR:
             return ServerConfigError(f"{where}: TLS failed ({message}); enable TLS on the server, fix ssl_ca, or"
                                      " drop ssl=1 from the URI")
+        if code == CR_SERVER_LOST and "timed out" in message:
+            if self._streaming:
+                return ConnectionLostError(f"{where}: no event or heartbeat for {self._stream_timeout:g} s (three "
+                                           "heartbeat periods plus 5 s, or read_timeout); the connection is dead")
+            return ServerTimeoutError(f"{where}: the server sent nothing for {self.source.read_timeout_s:g} s "
+                                      "(read_timeout); is this a MySQL or MariaDB server, and is it overloaded?")
         if code in LOST_CODES or code == 0:
             return ConnectionLostError(f"{where}: connection lost or refused ({message})")
         if code == ER_ACCESS_DENIED_ERROR and self.info is not None and privilege:

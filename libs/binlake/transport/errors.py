@@ -22,6 +22,11 @@ class ConnectionLostError(TransportError):
     retryable = True
 
 
+class ServerTimeoutError(TransportError):
+    """The server accepted the connection but said nothing for ``read_timeout`` seconds while binlake signed on:
+    not retried (a hung server or another service on the port does not get better by waiting again)."""
+
+
 class AuthenticationError(TransportError):
     """The server refused the user name or password."""
 

@@ -37,7 +37,7 @@ from binlake.binlog.constants import (
     LOG_EVENT_HEADER_LEN,
 )
 from binlake.transport.errors import LandingError, TransportError
-from binlake.transport.protocol import EVENT_HEADER, checksum_alg_of_fde, event_crc_ok
+from binlake.transport.protocol import EVENT_HEADER, binlog_name_problem, checksum_alg_of_fde, event_crc_ok
 
 MANIFEST_NAME = "_binlake_fetch.json"
 LOCK_NAME = ".binlake-fetch.lock"
@@ -66,6 +66,10 @@ class Manifest:
             data = json.loads(text)
             if data.get("version") != MANIFEST_VERSION:
                 raise LandingError(f"{path}: manifest version {data.get('version')!r}, expected {MANIFEST_VERSION}")
+            current = data.get("current_file")
+            if current is not None and (not isinstance(current, str) or binlog_name_problem(current) is not None):
+                raise LandingError(f"{path}: current_file {str(current)[:80]!r} is not a plain file name; fix or "
+                                   "remove the manifest")
             return cls(source=str(data["source"]), server_id=data.get("server_id"),
                        current_file=data.get("current_file"), position=int(data.get("position", 0)),
                        closed=[str(name) for name in data.get("closed", [])])
@@ -144,7 +148,14 @@ class LandingFolder:
         return self.path / self.manifest.current_file
 
     def start_file(self, name: str) -> None:
-        """Make ``name`` the current file; created (with the 4-byte magic) on the first event."""
+        """Make ``name`` the current file; created (with the 4-byte magic) on the first event. ``name`` comes
+        from the server (ROTATE, SHOW BINARY LOGS): it must be a plain file name inside the landing folder."""
+        reason = binlog_name_problem(name)
+        if reason is None and name in (MANIFEST_NAME, LOCK_NAME, MANIFEST_NAME + ".tmp"):
+            reason = "the name of one of the landing folder's own files"
+        if reason is not None:
+            raise LandingError(f"{self.path}: refusing the server's binlog name {name[:80]!r} as a landing file "
+                               f"({reason})")
         self._close_fd()
         self.manifest.current_file = name
         self.manifest.position = 0

@@ -176,10 +176,33 @@ def parse_rotate(event: bytes, checksum: bool) -> Rotate:
     if end < body:
         raise ProtocolError(f"ROTATE event of {len(event)} bytes is too short")
     (position,) = ROTATE_POSITION.unpack_from(event, LOG_EVENT_HEADER_LEN)
-    name = event[body:end]
-    if not name or b"\x00" in name or b"/" in name:
-        raise ProtocolError(f"ROTATE event names no usable file ({name!r})")
-    return Rotate(name.decode("utf-8", "replace"), position)
+    raw = event[body:end]
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError(f"ROTATE event names no usable file: expected a UTF-8 file name, found {raw[:80]!r}") \
+            from None
+    reason = binlog_name_problem(name)
+    if reason is not None:
+        raise ProtocolError(f"ROTATE event names no usable file: {reason}")
+    return Rotate(name, position)
+
+
+def binlog_name_problem(name: str) -> str | None:
+    """Why ``name`` (from a ROTATE, SHOW BINARY LOGS or a URI) can not be a file in a landing folder, or None.
+
+    A server's binlog names are ``<log_bin basename>.<6+ digits>`` (``MYSQL_BIN_LOG::generate_new_name``) in its
+    own folder: one path component, not hidden, no separators or control characters, at most 255 bytes."""
+    if not name:
+        return "expected a file name, found an empty one"
+    if len(name.encode("utf-8", "surrogateescape")) > 255:
+        return f"expected a file name of at most 255 bytes, found {len(name.encode('utf-8', 'surrogateescape'))}"
+    bad = sorted({ch for ch in name if ch in "/\\" or ord(ch) < 32 or ord(ch) == 127})
+    if bad:
+        return f"expected one path component, found {name[:80]!r} (it holds {''.join(bad)!r})"
+    if name.startswith("."):
+        return f"expected a plain file name, found {name[:80]!r} (a hidden file or a reference to a folder)"
+    return None
 
 
 def checksum_alg_of_fde(event: bytes) -> int:

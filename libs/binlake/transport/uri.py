@@ -11,6 +11,9 @@ Query parameters:
 ``heartbeat``             seconds between server heartbeats when the binlog is idle (default 5; 0 disables).
 ``semi_sync``             ``1`` to ACK events as a semi-sync replica, after they are fsynced (default 0).
 ``connect_timeout``       seconds (default 10).
+``read_timeout``          seconds the server may stay silent while binlake signs on, or in a dump that ends at the
+                          end of the binlog without heartbeats (default 30); a server that says nothing for that
+                          long is an error, not retried.
 ``ssl``                   ``1`` to require TLS (default: TLS when the server offers it); the server's certificate
                           is checked only with ``ssl_ca``.
 ``ssl_ca``                CA file: require TLS and verify the server's certificate and host name.
@@ -34,7 +37,7 @@ SCHEME = "mysql"
 DEFAULT_PORT = 3306
 DEFAULT_PASSWORD_ENV = "BINLAKE_MYSQL_PASSWORD"
 KNOWN_PARAMS = frozenset({"server_id", "name", "password_env", "password_file", "heartbeat", "semi_sync",
-                          "connect_timeout", "ssl", "ssl_ca", "max_packet"})
+                          "connect_timeout", "read_timeout", "ssl", "ssl_ca", "max_packet"})
 MAX_PACKET = (1 << 30) + 1024
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
@@ -53,6 +56,7 @@ class MySQLSource:
     heartbeat_s: float = 5.0
     semi_sync: bool = False
     connect_timeout_s: float = 10.0
+    read_timeout_s: float = 30.0
     ssl: bool = False
     ssl_ca: Path | None = None
     binlog_file: str | None = None
@@ -83,7 +87,12 @@ class MySQLSource:
 def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file: str | os.PathLike[str] | None = None,
                     name: str | None = None) -> MySQLSource:
     """Parse a ``mysql://`` URI; keyword arguments (from the CLI) override the URI's own parameters."""
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+        parts.port      # noqa: B018 -- validates the bracketed IPv6 host and the port here
+    except ValueError as exc:
+        hint = "; an IPv6 host is written mysql://user@[2001:db8::1]:3306/?server_id=N" if "IPv6" in str(exc) else ""
+        raise SourceUriError(f"source {_safe(uri)} is not a valid URI ({exc}{hint})") from None
     if parts.scheme != SCHEME:
         raise SourceUriError(f"source {uri!r} is not a mysql:// URI (expected mysql://user@host:port/?server_id=N)")
     if parts.password is not None:
@@ -93,10 +102,7 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
         raise SourceUriError(f"source {_safe(uri)} names no user (expected mysql://user@host:port/?server_id=N)")
     if not parts.hostname:
         raise SourceUriError(f"source {_safe(uri)} names no host")
-    try:
-        port = parts.port or DEFAULT_PORT
-    except ValueError:
-        raise SourceUriError(f"source {_safe(uri)} has an invalid port") from None
+    port = parts.port or DEFAULT_PORT
     params = dict(parse_qsl(parts.query, keep_blank_values=True))
     unknown = sorted(set(params) - KNOWN_PARAMS)
     if unknown:
@@ -107,7 +113,8 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
                              " of this server uses (a server disconnects the older of two replicas with one id)")
     server_id = _int(params["server_id"], "server_id", 1, 0xFFFFFFFF)
     host = parts.hostname
-    landing_name = name or params.get("name") or f"{host}-{port}"
+    # an IPv6 address becomes a usable folder name: its colons as dashes
+    landing_name = name or params.get("name") or f"{re.sub(r'[^A-Za-z0-9._-]', '-', host).strip('-._')}-{port}"
     if not NAME_RE.match(landing_name):
         raise SourceUriError(f"source name {landing_name!r} is not usable as a folder name"
                              " (letters, digits, '.', '_', '-'; at most 128)")
@@ -119,19 +126,29 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
         heartbeat_s=_float(params.get("heartbeat", "5"), "heartbeat", 0.0, 4294967.0),
         semi_sync=_flag(params.get("semi_sync", "0"), "semi_sync"),
         connect_timeout_s=_float(params.get("connect_timeout", "10"), "connect_timeout", 0.1, 3600.0),
+        read_timeout_s=_float(params.get("read_timeout", "30"), "read_timeout", 0.1, 3600.0),
         ssl=_flag(params.get("ssl", "0"), "ssl") or bool(params.get("ssl_ca")),
         ssl_ca=Path(params["ssl_ca"]) if params.get("ssl_ca") else None,
-        binlog_file=_binlog_file(unquote(parts.path)),
+        binlog_file=_binlog_file(parts.path),
         max_packet=_int(params.get("max_packet", str(MAX_PACKET)), "max_packet", 1024, MAX_PACKET),
     )
 
 
-def _binlog_file(path: str) -> str | None:
-    name = path.strip("/")
+def _binlog_file(raw_path: str) -> str | None:
+    """The binlog file named by the URI path (percent-decoded), checked like the names a server sends."""
+    from binlake.transport.protocol import binlog_name_problem
+
+    if "@" in raw_path:
+        raise SourceUriError(f"the URI path {raw_path!r} holds '@': the user goes before the host "
+                             "(mysql://user@host:port/binlog.000042?server_id=N); write a literal '@' as %40")
+    name = unquote(raw_path)
+    name = name[1:] if name.startswith("/") else name
     if not name:
         return None
-    if "/" in name or name in (".", ".."):
-        raise SourceUriError(f"the URI path {path!r} must be one binlog file name (e.g. /binlog.000042)")
+    reason = binlog_name_problem(name)
+    if reason is not None:
+        raise SourceUriError(f"the URI path {raw_path!r} must be one binlog file name (e.g. /binlog.000042): "
+                             f"{reason}")
     return name
 
 
