@@ -261,3 +261,37 @@ def test_hostile_schema_json_is_a_typed_error(tmp_path, capsys, text) -> None:
     path.write_bytes(small_binlog())
     code, out, err = cli(capsys, "rows", str(path), "--schema", str(schema))
     assert code == 2 and len(err.strip().splitlines()) == 1 and str(schema) in err
+
+
+# --- errors name their place and say what was expected and found -------------------------------------------------
+
+def json_rows_binlog(cell: bytes) -> bytes:
+    """TABLE_MAP `d`.`t` (id INT, doc JSON) with names, then one WRITE_ROWS whose JSON cell is ``cell``."""
+    tm = build.table_map(7, "d", "t", [3, 245], bytes([4]), [False, True], optional=build.names("id", "doc"))
+    row = build.image([False, False], (1).to_bytes(4, "little"), len(cell).to_bytes(4, "little") + cell)
+    return build.binlog(tm, build.rows_event(30, 7, 2, row))
+
+
+@pytest.mark.parametrize("command", ["rows", "show"])
+def test_json_that_does_not_decode_in_a_row_names_file_offset_event_and_column(tmp_path, capsys, command) -> None:
+    data = json_rows_binlog(b"\x00\x05\x00\xff\xff")      # an object claiming 5 members in 5 bytes
+    path = tmp_path / "j.bin"
+    path.write_bytes(data)
+    code, out, err = cli(capsys, command, *(["-v"] if command == "show" else []), str(path))
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert str(path) in err and f"offset {last_event_pos(data)}" in err and "WRITE_ROWS_EVENT" in err
+    assert "column `doc`" in err and "row 0" in err
+
+
+def test_rows_past_the_event_end_say_what_was_expected_not_an_exception_name() -> None:
+    from binlake.binlog import TruncatedEventError
+
+    tm = build.table_map(7, "d", "t", [15], (300).to_bytes(2, "little"), [False], optional=build.names("v"))
+    row = build.image([False], b"\x05")          # VARCHAR(300): a 2-byte length of which 1 byte is left
+    data = build.binlog(tm, build.rows_event(30, 7, 1, row))
+    with pytest.raises(BinlogError) as err:
+        list(read_all(data))
+    assert isinstance(err.value, TruncatedEventError)
+    text = str(err.value)
+    assert "IndexError" not in text and "struct.error" not in text and "expected" in text

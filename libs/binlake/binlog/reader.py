@@ -25,7 +25,7 @@ from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEv
                                    UnsupportedError)
 from binlake.binlog.events import (BinlogEvent, EventHeader, FormatDescriptionEvent, StartEncryptionEvent,
                                    TransactionPayloadEvent, UnknownEvent)
-from binlake.binlog.rows import DECODE_FAILURES
+from binlake.binlog.rows import DECODE_FAILURES, decode_failure
 
 EVENT_HEADER = struct.Struct("<IBIIIH")      # timestamp, type_code, server_id, event_size, log_pos, flags
 _CRC = struct.Struct("<I")
@@ -68,8 +68,8 @@ def _decode_one(pos: int, header: EventHeader, raw: bytes, body_end: int, ctx: D
     except BinlogError as exc:
         raise exc.located(file=file, offset=pos, event_type=header.type_name) from None
     except DECODE_FAILURES as exc:
-        raise CorruptEventError(f"event body does not decode: {type(exc).__name__}: {exc}", file=file,
-                                offset=pos, event_type=header.type_name) from None
+        raise decode_failure(exc, "event body", body_end - C.LOG_EVENT_HEADER_LEN).located(
+            file=file, offset=pos, event_type=header.type_name) from None
 
 
 def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum: bool = True,
@@ -331,9 +331,9 @@ def iter_payload_events(event: TransactionPayloadEvent, payload_pos: int, ctx: D
             exc.offset = None
             raise exc.located(file=file, offset=payload_pos, event_type=header.type_name) from None
         except DECODE_FAILURES as exc:
-            raise CorruptEventError(f"event body does not decode ({where}, inner offset {inner}): "
-                                    f"{type(exc).__name__}: {exc}", file=file, offset=payload_pos,
-                                    event_type=header.type_name) from None
+            raise decode_failure(exc, f"event body ({where}, inner offset {inner})",
+                                 size - C.LOG_EVENT_HEADER_LEN).located(
+                file=file, offset=payload_pos, event_type=header.type_name) from None
         if stats is not None:
             stats.events[header.type_code] += 1
             if isinstance(body, UnknownEvent):

@@ -15,14 +15,14 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from binlake.binlog import constants as C
-from binlake.binlog.errors import CorruptEventError
+from binlake.binlog.errors import BinlogError, CorruptEventError
 from binlake.binlog.events import (ABSENT, BinlogEvent, DeleteRowsEvent, FormatDescriptionEvent, GtidEvent,
                                    JsonPartial, MariadbGtidEvent, PreviousGtidsEvent, RowsEvent,
                                    TransactionPayloadEvent, UpdateRowsEvent, WriteRowsEvent)
 from binlake.binlog.jsonvalue import json_text
 from binlake.binlog.table import TableLayout
 from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp
-from binlake.mysqljson import BinaryJson, DiffOp, render_mysqlbinlog
+from binlake.mysqljson import BinaryJson, DiffOp, JsonError, render_mysqlbinlog
 
 _TEMPORALS = (MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp)
 
@@ -55,18 +55,34 @@ def json_value(value: Any) -> Any:
 
 
 def json_image(image: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """A row image in the ``binlake rows`` JSON encoding; a value that does not render names its column."""
     if image is None:
         return None
-    return {k: json_value(v) for k, v in image.items()}
+    try:
+        return {k: json_value(v) for k, v in image.items()}
+    except BinlogError:
+        for k, v in image.items():
+            try:
+                json_value(v)
+            except BinlogError as exc:
+                exc.message += f" (column `{k}`)"
+                raise exc.located() from None
+        raise
 
 
 def json_diffs(diffs: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     """``{column: [{"op", "path", "value"}]}``: value is MySQL's JSON text (null for REMOVE)."""
     if diffs is None:
         return None
-    return {col: [{"op": DiffOp(d.op).name, "path": str(d.path),
-                   "value": None if d.op == DiffOp.REMOVE else json_text(d.value)} for d in ds]
-            for col, ds in diffs.items()}
+    out = {}
+    for col, ds in diffs.items():
+        try:
+            out[col] = [{"op": DiffOp(d.op).name, "path": str(d.path),
+                         "value": None if d.op == DiffOp.REMOVE else json_text(d.value)} for d in ds]
+        except BinlogError as exc:
+            exc.message += f" (column `{col}`)"
+            raise exc.located() from None
+    return out
 
 
 # --- event summaries -------------------------------------------------------------------------------------------
@@ -153,10 +169,15 @@ def _image_lines(image: tuple, layout: TableLayout) -> list[str]:
         if v is ABSENT:
             continue
         name = f"@{i + 1}"
-        if isinstance(v, JsonPartial):
-            out.append(f"###   {name}=" + render_mysqlbinlog(name, v.diffs))
-        else:
-            out.append(f"###   {name}={sql_value(v, layout, i)}")
+        try:
+            if isinstance(v, JsonPartial):
+                out.append(f"###   {name}=" + render_mysqlbinlog(name, v.diffs))
+            else:
+                out.append(f"###   {name}={sql_value(v, layout, i)}")
+        except (BinlogError, JsonError) as exc:
+            err = exc if isinstance(exc, BinlogError) else CorruptEventError(f"invalid JSON value: {exc}")
+            err.message += f" (column `{layout.column_names[i]}`)"
+            raise err.located() from None
     return out
 
 
@@ -165,16 +186,19 @@ def verbose_rows(event: BinlogEvent, layout: TableLayout) -> list[str]:
     body = event.body
     table = f"`{layout.db}`.`{layout.table}`"
     out: list[str] = []
-    if isinstance(body, WriteRowsEvent):
-        for img in body.rows:
-            out += [f"### INSERT INTO {table}", "### SET", *_image_lines(img, layout)]
-    elif isinstance(body, DeleteRowsEvent):
-        for img in body.rows:
-            out += [f"### DELETE FROM {table}", "### WHERE", *_image_lines(img, layout)]
-    elif isinstance(body, UpdateRowsEvent):
-        for r in body.rows:
-            out += [f"### UPDATE {table}", "### WHERE", *_image_lines(r.before, layout), "### SET",
-                    *_image_lines(r.after, layout)]
+    for n, row in enumerate(body.rows if isinstance(body, (WriteRowsEvent, DeleteRowsEvent, UpdateRowsEvent))
+                            else ()):
+        try:
+            if isinstance(body, WriteRowsEvent):
+                out += [f"### INSERT INTO {table}", "### SET", *_image_lines(row, layout)]
+            elif isinstance(body, DeleteRowsEvent):
+                out += [f"### DELETE FROM {table}", "### WHERE", *_image_lines(row, layout)]
+            else:
+                out += [f"### UPDATE {table}", "### WHERE", *_image_lines(row.before, layout), "### SET",
+                        *_image_lines(row.after, layout)]
+        except BinlogError as exc:
+            exc.message += f" (row {n})"
+            raise exc.located() from None
     return out
 
 

@@ -26,6 +26,17 @@ DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError, Arithmet
 _TN = tuple.__new__
 
 
+def decode_failure(exc: BaseException, what: str, size: int, hint: str = "", **where: object) -> BinlogError:
+    """The typed error for a Python error that bad bytes caused while reading ``what`` (``size`` bytes): an index
+    or unpack past the end is a truncation, anything else a value that does not fit its format."""
+    tail = f" ({hint})" if hint else ""
+    if isinstance(exc, (IndexError, struct.error)):
+        return TruncatedEventError(f"{what} runs past the end of the event{tail}", expected=f"{size} bytes to hold it",
+                                   found="a field that continues past them", **where)  # type: ignore[arg-type]
+    return CorruptEventError(f"{what} does not decode{tail}", expected="values in their columns' formats",
+                             found=str(exc)[:120] or "an invalid value", **where)  # type: ignore[arg-type]
+
+
 def _image(layout: TableLayout, buf: bytes, pos: int, present: bytes) -> tuple[tuple, int]:
     """One row image: the NULL bitmap over the present columns, then a compiled reader for that pattern."""
     plan = layout.plan(present)
@@ -168,9 +179,8 @@ def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: 
         else:
             _rows_loop(layout, buf, pos, end, present, rows, dicts)
     except DECODE_FAILURES as exc:
-        hint = f" ({layout.decode_hint})" if layout.decode_hint else ""
-        raise CorruptEventError(f"row {len(rows)} of `{layout.db}`.`{layout.table}` does not decode: "
-                                f"{type(exc).__name__}: {exc}{hint}", offset=start) from None
+        raise decode_failure(exc, f"row {len(rows)} of `{layout.db}`.`{layout.table}`", end - start,
+                             layout.decode_hint, offset=start) from None
     except BinlogError as exc:
         if exc.offset is None:
             exc.offset = start

@@ -131,20 +131,28 @@ def cmd_events(args: argparse.Namespace) -> int:
 def cmd_rows(args: argparse.Namespace) -> int:
     from binlake.binlog.render import json_diffs, json_image
 
+    from binlake.binlog.constants import event_type_name
+    from binlake.binlog.errors import BinlogError
+
     binlog = _open(args)
 
     def records() -> Iterator[str]:
         for c in binlog.row_changes():
-            rec = {"file": c.file, "pos": c.pos, "row": c.row, "gtid": c.gtid, "db": c.db, "table": c.table,
-                   "op": c.op, "before": json_image(c.before), "after": json_image(c.after)}
-            if c.diffs is not None:
-                rec["diffs"] = json_diffs(c.diffs)
+            try:
+                rec = {"file": c.file, "pos": c.pos, "row": c.row, "gtid": c.gtid, "db": c.db, "table": c.table,
+                       "op": c.op, "before": json_image(c.before), "after": json_image(c.after)}
+                if c.diffs is not None:
+                    rec["diffs"] = json_diffs(c.diffs)
+            except BinlogError as exc:      # values decoded on demand (JSON): the error gets the row's place
+                exc.message += f" (row {c.row} of `{c.db}`.`{c.table}`)"
+                raise exc.located(file=c.file, offset=c.pos, event_type=event_type_name(c.event_type)) from None
             yield _utf8_json(rec)
     _emit(records())
     return _finish(binlog, sys.stdout)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from binlake.binlog.errors import BinlogError
     from binlake.binlog.events import RowsEvent
     from binlake.binlog.render import show_lines
 
@@ -153,6 +161,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     def lines() -> Iterator[str]:
         for ev in binlog:
             layout = binlog.context.tables.get(ev.body.table_id) if isinstance(ev.body, RowsEvent) else None
-            yield from show_lines(ev, layout, args.verbose)
+            try:
+                text = show_lines(ev, layout, args.verbose)
+            except BinlogError as exc:      # values decoded on demand (JSON): the error gets the event's place
+                raise exc.located(file=binlog.name, offset=ev.payload_pos if ev.payload_pos is not None else ev.pos,
+                                  event_type=ev.type_name) from None
+            yield from text
     _emit(lines())
     return _finish(binlog, sys.stdout)
