@@ -295,3 +295,18 @@ def test_rows_past_the_event_end_say_what_was_expected_not_an_exception_name() -
     assert isinstance(err.value, TruncatedEventError)
     text = str(err.value)
     assert "IndexError" not in text and "struct.error" not in text and "expected" in text
+
+
+# --- machine-readable output is valid or the command fails -------------------------------------------------------
+
+@pytest.mark.parametrize("double", [float("nan"), float("inf")])
+def test_rows_jsonl_never_prints_nan_or_infinity(tmp_path, capsys, double) -> None:
+    import struct
+
+    tm = build.table_map(7, "d", "t", [5], bytes([8]), [False], optional=build.names("x"))
+    row = build.image([False], struct.pack("<d", double))
+    path = tmp_path / "d.bin"
+    path.write_bytes(build.binlog(tm, build.rows_event(30, 7, 1, row)))
+    code, out, err = cli(capsys, "rows", str(path))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "not a finite number" in err and "column `x`" in err

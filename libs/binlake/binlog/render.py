@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import math
 from decimal import Decimal
 from typing import Any, Optional
 
@@ -31,7 +32,12 @@ def json_value(value: Any) -> Any:
     """A column value in the ``binlake rows`` JSON encoding. Text that did not decode in its charset (kept with
     surrogate escapes, e.g. non-UTF-8 text whose charset the TABLE_MAP does not say) is ``{"hex": ...}`` of its
     bytes, so the output is always valid UTF-8 and lossless."""
-    if value is None or isinstance(value, (int, float)):
+    if value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CorruptEventError("FLOAT/DOUBLE value is not a finite number", expected="a finite number (MySQL "
+                                    "stores no NaN or infinity)", found=repr(value))
         return value
     if isinstance(value, str):
         if value.isascii():
@@ -50,6 +56,9 @@ def json_value(value: Any) -> Any:
     if isinstance(value, BinaryJson):
         return json_text(value)
     if isinstance(value, tuple):            # VECTOR
+        if not all(map(math.isfinite, value)):
+            raise CorruptEventError("VECTOR element is not a finite number", expected="finite FLOAT elements",
+                                    found=repr(next(v for v in value if not math.isfinite(v))))
         return list(value)
     raise CorruptEventError(f"no JSON encoding for a {type(value).__name__} value")
 

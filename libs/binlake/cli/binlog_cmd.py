@@ -87,12 +87,12 @@ def _open(args: argparse.Namespace, decode_rows: bool = True):
 def _utf8_json(record: dict[str, Any]) -> str:
     """One JSON line that is valid UTF-8: names (db, table, column, query text) that hold undecodable bytes as
     surrogate escapes are written as \\u escapes instead of raw bytes."""
-    line = json.dumps(record, ensure_ascii=False)
+    line = json.dumps(record, ensure_ascii=False, allow_nan=False)   # never NaN/Infinity: they are not JSON
     if not line.isascii():
         try:
             line.encode("utf-8")
         except UnicodeEncodeError:
-            line = json.dumps(record)
+            line = json.dumps(record, allow_nan=False)
     return line
 
 
