@@ -310,3 +310,29 @@ def test_rows_jsonl_never_prints_nan_or_infinity(tmp_path, capsys, double) -> No
     code, out, err = cli(capsys, "rows", str(path))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "not a finite number" in err and "column `x`" in err
+
+
+# --- fidelity: held-out real files -------------------------------------------------------------------------------
+
+def vector_then_text_binlog(charset_field: bytes) -> bytes:
+    """`d`.`t` (v VECTOR(2), note TEXT) with the given charset optional metadata field, one row."""
+    import struct
+
+    optional = build.names("v", "note") + charset_field
+    tm = build.table_map(7, "d", "t", [242, 252], bytes([4, 2]), [True, True], optional=optional)
+    vec = struct.pack("<ff", 1.5, -2.0)
+    row = build.image([False, False], len(vec).to_bytes(4, "little") + vec, (5).to_bytes(2, "little") + "héé".encode())
+    return build.binlog(tm, build.rows_event(30, 7, 2, row))
+
+
+@pytest.mark.parametrize("charset_field", [
+    build.optional_field(2, build.packed(63) + build.packed(1) + build.packed(255)),   # DEFAULT_CHARSET binary, #1
+    build.optional_field(3, build.packed(63) + build.packed(255)),                    # COLUMN_CHARSET
+])
+def test_vector_columns_are_numbered_among_character_columns(tmp_path, charset_field) -> None:
+    from binlake.binlog import open_binlog
+
+    path = tmp_path / "v.bin"
+    path.write_bytes(vector_then_text_binlog(charset_field))
+    [change] = list(open_binlog(path).row_changes())
+    assert change.after == {"v": (1.5, -2.0), "note": "héé"}

@@ -270,17 +270,23 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
         assumptions.append("signedness unknown: integers read as signed")
 
     # charsets: character columns and ENUM/SET columns are counted separately
-    char_cols = [i for i in range(n) if reals[i] in C.CHARACTER_TYPES]
+    char_cols = [i for i in range(n) if reals[i] in C.CHARSET_NUMBERED_TYPES]
     enum_set_cols = [i for i in range(n) if reals[i] in C.ENUM_SET_TYPES]
     collations: list[Optional[int]] = [None] * n
     got = _expand_charsets(tm.default_charset, tm.column_charsets, len(char_cols))
+    if got is None and tm.column_charsets is not None:     # a writer that did not count VECTOR columns
+        char_cols = [i for i in char_cols if reals[i] != C.MYSQL_TYPE_VECTOR]
+        got = _expand_charsets(None, tm.column_charsets, len(char_cols))
     if got is not None:
         for i, coll in zip(char_cols, got):
-            collations[i] = coll
+            if reals[i] != C.MYSQL_TYPE_VECTOR:             # numbered, but binary: no collation of its own
+                collations[i] = coll
     elif sc is not None:
         for i in char_cols:
-            collations[i] = sc[i].collation_id if sc[i].collation_id is not None else C.BINARY_COLLATION_ID
+            if reals[i] != C.MYSQL_TYPE_VECTOR:
+                collations[i] = sc[i].collation_id if sc[i].collation_id is not None else C.BINARY_COLLATION_ID
     else:
+        char_cols = [i for i in char_cols if reals[i] != C.MYSQL_TYPE_VECTOR]
         blobs = {i for i in char_cols if reals[i] not in (C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VARCHAR,
                                                            C.MYSQL_TYPE_VAR_STRING)}
         for i in char_cols:

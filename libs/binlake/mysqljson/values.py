@@ -160,11 +160,14 @@ def decimal_binary_size(precision: int, scale: int) -> int:
 
 
 def decimal_from_opaque(data: bytes) -> Decimal:
-    """``Json_decimal::convert_from_binary``: precision byte, scale byte, then ``bin2decimal`` bytes."""
+    """``Json_decimal::convert_from_binary``: precision byte, scale byte, then ``bin2decimal`` bytes.
+
+    Like the server's reader, which checks only that the bytes fit ``decimal_bin_size(precision, scale)``, a
+    precision above DECIMAL_MAX_PRECISION (65: what MySQL writes) is read by its binary layout."""
     if len(data) < 2:
         raise JsonCorruptError(f"DECIMAL opaque value needs 2 bytes of precision and scale, found {len(data)}")
     precision, scale = data[0], data[1]
-    if not (0 < precision <= DECIMAL_MAX_PRECISION and scale <= DECIMAL_MAX_SCALE and scale <= precision):
+    if not (0 < precision and scale <= DECIMAL_MAX_SCALE and scale <= precision):
         raise JsonCorruptError(f"DECIMAL opaque value has invalid precision {precision} / scale {scale}")
     size = decimal_binary_size(precision, scale)
     if size != len(data) - 2:
