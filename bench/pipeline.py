@@ -1,15 +1,15 @@
-"""End-to-end pipeline throughput: generated binlogs -> bronze -> silver, at two input sizes (the second twice the
-first), with a per-stage breakdown and the time ratio between the sizes (aim: at most 2.2x for 2x input).
+"""End-to-end pipeline throughput and memory: generated binlogs -> bronze -> silver with ``binlake run`` (default
+settings, validation off), for each Delta engine, at two input sizes (the second four times the first).
 
-    python bench/pipeline.py                 # --scale 0.05 and 0.1 (one generated day each, about 5 and 10 MB)
-    python bench/pipeline.py --scale 0.25    # 0.25 and 0.5
-    python bench/pipeline.py --engine spark  # the delta-spark engine (needs its jars)
+    python bench/pipeline.py                       # both engines, --scale 0.05 and 0.2 (about 5 and 20 MB)
+    python bench/pipeline.py --scale 0.1 --engine spark
+    python bench/pipeline.py --landing DIR --end YYYY-MM-DD   # a landing folder of your own (one size)
 
-Each size is generated with ``binlake generate`` (one day, default workload), then loaded into a fresh lake by
-the jobs ``binlake run`` calls (``binlake.lake.jobs.run_source``: ingest on Spark, one task per file chunk, then
-scan, resolve/fold on Spark, MERGE). One local Spark session serves both sizes; a warm-up load of a tiny
-dataset runs first so JVM start and JIT warm-up are not counted. The result is checked against the generator's
-truth (row counts per table) so a fast wrong run does not count.
+Each run is a fresh ``binlake run`` process on a fresh lake, so its whole process tree (the Python driver, the
+JVM, Spark's Python workers) is measured: the peak resident memory of the tree is sampled every 0.1 s. Printed
+per engine and size: changes/s, MB/s, peak memory, the stage breakdown; then the ratios 4x/1x of time (aim:
+about 4, linear) and of peak memory (aim: about 1: memory must not grow with the input). Live silver row
+counts are checked against the generator's truth, so a fast wrong run does not count.
 """
 
 from __future__ import annotations
@@ -25,30 +25,64 @@ import datetime as dt
 import json
 import os
 import shutil
+import subprocess
 import tempfile
+import threading
 import time
 
 START = dt.date(2024, 3, 1)
 
 
-def load(spark, engine, out: Path, lake: Path) -> dict:
-    from binlake.lake.jobs import LakeLayout, RunOptions, run_source
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants."""
+    import psutil
 
-    midnight = dt.datetime.combine(START + dt.timedelta(days=1), dt.time(), dt.timezone.utc)
-    opts = RunOptions("shop-primary", cutoff_us=int(midnight.timestamp()) * 1_000_000)
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run_measured(argv: list[str]) -> tuple[dict, float, int]:
+    """(the run's JSON summary, wall seconds, peak tree RSS in bytes) of one ``binlake run`` process."""
     started = time.perf_counter()
-    report = run_source(spark, engine, LakeLayout(str(lake)), str(out / "landing" / "shop-primary"), opts)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss(proc.pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    done.set()
+    sampler.join()
     seconds = time.perf_counter() - started
-    return {**report.as_dict(), "wall_seconds": seconds}
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(argv)} exited {proc.returncode}:\n{err[-3000:]}")
+    summary = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return summary[0], seconds, peak
 
 
-def check(out: Path, lake: Path) -> None:
+def check(truth_dir: Path, lake: Path) -> None:
     """Live silver row counts equal the truth's (a cheap guard; the tests compare every value)."""
     from deltalake import DeltaTable
 
     from binlake.lake.silver import live_rows
 
-    for truth in sorted((out / "truth").glob("*/day=*.jsonl")):
+    for truth in sorted(truth_dir.glob("*/day=*.jsonl")):
         db, table = truth.parent.name.split(".", 1)
         expected = sum(1 for line in truth.read_text(encoding="utf-8").splitlines() if line)
         path = lake / "silver" / f"{db}__{table}"
@@ -60,49 +94,63 @@ def check(out: Path, lake: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=float, default=0.05, help="generator scale of the first size (default 0.05)")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="rust")
+    p.add_argument("--engine", choices=("both", "rust", "spark"), default="both")
+    p.add_argument("--landing", type=Path, help="measure this landing folder instead of generated data")
+    p.add_argument("--end", help="with --landing: the last day to apply (YYYY-MM-DD)")
     p.add_argument("--workdir", type=Path, help="where to generate and load (default: a temp folder)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     args = p.parse_args(argv)
 
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
-    from binlake.lake.delta import engine_for
-    from binlake.lake.session import build_session
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="binlake-bench-pipeline-"))
-    spark = build_session("binlake-bench")
-    engine = engine_for(spark, args.engine)
+    binlake = str(Path(sys.executable).with_name("binlake"))
+    engines = ("spark", "rust") if args.engine == "both" else (args.engine,)
+    if args.landing:
+        sizes = [("given", None, args.landing, args.end)]
+    else:
+        sizes = []
+        for name, scale in (("1x", args.scale), ("4x", args.scale * 4)):
+            out = work / f"gen-{name}"
+            if not (out / "manifest.json").exists():
+                generate(out, GenerateConfig(seed=7, days=1, scale=scale, start_date=START))
+            sizes.append((name, out, out / "landing", START.isoformat()))
     results = []
-    for name, scale in (("warm-up", 0.003), ("1x", args.scale), ("2x", args.scale * 2)):
-        out = work / f"gen-{name}"
-        if not (out / "manifest.json").exists():
-            generate(out, GenerateConfig(seed=7, days=1, scale=scale, start_date=START))
-        lake = work / f"lake-{name}"
-        shutil.rmtree(lake, ignore_errors=True)
-        r = load(spark, engine, out, lake)
-        check(out, lake)
-        if name == "warm-up":
-            continue
-        mb = r["bytes"] / 1e6
-        changes = r["changes_applied"]
-        results.append({"size": name, "scale": scale, "mb": round(mb, 2), "changes": changes,
-                        "seconds": round(r["wall_seconds"], 2), "mb_per_s": round(mb / r["wall_seconds"], 3),
-                        "rows_per_s": round(changes / r["wall_seconds"]), "stages": r["stage_seconds"]})
-    ratio = results[1]["seconds"] / results[0]["seconds"]
+    for engine in engines:
+        for name, out, landing, end in sizes:
+            lake = work / f"lake-{engine}-{name}"
+            shutil.rmtree(lake, ignore_errors=True)
+            argv = [binlake, "run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json"]
+            summary, seconds, peak = run_measured(argv + (["--end", end] if end else []))
+            if out is not None:
+                check(out / "truth", lake)
+            mb = summary["bytes"] / 1e6
+            changes = summary["changes_applied"]
+            results.append({"engine": engine, "size": name, "mb": round(mb, 2), "changes": changes,
+                            "seconds": round(seconds, 2), "changes_per_s": round(changes / seconds),
+                            "mb_per_s": round(mb / seconds, 3), "peak_mb": round(peak / 2**20),
+                            "stages": summary["stage_seconds"]})
+    ratios = {}
+    for engine in engines:
+        mine = [r for r in results if r["engine"] == engine]
+        if len(mine) == 2:
+            ratios[engine] = {"time_4x_over_1x": round(mine[1]["seconds"] / mine[0]["seconds"], 2),
+                              "peak_memory_4x_over_1x": round(mine[1]["peak_mb"] / mine[0]["peak_mb"], 2)}
     load_avg = os.getloadavg()[0]
     if args.json:
-        print(json.dumps({"engine": engine.name, "results": results, "time_ratio_2x": round(ratio, 2),
-                          "load_average": load_avg, "cpus": os.cpu_count()}, indent=2))
-    else:
-        print(f"engine {engine.name}; work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} "
-              "(other work on the machine slows every stage)")
-        for r in results:
-            stages = ", ".join(f"{k} {v:.1f}s" for k, v in r["stages"].items())
-            print(f"{r['size']:>3}: {r['mb']:7.2f} MB, {r['changes']:8d} changes in {r['seconds']:7.2f} s = "
-                  f"{r['mb_per_s']:.2f} MB/s, {r['rows_per_s']} rows/s  ({stages})")
-        print(f"time ratio 2x/1x: {ratio:.2f} (aim <= 2.2)")
-    spark.stop()
+        print(json.dumps({"results": results, "ratios": ratios, "load_average": load_avg,
+                          "cpus": os.cpu_count()}, indent=2))
+        return 0
+    print(f"work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} (other work slows every stage); "
+          "each run a fresh `binlake run` process with default settings")
+    for r in results:
+        stages = ", ".join(f"{k} {v:.1f}s" for k, v in r["stages"].items())
+        print(f"{r['engine']:>5} {r['size']:>5}: {r['mb']:7.2f} MB, {r['changes']:8d} changes in {r['seconds']:7.2f} s"
+              f" = {r['changes_per_s']} changes/s, {r['mb_per_s']:.2f} MB/s, peak {r['peak_mb']} MB  ({stages})")
+    for engine, ratio in ratios.items():
+        print(f"{engine:>5}: time 4x/1x {ratio['time_4x_over_1x']:.2f} (linear: 4), peak memory 4x/1x "
+              f"{ratio['peak_memory_4x_over_1x']:.2f} (bounded: about 1)")
     return 0
 
 

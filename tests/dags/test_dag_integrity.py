@@ -97,7 +97,7 @@ def test_dag_ids_docs_and_policies(parsed: dict) -> None:
         assert "binlake" in d["tags"]
         assert d["start_date"] == "2024-03-01T00:00:00+00:00"
         for task_id, t in d["tasks"].items():
-            if task_id.endswith(".validate"):
+            if task_id == "validate":
                 assert t["retries"] == 0          # a failed expectation is not transient
             else:
                 assert t["retries"] >= 2 and t["backoff"] is True, task_id
@@ -115,21 +115,27 @@ def test_daily_dag_runs_on_utc_day_intervals_with_typed_params(parsed: dict) -> 
 
 def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
     tasks = parsed["dags"]["mysql_cdc_daily"]["tasks"]
-    chain = ["fetch", "plan", "snapshot_sdi", "ingest_binlogs", "full_refresh", "apply_changes", "validate"]
+    chain = ["fetch", "plan", "snapshot_sdi", "ingest_binlogs", "apply_changes"]
+    spark_jobs = {"validate": tasks["validate"]}
     for group in ("shop-primary", "eu_replica"):        # task group ids: source names made id-safe
         ids = [f"{group}.{t}" for t in chain]
         for before, after in zip(ids, ids[1:]):
             assert before in tasks[after]["upstream"], (before, after)
-        for job in ("snapshot_sdi", "ingest_binlogs", "apply_changes", "validate"):
-            t = tasks[f"{group}.{job}"]
-            assert t["type"] == "SparkSubmitOperator" and t["conn_id"] == "spark_default"
-            assert t["application"] == str(ROOT / "spark_jobs" / f"{job}.py")
-            assert t["conf"]["spark.sql.session.timeZone"] == "UTC"
-        for writer in ("snapshot_sdi", "ingest_binlogs", "full_refresh", "apply_changes", "validate"):
+        assert f"{group}.apply_changes" in tasks["validate"]["upstream"]
+        spark_jobs.update({f"{group}.{job}": tasks[f"{group}.{job}"]
+                           for job in ("snapshot_sdi", "ingest_binlogs", "apply_changes")})
+        for writer in ("snapshot_sdi", "ingest_binlogs", "apply_changes"):
             assert tasks[f"{group}.{writer}"]["max_tis"] == 1      # one writer at a time, backfills included
-    assert sorted(tasks["report"]["upstream"]) == ["eu_replica.validate", "shop-primary.validate"]
+    for task_id, t in spark_jobs.items():
+        assert t["type"] == "SparkSubmitOperator" and t["conn_id"] == "spark_default"
+        assert t["application"] == str(ROOT / "spark_jobs" / f"{task_id.rpartition('.')[2]}.py")
+        assert t["conf"]["spark.sql.session.timeZone"] == "UTC"
+    # one validation per DAG run, after every source, then the report
+    assert tasks["validate"]["max_tis"] == 1 and "plan_validation" in tasks["validate"]["upstream"]
+    assert tasks["validate"]["trigger_rule"] == "none_failed_min_one_success"
+    assert tasks["report"]["upstream"] == ["validate"]
     assert tasks["report"]["trigger_rule"] == "none_failed_min_one_success"
-    assert len(tasks) == 2 * len(chain) + 1
+    assert len(tasks) == 2 * len(chain) + 3
 
 
 def test_dq_report_is_scheduled_on_what_the_validations_update(parsed: dict) -> None:

@@ -1,6 +1,5 @@
-"""The logic behind the DAGs (fast tier, no Airflow): settings, the interval's files by commit timestamp (files
-spanning midnight, the exact boundary, compressed transactions, a growing file), the job arguments, the
-DQ history report."""
+"""The logic behind the DAGs (fast tier, no Airflow): settings, the job arguments (one commit-time cutoff, the
+full refresh, one validation per run), the DQ history report."""
 
 from __future__ import annotations
 
@@ -9,139 +8,11 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
-from binlake.binlog import constants as C
-from binlake.binlog import events as ev
-from binlake.binlog.events import GtidEvent
-from binlake.binlog.reader import read_events
-from binlake.binlog.writer import BinlogWriter, Event
+from binlake.lake.job_args import cutoff_us
 from binlake.orchestration.config import load_settings, source_conn_id
-from binlake.orchestration.intervals import RangeCache, epoch_us, scan_file, select_files
-from binlake.orchestration.tasks import fetch_uri, job_args, run_key
-from tests.support import fixture_path
+from binlake.orchestration.tasks import fetch_uri, job_args, plan_source, run_key, validate_args
 
 UTC = dt.timezone.utc
-DAY1 = dt.datetime(2024, 3, 1, tzinfo=UTC)
-DAY2 = DAY1 + dt.timedelta(days=1)
-DAY3 = DAY2 + dt.timedelta(days=1)
-
-
-def us(when: dt.datetime) -> int:
-    return int(when.timestamp()) * 1_000_000 + when.microsecond
-
-
-def write_binlog(folder: Path, commits: list[list[int]], *, compress_every: int = 0) -> list[Path]:
-    """One file per inner list, each transaction committed at the given microsecond (BEGIN ... XID, no rows)."""
-    writer = BinlogWriter(folder, create_timestamp=commits[0][0] // 1_000_000)
-    gno = 0
-    for i, file_commits in enumerate(commits):
-        for t in file_commits:
-            gno += 1
-            begin = ev.QueryEvent(1, 0, 0, b"", "", "BEGIN")
-            writer.write_transaction([Event(begin), Event(ev.XidEvent(gno))], gno=gno, commit_time_us=t,
-                                     compress=bool(compress_every) and gno % compress_every == 0)
-        if i + 1 < len(commits):
-            writer.rotate(file_commits[-1] // 1_000_000)
-    writer.close()
-    return sorted(folder.glob("mysql-bin.0*"))
-
-
-@pytest.fixture
-def landing(tmp_path: Path) -> Path:
-    """Three files: all of day 1; one spanning midnight (last microsecond of day 1, first of day 2); day 2-3."""
-    last_of_day1 = us(DAY2) - 1
-    write_binlog(tmp_path / "src", [
-        [us(DAY1 + dt.timedelta(hours=h)) for h in (0, 6, 12)],
-        [us(DAY1 + dt.timedelta(hours=23)), last_of_day1, us(DAY2), us(DAY2 + dt.timedelta(hours=1))],
-        [us(DAY2 + dt.timedelta(hours=23, minutes=59)), us(DAY3 + dt.timedelta(minutes=5))],
-    ], compress_every=2)
-    return tmp_path / "src"
-
-
-def test_scan_gives_the_commit_times_the_writer_was_given(landing: Path) -> None:
-    files = sorted(landing.glob("mysql-bin.0*"))
-    ranges = [scan_file(str(f)) for f in files]
-    assert [(r.transactions, r.first_commit_us, r.last_commit_us) for r in ranges] == [
-        (3, us(DAY1), us(DAY1 + dt.timedelta(hours=12))),
-        (4, us(DAY1 + dt.timedelta(hours=23)), us(DAY2 + dt.timedelta(hours=1))),
-        (2, us(DAY2 + dt.timedelta(hours=23, minutes=59)), us(DAY3 + dt.timedelta(minutes=5))),
-    ]
-
-
-def test_interval_files_by_commit_time_spanning_midnight(landing: Path, tmp_path: Path) -> None:
-    cache = RangeCache(str(tmp_path / "cache.json"))
-    day1 = select_files("src", str(landing), DAY1, DAY2, cache)
-    day2 = select_files("src", str(landing), DAY2, DAY3, cache)
-    day3 = select_files("src", str(landing), DAY3, DAY3 + dt.timedelta(days=1), cache)
-    day4 = select_files("src", str(landing), DAY3 + dt.timedelta(days=1), DAY3 + dt.timedelta(days=2), cache)
-    assert [r.name for r in day1.files] == ["mysql-bin.000001", "mysql-bin.000002"]
-    assert day1.spanning == ("mysql-bin.000002",)            # read by both days, filtered by commit time
-    assert [r.name for r in day2.files] == ["mysql-bin.000002", "mysql-bin.000003"]
-    assert day2.spanning == ("mysql-bin.000002", "mysql-bin.000003")
-    assert [r.name for r in day3.files] == ["mysql-bin.000003"]
-    assert day4.files == () and day4.landing_files == 3
-    assert day4.last_commit_us == us(DAY3 + dt.timedelta(minutes=5))
-
-
-def test_the_interval_end_is_exclusive_to_the_microsecond(tmp_path: Path) -> None:
-    write_binlog(tmp_path / "a", [[us(DAY2) - 1]])
-    write_binlog(tmp_path / "b", [[us(DAY2)]])
-    cache = RangeCache(str(tmp_path / "cache.json"))
-    assert len(select_files("a", str(tmp_path / "a"), DAY1, DAY2, cache).files) == 1
-    assert len(select_files("a", str(tmp_path / "a"), DAY2, DAY3, cache).files) == 0
-    assert len(select_files("b", str(tmp_path / "b"), DAY1, DAY2, cache).files) == 0
-    assert len(select_files("b", str(tmp_path / "b"), DAY2, DAY3, cache).files) == 1
-
-
-def test_ranges_are_cached_and_a_grown_file_is_scanned_again(landing: Path, tmp_path: Path) -> None:
-    path = tmp_path / "cache.json"
-    first = RangeCache(str(path))
-    select_files("src", str(landing), DAY1, DAY2, first)
-    first.save()
-    assert len(first.scanned) == 3
-    again = RangeCache(str(path))
-    select_files("src", str(landing), DAY1, DAY2, again)
-    assert again.scanned == []
-    grown = landing / "mysql-bin.000003"
-    with open(grown, "ab") as f:             # a cut-short event at the end: a file the server is writing
-        f.write(b"\x00" * 7)
-    later = RangeCache(str(path))
-    select_files("src", str(landing), DAY1, DAY2, later)
-    assert later.scanned == ["mysql-bin.000003"]
-    assert later.range_of(str(grown)).transactions == 2
-
-
-def test_index_and_state_files_are_not_binlogs(landing: Path, tmp_path: Path) -> None:
-    (landing / "_binlake_fetch.json").write_text("{}")
-    chosen = select_files("src", str(landing), DAY1, DAY2, RangeCache(str(tmp_path / "c.json")))
-    assert chosen.landing_files == 3
-
-
-@pytest.mark.parametrize("name", ["json.binlog.000001", "bug27213339-bin.000001",
-                                  "binlog_transaction_with_GTID.000001"])
-def test_scan_agrees_with_the_full_decoder_on_real_binlogs(name: str) -> None:
-    """MySQL 8.0 (immediate_commit_timestamp), 5.7 and 5.6 GTIDs (no commit timestamp: the header time of the
-    transaction's last event), against every event decoded by binlake.binlog's reader."""
-    path = fixture_path("binlog", "rust_mysql_common", name)
-    expected: list[int] = []
-    pending = None
-    last_s = None
-    with open(path, "rb") as f:
-        for e in read_events(f, file=str(path), stop_at_incomplete=True):
-            if e.header.type_code in (C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT):
-                if pending is not None:
-                    expected.append(pending or last_s * 1_000_000)
-                assert isinstance(e.body, GtidEvent)
-                pending = e.body.immediate_commit_timestamp or 0
-                last_s = e.header.timestamp
-            elif pending is not None and e.header.type_code not in (C.ROTATE_EVENT, C.STOP_EVENT):
-                last_s = e.header.timestamp
-    if pending is not None:
-        expected.append(pending or last_s * 1_000_000)
-    got = scan_file(str(path))
-    assert got.transactions == len(expected) > 0
-    assert (got.first_commit_us, got.last_commit_us) == (min(expected), max(expected))
 
 
 def test_settings_from_environment_with_defaults(tmp_path: Path) -> None:
@@ -169,7 +40,10 @@ def test_job_arguments_carry_the_interval_cutoff_and_run_key(tmp_path: Path) -> 
                                       "2024-03-02", "--end", "2024-03-03T00:00:00+00:00",
                                       "--include", "shop.orders", "--include", "shop.c*"]
     assert args["apply_changes"][-2:] == ["--end", "2024-03-03T00:00:00+00:00"]
-    assert args["validate"] == ["--lake", s.lake, "--run-id", "2024-03-02"]
+    assert "validate" not in args and validate_args(s, start) == ["--lake", s.lake, "--run-id", "2024-03-02"]
+    refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)
+    assert refresh["apply_changes"][-1] == "--full-refresh" and refresh["run_id"] == "2024-03-02"
+    assert refresh["interval"]["end"] == "2024-03-03T00:00:00+00:00" and "--full-refresh" not in args["apply_changes"]
 
 
 def test_fetch_uri_from_connection_fields() -> None:
@@ -178,9 +52,10 @@ def test_fetch_uri_from_connection_fields() -> None:
     assert fetch_uri(None, None, None, {}, "s") == "mysql://127.0.0.1:3306/?server_id=4242&name=s"
 
 
-def test_epoch_us_takes_naive_as_utc() -> None:
-    assert epoch_us(dt.datetime(1970, 1, 1, 0, 0, 1, 5)) == 1_000_005
-    assert epoch_us(dt.datetime(1970, 1, 1, 1, 0, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))) == 0
+def test_cutoff_takes_naive_as_utc() -> None:
+    assert cutoff_us(dt.datetime(1970, 1, 1, 0, 0, 1, 5)) == 1_000_005
+    assert cutoff_us(dt.datetime(1970, 1, 1, 1, 0, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))) == 0
+    assert cutoff_us(None) is None
 
 
 def test_dq_history_open_failures_and_trend(tmp_path: Path) -> None:

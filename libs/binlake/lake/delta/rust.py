@@ -99,11 +99,10 @@ class RustEngine(DeltaEngine):
             raise duplicate_key_error(table_path, keys, [row[k] for k in keys], row["count_all"])
 
     def _without_deletes(self, data: ArrowSource, spec: MergeSpec) -> ArrowSource:
-        import pyarrow.compute as pc
         import pyarrow.dataset as ds
 
         op = ds.field(spec.op_col).cast("string")
-        return data.where(pc.invert(pc.fill_null(op == spec.delete_op, False)))
+        return data.where((op != spec.delete_op) | op.is_null())
 
     def _schema_json(self, table_path: str) -> dict:
         return json.loads(self._table(table_path).schema().to_json())
