@@ -237,13 +237,10 @@ class PreviousGtidsEvent:
     tagged: bool = False
 
     def gtid_set(self) -> str:
-        """MySQL's text form, e.g. ``uuid:1-5:8,uuid2:tag:1-3``."""
-        parts = []
-        for e in self.entries:
-            ivs = ":".join(f"{i.start}" if i.end == i.start + 1 else f"{i.start}-{i.end - 1}"
-                           for i in e.intervals)
-            parts.append(f"{e.uuid}:{e.tag}:{ivs}" if e.tag else f"{e.uuid}:{ivs}")
-        return ",".join(parts)
+        """MySQL's text form, e.g. ``uuid:1-5:8,uuid2:tag:1-3`` (:class:`binlake.binlog.gtid.GtidSet`)."""
+        from binlake.binlog.gtid import GtidSet
+
+        return GtidSet.from_entries(self.entries).to_text()
 
 
 @dataclass(frozen=True, slots=True)

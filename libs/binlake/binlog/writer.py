@@ -26,6 +26,7 @@ from binlake.binlog import events as ev
 from binlake.binlog.encode_base import BinlogWriteError, event_size, frame_event, packed_length_size
 from binlake.binlog.encode_events import BODY_ENCODERS, Context, payload_fields
 from binlake.binlog.encode_rows import RowEncoder, encode_rows, encode_table_map
+from binlake.binlog.gtid import GtidSet, Sid
 
 # Post-header lengths of MySQL 8.0.32+ (Format_description_event::post_header_len, event types 1..41).
 MYSQL_80_POST_HEADER_LENGTHS = bytes((
@@ -174,7 +175,7 @@ class BinlogWriter:
         self.index = first_index
         self.compression_level = compression_level
         self.files: list[Path] = []
-        self.gtid_intervals: list[list[int]] = []      # executed GTIDs of this server uuid, [start, end)
+        self.gtids = GtidSet()                          # executed GTIDs (of this server uuid)
         self.sequence_number = 0
         self.row_encoders: dict[int, RowEncoder] = {}
         self._out: Optional[BinaryIO] = None
@@ -207,9 +208,7 @@ class BinlogWriter:
             index.write(f"./{path.name}\n")
 
     def previous_gtids(self) -> tuple[ev.GtidSetEntry, ...]:
-        if not self.gtid_intervals:
-            return ()
-        return (ev.GtidSetEntry(self.sid, "", tuple(ev.GtidInterval(s, e) for s, e in self.gtid_intervals)),)
+        return self.gtids.entries()
 
     def rotate(self, timestamp: int) -> None:
         """ROTATE to the next file (``FLUSH BINARY LOGS``)."""
@@ -238,10 +237,7 @@ class BinlogWriter:
 
     # -- transactions --------------------------------------------------------------------------------------------
     def _add_gtid(self, gno: int) -> None:
-        if self.gtid_intervals and self.gtid_intervals[-1][1] == gno:
-            self.gtid_intervals[-1][1] = gno + 1
-        else:
-            self.gtid_intervals.append([gno, gno + 1])
+        self.gtids.add_interval(Sid(self.sid), gno, gno)
 
     def write_transaction(self, events: Sequence[Event], *, gno: int, commit_time_us: int,
                           compress: bool = False) -> WrittenTransaction:
