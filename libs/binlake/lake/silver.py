@@ -58,3 +58,14 @@ def merge_keys(pk: Optional[Sequence[str]], columns: Sequence[tuple[str, str]]) 
     if pk:
         return list(pk), False
     return [n for n, _ in columns], True
+
+
+def live_row_count(columns: Iterable[str]) -> Any:
+    """The Spark aggregate counting a silver table's live rows (``columns``: the table's column names):
+    tombstones count 0, a row of a table without a primary key counts ``_binlake_count``. The one definition
+    of "live rows" for status and metrics (``agg(live_row_count(df.columns))``)."""
+    from pyspark.sql import functions as F
+
+    weight = F.coalesce(F.col(COUNT_COL), F.lit(1)) if COUNT_COL in set(columns) else F.lit(1)
+    live = ~F.col(OP_COL).eqNullSafe(F.lit("delete"))
+    return F.coalesce(F.sum(F.when(live, weight).otherwise(F.lit(0))), F.lit(0)).cast("bigint")
