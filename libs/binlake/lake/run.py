@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from binlake.lake.apply import ApplyReport, apply_job
 from binlake.lake.failures import stage
 from binlake.lake.ingest import IngestReport, ingest_job
+from binlake.lake.metrics import record_run
 from binlake.lake.registry import snapshot_sdi_job
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     progress(f"[{opts.source}] apply: {a.changes} change(s) to {a.tables} table(s), {a.quarantined} quarantined, "
              f"in {a.seconds:.1f} s")
     report.seconds = time.perf_counter() - started
+    record_run(spark, engine, lake, report)      # meta.run_metrics
     return report
 
 

@@ -1,0 +1,51 @@
+"""``binlake status``: per source and table, how fresh the lake is and what needs a look."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+DESCRIPTION = """\
+How fresh the lake is, per source: the commit time of the last applied change and the lag behind it now, the
+last run (from meta.run_metrics), landing files not ingested yet (with --landing) and rows in meta.quarantine;
+per table: live rows of its silver table (tombstones not counted, rows of tables without a primary key
+counted with their multiplicity) and the commit time of its last applied change.
+
+--json prints one object: {"lake", "generated_at", "sources": [{"source", "last_commit_time" (ISO 8601,
+UTC), "lag_seconds", "checkpoint_seq", "last_run", "pending_files", "quarantined_rows",
+"tables": [{"table": "<db>.<table>", "live_rows", "last_commit_time", "lag_seconds", "quarantined_rows"}]}]}
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("status", help="freshness, lag, last run, pending files and quarantine per source",
+                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lake", required=True, metavar="DIR", help="the lake root (as given to `binlake run`)")
+    p.add_argument("--landing", metavar="DIR", help="landing root (one folder per source): also count the files "
+                                                    "not ingested yet")
+    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto", help="Delta engine for reads")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    p.set_defaults(func=cmd_status)
+
+
+def _progress(text: str) -> None:
+    print(f"binlake status: {text}", file=sys.stderr, flush=True)
+
+
+def cmd_status(args: argparse.Namespace, spark=None) -> int:
+    from binlake.lake.delta import engine_for
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.status import check_lake, format_status, lake_status
+
+    lake = LakeLayout(os.path.abspath(args.lake))
+    check_lake(lake)
+    if spark is None:
+        from binlake.lake.session import build_session
+
+        _progress("starting Spark")
+        spark = build_session("binlake-status")
+    doc = lake_status(spark, engine_for(spark, args.engine), lake, landing=args.landing, progress=_progress)
+    print(json.dumps(doc, sort_keys=True) if args.json else format_status(doc), flush=True)
+    return 0

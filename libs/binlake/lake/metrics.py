@@ -1,0 +1,175 @@
+"""``meta.run_metrics``: what each run did, per source (``table_name = '*'``) and per source table, appended
+by every ``binlake run`` (``run.run_source`` calls :func:`record_run` last).
+
+A row holds the run (id, engine, result, start and end time), the changes applied by operation, the files and
+bytes ingested, the stage times, the checkpoint reached, the commit time of the last applied change and the lag
+(run end minus that commit time), what was quarantined, and the run's events worth seeing on a plot: new
+schema versions (SDI snapshots) and undecodable stretches of a binlog (``decode_errors``, gaps in what was
+applied).
+
+Counts come from the lake, not from the job's counters: the changes of a run are the source's bronze rows
+between the checkpoint the previous recorded run reached and the checkpoint now (one Spark aggregation), so
+they hold for every engine and for reruns. A run before any recorded one counts everything up to its
+checkpoint. A run that changed nothing (a rerun) appends nothing, so reruns keep every table's version.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING, Any, Optional
+
+from binlake.lake.arrow import to_arrow
+from binlake.lake.delta.plan import SEQ_COL
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from binlake.lake.delta import DeltaEngine
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.run import RunReport
+
+RUN_METRICS = "run_metrics"
+SOURCE_ROW = "*"
+CHANGE_OPS = ("insert", "update", "delete")
+COMMITTED_OPS = (*CHANGE_OPS, "ddl")          # rows whose commit time counts as "applied up to"
+METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "string"), ("source", "string"), ("table_name", "string"), ("engine", "string"),
+    ("result", "string"), ("run_start", "timestamp"), ("run_end", "timestamp"),
+    ("inserts", "bigint"), ("updates", "bigint"), ("deletes", "bigint"), ("changes", "bigint"),
+    ("key_changes", "bigint"), ("already_applied", "bigint"),
+    ("files_ingested", "bigint"), ("files_skipped", "bigint"), ("bytes_ingested", "bigint"),
+    ("bronze_rows", "bigint"), ("seconds", "double"), ("ingest_seconds", "double"), ("apply_seconds", "double"),
+    ("stage_seconds", "string"), ("checkpoint_seq", "bigint"), ("last_commit_time", "timestamp"),
+    ("lag_seconds", "double"), ("quarantined", "bigint"), ("registry_versions", "bigint"),
+    ("decode_errors", "bigint"),
+)
+
+
+def metrics_path(lake: "LakeLayout") -> str:
+    return lake.meta(RUN_METRICS)
+
+
+def utc(us: Optional[int]) -> Optional[dt.datetime]:
+    """Microseconds since the epoch (bronze ``commit_ts``) as an aware UTC datetime."""
+    return None if us is None else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=us)
+
+
+def applied_commits(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
+                    checkpoints: dict[str, int], after: Optional[dict[str, int]] = None) -> "DataFrame":
+    """Per (source, db, table_name) of the bronze rows applied (``_binlake_seq`` up to each source's checkpoint
+    seq in ``checkpoints``): ``last_change_us`` (newest commit time of a row change), ``last_commit_us`` (of a
+    row change or DDL), and the rows after ``after[source]`` (this run's) by op: ``inserts``, ``updates``,
+    ``deletes``, ``decode_errors``. DDL and undecodable stretches group under NULL tables."""
+    from pyspark.sql import functions as F
+
+    if not checkpoints or not engine.exists(lake.bronze):
+        return spark.createDataFrame([], "source string, db string, table_name string, last_change_us bigint, "
+                                         "last_commit_us bigint, inserts bigint, updates bigint, deletes bigint, "
+                                         "decode_errors bigint")
+    bounds = spark.createDataFrame([(s, int(seq), int((after or {}).get(s, -1))) for s, seq in checkpoints.items()],
+                                   "source string, ckpt_seq bigint, after_seq bigint")
+    rows = (engine.read(spark, lake.bronze).select("source", "db", "table_name", "op", "commit_ts", SEQ_COL)
+            .where(F.col("op").isin(*COMMITTED_OPS, "error"))
+            .join(F.broadcast(bounds), "source")
+            .where(F.col(SEQ_COL) <= F.col("ckpt_seq")))
+    new = F.col(SEQ_COL) > F.col("after_seq")
+
+    def count(op: str) -> Any:
+        return F.sum(F.when(new & (F.col("op") == op), 1).otherwise(0)).cast("bigint")
+
+    return rows.groupBy("source", "db", "table_name").agg(
+        F.max(F.when(F.col("op").isin(*CHANGE_OPS), F.col("commit_ts"))).alias("last_change_us"),
+        F.max(F.when(F.col("op").isin(*COMMITTED_OPS), F.col("commit_ts"))).alias("last_commit_us"),
+        count("insert").alias("inserts"), count("update").alias("updates"), count("delete").alias("deletes"),
+        count("error").alias("decode_errors"))
+
+
+def source_checkpoints(engine: "DeltaEngine", lake: "LakeLayout") -> dict[str, int]:
+    """source -> the ``_binlake_seq`` applied (the checkpoints' source rows)."""
+    from binlake.lake.checkpoints import SOURCE_ROW as CKPT_SOURCE_ROW
+
+    return {r["source"]: r[SEQ_COL] for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL),
+                                                              {"table_name": CKPT_SOURCE_ROW})}
+
+
+def last_recorded_seq(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> int:
+    """The checkpoint the newest recorded run of ``source`` reached (-1: none recorded)."""
+    rows = engine.read_rows(None, metrics_path(lake), ("checkpoint_seq",),
+                            {"source": source, "table_name": SOURCE_ROW})
+    seqs = [r["checkpoint_seq"] for r in rows if r["checkpoint_seq"] is not None]
+    return max(seqs, default=-1)
+
+
+def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: "RunReport",
+                     ended: dt.datetime, result: str = "ok") -> list[dict[str, Any]]:
+    """The metrics rows of one finished run of one source (see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    source = report.source
+    started = ended - dt.timedelta(seconds=report.seconds)
+    seq = source_checkpoints(engine, lake).get(source)
+    prev = last_recorded_seq(engine, lake, source)
+    groups = ([] if seq is None else
+              [r.asDict() for r in applied_commits(spark, engine, lake, {source: seq}, {source: prev}).collect()])
+    quarantined: dict[tuple, int] = {}
+    if engine.exists(lake.quarantine):
+        for r in (engine.read(spark, lake.quarantine)
+                  .where((F.col("source") == source) & (F.col("run_id") == report.run_id))
+                  .groupBy("db", "table_name").count().collect()):
+            quarantined[(r["db"], r["table_name"])] = r["count"]
+    i, a = report.ingest, report.apply
+    base = {"run_id": report.run_id, "source": source, "engine": report.engine, "result": result,
+            "run_start": started, "run_end": ended, "checkpoint_seq": seq}
+
+    def lag(us: Optional[int]) -> Optional[float]:
+        return None if us is None else round((ended - utc(us)).total_seconds(), 3)
+
+    tables = []
+    for g in sorted((g for g in groups if g["db"] is not None and g["table_name"] is not None
+                     and g["last_change_us"] is not None), key=lambda g: (g["db"], g["table_name"])):
+        n = g["inserts"] + g["updates"] + g["deletes"]
+        tables.append({**base, "table_name": f"{g['db']}.{g['table_name']}", "inserts": g["inserts"],
+                       "updates": g["updates"], "deletes": g["deletes"], "changes": n,
+                       "last_commit_time": utc(g["last_change_us"]), "lag_seconds": lag(g["last_change_us"]),
+                       "quarantined": quarantined.get((g["db"], g["table_name"]), 0),
+                       "decode_errors": 0})
+    last_us = max((g["last_commit_us"] for g in groups if g["last_commit_us"] is not None), default=None)
+    stages = {"ingest": i.seconds, **a.stage_seconds, "apply": a.seconds}
+    total = {**base, "table_name": SOURCE_ROW,
+             "inserts": sum(t["inserts"] for t in tables), "updates": sum(t["updates"] for t in tables),
+             "deletes": sum(t["deletes"] for t in tables), "changes": sum(t["changes"] for t in tables),
+             "key_changes": a.ops.get("key_change", 0), "already_applied": a.ops.get("already_applied", 0),
+             "files_ingested": i.files, "files_skipped": i.skipped_files, "bytes_ingested": i.bytes,
+             "bronze_rows": sum(i.rows.values()), "seconds": round(report.seconds, 3),
+             "ingest_seconds": round(i.seconds, 3), "apply_seconds": round(a.seconds, 3),
+             "stage_seconds": json.dumps({k: round(v, 3) for k, v in stages.items()}, sort_keys=True),
+             "last_commit_time": utc(last_us), "lag_seconds": lag(last_us),
+             "quarantined": sum(quarantined.values()), "registry_versions": report.registry_versions,
+             "decode_errors": sum(g["decode_errors"] for g in groups)}
+    return [total, *tables]
+
+
+def record_run(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: "RunReport",
+               ended: Optional[dt.datetime] = None) -> list[dict[str, Any]]:
+    """Append the run's rows to ``meta.run_metrics``; returns them. A run that ingested, applied and
+    registered nothing records nothing: rerunning a loaded day leaves every table at its version."""
+    if not report.ingest.files and report.apply.checkpoint_seq is None and not report.registry_versions:
+        return []
+    ended = ended or dt.datetime.now(dt.timezone.utc)
+    rows = run_metrics_rows(spark, engine, lake, report, ended)
+    data = to_arrow(METRICS_COLUMNS, [tuple(r.get(n) for n, _ in METRICS_COLUMNS) for r in rows])
+    engine.append(metrics_path(lake), engine.frame(spark, data))
+    return rows
+
+
+def read_metrics(lake: "LakeLayout") -> list[dict[str, Any]]:
+    """Every row of ``meta.run_metrics`` (small: a few rows per run), read with deltalake on the driver."""
+    import os
+
+    from deltalake import DeltaTable
+
+    path = metrics_path(lake)
+    if not os.path.isdir(os.path.join(path, "_delta_log")):
+        return []
+    return DeltaTable(path).to_pyarrow_table().to_pylist()
