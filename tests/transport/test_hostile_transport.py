@@ -135,3 +135,23 @@ def test_rotate_or_landing_names_that_are_not_plain_files_are_refused(tmp_path, 
         landing.open()
         with pytest.raises(LandingError, match="refusing the server's binlog name"):
             landing.start_file(name)
+
+
+def test_landing_tail_check_walks_the_file_with_the_binlog_scanner(tmp_path, monkeypatch) -> None:
+    from binlake.binlog import scan
+    from binlake.transport import landing
+    from tests.binlog import build
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs)
+        return scan.scan_events(*args, **kwargs)
+
+    monkeypatch.setattr(landing, "scan_events", counting)
+    whole = build.binlog((230, b"x" * 10))
+    path = tmp_path / "binlog.000001"
+    path.write_bytes(whole + build.event(230, b"y" * 10)[:12] + (1 << 30).to_bytes(4, "little"))
+    check = landing.check_tail(path, 0)
+    assert calls and calls[0]["with_bytes"] is True
+    assert (check.end, check.cut) == (len(whole), 16) and "incomplete final event" in check.reason

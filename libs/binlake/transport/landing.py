@@ -36,8 +36,10 @@ from binlake.binlog.constants import (
     FORMAT_DESCRIPTION_EVENT,
     LOG_EVENT_HEADER_LEN,
 )
+from binlake.binlog.errors import CorruptEventError, NotABinlogError
+from binlake.binlog.scan import ScanStats, scan_events
 from binlake.transport.errors import LandingError, TransportError
-from binlake.transport.protocol import EVENT_HEADER, binlog_name_problem, checksum_alg_of_fde, event_crc_ok
+from binlake.transport.protocol import binlog_name_problem, checksum_alg_of_fde, event_crc_ok
 
 MANIFEST_NAME = "_binlake_fetch.json"
 LOCK_NAME = ".binlake-fetch.lock"
@@ -256,54 +258,53 @@ class LandingFolder:
 
 
 def check_tail(path: Path, trusted: int) -> TailCheck:
-    """Walk the events of ``path`` from ``trusted`` (a known event boundary, or 0) to its end.
+    """Walk the events of ``path`` from ``trusted`` (a known event boundary, or 0) to its end with the binlog
+    event scanner (:func:`binlake.binlog.scan.scan_events`).
 
     Stops at the first event that is incomplete, has a length under 19 bytes, a ``log_pos`` other than its end
     offset, or a wrong CRC32; returns that boundary and how many bytes lie after it.
     """
     size = path.stat().st_size
+    alg = BINLOG_CHECKSUM_ALG_OFF
+    stats = ScanStats()
+    reason = ""
+    pos = max(trusted, BIN_LOG_HEADER_SIZE)        # the last whole-event boundary seen
     with open(path, "rb") as f:
-        head = f.read(BIN_LOG_HEADER_SIZE)
-        if size < BIN_LOG_HEADER_SIZE:
-            if BINLOG_MAGIC.startswith(head):
-                return TailCheck(0, size, BINLOG_CHECKSUM_ALG_OFF, "partial magic")
-            raise LandingError(f"{path} does not start with the binlog magic; it is not a binlog file")
-        if head != BINLOG_MAGIC:
-            raise LandingError(f"{path} does not start with the binlog magic fe 62 69 6e; it is not a binlog file")
-        alg = BINLOG_CHECKSUM_ALG_OFF
-        pos = BIN_LOG_HEADER_SIZE
-        if trusted > pos:   # the trusted part is not re-checked, but its FORMAT_DESCRIPTION says the checksum
-            fde = _read_event(f, pos)
+        if trusted > BIN_LOG_HEADER_SIZE:   # the trusted part is not re-checked, but its FDE says the checksum
+            fde = _read_event(f, BIN_LOG_HEADER_SIZE)
             try:
                 alg = checksum_alg_of_fde(fde)
             except TransportError as exc:
                 raise LandingError(f"{path}: the FORMAT_DESCRIPTION_EVENT at 4 is unreadable ({exc})") from None
-            pos = trusted
-        reason = ""
-        while pos < size:
-            f.seek(pos)
-            header = f.read(LOG_EVENT_HEADER_LEN)
-            if len(header) < LOG_EVENT_HEADER_LEN:
-                reason = f"partial event header at {pos}"
-                break
-            _, type_code, _, length, log_pos, _ = EVENT_HEADER.unpack(header)
-            if length < LOG_EVENT_HEADER_LEN or log_pos != pos + length:
-                reason = f"event at {pos}: length {length}, log_pos {log_pos} (expected {pos + length})"
-                break
-            if pos + length > size:
-                reason = f"event at {pos} needs {length} bytes, {size - pos} present"
-                break
-            event = header + f.read(length - LOG_EVENT_HEADER_LEN)
-            if type_code == FORMAT_DESCRIPTION_EVENT and pos == BIN_LOG_HEADER_SIZE:
-                try:
-                    alg = checksum_alg_of_fde(event)
-                except TransportError as exc:
-                    reason = f"FORMAT_DESCRIPTION_EVENT at {pos}: {exc}"
+            f.seek(0)
+        try:
+            for ev in scan_events(f, start=trusted if trusted > BIN_LOG_HEADER_SIZE else None, file=str(path),
+                                  max_event_size=1 << 32, with_bytes=True, commit_timestamps=False, stats=stats):
+                if ev.log_pos != ev.pos + ev.event_size:
+                    reason = f"event at {ev.pos}: length {ev.event_size}, log_pos {ev.log_pos} (expected " \
+                             f"{ev.pos + ev.event_size})"
                     break
-            if alg == BINLOG_CHECKSUM_ALG_CRC32 and not event_crc_ok(event):
-                reason = f"event at {pos}: CRC32 mismatch"
-                break
-            pos += length
+                assert ev.raw is not None
+                if ev.type_code == FORMAT_DESCRIPTION_EVENT and ev.pos == BIN_LOG_HEADER_SIZE:
+                    try:
+                        alg = checksum_alg_of_fde(ev.raw)
+                    except TransportError as exc:
+                        reason = f"FORMAT_DESCRIPTION_EVENT at {ev.pos}: {exc}"
+                        break
+                if alg == BINLOG_CHECKSUM_ALG_CRC32 and not event_crc_ok(ev.raw):
+                    reason = f"event at {ev.pos}: CRC32 mismatch"
+                    break
+                pos = ev.pos + ev.event_size
+            else:
+                pos = stats.end
+                if stats.incomplete is not None:
+                    reason = "partial magic" if stats.end == 0 else stats.incomplete.message
+        except NotABinlogError:
+            raise LandingError(f"{path} does not start with the binlog magic fe 62 69 6e; it is not a binlog "
+                               "file") from None
+        except CorruptEventError as exc:      # an event length under 19 bytes
+            pos = stats.end
+            reason = exc.message if exc.offset is None else f"event at {exc.offset}: {exc.message} ({exc.found})"
     return TailCheck(pos, size - pos, alg, reason)
 
 
