@@ -1,0 +1,191 @@
+"""Fuzz targets: each takes arbitrary bytes and may only return or raise binlake's own typed errors.
+
+A target mirrors one way binlake meets hostile input: a binlog file (events, rows, their JSON rendering), a
+binary JSON cell, a partial-update diff vector and its application, an ``.ibd``/SDI file, and the replication
+packet stream of a server. Anything else escaping (IndexError, struct.error, RecursionError, MemoryError...) is a
+crash. ``seeds()`` gives each target's starting corpus: inputs built here, plus the shared real fixtures when
+present. Used by tests/fuzz/test_fuzz.py (short, fixed run counts) and bench/fuzz.py (long runs).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+from typing import Callable, Iterator
+
+from binlake.errors import BinlakeError
+
+MAX_EVENT = 1 << 20          # a fuzz input never needs more: keeps every run's memory small
+
+
+def binlog_target(data: bytes) -> None:
+    """``read_events`` + row changes + their JSON rendering (what ``binlake rows`` does)."""
+    from binlake.binlog.api import _row_changes
+    from binlake.binlog.decoders import DecodeContext
+    from binlake.binlog.reader import ReadStats, read_events
+    from binlake.binlog.render import event_record, json_diffs, json_image
+
+    ctx = DecodeContext()
+    try:
+        events = []
+        for ev in read_events(io.BytesIO(data), file="fuzz", ctx=ctx, stats=ReadStats(), verify_checksum=False,
+                              max_event_size=MAX_EVENT):
+            event_record(ev)
+            events.append(ev)
+        for change in _row_changes(iter(events), ctx, "fuzz"):
+            json.dumps([json_image(change.before), json_image(change.after), json_diffs(change.diffs)],
+                       allow_nan=False)
+    except BinlakeError:
+        pass
+
+
+def json_target(data: bytes) -> None:
+    """A binary JSON cell: decode, MySQL text, and the encoder's round trip of what decoded."""
+    from binlake.mysqljson import decode, encode, to_text
+
+    try:
+        value = decode(data)
+        to_text(value)
+        encode(value)
+    except BinlakeError:
+        pass
+
+
+def diff_target(data: bytes) -> None:
+    """A partial-update cell (Json_diff_vector) read and applied to a document, then rendered."""
+    from binlake.mysqljson import apply_json_diffs, read_diffs, render_mysqlbinlog, to_text
+
+    doc = {"a": [1, 2, {"b": "c"}], "d": None, "e": "x"}
+    try:
+        diffs = read_diffs(data)
+        render_mysqlbinlog("@1", diffs)
+        result = apply_json_diffs(doc, diffs)
+        if result.document is not None:
+            to_text(result.document if not hasattr(result.document, "value") else result.document.value)
+    except BinlakeError:
+        pass
+
+
+def sdi_target(data: bytes) -> None:
+    """Any SDI source (an ``.ibd`` image, ibd2sdi output, one SDI document): entries, typed documents."""
+    from binlake.sdi.readers import entries_from_bytes
+
+    try:
+        for entry in entries_from_bytes(data, "fuzz", verify_checksums=False):
+            entry.document()
+    except BinlakeError:
+        pass
+
+
+class _Conn:
+    """PyMySQL's connection as the packet reader uses it: ``_read_bytes`` (short reads are a lost connection)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.stream = io.BytesIO(data)
+        self._current_timeout = None
+
+    def _read_bytes(self, n: int) -> bytes:
+        import pymysql.err
+
+        out = self.stream.read(n)
+        if len(out) < n:
+            raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
+        return out
+
+
+def packet_target(data: bytes) -> None:
+    """The replication stream: packets reassembled by ReplicationClient, parsed, ROTATEs and FDEs read."""
+    from binlake.transport import protocol
+    from binlake.transport.client import ReplicationClient
+    from binlake.transport.uri import parse_mysql_uri
+
+    client = ReplicationClient(parse_mysql_uri("mysql://fuzz@127.0.0.1:3306/?server_id=9&max_packet=2000000"))
+    client._conn = _Conn(data)
+    semi = bool(data[:1]) and data[0] & 1 == 1
+    client.semi_sync = semi
+    try:
+        for _ in range(64):
+            item = client.read()
+            if not isinstance(item, protocol.StreamEvent):
+                break
+            header = item.header
+            if header.type_code == 4:
+                protocol.parse_rotate(item.raw, checksum=protocol.event_crc_ok(item.raw))
+            elif header.type_code == 15:
+                protocol.checksum_alg_of_fde(item.raw)
+            protocol.is_heartbeat(header)
+    except BinlakeError:
+        pass
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = {
+    "binlog": binlog_target, "json": json_target, "diff": diff_target, "sdi": sdi_target,
+    "packets": packet_target,
+}
+
+
+# --- seeds --------------------------------------------------------------------------------------------------------
+
+def _fixtures() -> Path | None:
+    from tests.support import FIXTURES
+
+    return FIXTURES if FIXTURES.is_dir() else None
+
+
+def _built_binlogs() -> Iterator[bytes]:
+    from tests.binlog import build
+
+    tm = build.table_map(7, "d", "t", [3, 15, 245, 246, 252], bytes([44, 1, 4, 10, 2, 2]),
+                         [True] * 5, optional=build.names("a", "b", "c", "d", "e"))
+    row = build.image([False] * 5, (1).to_bytes(4, "little"), b"\x02hi", (2).to_bytes(4, "little") + b"\x04\x00",
+                      bytes.fromhex("800000000a"), b"\x01\x00z")
+    yield build.binlog(tm, build.rows_event(30, 7, 5, row))
+    yield build.binlog((230, b"x" * 30), crc=False)
+
+
+def seeds(target: str) -> Iterator[bytes]:
+    """The starting corpus of ``target`` (small inputs; real fixtures when present)."""
+    root = _fixtures()
+    if target == "binlog":
+        yield from _built_binlogs()
+        if root is not None:
+            for p in sorted((root / "binlog").rglob("*")):
+                if p.is_file() and p.stat().st_size <= 16 << 10:
+                    yield p.read_bytes()
+    elif target in ("json", "diff"):
+        yield b"\x00\x01\x00\x0e\x00\x0b\x00\x01\x00\x05\x02\x00a"
+        if root is not None:
+            name = "jsonb_vectors.json" if target == "json" else "json_diff_vectors.json"
+            for v in json.loads((root / "json_vectors" / name).read_text())["vectors"]:
+                yield bytes.fromhex(v["hex"])
+    elif target == "sdi":
+        yield b'{"mysqld_version_id": 80040, "dd_version": 80023, "sdi_version": 80019, "dd_object_type": "Table"}'
+        if root is not None:
+            for p in sorted((root / "sdi" / "extracted").glob("*.json"))[:8]:
+                yield p.read_bytes()
+            for p in sorted((root / "sdi" / "ibd").glob("*.ibd"))[:2]:
+                yield p.read_bytes()[:96 << 10]
+    elif target == "packets":
+        for log in _built_binlogs():
+            yield _as_packets(log)
+        if root is not None:
+            for name in ("rust_mysql_common/json.binlog.000001", "rust_mysql_common/transaction_compression.000001"):
+                yield _as_packets((root / "binlog" / name).read_bytes())
+    else:
+        raise KeyError(target)
+
+
+def _as_packets(binlog: bytes) -> bytes:
+    """A binlog's events as a replication stream (OK byte + event per packet), then an EOF packet."""
+    out = bytearray()
+    pos, seq = 4, 0
+    while pos + 19 <= len(binlog):
+        size = struct.unpack_from("<I", binlog, pos + 9)[0]
+        if size < 19 or pos + size > len(binlog):
+            break
+        payload = b"\x00" + binlog[pos:pos + size]
+        out += len(payload).to_bytes(3, "little") + bytes([seq & 0xFF]) + payload
+        pos, seq = pos + size, seq + 1
+    return bytes(out + b"\x05\x00\x00" + bytes([seq & 0xFF]) + b"\xfe\x00\x00\x02\x00")
