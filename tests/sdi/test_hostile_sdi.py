@@ -74,6 +74,7 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
     ("[" * 50000 + "]" * 50000, "nested more than 64 levels"),
     ('{"mysqld_version_id": ' + "9" * 5000 + "}", "more than a 64-bit integer"),
     ('{"a": NaN}', "NaN is not JSON"),
+    ('{"a": 1e999}', "out of a double's range"),
     ("[" * 70 + "]" * 70, "nested more than 64 levels"),
 ])
 def test_hostile_sdi_json_is_a_typed_error(tmp_path, capsys, text, message) -> None:

@@ -87,7 +87,13 @@ def _open(args: argparse.Namespace, decode_rows: bool = True):
 def _utf8_json(record: dict[str, Any]) -> str:
     """One JSON line that is valid UTF-8: names (db, table, column, query text) that hold undecodable bytes as
     surrogate escapes are written as \\u escapes instead of raw bytes."""
-    line = json.dumps(record, ensure_ascii=False, allow_nan=False)   # never NaN/Infinity: they are not JSON
+    try:
+        line = json.dumps(record, ensure_ascii=False, allow_nan=False)   # never NaN/Infinity: they are not JSON
+    except ValueError as exc:
+        from binlake.binlog.errors import CorruptEventError
+
+        raise CorruptEventError(f"a value has no JSON form ({exc})", file=record.get("file"),
+                                offset=record.get("pos")) from None
     if not line.isascii():
         try:
             line.encode("utf-8")

@@ -444,15 +444,23 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _JsonLimit(f"number {text[:24]} is out of a double's range")
+    return value
+
+
 def _no_constant(name: str) -> Any:
     raise _JsonLimit(f"{name} is not JSON")
 
 
 def load_json(text: str | bytes, source: str = "") -> Any:
     """``json.loads`` for SDI text with the limits of what MySQL writes (rapidjson ``Document::Parse``): integers
-    of at most 64 bits, no NaN/Infinity, nesting at most MAX_JSON_DEPTH; anything else is an SdiFormatError."""
+    of at most 64 bits, finite doubles, no NaN/Infinity, nesting at most MAX_JSON_DEPTH; anything else is an
+    SdiFormatError."""
     try:
-        data = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+        data = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise SdiFormatError(source, "$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except _JsonLimit as exc:
