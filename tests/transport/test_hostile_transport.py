@@ -155,3 +155,16 @@ def test_landing_tail_check_walks_the_file_with_the_binlog_scanner(tmp_path, mon
     check = landing.check_tail(path, 0)
     assert calls and calls[0]["with_bytes"] is True
     assert (check.end, check.cut) == (len(whole), 16) and "incomplete final event" in check.reason
+
+
+@pytest.mark.parametrize("text,what", [
+    ('{"version": 1}', "the member 'source' is missing"),
+    ("[" * 100000 + "]" * 100000, "JSON nested too deeply"),
+    ('{"version": 1, "source": "s", "current_file": "../../etc/passwd"}', "not a plain file name"),
+])
+def test_hostile_manifest_is_a_landing_error_saying_what_is_wrong(tmp_path, text, what) -> None:
+    from binlake.transport import LandingError
+    from binlake.transport.landing import Manifest
+
+    with pytest.raises(LandingError, match=what):
+        Manifest.from_json(text, tmp_path / "_binlake_fetch.json")

@@ -75,8 +75,11 @@ class Manifest:
             return cls(source=str(data["source"]), server_id=data.get("server_id"),
                        current_file=data.get("current_file"), position=int(data.get("position", 0)),
                        closed=[str(name) for name in data.get("closed", [])])
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise LandingError(f"{path}: unreadable manifest ({exc}); fix or remove it (the binlog files next to"
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            what = f"the member {exc} is missing" if isinstance(exc, KeyError) else \
+                "JSON nested too deeply" if isinstance(exc, RecursionError) else \
+                f"expected the manifest's JSON object, found {str(exc)[:120]}"
+            raise LandingError(f"{path}: unreadable manifest ({what}); fix or remove it (the binlog files next to"
                                " it are kept, the next fetch re-checks them)") from None
 
 
