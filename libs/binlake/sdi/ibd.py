@@ -93,9 +93,10 @@ BTR_EXTERN_LEN = 12
 LOB_HDR_PART_LEN = 0
 LOB_HDR_NEXT_PAGE_NO = 4
 LOB_HDR_SIZE = 8
-# Largest uncompressed SDI record accepted by default: the record's length field is 32 bits; real SDI of a table
-# with MySQL's 4096-column limit stays far below this, a larger one is a hostile or corrupt file.
-MAX_SDI_SIZE = 256 << 20
+# Largest uncompressed SDI record accepted by default (read_ibd_sdi(max_sdi_size=...) changes it): the record's
+# length field is 32 bits, but the SDI of a table at MySQL's limits (4096 columns, 8192 partitions) is a few MB;
+# a larger one is a hostile or corrupt file, and its JSON would take many times its size to parse.
+MAX_SDI_SIZE = 64 << 20
 
 _U16 = struct.Struct(">H")
 _U32 = struct.Struct(">I")
