@@ -1,0 +1,71 @@
+"""Fixtures of the operations tests: the one Spark session of the run, and a lake loaded day by day from the
+generator with its independent truth (the generator's own workload model and truth/ files)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.spark_session import spark  # noqa: F401  (pytest fixture)
+
+START = dt.date(2024, 3, 1)
+DAYS = 3
+
+
+@dataclass
+class DayTruth:
+    """What the generator's model committed on one day: the newest commit time (any change or DDL), the newest
+    per table (row changes only), and the row changes per (table, op)."""
+    last_commit_us: int = 0
+    table_last_us: dict[str, int] = field(default_factory=dict)
+    changes: Counter = field(default_factory=Counter)
+
+
+def model_truth(cfg) -> list[DayTruth]:
+    from binlake.generate.workload import Workload
+
+    out = []
+    for _, _, transactions in Workload(cfg).days():
+        day = DayTruth()
+        for txn in transactions:
+            if txn.ddl is not None or any(s.changes for s in txn.statements):
+                day.last_commit_us = max(day.last_commit_us, txn.commit_time_us)
+            for s in txn.statements:
+                if s.changes:
+                    name = f"{s.table.db}.{s.table.name}"
+                    day.table_last_us[name] = max(day.table_last_us.get(name, 0), txn.commit_time_us)
+                    day.changes[(name, s.kind)] += len(s.changes)
+        out.append(day)
+    return out
+
+
+@dataclass
+class LoadedLake:
+    out: Path
+    landing: Path
+    lake: Path
+    days: list[str]
+    summaries: list[dict]
+    truth: list[DayTruth]
+
+
+@pytest.fixture(scope="session")
+def loaded_lake(spark, tmp_path_factory) -> LoadedLake:  # noqa: F811
+    """3 generated days (several binlog files a day, a table without primary key, an ALTER TABLE) loaded
+    with ``binlake run --end DAY`` day by day on the default engine."""
+    from binlake.generate.config import GenerateConfig
+    from binlake.generate.run import generate
+    from tests.e2e.runner import binlake_run
+
+    base = tmp_path_factory.mktemp("ops")
+    out = base / "gen"
+    cfg = GenerateConfig(seed=5, days=DAYS, scale=0.004, start_date=START, max_binlog_size=96 * 1024)
+    generate(out, cfg)
+    days = [(START + dt.timedelta(days=i)).isoformat() for i in range(DAYS)]
+    lake = base / "lake"
+    summaries = [binlake_run(out / "landing", lake, "--end", day)[0] for day in days]
+    return LoadedLake(out, out / "landing", lake, days, summaries, model_truth(cfg))
