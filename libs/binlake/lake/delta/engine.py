@@ -183,6 +183,28 @@ class DeltaEngine(ABC):
     def _execute_merge(self, table_path: str, data: Any, spec: MergeSpec, txn: Txn | None) -> tuple[int, int, int]:
         """Run the MERGE (recording ``txn`` in its commit); return rows (inserted, updated, deleted)."""
 
+    # --- maintenance (binlake.lake.maintain) ----------------------------------------------------------------
+    def data_files(self, table_path: str) -> list[str]:
+        """The data files the table's latest version references (read from the Delta log with delta-rs, the
+        same for both engines)."""
+        from deltalake import DeltaTable
+
+        return list(DeltaTable(str(table_path)).file_uris())
+
+    @abstractmethod
+    def compact(self, table_path: str) -> tuple[int, int]:
+        """Rewrite the table's small files into fewer large ones (no data change); returns (files removed,
+        files added)."""
+
+    @abstractmethod
+    def vacuum(self, table_path: str, retention_hours: float, *, dry_run: bool = False) -> list[str]:
+        """Delete the files no table version younger than ``retention_hours`` references; returns them (with
+        ``dry_run``, only lists them). The engine's own retention check is off: callers check the retention."""
+
+    @abstractmethod
+    def checkpoint(self, table_path: str) -> int:
+        """Write a Delta log checkpoint of the latest version; returns that version."""
+
 
 def delta_spark_artifact() -> str:
     """The Maven coordinates of the delta-spark jar matching the installed pyspark and delta-spark (jars/pom.xml).

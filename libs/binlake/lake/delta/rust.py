@@ -178,6 +178,19 @@ class RustEngine(DeltaEngine):
         where = " AND ".join(f"{quote_ansi(k)} = {sql_literal(v)}" for k, v in (equal or {}).items()) or None
         return self._table(table_path).delete(where).get("num_deleted_rows", 0)
 
+    def compact(self, table_path: str) -> tuple[int, int]:
+        metrics = self._table(table_path).optimize.compact()
+        return int(metrics.get("numFilesRemoved", 0)), int(metrics.get("numFilesAdded", 0))
+
+    def vacuum(self, table_path: str, retention_hours: float, *, dry_run: bool = False) -> list[str]:
+        return list(self._table(table_path).vacuum(retention_hours=int(retention_hours), dry_run=dry_run,
+                                                   enforce_retention_duration=False))
+
+    def checkpoint(self, table_path: str) -> int:
+        dt = self._table(table_path)
+        dt.create_checkpoint()
+        return dt.version()
+
 
 def pa_reader(schema: pa.Schema, batches: Any) -> pa.RecordBatchReader:
     import pyarrow as pa

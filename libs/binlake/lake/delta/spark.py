@@ -16,6 +16,7 @@ from binlake.lake.errors import DeltaTableNotFoundError
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 COLUMN_MAPPING = "delta.columnMapping.mode"
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 NEEDS_MAPPING = frozenset(" ,;{}()\n\t=")   # characters delta-spark refuses in column names without column mapping
 
 if TYPE_CHECKING:
@@ -166,6 +167,30 @@ class SparkEngine(DeltaEngine):
                 conf.unset(TXN_APP_ID)
                 conf.unset(TXN_VERSION)
         return metrics["num_inserted_rows"], metrics["num_updated_rows"], metrics["num_deleted_rows"]
+
+    def compact(self, table_path: str) -> tuple[int, int]:
+        metrics = self._table(table_path).optimize().executeCompaction().first()["metrics"]
+        return int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"])
+
+    def vacuum(self, table_path: str, retention_hours: float, *, dry_run: bool = False) -> list[str]:
+        self._table(table_path)     # DeltaTableNotFoundError when absent
+        target = f"delta.{quote_spark(str(table_path))} RETAIN {float(retention_hours)} HOURS"
+        conf = self._spark.conf
+        conf.set(RETENTION_CHECK, "false")      # maintain.check_retention decides what is safe
+        try:
+            files = [r[0] for r in self._spark.sql(f"VACUUM {target} DRY RUN").collect()]
+            if files and not dry_run:
+                self._spark.sql(f"VACUUM {target}").collect()
+        finally:
+            conf.unset(RETENTION_CHECK)
+        return files
+
+    def checkpoint(self, table_path: str) -> int:
+        self._table(table_path)
+        jvm = self._spark._jvm
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(self._spark._jsparkSession, str(table_path))
+        log.checkpoint()
+        return self.version(table_path)
 
 
 _PRESENT = "__binlake_target_row"
