@@ -163,5 +163,9 @@ def test_backfill_through_the_rest_api_restores_damaged_silver(airflow_server: A
     assert run["conf"] == {"full_refresh": True}
     assert run["data_interval_start"].startswith(last_day)
     tis = airflow_server.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}/taskInstances")
-    assert {t["task_id"]: t["state"] for t in tis["task_instances"]}["shop-primary.full_refresh"] == "success"
+    states = {t["task_id"]: t["state"] for t in tis["task_instances"]}
+    assert states["shop-primary.apply_changes"] == "success" and states["validate"] == "success"
+    plan = airflow_server.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}/taskInstances/shop-primary.plan"
+                              "/xcomEntries/apply_changes")
+    assert "--full-refresh" in str(plan["value"])          # the apply job rebuilt silver from bronze
     assert silver_differences(loaded_lake.out, lake, last_day) == {}

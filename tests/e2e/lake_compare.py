@@ -1,10 +1,17 @@
 """Reading silver tables back for comparison with an independent truth (the generator's truth/, a server's
-SELECT). Reads the Delta tables with deltalake directly (not through binlake's engines)."""
+SELECT). Reads the Delta tables with deltalake directly (not through binlake's engines).
+
+Silver is typed (date, timestamp, timestamp_ntz, float, ...) while the truth is MySQL text: both sides are put in
+one canonical form: temporals as ``YYYY-MM-DD[ HH:MM:SS.ffffff]`` (a date or time that does not exist, such as
+``0000-00-00``, as NULL, which is what silver stores for it), FLOAT as the shortest decimal of its float32."""
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
+import re
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -14,23 +21,61 @@ BOOKKEEPING = ("_binlake_seq", "_binlake_op", "_binlake_count")
 
 
 def silver_rows(lake: Path, db: str, table: str) -> list[dict[str, Any]]:
-    """The live rows of silver.<db>__<table> (tombstones dropped, no-PK multiplicities expanded)."""
+    """The rows of silver.<db>__<table> as a reader sees them (bookkeeping columns dropped; FLOAT columns as the
+    shortest decimal of their float32, as MySQL prints them)."""
+    import pyarrow as pa
     from deltalake import DeltaTable
+
+    from binlake.binlog.columns import shortest_float32
 
     path = Path(lake, "silver", f"{db}__{table}")
     if not (path / "_delta_log").is_dir():
         return []
-    return live_rows(DeltaTable(str(path)).to_pyarrow_table().to_pylist())
+    data = DeltaTable(str(path)).to_pyarrow_table()
+    floats = [f.name for f in data.schema if f.type == pa.float32()]
+    rows = live_rows(data.to_pylist())
+    for r in rows:
+        for name in floats:
+            if r[name] is not None:
+                r[name] = shortest_float32(struct.pack("<f", r[name]))
+    return rows
+
+
+_TEMPORAL = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?")
+
+
+def canonical_temporal(text: str) -> Any:
+    """MySQL temporal text in the canonical form; None for a date that does not exist; other text unchanged."""
+    m = _TEMPORAL.fullmatch(text)
+    if m is None:
+        return text
+    y, mo, d, h, mi, s, frac = m.groups()
+    try:
+        dt.date(int(y), int(mo), int(d))
+    except ValueError:
+        return None
+    if h is None:
+        return f"{y}-{mo}-{d}"
+    return f"{y}-{mo}-{d} {h}:{mi}:{s}.{(frac or '').ljust(6, '0')}"
 
 
 def truth_value(v: Any) -> Any:
-    """A silver value in the generator's truth encoding (binary as base64, DECIMAL as exact text)."""
+    """A value (silver's or the truth's) in the canonical truth encoding: binary as base64, DECIMAL as exact text,
+    temporals as :func:`canonical_temporal` (UTC for timestamps)."""
     from decimal import Decimal
 
     if isinstance(v, (bytes, bytearray)):
         return base64.b64encode(bytes(v)).decode("ascii")
     if isinstance(v, Decimal):
         return int(v) if v == v.to_integral_value() and v.as_tuple().exponent == 0 else format(v, "f")
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.timezone.utc)
+        return v.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, str):
+        return canonical_temporal(v)
     return v
 
 
@@ -48,7 +93,8 @@ def truth_lines(truth_dir: Path, db: str, table: str, day: str) -> tuple[list[st
     path = Path(truth_dir, f"{db}.{table}", f"day={day}.jsonl")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     columns = list(rows[0]) if rows else []
-    return sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in rows), columns
+    return sorted(json.dumps({k: truth_value(v) for k, v in r.items()}, sort_keys=True, ensure_ascii=False)
+                  for r in rows), columns
 
 
 def diff_summary(expected: list[str], actual: list[str], limit: int = 3) -> str:

@@ -11,11 +11,12 @@ from typing import Any
 from binlake.cli import main
 
 
-def binlake_run(landing: Path, lake: Path, *args: str) -> list[dict[str, Any]]:
-    """``binlake run --json``: the per-source summaries it printed (asserts exit code 0)."""
+def binlake_run(landing: Path, lake: Path, *args: str, engine: str = "auto") -> list[dict[str, Any]]:
+    """``binlake run --json --engine ENGINE``: the per-source summaries it printed (asserts exit code 0).
+    ``auto`` is what users get: the spark engine on a set-up machine."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(["run", "--landing", str(landing), "--lake", str(lake), "--json", *args])
+        code = main(["run", "--landing", str(landing), "--lake", str(lake), "--json", "--engine", engine, *args])
     assert code == 0, out.getvalue()
     return [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
 

@@ -35,31 +35,33 @@ def day1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return out, root / "lake-day1"
 
 
-def _lake_after_day1(spark, day1: tuple[Path, Path], tmp_path: Path) -> Path:
+def _lake_after_day1(spark, day1: tuple[Path, Path], tmp_path: Path, engine: str) -> Path:
     out, base = day1
+    base = base.with_name(f"{base.name}-{engine}")
     if not base.exists():
-        binlake_run(out / "landing", base, "--end", DAY1)
+        binlake_run(out / "landing", base, "--end", DAY1, engine=engine)
     lake = tmp_path / "lake"
     shutil.copytree(base, lake)
     return lake
 
 
-@pytest.mark.parametrize("point", ["after_bronze", "after_silver:1", "after_silver:3", "before_checkpoint"])
-def test_crash_then_rerun_converges(spark, day1, tmp_path: Path, monkeypatch, point: str) -> None:
+@pytest.mark.parametrize("point, engine", [("after_bronze", "spark"), ("after_silver:1", "rust"),
+                                           ("after_silver:3", "spark"), ("before_checkpoint", "rust")])
+def test_crash_then_rerun_converges(spark, day1, tmp_path: Path, monkeypatch, point: str, engine: str) -> None:
     out, _ = day1
     # ingest takes every landed file, so the day-1 lake holds all of bronze already: crash the first ingest
-    lake = tmp_path / "lake" if point == "after_bronze" else _lake_after_day1(spark, day1, tmp_path)
+    lake = tmp_path / "lake" if point == "after_bronze" else _lake_after_day1(spark, day1, tmp_path, engine)
     monkeypatch.setenv(CRASH_ENV, point)
     with pytest.raises(InjectedCrash):
-        binlake_run(out / "landing", lake, "--end", DAY2)
+        binlake_run(out / "landing", lake, "--end", DAY2, engine=engine)
     monkeypatch.delenv(CRASH_ENV)
-    [summary] = binlake_run(out / "landing", lake, "--end", DAY2)
+    [summary] = binlake_run(out / "landing", lake, "--end", DAY2, engine=engine)
     assert summary["quarantined"] == 0
     if point == "after_bronze":
         assert summary["files"] == 0             # bronze got the files before the crash: not ingested twice
     assert_equals_truth(out, lake, DAY2)
     versions = delta_versions(lake)
-    binlake_run(out / "landing", lake, "--end", DAY2)
+    binlake_run(out / "landing", lake, "--end", DAY2, engine=engine)
     assert delta_versions(lake) == versions
 
 
@@ -80,7 +82,7 @@ def test_diverged_partial_update_is_quarantined(spark, day1, tmp_path: Path, mon
     from deltalake import DeltaTable
 
     out, _ = day1
-    lake = _lake_after_day1(spark, day1, tmp_path)
+    lake = _lake_after_day1(spark, day1, tmp_path, "rust")
     silver_orders = DeltaTable(str(lake / "silver" / "shop__orders"))
     live = {r["order_id"] for r in silver_orders.to_pyarrow_table().to_pylist() if r["_binlake_op"] != "delete"}
     target = next(i for i in _partially_updated_orders(out) if i in live)
@@ -89,9 +91,9 @@ def test_diverged_partial_update_is_quarantined(spark, day1, tmp_path: Path, mon
 
     monkeypatch.setenv(CRASH_ENV, "after_quarantine")      # and a crash right after the quarantine write
     with pytest.raises(InjectedCrash):
-        binlake_run(out / "landing", lake, "--end", DAY2)
+        binlake_run(out / "landing", lake, "--end", DAY2, engine="rust")
     monkeypatch.delenv(CRASH_ENV)
-    [summary] = binlake_run(out / "landing", lake, "--end", DAY2)
+    [summary] = binlake_run(out / "landing", lake, "--end", DAY2, engine="rust")
 
     quarantine = DeltaTable(str(lake / "meta" / "quarantine")).to_pyarrow_table().to_pylist()
     assert summary["quarantined"] >= 1

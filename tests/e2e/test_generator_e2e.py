@@ -40,8 +40,9 @@ def assert_equals_truth(out: Path, lake: Path, day: str) -> None:
         assert actual == expected, f"shop.{table} at the end of {day}: {diff_summary(expected, actual)}"
 
 
-@pytest.mark.parametrize("row_image", ["full", "minimal"])
-def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path, row_image: str) -> None:
+@pytest.mark.parametrize("row_image, engine", [("full", "spark"), ("minimal", "rust")])
+def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path, row_image: str,
+                                                           engine: str) -> None:
     out = tmp_path / "gen"
     cfg = GenerateConfig(seed=11, days=3, scale=0.004, start_date=START, row_image=row_image,
                          max_binlog_size=96 * 1024)
@@ -52,7 +53,7 @@ def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path
     from deltalake import DeltaTable
 
     for i, day in enumerate(days):
-        [summary] = binlake_run(landing, lake, "--end", day, "--history")
+        [summary] = binlake_run(landing, lake, "--end", day, "--history", engine=engine)
         assert summary["quarantined"] == 0
         # the registry is a snapshot as of the run's cutoff: the ALTERed definition only from its day on
         registry = DeltaTable(str(lake / "meta" / "schema_registry")).to_pyarrow_table().to_pylist()
@@ -71,8 +72,9 @@ def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path
     assert {"bronze/binlog_events", "meta/checkpoints", "silver/shop__orders", "silver/shop__audit_log",
             "silver/shop__orders__history"} <= set(versions)
 
-    [again] = binlake_run(landing, lake, "--end", days[1], "--history")       # an earlier day again
-    [whole] = binlake_run(landing, lake, "--start", days[0], "--end", days[2], "--history")   # the whole range
+    [again] = binlake_run(landing, lake, "--end", days[1], "--history", engine=engine)       # an earlier day again
+    [whole] = binlake_run(landing, lake, "--start", days[0], "--end", days[2], "--history",
+                           engine=engine)   # the whole range
     for summary in (again, whole):
         assert summary["files"] == 0 and summary["changes_applied"] == 0
     assert delta_versions(lake) == versions

@@ -70,7 +70,7 @@ def test_binlogs_fetched_from_the_live_server_give_silver_equal_to_select(spark,
         fetched = sorted(p.name for p in (tmp_path / "landing" / "live").iterdir() if p.name[-1].isdigit())
         assert fetched == [f.name for f in server.binlog_files()] and len(fetched) > 1
     lake = tmp_path / "lake"
-    [summary] = binlake_run(tmp_path / "landing", lake)
+    [summary] = binlake_run(tmp_path / "landing", lake, engine="rust")
     assert summary["files"] == len(fetched) and summary["changes_applied"] > 0
     assert_silver_equals_select(lake, select)
 

@@ -40,8 +40,7 @@ def test_spark_and_rust_engines_build_the_same_lake(spark, tmp_path: Path) -> No
     for engine in ("spark", "rust"):
         lake = lakes[engine] = tmp_path / f"lake-{engine}"
         for day in (START, START + dt.timedelta(days=1)):
-            [summary] = binlake_run(out / "landing", lake, "--end", day.isoformat(), "--engine", engine,
-                                    "--history")
+            [summary] = binlake_run(out / "landing", lake, "--end", day.isoformat(), "--history", engine=engine)
             assert summary["engine"] == engine
             assert_equals_truth(out, lake, day.isoformat())
     tables = sorted(str(p.parent.relative_to(lakes["spark"])) for p in lakes["spark"].glob("*/*/_delta_log"))

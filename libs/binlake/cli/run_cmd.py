@@ -22,7 +22,7 @@ Load the binlogs of a landing folder into a Delta lake, locally, on an embedded 
 
 Everything is idempotent: rerunning a day, or the whole range, changes nothing (no new Delta version).
 With --end, changes committed before the next midnight (UTC) are applied, also inside a file spanning it.
-Silver keeps deleted rows as tombstones: read live rows WHERE _binlake_op <> 'delete'.
+Silver holds the source tables' live rows with typed columns (see the README's type table).
 With delta-spark's jars set up (scripts/setup.sh) the spark engine is used: executors decode, write bronze,
 fold per key and MERGE; the driver only plans and commits. A Spark failure ends the run with one line naming
 the stage and what to change; the full trace goes to <lake>/logs/.
@@ -55,6 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="leave these tables out (wins over --include; repeatable)")
     p.add_argument("--history", action="store_true", help="also keep SCD2 history tables "
                                                           "(silver.<db>__<table>__history)")
+    p.add_argument("--temporal-text", action="store_true",
+                   help="keep DATE/DATETIME/TIMESTAMP columns as MySQL's text in silver (default: date, "
+                        "timestamp_ntz and timestamp; zero or invalid dates become NULL there and are counted)")
     p.add_argument("--validate", action="store_true",
                    help="then run the data-quality suites (binlake validate: meta.dq_results, HTML report); "
                         "exits 1 when an error-level expectation fails")
@@ -123,7 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     lake = LakeLayout(os.path.abspath(args.lake))
     engine.staging_root = lake.staging
     for name, folder in sources:
-        opts = RunOptions(name, tables, cutoff_us, args.history, chunk_bytes=args.chunk_mb << 20)
+        opts = RunOptions(name, tables, cutoff_us, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20)
         _progress(f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
                   + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)"
                      if end else ")"))
@@ -155,7 +158,7 @@ def format_summary(s: dict) -> str:
         f"  applied    {s['changes_applied']} changes to {s['tables']} table(s): insert {ops['insert']}, update "
         f"{ops['update']}, delete {ops['delete']}, key changes {ops['key_change']}, already applied "
         f"{ops['already_applied']}",
-        f"  quarantined {s['quarantined']}",
+        f"  quarantined {s['quarantined']}; zero or invalid dates stored as NULL {s['invalid_temporals']}",
         f"  time       {s['seconds']:.1f} s (" + ", ".join(f"{k} {v:.1f} s" for k, v in s["stage_seconds"].items())
         + ")",
     ]

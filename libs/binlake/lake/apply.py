@@ -20,6 +20,7 @@ plans, commits and reports (it holds per-table metadata and counters, never the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -31,11 +32,12 @@ from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoi
 from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
-from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, KEY_COL, data_columns, merge_keys, silver_converters,
-                                 table_columns)
+from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, column_metas, data_columns,
+                                 merge_keys, silver_converters, table_columns)
 from binlake.pipeline.bronze import CHANGE_OPS
 from binlake.pipeline.filters import GtidSet
-from binlake.pipeline.fold import RowState, _Folder, change_from_bronze, row_key
+from binlake.pipeline.fold import DELETE, RowState, _Folder, change_from_bronze, row_key
+from binlake.pipeline.types import invalid_temporal
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -58,7 +60,11 @@ RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
 # What it writes: final key states, history versions, quarantine records, counters.
 OUT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("kind", "string"), ("db", "string"), ("table_name", "string"), ("row_key", "string"), ("values", "string"),
-    ("seq", "bigint"), ("op", "string"), ("count", "bigint"), ("commit_ts", "bigint"), ("record", "string"),
+    ("seq", "bigint"), ("op", "string"), ("count", "bigint"), ("base_count", "bigint"), ("commit_ts", "bigint"),
+    ("record", "string"),
+)
+TOMBSTONE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "string"), ("db", "string"), ("table_name", "string"), ("row_key", "string"), (SEQ_COL, "bigint"),
 )
 
 
@@ -170,9 +176,57 @@ def _table_tag(db: str, table: str) -> str:
     return f"{db}\x00{table}"
 
 
-def change_records(batch: "DataFrame", info: BatchInfo) -> "DataFrame":
+def _normalizer(columns: list[tuple[str, str]]) -> Any:
+    """image -> the image with the zero or invalid dates of typed temporal columns as None: how silver holds
+    them, so a row's identity (tables without a primary key) is the same in bronze and in silver."""
+    def normalize(image: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+        if not image:
+            return image
+        bad = [name for name, kind in columns if invalid_temporal(kind, image.get(name))]
+        return {**image, **dict.fromkeys(bad)} if bad else image
+    return normalize
+
+
+def _rekey(columns: dict[TableId, list[tuple[str, str]]]) -> Any:
+    """mapInArrow function: bronze change rows -> the same rows with ``key_before``/``key_after`` of the
+    normalized images (tables without a primary key whose identity holds typed temporal columns)."""
+    from binlake.pipeline.bronze import change_keys
+
+    def run(batches: Any) -> Any:
+        import pyarrow as pa
+
+        for batch in batches:
+            rows = batch.to_pylist()
+            for r in rows:
+                norm = _normalizer(columns[r["db"], r["table_name"]])
+                before = norm(json.loads(r["before"])) if r["before"] else None
+                after = norm(json.loads(r["after"])) if r["after"] else None
+                r["key_before"], r["key_after"] = change_keys(before, after, None)
+            yield pa.RecordBatch.from_pylist(rows, schema=batch.schema)
+    return run
+
+
+def identity_temporals(info: BatchInfo, temporal_text: bool) -> dict[TableId, list[tuple[str, str]]]:
+    """The typed temporal columns of the batch's tables without a primary key (their identity includes them)."""
+    if temporal_text:
+        return {}
+    out = {}
+    for t, ti in info.tables.items():
+        cols = [(n, k) for n, k in data_columns(column_metas(ti.metas)) if k in ("date", "timestamp", "timestamp_ntz")]
+        if not ti.pk and cols:
+            out[t] = cols
+    return out
+
+
+def change_records(batch: "DataFrame", info: BatchInfo, temporal_text: bool = False) -> "DataFrame":
     """The fold records of the batch's changes: one per change, two per independent key-changing update."""
     from pyspark.sql import functions as F
+
+    rekey = identity_temporals(info, temporal_text)
+    if rekey:
+        tags = [_table_tag(*t) for t in rekey]
+        tagged = F.concat_ws("\x00", "db", "table_name").isin(tags) & F.col("op").isin(*CHANGE_OPS)
+        batch = batch.filter(~tagged).unionByName(batch.filter(tagged).mapInArrow(_rekey(rekey), batch.schema))
 
     dependent = [_table_tag(*t) for t, ti in info.tables.items() if ti.dependent]
     dep = F.concat_ws("\x00", "db", "table_name").isin(dependent) if dependent else F.lit(False)
@@ -188,11 +242,11 @@ def change_records(batch: "DataFrame", info: BatchInfo) -> "DataFrame":
         F.lit(None).cast("bigint").alias("count"))
 
 
-def _keyed_silver(kinds: list[tuple[str, str]], pk: Optional[list[str]], db: str, table: str,
-                  dependent: bool) -> Any:
-    """mapInArrow function: silver rows -> base fold records (values in the bronze JSON encoding, row key)."""
-    converters = silver_converters(kinds)
-    has_pk = bool(pk)
+def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Optional[list[str]], db: str,
+                  table: str, dependent: bool) -> Any:
+    """mapInArrow function: silver rows -> base fold records (values in the bronze JSON encoding, row key;
+    each physical row counts one)."""
+    converters = silver_converters(kinds, metas)
 
     def run(batches: Any) -> Any:
         for batch in batches:
@@ -202,8 +256,7 @@ def _keyed_silver(kinds: list[tuple[str, str]], pk: Optional[list[str]], db: str
                 key = row_key(values, pk)
                 rows.append((db, table, "" if dependent else key, True, None, None, None, r[SEQ_COL] or 0,
                              r[OP_COL] or "insert", "", None, None, None, None, None, None, key,
-                             json.dumps(values, ensure_ascii=False, separators=(",", ":")),
-                             1 if has_pk else (r[COUNT_COL] or 0)))
+                             json.dumps(values, ensure_ascii=False, separators=(",", ":")), 1))
             if rows:
                 yield from to_arrow(RECORD_COLUMNS, rows).to_batches()
     return run
@@ -221,8 +274,22 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
             continue
         silver = engine.read(spark, path)
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
-        part = silver.mapInArrow(_keyed_silver(kinds, ti.pk, db, table, ti.dependent), spark_ddl(RECORD_COLUMNS))
+        part = silver.mapInArrow(_keyed_silver(kinds, column_metas(ti.metas), ti.pk, db, table, ti.dependent),
+                                 spark_ddl(RECORD_COLUMNS))
         keyed = part if keyed is None else keyed.unionByName(part)
+    if engine.exists(lake.tombstones):
+        dependent = [_table_tag(*t) for t, ti in info.tables.items() if ti.dependent]
+        dep = F.concat_ws("\x00", "db", "table_name").isin(dependent) if dependent else F.lit(False)
+        dead = engine.read(spark, lake.tombstones).select(
+            "db", "table_name", F.when(dep, F.lit("")).otherwise(F.col("row_key")).alias("fold_key"),
+            F.lit(True).alias("base"), F.lit(None).cast("int").alias("file_seq"),
+            F.lit(None).cast("bigint").alias("pos"), F.lit(None).cast("int").alias("row"), SEQ_COL,
+            F.lit(DELETE).alias("op"), F.lit("").alias("split"), *[F.lit(None).cast("string").alias(c) for c in
+                                                                   ("before", "after", "diffs")],
+            F.lit(None).cast("bigint").alias("commit_ts"), F.lit(None).cast("string").alias("binlog_file"),
+            F.lit(None).cast("string").alias("gtid"), "row_key", F.lit("{}").alias("values"),
+            F.lit(0).cast("bigint").alias("count"))
+        keyed = dead if keyed is None else keyed.unionByName(dead)
     if keyed is None:
         return None
     touched = (batch.filter(F.col("op").isin(*CHANGE_OPS))
@@ -231,14 +298,32 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
     return keyed.join(touched, ["db", "table_name", "row_key"], "left_semi")
 
 
-def _fold_partition(pks: dict[TableId, Optional[list[str]]], history: bool) -> Any:
-    """mapInArrow function: sorted fold records -> OUT_COLUMNS rows, one group (table, key) at a time."""
+def _add_base(folder: _Folder, key: str, st: RowState) -> None:
+    """Silver's state of a key from its base records: its physical rows (tables without a primary key: how
+    many equal rows) and its tombstone (a key deleted by a MERGE whose checkpoint is not written yet)."""
+    have = folder.base.get(key)
+    if have is None:
+        folder.base[key] = st
+    elif not st.live:
+        if not have.live and st.seq > have.seq:
+            folder.base[key] = st
+    elif not have.live:
+        folder.base[key] = st if st.seq >= have.seq else RowState(st.values, have.seq, st.op, st.count)
+    else:
+        folder.base[key] = RowState(have.values, max(have.seq, st.seq), have.op, have.count + st.count)
+
+
+def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[TableId, list[tuple[str, str]]],
+                    history: bool, normalize: dict[TableId, list[tuple[str, str]]]) -> Any:
+    """mapInArrow function: sorted fold records -> OUT_COLUMNS rows, one group (table, key) at a time. Counts
+    the zero or invalid dates a state writes as NULL per column (``invalid_temporal`` counters)."""
 
     def run(batches: Any) -> Any:
         out: list[tuple] = []
         stats: Counter = Counter()
         group: Optional[tuple[str, str, str]] = None
         folder: Optional[_Folder] = None
+        norm = None
 
         def flush() -> None:
             if folder is None or group is None:
@@ -246,18 +331,25 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], history: bool) -> A
             db, table, _ = group
             res = folder.out
             dumps = json.dumps
+            checks = temporals.get((db, table), ())
             for key, st in folder.state.items():
+                base = folder.base.get(key)
                 out.append(("state", db, table, key, dumps(st.values, ensure_ascii=False, separators=(",", ":")),
-                            st.seq, st.op, st.count, None, None))
+                            st.seq, st.op, st.count if st.live else 0,
+                            base.count if base is not None and base.live else 0, None, None))
+                if st.live:
+                    for name, kind in checks:
+                        if invalid_temporal(kind, st.values.get(name)):
+                            stats[f"invalid_temporal\x00{db}\x00{table}\x00{name}"] += 1
             for rec in res.quarantine:
-                out.append(("quarantine", db, table, None, None, rec[SEQ_COL], None, None, None,
+                out.append(("quarantine", db, table, None, None, rec[SEQ_COL], None, None, None, None,
                             dumps(rec, ensure_ascii=False, default=str)))
             if history:
                 last = {(key, st.seq): (key, st, ts) for key, st, ts in res.history}
                 for key, st, ts in last.values():
                     out.append(("history", db, table, key, dumps(st.values, ensure_ascii=False,
                                                                  separators=(",", ":")),
-                                st.seq, st.op, st.count, ts, None))
+                                st.seq, st.op, st.count, None, ts, None))
             stats.update(res.stats)
 
         for batch in batches:
@@ -267,58 +359,85 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], history: bool) -> A
                     flush()
                     group = gk
                     folder = _Folder(pks.get((gk[0], gk[1])), {}, history)
+                    cols = normalize.get((gk[0], gk[1]))
+                    norm = _normalizer(cols) if cols else None
                     if len(out) >= OUT_BATCH_ROWS:
                         yield from to_arrow(OUT_COLUMNS, out).to_batches()
                         out = []
                 assert folder is not None
                 if r["base"]:
-                    folder.base[r["row_key"]] = RowState(json.loads(r["values"]), r[SEQ_COL], r["op"], r["count"])
+                    _add_base(folder, r["row_key"], RowState(json.loads(r["values"]), r[SEQ_COL], r["op"],
+                                                             r["count"]))
                 else:
-                    folder.step(change_from_bronze(r))
+                    ch = change_from_bronze(r)
+                    if norm is not None:
+                        ch = dataclasses.replace(ch, before=norm(ch.before), after=norm(ch.after))
+                    folder.step(ch)
         flush()
-        out.append(("stats", None, None, None, None, None, None, None, None, json.dumps(stats)))
+        out.append(("stats", None, None, None, None, None, None, None, None, None, json.dumps(stats)))
         yield from to_arrow(OUT_COLUMNS, out).to_batches()
     return run
 
 
 def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", batch: "DataFrame",
-               info: BatchInfo, history: bool) -> "DataFrame":
+               info: BatchInfo, history: bool, temporal_text: bool = False) -> "DataFrame":
     """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters."""
     from pyspark.sql import functions as F
 
-    records = change_records(batch, info)
+    records = change_records(batch, info, temporal_text)
     bases = base_records(spark, engine, lake, batch, info)
     if bases is not None:
         records = records.unionByName(bases)
     pks = {t: ti.pk for t, ti in info.tables.items()}
+    temporals = {t: [(n, k) for n, k in data_columns(column_metas(ti.metas), temporal_text)
+                     if k in ("date", "timestamp", "timestamp_ntz")] for t, ti in info.tables.items()}
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     return (records.repartition(n, "db", "table_name", "fold_key")
             .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
-            .mapInArrow(_fold_partition(pks, history), spark_ddl(OUT_COLUMNS)))
+            .mapInArrow(_fold_partition(pks, temporals, history, identity_temporals(info, temporal_text)),
+                        spark_ddl(OUT_COLUMNS)))
 
 
 # --- 4. typed frames to write --------------------------------------------------------------------------------------
 
-def _typed(columns: list[tuple[str, str]], extra: tuple[str, ...], has_pk: bool) -> Any:
-    """mapInArrow function: OUT_COLUMNS rows of one table -> its silver (or history) rows."""
+def _silver_rows(r: dict[str, Any], row: list, has_pk: bool) -> list[tuple]:
+    """The MERGE source rows of one folded key: a primary-key row (``_binlake_op = 'delete'`` removes it); for a
+    table without one, the equal rows that change: ordinals ``[count, base)`` are deleted, ``[base, count)``
+    inserted, and when rows were deleted the remaining ones take the change's ``_binlake_seq`` (so a rerun
+    knows the deletion is applied)."""
+    seq = r["seq"]
+    if has_pk:
+        return [tuple(row + [seq, r["op"]])]
+    count, base = r["count"] or 0, r["base_count"] or 0
+    out = [tuple(row + [seq, DELETE, i]) for i in range(count, base)]
+    out += [tuple(row + [seq, "insert", i]) for i in range(base, count)]
+    if count < base:
+        out += [tuple(row + [seq, "update", i]) for i in range(count)]
+    return out
+
+
+def _typed(columns: list[tuple[str, str]], kind: str, has_pk: bool) -> Any:
+    """mapInArrow function: OUT_COLUMNS rows of one table -> its silver MERGE source (``state``) or its SCD2
+    history rows (``history``)."""
     from binlake.pipeline.types import to_silver
 
-    convert = [(name, to_silver(kind)) for name, kind in columns]
-    target = table_columns(columns, has_pk) if not extra else [
+    convert = [(name, to_silver(k)) for name, k in columns]
+    history = kind == "history"
+    target = table_columns(columns, has_pk) if not history else [
         *columns, (KEY_COL, "string"), (SEQ_COL, "bigint"), (OP_COL, "string"), (COMMIT_TS_COL, "bigint"),
         *([] if has_pk else [(COUNT_COL, "bigint")])]
 
     def run(batches: Any) -> Any:
         for batch in batches:
-            rows = []
+            rows: list[tuple] = []
             for r in batch.to_pylist():
                 v = json.loads(r["values"])
                 row = [conv(v.get(name)) for name, conv in convert]
-                if extra:
-                    row += [r["row_key"], r["seq"], r["op"], r["commit_ts"]]
+                if history:
+                    rows.append(tuple(row + [r["row_key"], r["seq"], r["op"], r["commit_ts"]]
+                                      + ([] if has_pk else [r["count"]])))
                 else:
-                    row += [r["seq"], r["op"]]
-                rows.append(tuple(row + ([] if has_pk else [r["count"]])))
+                    rows += _silver_rows(r, row, has_pk)
             if rows:
                 yield from to_arrow(target, rows).to_batches()
     return run, target
@@ -329,9 +448,18 @@ def table_frame(folded: "DataFrame", kind: str, table: TableId, columns: list[tu
     """One table's silver MERGE source (``kind="state"``) or SCD2 history rows (``kind="history"``)."""
     from pyspark.sql import functions as F
 
-    fn, target = _typed(columns, ("history",) if kind == "history" else (), has_pk)
+    fn, target = _typed(columns, kind, has_pk)
     rows = folded.filter((F.col("kind") == kind) & (F.col("db") == table[0]) & (F.col("table_name") == table[1]))
     return rows.mapInArrow(fn, spark_ddl(target))
+
+
+def tombstone_frame(folded: "DataFrame", source: str) -> "DataFrame":
+    """The keys the batch deleted (a primary key, or the last of equal rows), for ``meta/tombstones``."""
+    from pyspark.sql import functions as F
+
+    dead = (F.col("kind") == "state") & ((F.col("op") == DELETE) | (F.col("count") == 0))
+    return folded.filter(dead).select(F.lit(source).alias("source"), "db", "table_name", "row_key",
+                                      F.col("seq").alias(SEQ_COL))
 
 
 def quarantine_frame(folded: "DataFrame", source: str, run_id: str) -> "DataFrame":
@@ -359,6 +487,7 @@ class ApplyReport:
     tables: int = 0
     ops: Counter = field(default_factory=Counter)      # fold counters: insert, update, delete, key_change, ...
     quarantined: int = 0
+    invalid_temporals: int = 0                         # zero or invalid dates stored as NULL
     checkpoint_seq: Optional[int] = None
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
@@ -368,6 +497,7 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
               run_id: str) -> ApplyReport:
     """Apply the source's unapplied bronze changes (up to the cutoff) to silver, then move the checkpoint."""
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
 
     reset_crash_counts()
     started = time.perf_counter()
@@ -382,10 +512,16 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     if info.last is None:
         return report
     t0 = time.perf_counter()
-    folded = fold_batch(spark, engine, lake, batch, info, opts.history).persist(StorageLevel.MEMORY_AND_DISK)
+    folded = fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text)
+    folded = folded.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         for r in folded.filter("kind = 'stats'").select("record").collect():
             report.ops.update(json.loads(r["record"]))
+        dead = (F.col("kind") == "state") & ((F.col("op") == DELETE) | (F.col("count") == 0))
+        counts: Counter = Counter()
+        for r in folded.groupBy("kind", "db", "table_name", dead.alias("dead")).count().collect():
+            counts[r["kind"], r["db"], r["table_name"]] += r["count"]
+            counts["dead"] += r["count"] if r["dead"] else 0
         report.stage_seconds["fold"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id)
@@ -394,25 +530,34 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
         table_rows = []
         for table in sorted(info.tables):
             ti = info.tables[table]
-            cols = data_columns(ti.metas)
+            cols = data_columns(column_metas(ti.metas), opts.temporal_text)
             has_pk = bool(ti.pk)
-            if opts.history:
+            if opts.history and counts.get(("history", *table)):
                 engine.merge(lake.history(*table), table_frame(folded, "history", table, cols, has_pk),
                              [KEY_COL, SEQ_COL], SEQ_COL, op_col=None)
                 crash_point("after_history")
-            keys, null_safe = merge_keys(ti.pk, cols)
-            engine.merge(lake.silver(*table), table_frame(folded, "state", table, cols, has_pk), keys, SEQ_COL,
-                         op_col=OP_COL, keep_tombstones=True, null_safe_keys=null_safe)
-            lake.record_name(*table)
-            crash_point("after_silver")
+            if counts.get(("state", *table)):
+                keys, null_safe = merge_keys(ti.pk, cols)
+                engine.merge(lake.silver(*table), table_frame(folded, "state", table, cols, has_pk), keys,
+                             SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe)
+                lake.record_name(*table)
+                crash_point("after_silver")
+            invalid = {k.split("\x00")[3]: v for k, v in report.ops.items()
+                       if k.startswith("invalid_temporal\x00") and tuple(k.split("\x00")[1:3]) == table}
             table_rows.append({"source": opts.source, "table_name": f"{table[0]}.{table[1]}",
                                SEQ_COL: ti.last_seq, "changes": ti.changes,
-                               "quarantined": quarantined.get(table, 0), "run_id": run_id})
+                               "quarantined": quarantined.get(table, 0), "run_id": run_id,
+                               "invalid_temporals": json.dumps(invalid, sort_keys=True) if invalid else None})
+        if counts["dead"]:
+            engine.merge(lake.tombstones, tombstone_frame(folded, opts.source), ["db", "table_name", "row_key"],
+                         SEQ_COL, op_col=None)
         report.stage_seconds["merge"] = time.perf_counter() - t0
     finally:
         folded.unpersist()
     report.changes = info.changes
     report.tables = len(info.tables)
+    report.invalid_temporals = sum(v for k, v in report.ops.items() if k.startswith("invalid_temporal\x00"))
+    report.ops = Counter({k: v for k, v in report.ops.items() if not k.startswith("invalid_temporal\x00")})
     gtids = GtidSet.parse(",".join(g for g in (ckpt.gtid_executed, info.gtids) if g))
     last, last_file, last_pos = info.last
     crash_point("before_checkpoint")
@@ -420,6 +565,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
         {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: last, "binlog_file": last_file,
          "pos": last_pos, "gtid_executed": gtids.to_text(), "changes": report.changes,
          "quarantined": report.quarantined, "run_id": run_id}, *table_rows])
+    if counts["dead"]:
+        engine.delete(lake.tombstones, {"source": opts.source})   # the checkpoint now says they are applied
     report.checkpoint_seq = last
     report.seconds = time.perf_counter() - started
     return report

@@ -37,6 +37,8 @@ def arrow_type(kind: str) -> "pa.DataType":
         return pa.timestamp("us", tz="UTC")
     if kind == "timestamp_ntz":
         return pa.timestamp("us")
+    if kind.startswith("array<") and kind.endswith(">"):
+        return pa.list_(arrow_type(kind[6:-1]))
     return getattr(pa, _ARROW[kind])()
 
 

@@ -36,6 +36,8 @@ def job_parser(prog: str, doc: Optional[str], *, landing: bool = False, filters:
         p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE")
     if history:
         p.add_argument("--history", action="store_true", help="also write SCD2 history tables")
+        p.add_argument("--temporal-text", action="store_true",
+                       help="DATE/DATETIME/TIMESTAMP as MySQL's text in silver instead of typed columns")
     return p
 
 
@@ -52,7 +54,8 @@ def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeL
     from binlake.lake.session import build_session
 
     tables = TableFilter(tuple(getattr(args, "include", ())), tuple(getattr(args, "exclude", ())))
-    opts = RunOptions(args.source, tables, cutoff_us(args.end), getattr(args, "history", False), run_id=args.run_id)
+    opts = RunOptions(args.source, tables, cutoff_us(args.end), getattr(args, "history", False),
+                      getattr(args, "temporal_text", False), run_id=args.run_id)
     spark = build_session(app)
     lake = LakeLayout(args.lake)
     engine = engine_for(spark, args.engine)

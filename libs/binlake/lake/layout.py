@@ -125,6 +125,11 @@ class LakeLayout:
         return self.meta("schema_registry")
 
     @property
+    def tombstones(self) -> str:
+        """Keys a MERGE deleted whose checkpoint is not written yet (out of readers' sight)."""
+        return self.meta("tombstones")
+
+    @property
     def dq_results(self) -> str:
         return self.meta("dq_results")
 

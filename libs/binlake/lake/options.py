@@ -16,6 +16,7 @@ class RunOptions:
     tables: TableFilter = TableFilter()
     cutoff_us: Optional[int] = None          # apply changes committed before this (microseconds, UTC)
     history: bool = False                    # also write SCD2 history tables
+    temporal_text: bool = False              # DATE/DATETIME/TIMESTAMP as MySQL's text instead of typed
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     run_id: str = ""
 

@@ -1,11 +1,12 @@
-"""``silver.<db>__<table>``: the current state of each source table, written by the CDC MERGE.
+"""``silver.<db>__<table>``: the source table as it is, written by the CDC MERGE.
 
 Columns: the table's columns (types from :mod:`binlake.pipeline.types`), then ``_binlake_seq`` (ordering key of
-the last change applied), ``_binlake_op`` (insert/update/delete) and, for tables without a primary key,
-``_binlake_count`` (how many identical rows the source holds). Deleted rows stay as tombstones
-(``_binlake_op = 'delete'``) so that a late, older change can not resurrect them: read the live rows with
-``WHERE _binlake_op <> 'delete'`` (see :func:`live_rows`). New columns (ALTER TABLE ... ADD COLUMN, seen in
-TABLE_MAP) widen the table; rows written before have NULL there.
+the last change applied to the row) and ``_binlake_op`` (``insert``/``update``: the last change). Silver holds
+only live rows: a deleted row is removed (``meta/tombstones`` remembers deleted keys, out of readers' sight, until
+the checkpoint passes them, so a rerun after a crash can not replay a change the MERGE already applied). A table
+without a primary key holds one physical row per source row; equal rows are told apart by ``_binlake_dup``
+(0, 1, ... among equal rows), so deleting one of several equal rows removes exactly one. New columns (ALTER
+TABLE ... ADD COLUMN, seen in TABLE_MAP) widen the table.
 """
 
 from __future__ import annotations
@@ -16,48 +17,48 @@ from typing import Any, Iterable, Optional, Sequence
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.pipeline.types import from_silver, silver_type
 
-COUNT_COL = "_binlake_count"
+COUNT_COL = "_binlake_count"          # history tables of tables without a primary key: equal rows at that version
+DUP_COL = "_binlake_dup"              # silver tables without a primary key: which of the equal rows
 COMMIT_TS_COL = "_binlake_commit_ts"
 KEY_COL = "_binlake_key"
 
 
-def data_columns(column_metas: Iterable[str]) -> list[tuple[str, str]]:
-    """(name, Spark type) of a table's columns from the ``columns`` JSON of its bronze rows (every version in
-    the batch): the newest layout's order, then columns only older layouts had."""
-    out: dict[str, str] = {}
+def column_metas(column_metas: Iterable[str]) -> dict[str, list]:
+    """name -> bronze column description, from the ``columns`` JSON of a table's bronze rows (every layout in the
+    batch): the newest (widest) layout's order, then columns only older layouts had."""
+    out: dict[str, list] = {}
     versions = [json.loads(m) for m in column_metas if m]
     for metas in sorted(versions, key=len, reverse=True):
         for meta in metas:
-            out.setdefault(meta[0], silver_type(meta))
-    return list(out.items())
-
-
-def table_columns(columns: Sequence[tuple[str, str]], has_pk: bool) -> list[tuple[str, str]]:
-    return [*columns, (SEQ_COL, "bigint"), (OP_COL, "string")] + ([] if has_pk else [(COUNT_COL, "bigint")])
-
-
-def silver_converters(schema_fields: Iterable[tuple[str, str]]) -> list[tuple[str, Any]]:
-    return [(n, from_silver(k)) for n, k in schema_fields if not n.startswith("_binlake_")]
-
-
-def live_rows(rows: Iterable[dict[str, Any]], *, expand_counts: bool = True) -> list[dict[str, Any]]:
-    """The rows the source holds: tombstones dropped, rows of tables without a primary key repeated
-    ``_binlake_count`` times, bookkeeping columns removed."""
-    out = []
-    for r in rows:
-        if r.get(OP_COL) == "delete":
-            continue
-        n = r.get(COUNT_COL) or 1 if expand_counts and COUNT_COL in r else 1
-        clean = {k: v for k, v in r.items() if not k.startswith("_binlake_")}
-        out.extend(dict(clean) for _ in range(n))
+            out.setdefault(meta[0], meta)
     return out
 
 
+def data_columns(metas: dict[str, list], temporal_text: bool = False) -> list[tuple[str, str]]:
+    """(name, Spark type) of a table's silver columns."""
+    return [(name, silver_type(meta, temporal_text)) for name, meta in metas.items()]
+
+
+def table_columns(columns: Sequence[tuple[str, str]], has_pk: bool) -> list[tuple[str, str]]:
+    return [*columns, (SEQ_COL, "bigint"), (OP_COL, "string")] + ([] if has_pk else [(DUP_COL, "bigint")])
+
+
+def silver_converters(schema_fields: Iterable[tuple[str, str]], metas: dict[str, list]) -> list[tuple[str, Any]]:
+    """(name, silver value -> bronze JSON encoding) of a silver table's data columns."""
+    return [(n, from_silver(k, metas.get(n))) for n, k in schema_fields if not n.startswith("_binlake_")]
+
+
+def live_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows the source holds, as a reader sees them: silver's rows without the bookkeeping columns."""
+    return [{k: v for k, v in r.items() if not k.startswith("_binlake_")} for r in rows]
+
+
 def merge_keys(pk: Optional[Sequence[str]], columns: Sequence[tuple[str, str]]) -> tuple[list[str], bool]:
-    """MERGE keys and whether they match NULL-safely (tables without a primary key: every column)."""
+    """MERGE keys and whether they match NULL-safely (tables without a primary key: every column and
+    ``_binlake_dup``)."""
     if pk:
         return list(pk), False
-    return [n for n, _ in columns], True
+    return [*(n for n, _ in columns), DUP_COL], True
 
 
 def live_row_count(columns: Iterable[str]) -> Any:

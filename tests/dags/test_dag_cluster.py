@@ -1,0 +1,42 @@
+"""mysql_cdc_daily with its ``spark_default`` connection pointed at a real Spark standalone cluster (a master and
+two workers on 127.0.0.1): ``dag.test()`` of two days succeeds, silver equals the generator's truth, and the
+Spark jobs ran on the cluster's workers (each app the DAG submitted has executor folders there)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.dags.conftest import airflow_env, dag_test, silver_differences
+from tests.spark_cluster import spark_cluster  # noqa: F401  (pytest fixture)
+
+pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
+
+START = dt.date(2024, 3, 1)
+
+
+def test_daily_dag_on_a_standalone_cluster(airflow_home: Path, spark_cluster, tmp_path: Path) -> None:  # noqa: F811
+    from binlake.generate.config import GenerateConfig
+    from binlake.generate.run import generate
+
+    out, lake = tmp_path / "gen", tmp_path / "lake"
+    generate(out, GenerateConfig(seed=9, days=2, scale=0.003, start_date=START, max_binlog_size=96 * 1024))
+    host, port = spark_cluster.master_url.rsplit(":", 1)
+    conn = {"conn_type": "spark", "host": host, "port": int(port),
+            "extra": {"deploy-mode": "client", "spark-binary": "spark-submit"}}
+    env = airflow_env(airflow_home, {"BINLAKE_LANDING": str(out / "landing"), "BINLAKE_LAKE": str(lake),
+                                     "BINLAKE_SDI": str(out / "sdi"), "BINLAKE_SOURCES": "shop-primary",
+                                     "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(conn)})
+    apps_before = {d.name for w in spark_cluster.work_dirs if w.is_dir() for d in w.iterdir()}
+    for i in range(2):
+        day = START + dt.timedelta(days=i)
+        run = dag_test(env, "mysql_cdc_daily", f"{day + dt.timedelta(days=1)}T00:00:00+00:00")
+        assert run["state"] == "success", run["tasks"]
+        assert silver_differences(out, lake, day.isoformat()) == {}
+    apps = {w: {d.name for d in w.iterdir()} - apps_before for w in spark_cluster.work_dirs}
+    # per day: snapshot_sdi, ingest, apply and validate were submitted to the cluster; both workers took part
+    assert all(apps[w] for w in spark_cluster.work_dirs), apps
+    assert len(set().union(*apps.values())) >= 8
