@@ -4,6 +4,7 @@ through ``binlake run``, and every silver table equals the server's own ``SELECT
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -26,13 +27,20 @@ pytestmark = [pytest.mark.mariadb, pytest.mark.spark, pytest.mark.slow]
 UNDECODABLE = "t_old_time"
 
 
-def _binlake_encoding(kind: str, value: Any) -> Any:
-    """A silver value back in the `binlake rows` JSON encoding that normalize.from_binlake reads (silver keeps
-    BIGINT UNSIGNED and BIT(64) as decimal(20,0))."""
+def _binlake_encoding(col: Any, value: Any) -> Any:
+    """A typed silver value back in the `binlake rows` JSON encoding that normalize.from_binlake reads (silver
+    keeps BIGINT UNSIGNED as decimal(20,0), BIT(64) as 8 bytes, DATETIME/TIMESTAMP as timestamps, DATE as date)."""
     if isinstance(value, (bytes, bytearray)):
         return {"hex": bytes(value).hex()}
     if isinstance(value, Decimal):
-        return int(value) if kind in ("int", "bit") else format(value, "f")
+        return int(value) if col.kind in ("int", "bit") else format(value, "f")
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc)
+        fsp = int(col.sql.split("(", 1)[1].split(")", 1)[0]) if "(" in col.sql else 0
+        return value.strftime("%Y-%m-%d %H:%M:%S") + ("." + f"{value.microsecond:06d}"[:fsp] if fsp else "")
+    if isinstance(value, dt.date):
+        return value.isoformat()
     return value
 
 
@@ -82,7 +90,7 @@ def assert_silver_equals_select(lake: Path, select: dict) -> None:
         rows = silver_rows(lake, DB, name)
         got = {}
         for r in rows:
-            got[r["id"]] = {c.name: normalize.from_binlake(c, _binlake_encoding(c.kind, r.get(c.name)))
+            got[r["id"]] = {c.name: normalize.from_binlake(c, _binlake_encoding(c, r.get(c.name)))
                             for c in table.columns}
         expected = select[name]
         if name == "t_int":

@@ -1,7 +1,7 @@
 """End to end on Spark: a clean generated multi-day load passes every suite; each injected defect trips exactly
 the expectation meant for it; the summary and the Data Docs open in headless Chromium.
 
-The lake is loaded by binlake's own pipeline (``binlake.lake.jobs.run_source``, what ``binlake run`` and the
+The lake is loaded by binlake's own pipeline (``binlake.lake.run.run_source``, what ``binlake run`` and the
 DAG call), one run per generated day.
 """
 
@@ -45,8 +45,8 @@ def clean(spark, tmp_path_factory) -> dict[str, Any]:
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
     from binlake.lake.delta import engine_for
-    from binlake.lake.jobs import LakeLayout as JobsLayout
-    from binlake.lake.jobs import RunOptions, run_source
+    from binlake.lake.options import RunOptions
+    from binlake.lake.run import run_source
 
     root = tmp_path_factory.mktemp("quality")
     gen, lake = root / "gen", root / "lake"
@@ -56,7 +56,7 @@ def clean(spark, tmp_path_factory) -> dict[str, Any]:
     for day in manifest["days"]:
         end = dt.datetime.combine(dt.date.fromisoformat(day["date"]) + dt.timedelta(days=1), dt.time(),
                                   dt.timezone.utc)
-        run_source(spark, engine, JobsLayout(str(lake)), str(gen / "landing" / manifest["source"]),
+        run_source(spark, engine, LakeLayout(str(lake)), str(gen / "landing" / manifest["source"]),
                    RunOptions(manifest["source"], cutoff_us=int(end.timestamp()) * 1_000_000,
                               run_id=run_of_day(day["date"])), [str(gen / "sdi")])
     last_run = run_of_day(manifest["days"][-1]["date"])
