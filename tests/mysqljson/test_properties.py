@@ -38,8 +38,9 @@ TEMPORALS = st.one_of(
     st.builds(JsonDate, st.integers(0, 9999), st.integers(0, 12), st.integers(0, 31)),
     st.builds(JsonDatetime, st.integers(0, 9999), st.integers(0, 12), st.integers(0, 31), st.integers(0, 23),
               st.integers(0, 59), st.integers(0, 59), st.integers(0, 999999), st.sampled_from([7, 12])),
+    # a packed TIME has no negative zero (TIME_to_longlong_time_packed multiplies by -1): -00:00:00 is 00:00:00
     st.builds(JsonTime, st.integers(0, 838), st.integers(0, 59), st.integers(0, 59), st.integers(0, 999999),
-              st.booleans()),
+              st.booleans()).filter(lambda t: not t.negative or any((t.hour, t.minute, t.second, t.microsecond))),
     st.builds(JsonOpaque, st.sampled_from([15, 16, 252, 255]), st.binary(max_size=8)),
 )
 ALL_LEAVES = PLAIN_LEAVES | FLOATS | DECIMALS | TEMPORALS
