@@ -20,7 +20,7 @@ def test_committed_suites_match_the_factories(tmp_path):
     files = sorted(p.relative_to(written) for p in written.rglob("*.json"))
     assert files == sorted(p.relative_to(committed) for p in committed.rglob("*.json")), \
         "run: .venv/bin/python -m binlake.quality.project"
-    assert len(files) == len(names) == 10
+    assert len(files) == len(names) == 11
     for rel in files:
         assert json.loads((written / rel).read_text()) == json.loads((committed / rel).read_text()), rel
     config = (ROOT / "expectations" / "gx" / "great_expectations.yml").read_text()

@@ -159,3 +159,17 @@ def registry_completeness(spark: "SparkSession", rows: Iterable[dict[str, Any]])
 
 def _int(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def invalid_temporals(spark: "SparkSession", checkpoints: "DataFrame | None", run_id: str) -> "DataFrame":
+    """One row per silver table and typed temporal column with zero or invalid dates the run stored as NULL:
+    ``db, table_name, column_name, nulled`` (from the run's ``meta.checkpoints`` table rows)."""
+    rows = []
+    if checkpoints is not None and "invalid_temporals" in checkpoints.columns:
+        from pyspark.sql import functions as F
+
+        for r in (checkpoints.where((F.col("run_id") == run_id) & F.col("invalid_temporals").isNotNull())
+                  .select("table_name", "invalid_temporals").collect()):
+            db, _, table = r["table_name"].partition(".")
+            rows += [(db, table, col, int(n)) for col, n in sorted(json.loads(r["invalid_temporals"]).items())]
+    return spark.createDataFrame(rows, "db string, table_name string, column_name string, nulled long")

@@ -140,6 +140,10 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
         checkpoints = _read(engine, spark, layout.meta("checkpoints"))
         recon = frames.reconciliation(spark, frames.applied(bronze, checkpoints), silver_counts)
         checks.append(Check(S.reconciliation_suite(), recon))
+        nulled = frames.invalid_temporals(spark, checkpoints, run_id)
+        checks.append(Check(S.temporals_suite(), nulled))
+        facts.append(("Zero or invalid dates stored as NULL (per table and column; raw text in bronze)",
+                      [r.asDict() for r in nulled.collect()]))
         facts.append(("Bronze rows of the run by operation",
                       [r.asDict() for r in frames.op_counts(bronze_run).orderBy("op").collect()]))
         facts.append(("Reconciliation: silver live rows vs bronze inserts - deletes",

@@ -30,7 +30,8 @@ BRONZE_OPS = "bronze.ops"
 RECONCILIATION = "silver.reconciliation"
 QUARANTINE = "meta.quarantine"
 REGISTRY = "meta.schema_registry"
-PIPELINE_SUITES = (BRONZE_ORDER, BRONZE_SEQUENCE, BRONZE_OPS, RECONCILIATION, QUARANTINE, REGISTRY)
+TEMPORALS = "silver.invalid_temporals"
+PIPELINE_SUITES = (BRONZE_ORDER, BRONZE_SEQUENCE, BRONZE_OPS, RECONCILIATION, QUARANTINE, REGISTRY, TEMPORALS)
 
 BRONZE_OPS_KNOWN = ("insert", "update", "delete", "ddl", "error", "chunk_end", "file_end")
 
@@ -176,6 +177,15 @@ def registry_suite() -> "ExpectationSuite":
     ])
 
 
+def temporals_suite() -> "ExpectationSuite":
+    """Per silver table and column: the zero or invalid dates (MySQL stores ``0000-00-00`` and, under a relaxed
+    sql_mode, dates like ``2024-02-30``) this run wrote as NULL in a typed column; their text stays in bronze."""
+    return _suite(TEMPORALS, [
+        Rule("between", ("nulled",), (("min_value", 0), ("max_value", 0)), WARNING,
+             "zero or invalid dates of the run, NULL in silver's typed column (raw text in bronze)"),
+    ])
+
+
 def pipeline_suites(max_quarantine_share: float) -> list["ExpectationSuite"]:
     return [bronze_order_suite(), bronze_sequence_suite(), bronze_ops_suite(), reconciliation_suite(),
-            quarantine_suite(max_quarantine_share), registry_suite()]
+            quarantine_suite(max_quarantine_share), registry_suite(), temporals_suite()]
