@@ -336,3 +336,24 @@ def test_vector_columns_are_numbered_among_character_columns(tmp_path, charset_f
     path.write_bytes(vector_then_text_binlog(charset_field))
     [change] = list(open_binlog(path).row_changes())
     assert change.after == {"v": (1.5, -2.0), "note": "héé"}
+
+
+def geometry_then_text_binlog(server_version: str) -> bytes:
+    """`d`.`t` (g GEOMETRY, note TEXT) with DEFAULT_CHARSET utf8mb4_general_ci and an override #0 -> binary."""
+    charset = build.optional_field(2, build.packed(45) + build.packed(0) + build.packed(63))
+    tm = build.table_map(7, "d", "t", [255, 252], bytes([4, 2]), [True, True],
+                         optional=build.names("g", "note") + charset)
+    row = build.image([True, False], (5).to_bytes(2, "little") + "héé".encode())
+    return build.binlog(tm, build.rows_event(30, 7, 2, row), server_version=server_version)
+
+
+def test_mariadb_numbers_geometry_columns_among_character_columns(tmp_path) -> None:
+    from binlake.binlog import open_binlog
+
+    path = tmp_path / "m.bin"
+    path.write_bytes(geometry_then_text_binlog("10.11.6-MariaDB-log"))
+    [change] = list(open_binlog(path).row_changes())
+    assert change.after == {"g": None, "note": "héé"}
+    path.write_bytes(geometry_then_text_binlog("8.0.40"))        # MySQL does not number GEOMETRY
+    [change] = list(open_binlog(path).row_changes())
+    assert change.after == {"g": None, "note": "héé".encode()}

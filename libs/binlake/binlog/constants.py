@@ -225,9 +225,10 @@ NUMERIC_TYPES = frozenset({MYSQL_TYPE_TINY, MYSQL_TYPE_SHORT, MYSQL_TYPE_INT24, 
 CHARACTER_TYPES = frozenset({MYSQL_TYPE_STRING, MYSQL_TYPE_VAR_STRING, MYSQL_TYPE_VARCHAR, MYSQL_TYPE_BLOB,
                              MYSQL_TYPE_TINY_BLOB, MYSQL_TYPE_MEDIUM_BLOB, MYSQL_TYPE_LONG_BLOB})
 ENUM_SET_TYPES = frozenset({MYSQL_TYPE_ENUM, MYSQL_TYPE_SET})
-# the columns DEFAULT_CHARSET/COLUMN_CHARSET number: MySQL 9's is_character_type (init_charset_field) counts VECTOR
-# too (its charset is binary), so a character column after a VECTOR column has the next index
+# the columns DEFAULT_CHARSET/COLUMN_CHARSET number (is_character_type in init_charset_field): MySQL 9 counts VECTOR
+# too, MariaDB counts GEOMETRY (both binary), so a character column after one of them has the next index
 CHARSET_NUMBERED_TYPES = CHARACTER_TYPES | {MYSQL_TYPE_VECTOR}
+MARIADB_CHARSET_NUMBERED_TYPES = CHARACTER_TYPES | {MYSQL_TYPE_GEOMETRY}
 # column types whose TABLE_MAP metadata takes 1, or 2 bytes (Table_map_event: get_field_metadata_size)
 METADATA_1_BYTE_TYPES = frozenset({MYSQL_TYPE_FLOAT, MYSQL_TYPE_DOUBLE, MYSQL_TYPE_BLOB, MYSQL_TYPE_TINY_BLOB,
                                    MYSQL_TYPE_MEDIUM_BLOB, MYSQL_TYPE_LONG_BLOB, MYSQL_TYPE_GEOMETRY,

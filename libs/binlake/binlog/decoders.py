@@ -598,13 +598,14 @@ def decode_table_map(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TableMapE
     TableMapCache)."""
     provider = ctx.schema_provider
     cache = ctx.table_map_cache
+    mariadb = ctx.fde is not None and "mariadb" in ctx.fde.server_version.lower()
     key = (c.buf[c.pos:c.end], ctx.post_header_len(C.TABLE_MAP_EVENT, C.TABLE_MAP_HEADER_LEN), id(provider),
-           ctx.decode_rows)
+           ctx.decode_rows, mariadb)
     cached = cache.get(key)
     if cached is None:
         tm = _decode_table_map(c, ctx)
         # the entry holds the provider, so its id can not be reused while the entry exists
-        cached = (tm, build_layout(tm, provider) if ctx.decode_rows else None, provider)
+        cached = (tm, build_layout(tm, provider, mariadb=mariadb) if ctx.decode_rows else None, provider)
         cache.put(key, cached)
     c.pos = c.end
     tm, layout, _ = cached

@@ -228,8 +228,12 @@ def compile_as_dict(names: tuple[str, ...], indexes: Optional[tuple[int, ...]]) 
     return env["as_dict"]
 
 
-def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = None) -> TableLayout:
-    """Combine a TABLE_MAP with (when its optional metadata is incomplete) a schema provider's answer."""
+def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = None, *,
+                 mariadb: bool = False) -> TableLayout:
+    """Combine a TABLE_MAP with (when its optional metadata is incomplete) a schema provider's answer.
+
+    ``mariadb``: the TABLE_MAP comes from MariaDB, whose charset metadata numbers GEOMETRY columns among the
+    character columns (MySQL numbers VECTOR columns instead)."""
     n = tm.column_count
     types = tm.column_types
     metas = tm.column_metadata
@@ -270,23 +274,25 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
         assumptions.append("signedness unknown: integers read as signed")
 
     # charsets: character columns and ENUM/SET columns are counted separately
-    char_cols = [i for i in range(n) if reals[i] in C.CHARSET_NUMBERED_TYPES]
+    numbered = C.MARIADB_CHARSET_NUMBERED_TYPES if mariadb else C.CHARSET_NUMBERED_TYPES
+    binary_numbered = numbered - C.CHARACTER_TYPES         # numbered, but binary: no collation of their own
+    char_cols = [i for i in range(n) if reals[i] in numbered]
     enum_set_cols = [i for i in range(n) if reals[i] in C.ENUM_SET_TYPES]
     collations: list[Optional[int]] = [None] * n
     got = _expand_charsets(tm.default_charset, tm.column_charsets, len(char_cols))
-    if got is None and tm.column_charsets is not None:     # a writer that did not count VECTOR columns
-        char_cols = [i for i in char_cols if reals[i] != C.MYSQL_TYPE_VECTOR]
+    if got is None and tm.column_charsets is not None:     # a writer that did not count them
+        char_cols = [i for i in char_cols if reals[i] not in binary_numbered]
         got = _expand_charsets(None, tm.column_charsets, len(char_cols))
     if got is not None:
         for i, coll in zip(char_cols, got):
-            if reals[i] != C.MYSQL_TYPE_VECTOR:             # numbered, but binary: no collation of its own
+            if reals[i] not in binary_numbered:
                 collations[i] = coll
     elif sc is not None:
         for i in char_cols:
-            if reals[i] != C.MYSQL_TYPE_VECTOR:
+            if reals[i] not in binary_numbered:
                 collations[i] = sc[i].collation_id if sc[i].collation_id is not None else C.BINARY_COLLATION_ID
     else:
-        char_cols = [i for i in char_cols if reals[i] != C.MYSQL_TYPE_VECTOR]
+        char_cols = [i for i in char_cols if reals[i] not in binary_numbered]
         blobs = {i for i in char_cols if reals[i] not in (C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VARCHAR,
                                                            C.MYSQL_TYPE_VAR_STRING)}
         for i in char_cols:
