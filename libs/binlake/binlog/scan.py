@@ -21,8 +21,8 @@ from binlake.binlog.cursor import Cursor
 from binlake.binlog.errors import (BinlogError, CorruptEventError, EventTooLargeError, IncompleteEventError,
                                    NotABinlogError)
 from binlake.binlog.events import EventHeader
+from binlake.binlog.reader import MAX_EVENT_SIZE
 
-MAX_EVENT_SIZE = (1 << 30) + (1 << 20)       # as binlake.binlog.reader: max_allowed_packet (1 GiB) plus headers
 _HEADER = struct.Struct("<IBIIIH")
 _STEP = 1 << 20
 _GTID_TYPES = frozenset({C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT, C.GTID_TAGGED_LOG_EVENT})
