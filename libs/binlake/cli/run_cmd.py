@@ -136,6 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(json.dumps(summary, sort_keys=True), flush=True)
         else:
             print(format_summary(summary), flush=True)
+        for table, why in summary["blocked_tables"].items():
+            _progress(f"[{name}] WARNING: {why}")
         if summary["quarantined"]:
             _progress(f"[{name}] WARNING: {summary['quarantined']} change(s) quarantined: see "
                       f"{lake.quarantine} (reason per row)")
@@ -159,6 +161,8 @@ def format_summary(s: dict) -> str:
         f"{ops['update']}, delete {ops['delete']}, key changes {ops['key_change']}, already applied "
         f"{ops['already_applied']}",
         f"  quarantined {s['quarantined']}; zero or invalid dates stored as NULL {s['invalid_temporals']}",
+        f"  DDL        {len(s['ddl'])} action(s) applied at their position"
+        + (f": {', '.join(s['ddl'][:8])}{' ...' if len(s['ddl']) > 8 else ''}" if s["ddl"] else ""),
         f"  time       {s['seconds']:.1f} s (" + ", ".join(f"{k} {v:.1f} s" for k, v in s["stage_seconds"].items())
         + ")",
     ]

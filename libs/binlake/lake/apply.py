@@ -108,6 +108,7 @@ class BatchInfo:
     gtids: str = ""
     last: Optional[tuple[int, str, int]] = None            # (seq, file, pos) of the batch's last row
     errors: list[dict[str, Any]] = field(default_factory=list)   # undecodable stretches
+    ddls: list[dict[str, Any]] = field(default_factory=list)     # DDL statements, applied at their position
     changes: int = 0
 
     def add(self, other: "BatchInfo") -> "BatchInfo":
@@ -117,12 +118,13 @@ class BatchInfo:
         if other.last is not None and (self.last is None or other.last > self.last):
             self.last = other.last
         self.errors += other.errors
+        self.ddls += other.ddls
         self.changes += other.changes
         return self
 
 
 SCAN_COLUMNS = (SEQ_COL, "binlog_file", "pos", "gtid", "op", "db", "table_name", "columns", "primary_key",
-                "key_before", "key_after", "after", "diffs", "statement")
+                "key_before", "key_after", "after", "diffs", "statement", "commit_ts")
 
 
 def key_change(op: str, key_before: Optional[str], key_after: Optional[str]) -> bool:
@@ -141,9 +143,10 @@ def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
             gtids.add(r["gtid"])
         op = r["op"]
         if op not in CHANGE_OPS:
-            if op == "error":
-                info.errors.append({SEQ_COL: seq, "binlog_file": r["binlog_file"], "pos": r["pos"],
-                                    "statement": r["statement"]})
+            if op in ("error", "ddl"):
+                (info.errors if op == "error" else info.ddls).append(
+                    {SEQ_COL: seq, "binlog_file": r["binlog_file"], "pos": r["pos"], "db": r["db"],
+                     "statement": r["statement"], "commit_ts": r["commit_ts"], "gtid": r["gtid"]})
             continue
         info.changes += 1
         t = info.tables.get((r["db"], r["table_name"]))
@@ -489,15 +492,24 @@ class ApplyReport:
     quarantined: int = 0
     invalid_temporals: int = 0                         # zero or invalid dates stored as NULL
     checkpoint_seq: Optional[int] = None
+    table_names: list[str] = field(default_factory=list)
+    ddl: list[str] = field(default_factory=list)       # DDL actions applied at their position
+    blocked: dict[str, str] = field(default_factory=dict)   # table -> why its changes go to quarantine
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
               run_id: str) -> ApplyReport:
-    """Apply the source's unapplied bronze changes (up to the cutoff) to silver, then move the checkpoint."""
-    from pyspark import StorageLevel
+    """Apply the source's unapplied bronze changes (up to the cutoff) to silver, then move the checkpoint.
+
+    DDL splits the batch: the changes before a DDL statement are applied (and checkpointed), then the DDL
+    (``binlake.lake.ddl_apply``: TRUNCATE, DROP, RENAME, ADD/DROP/RENAME/MODIFY COLUMN), then its own checkpoint,
+    so a rerun never applies a DDL twice. A DDL binlake can not follow blocks that table: its later changes go
+    to quarantine (kind ``schema``) while every other table keeps loading."""
     from pyspark.sql import functions as F
+
+    from binlake.pipeline.ddl import parse_ddl
 
     reset_crash_counts()
     started = time.perf_counter()
@@ -511,21 +523,104 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     report.stage_seconds["scan"] = time.perf_counter() - t0
     if info.last is None:
         return report
+    blocked = read_blocked(spark, engine, lake, opts.source)
+    gtids = ckpt.gtid_executed
+    ddls = [(d, parse_ddl(d["statement"] or "", d["db"])) for d in sorted(info.ddls, key=lambda d: d[SEQ_COL])]
+    ddls = [(d, actions) for d, actions in ddls if actions]
+    lo = ckpt.seq
+    for ddl, actions in ddls:
+        part = batch.filter(F.col(SEQ_COL) < ddl[SEQ_COL]).filter(F.col(SEQ_COL) > lo)
+        gtids = _apply_segment(spark, engine, lake, opts, run_id, part, scan_batch(part), blocked, gtids, report)
+        _apply_ddl(spark, engine, lake, opts, ddl, actions, blocked, report)
+        gtids = ",".join(g for g in (gtids, ddl["gtid"]) if g)
+        write_checkpoints(spark, engine, lake.checkpoints,
+                          [_source_row(opts, run_id, ddl[SEQ_COL], ddl["binlog_file"], ddl["pos"], gtids, report)])
+        lo = ddl[SEQ_COL]
+    if ddls:
+        batch = batch.filter(F.col(SEQ_COL) > lo)
+        info = scan_batch(batch)
+    if info.last is not None:
+        _apply_segment(spark, engine, lake, opts, run_id, batch, info, blocked, gtids, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
+    """(db, table) -> why: the source's tables whose changes go to quarantine since a DDL binlake can not follow."""
+    out = {}
+    for r in engine.read_rows(spark, lake.checkpoints, ("table_name", "blocked"), {"source": source}):
+        if r.get("blocked") and r["table_name"] != SOURCE_ROW:
+            db, _, table = r["table_name"].partition(".")
+            out[db, table] = r["blocked"]
+    return out
+
+
+def _source_row(opts: "RunOptions", run_id: str, seq: int, binlog_file: str, pos: int, gtids: str,
+                report: ApplyReport) -> dict[str, Any]:
+    return {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: seq, "binlog_file": binlog_file,
+            "pos": pos, "gtid_executed": GtidSet.parse(gtids).to_text(), "changes": report.changes,
+            "quarantined": report.quarantined, "run_id": run_id}
+
+
+def _apply_ddl(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
+               ddl: dict[str, Any], actions: list, blocked: dict[TableId, str], report: ApplyReport) -> None:
+    """The actions of one DDL statement, at its position; a table binlake can not follow is blocked."""
+    import datetime as dt
+
+    from binlake.lake.ddl_apply import Quarantine, apply_action
+
+    when = dt.datetime.fromtimestamp(ddl["commit_ts"] / 1e6, dt.timezone.utc) if ddl["commit_ts"] else None
+    rows = []
+    for action in actions:
+        table = (getattr(action, "db", None), getattr(action, "table", None))
+        if table in blocked:
+            continue
+        outcome = apply_action(spark, engine, lake, action, now=when, seq=ddl[SEQ_COL], commit_ts=ddl["commit_ts"],
+                               type_options={"temporal_text": opts.temporal_text}, statement=ddl["statement"])
+        report.ddl.append(f"{type(action).__name__} {table[0]}.{table[1]}")
+        if isinstance(outcome, Quarantine):
+            blocked[outcome.db, outcome.table] = outcome.message
+            report.blocked[f"{outcome.db}.{outcome.table}"] = outcome.message
+            rows.append({"source": opts.source, "table_name": f"{outcome.db}.{outcome.table}",
+                         SEQ_COL: ddl[SEQ_COL], "blocked": outcome.message})
+    if rows:
+        write_checkpoints(spark, engine, lake.checkpoints, rows)
+
+
+def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
+                   run_id: str, batch: "DataFrame", info: BatchInfo, blocked: dict[TableId, str], gtids: str,
+                   report: ApplyReport) -> str:
+    """Fold and write one stretch of the batch without DDL inside, then its checkpoint; returns the GTID set."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    if info.last is None:
+        return gtids
+    held = {t: why for t, why in blocked.items() if t in info.tables}
+    if held:       # a blocked table's changes: quarantined with the reason, not folded
+        tags = [_table_tag(*t) for t in held]
+        in_held = F.concat_ws("\x00", "db", "table_name").isin(tags)
+        changes = batch.filter(in_held & F.col("op").isin(*CHANGE_OPS))
+        report.quarantined += _write_blocked(spark, engine, lake, changes, held, opts.source, run_id)
+        batch = batch.filter(~in_held)
+        for t in held:
+            info.changes -= info.tables.pop(t).changes
     t0 = time.perf_counter()
     folded = fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text)
     folded = folded.persist(StorageLevel.MEMORY_AND_DISK)
+    ops: Counter = Counter()
     try:
         for r in folded.filter("kind = 'stats'").select("record").collect():
-            report.ops.update(json.loads(r["record"]))
+            ops.update(json.loads(r["record"]))
         dead = (F.col("kind") == "state") & ((F.col("op") == DELETE) | (F.col("count") == 0))
         counts: Counter = Counter()
         for r in folded.groupBy("kind", "db", "table_name", dead.alias("dead")).count().collect():
             counts[r["kind"], r["db"], r["table_name"]] += r["count"]
             counts["dead"] += r["count"] if r["dead"] else 0
-        report.stage_seconds["fold"] = time.perf_counter() - t0
+        _add_seconds(report, "fold", t0)
         t0 = time.perf_counter()
         quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id)
-        report.quarantined = sum(quarantined.values())
+        report.quarantined += sum(quarantined.values())
         crash_point("after_quarantine")
         table_rows = []
         for table in sorted(info.tables):
@@ -542,8 +637,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
                              SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe)
                 lake.record_name(*table)
                 crash_point("after_silver")
-            invalid = {k.split("\x00")[3]: v for k, v in report.ops.items()
-                       if k.startswith("invalid_temporal\x00") and tuple(k.split("\x00")[1:3]) == table}
+            prefix = f"invalid_temporal\x00{table[0]}\x00{table[1]}\x00"
+            invalid = {k[len(prefix):]: v for k, v in ops.items() if k.startswith(prefix)}
             table_rows.append({"source": opts.source, "table_name": f"{table[0]}.{table[1]}",
                                SEQ_COL: ti.last_seq, "changes": ti.changes,
                                "quarantined": quarantined.get(table, 0), "run_id": run_id,
@@ -551,25 +646,50 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
         if counts["dead"]:
             engine.merge(lake.tombstones, tombstone_frame(folded, opts.source), ["db", "table_name", "row_key"],
                          SEQ_COL, op_col=None)
-        report.stage_seconds["merge"] = time.perf_counter() - t0
+        _add_seconds(report, "merge", t0)
     finally:
         folded.unpersist()
-    report.changes = info.changes
-    report.tables = len(info.tables)
-    report.invalid_temporals = sum(v for k, v in report.ops.items() if k.startswith("invalid_temporal\x00"))
-    report.ops = Counter({k: v for k, v in report.ops.items() if not k.startswith("invalid_temporal\x00")})
-    gtids = GtidSet.parse(",".join(g for g in (ckpt.gtid_executed, info.gtids) if g))
+    report.changes += info.changes
+    report.table_names = sorted(set(report.table_names) | {f"{db}.{t}" for db, t in info.tables})
+    report.tables = len(report.table_names)
+    report.invalid_temporals += sum(v for k, v in ops.items() if k.startswith("invalid_temporal\x00"))
+    report.ops.update({k: v for k, v in ops.items() if not k.startswith("invalid_temporal\x00")})
+    gtids = ",".join(g for g in (gtids, info.gtids) if g)
     last, last_file, last_pos = info.last
     crash_point("before_checkpoint")
-    write_checkpoints(spark, engine, lake.checkpoints, [
-        {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: last, "binlog_file": last_file,
-         "pos": last_pos, "gtid_executed": gtids.to_text(), "changes": report.changes,
-         "quarantined": report.quarantined, "run_id": run_id}, *table_rows])
+    write_checkpoints(spark, engine, lake.checkpoints,
+                      [_source_row(opts, run_id, last, last_file, last_pos, gtids, report), *table_rows])
     if counts["dead"]:
         engine.delete(lake.tombstones, {"source": opts.source})   # the checkpoint now says they are applied
     report.checkpoint_seq = last
-    report.seconds = time.perf_counter() - started
-    return report
+    return gtids
+
+
+def _add_seconds(report: ApplyReport, stage_name: str, since: float) -> None:
+    report.stage_seconds[stage_name] = report.stage_seconds.get(stage_name, 0.0) + time.perf_counter() - since
+
+
+def _write_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", changes: "DataFrame",
+                   held: dict[TableId, str], source: str, run_id: str) -> int:
+    """Quarantine the changes of blocked tables (kind ``schema``, with why the table is blocked)."""
+    reasons = {_table_tag(*t): why for t, why in held.items()}
+
+    def run(batches: Any) -> Any:
+        for batch in batches:
+            rows = [quarantine_row({SEQ_COL: r[SEQ_COL], "binlog_file": r["binlog_file"], "pos": r["pos"],
+                                    "row": r["row"], "column_name": "", "status": "BLOCKED",
+                                    "reason": reasons[_table_tag(r["db"], r["table_name"])],
+                                    "document": r["after"] or r["before"], "gtid": r["gtid"]},
+                                   source=source, db=r["db"], table=r["table_name"], kind="schema", run_id=run_id)
+                    for r in batch.to_pylist()]
+            if rows:
+                yield from to_arrow(QUARANTINE_COLUMNS, rows).to_batches()
+
+    frame = changes.mapInArrow(run, spark_ddl(QUARANTINE_COLUMNS))
+    count = frame.count()
+    if count:
+        write_quarantine(engine, lake.quarantine, frame)
+    return count
 
 
 def _write_quarantine(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", folded: "DataFrame",

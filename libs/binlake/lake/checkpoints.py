@@ -3,7 +3,8 @@
 The source row is the resume point: ``_binlake_seq`` is the ordering key up to which every bronze row of the
 source is applied, with the file and position it stands for and ``gtid_executed``, the GTIDs applied (the
 ingest's skip set). Table rows record each table's last applied change and counts (``invalid_temporals``: JSON {column: n} of the
-zero or invalid dates the run stored as NULL). Checkpoints are written
+zero or invalid dates the run stored as NULL; ``blocked``: why a DDL binlake can not follow sends that
+table's changes to quarantine). Checkpoints are written
 after the tables they describe (one MERGE, equal ``_binlake_seq`` means nothing to do); a crash before it is
 safe because the silver MERGE and the fold skip changes not newer than a row's ``_binlake_seq``.
 """
@@ -25,7 +26,7 @@ SOURCE_ROW = "*"
 CHECKPOINT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("source", "string"), ("table_name", "string"), (SEQ_COL, "bigint"), ("binlog_file", "string"),
     ("pos", "bigint"), ("gtid_executed", "string"), ("changes", "bigint"), ("quarantined", "bigint"),
-    ("run_id", "string"), ("invalid_temporals", "string"),
+    ("run_id", "string"), ("invalid_temporals", "string"), ("blocked", "string"),
 )
 CHECKPOINT_KEYS = ("source", "table_name")
 

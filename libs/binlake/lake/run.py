@@ -42,7 +42,8 @@ class RunReport:
                 "bronze_rows": dict(i.rows), "changes_applied": a.changes, "tables": a.tables,
                 "ops": {k: a.ops.get(k, 0) for k in ("insert", "update", "delete", "key_change",
                                                      "already_applied")},
-                "quarantined": a.quarantined, "invalid_temporals": a.invalid_temporals,
+                "quarantined": a.quarantined, "invalid_temporals": a.invalid_temporals, "ddl": a.ddl,
+                "blocked_tables": a.blocked,
                 "seconds": round(self.seconds, 3),
                 "stage_seconds": {"ingest": round(i.seconds, 3), **{k: round(v, 3) for k, v in
                                                                      a.stage_seconds.items()},
