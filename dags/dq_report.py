@@ -17,6 +17,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG, Asset, Param, task
 
+from binlake.orchestration.alerts import on_failure
 from binlake.orchestration.config import DQ_RESULTS_ASSET, load_settings
 
 settings = load_settings()
@@ -36,6 +37,7 @@ with DAG(
         "retry_exponential_backoff": True,
         "max_retry_delay": dt.timedelta(minutes=10),
         "execution_timeout": dt.timedelta(minutes=30),
+        "on_failure_callback": on_failure,
     },
     params={
         "max_runs": Param(60, type="integer", minimum=1, title="Runs shown",

@@ -15,7 +15,10 @@ For each configured source (one task group each):
 
 Then, once for the run: **validate** (the data-quality suites over the whole lake, filed under the run's
 day) and **report** (`<lake>/reports/runs/<day>.json`); validate updates the `binlake_dq_results` asset, which
-triggers `dq_report`.
+triggers `dq_report`. Last, **freshness** fails when a source's last applied commit is more than
+`BINLAKE_MAX_LAG_HOURS` (default 24) behind the data interval end. Every failed task calls
+`binlake.orchestration.alerts.on_failure` (an ERROR log line, `<lake>/_orchestration/alerts.jsonl`, and a POST
+to `BINLAKE_ALERT_WEBHOOK` when set), besides Airflow's own e-mail/UI channels.
 
 Every step is idempotent: a rerun or a backfill of a day ingests nothing new (files are identified by content) and
 applies nothing already applied (MERGE guarded by the binlog position), so the tables end as a normal run leaves
@@ -34,6 +37,7 @@ from pathlib import Path
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, TaskGroup, chain, task
 
+from binlake.orchestration.alerts import on_failure
 from binlake.orchestration.config import DQ_RESULTS_ASSET, SPARK_CONF, load_settings, source_group_id
 
 settings = load_settings()
@@ -54,6 +58,7 @@ with DAG(
         "retry_exponential_backoff": True,
         "max_retry_delay": dt.timedelta(minutes=30),
         "execution_timeout": dt.timedelta(hours=4),
+        "on_failure_callback": on_failure,
     },
     params={
         "sources": Param(list(settings.sources), type="array",
@@ -123,4 +128,10 @@ with DAG(
         intervals = [ti.xcom_pull(task_ids=f"{source_group_id(s)}.plan", key="interval") for s in settings.sources]
         return write_run_summary(settings, run_key(data_interval_start), run_id, intervals)
 
-    chain(applied, validate, report())
+    @task(retries=0)
+    def freshness(data_interval_end: dt.datetime | None = None) -> list[dict]:
+        from binlake.orchestration.alerts import check_freshness
+
+        return check_freshness(settings.lake, settings.sources, data_interval_end, settings.max_lag_hours)
+
+    chain(applied, validate, report(), freshness())

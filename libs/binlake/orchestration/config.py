@@ -12,6 +12,11 @@ sets, e.g. in the Airflow workers' environment or the docker image):
 - ``BINLAKE_START_DATE`` (default ``2024-03-01``): first data interval of the daily DAG (UTC)
 - ``BINLAKE_SPARK_CONN_ID`` (default ``spark_default``): the Airflow connection spark-submit runs against
 - ``BINLAKE_HOME`` (default: the checkout that holds this package): where ``spark_jobs/`` lives
+- ``BINLAKE_MAX_LAG_HOURS`` (default ``24``): the ``freshness`` task fails when a source's last applied commit
+  is more than this behind the run's data interval end
+- ``BINLAKE_ALERT_WEBHOOK`` (default none): a URL the DAGs' failure callback POSTs each alert to (JSON)
+- ``BINLAKE_MAINTENANCE_ENGINE`` (default ``rust``: no Spark in the Airflow worker) and
+  ``BINLAKE_VACUUM_HOURS`` (default ``168``): how the weekly ``lake_maintenance`` DAG runs ``binlake maintain``
 
 A source whose Airflow connection ``binlake_source_<source>`` (``-`` and ``.`` as ``_``) exists is fetched from
 its server (``binlake fetch``) at the start of each run; the connection is looked up when that task runs,
@@ -57,6 +62,10 @@ class Settings:
     sources: tuple[str, ...]
     start_date: dt.date
     spark_conn_id: str = "spark_default"
+    max_lag_hours: float = 24.0
+    alert_webhook: str = ""
+    maintenance_engine: str = "rust"
+    vacuum_hours: float = 168.0
 
     def source_landing(self, source: str) -> str:
         return os.path.join(self.landing, source)
@@ -109,4 +118,20 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     start = env.get("BINLAKE_START_DATE")
     return Settings(home=home, landing=landing, lake=lake, sdi=sdi, sources=sources or DEFAULT_SOURCES,
                     start_date=dt.date.fromisoformat(start) if start else DEFAULT_START_DATE,
-                    spark_conn_id=env.get("BINLAKE_SPARK_CONN_ID") or "spark_default")
+                    spark_conn_id=env.get("BINLAKE_SPARK_CONN_ID") or "spark_default",
+                    max_lag_hours=_number(env, "BINLAKE_MAX_LAG_HOURS", 24.0),
+                    alert_webhook=env.get("BINLAKE_ALERT_WEBHOOK") or "",
+                    maintenance_engine=env.get("BINLAKE_MAINTENANCE_ENGINE") or "rust",
+                    vacuum_hours=_number(env, "BINLAKE_VACUUM_HOURS", 168.0))
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        from binlake.orchestration.errors import OrchestrationError
+
+        raise OrchestrationError(f"{name}={text!r} is not a number: set it to a number of hours") from None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from binlake.lake.delta.engine import DeltaEngine
+from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
 from binlake.lake.delta.plan import (SOURCE, TARGET, MergeClauses, MergeSpec, Txn, duplicate_key_error, merge_clauses,
                                     quote_spark)
 from binlake.lake.errors import DeltaTableNotFoundError
@@ -17,6 +17,8 @@ TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 COLUMN_MAPPING = "delta.columnMapping.mode"
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
+VACUUM_LISTING_TASKS = 16
 NEEDS_MAPPING = frozenset(" ,;{}()\n\t=")   # characters delta-spark refuses in column names without column mapping
 
 if TYPE_CHECKING:
@@ -176,13 +178,19 @@ class SparkEngine(DeltaEngine):
         self._table(table_path)     # DeltaTableNotFoundError when absent
         target = f"delta.{quote_spark(str(table_path))} RETAIN {float(retention_hours)} HOURS"
         conf = self._spark.conf
+        listing = conf.get(LISTING_PARALLELISM, None)
         conf.set(RETENTION_CHECK, "false")      # maintain.check_retention decides what is safe
+        conf.set(LISTING_PARALLELISM, str(VACUUM_LISTING_TASKS))   # Spark's default is 10000 listing tasks
         try:
             files = [r[0] for r in self._spark.sql(f"VACUUM {target} DRY RUN").collect()]
             if files and not dry_run:
                 self._spark.sql(f"VACUUM {target}").collect()
         finally:
             conf.unset(RETENTION_CHECK)
+            if listing is None:
+                conf.unset(LISTING_PARALLELISM)
+            else:
+                conf.set(LISTING_PARALLELISM, listing)
         return files
 
     def checkpoint(self, table_path: str) -> int:
@@ -191,6 +199,29 @@ class SparkEngine(DeltaEngine):
         log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(self._spark._jsparkSession, str(table_path))
         log.checkpoint()
         return self.version(table_path)
+
+    def _rewrite(self, table_path: str, columns: list[RewriteColumn]) -> None:
+        """One ``overwrite`` with ``overwriteSchema`` of the table's own snapshot, transformed (delta-spark
+        reads the version it replaces; column-mapped tables stay mapped)."""
+        from pyspark.sql import functions as F
+
+        current = self.read(self._spark, table_path)
+        partitions = self._table(table_path).detail().first()["partitionColumns"] or []
+        out = []
+        for col in columns:
+            if col.source is None:
+                expr = F.lit(col.value).cast(_spark_type(col.cast))
+            else:
+                expr = F.col(quote_spark(col.source))
+                if col.cast is not None:
+                    expr = expr.cast(_spark_type(col.cast))
+            out.append(expr.alias(col.name))
+        self._write(table_path, current.select(*out), "overwrite", partition_by=tuple(partitions))
+
+    def forget(self, table_path: str) -> None:
+        """delta-spark caches a DeltaLog per path: clear the cache so a table created again at the path is read
+        from its own log."""
+        self._spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
 
 
 _PRESENT = "__binlake_target_row"
@@ -213,3 +244,11 @@ def _changes_anything(target: DataFrame, data: DataFrame, clauses: MergeClauses)
     inserts = F.lit(True) if clauses.insert_when is None else F.expr(clauses.insert_when)
     acts = F.when(F.col(f"{TARGET}.{_PRESENT}").isNull(), inserts).otherwise(matched_changes)
     return not joined.where(F.coalesce(acts, F.lit(False))).isEmpty()
+
+
+def _spark_type(delta_type: Any) -> Any:
+    """A Spark DataType from a Delta schema type (JSON string or dict)."""
+    from pyspark.sql.types import StructType
+
+    field = {"name": "c", "type": delta_type, "nullable": True, "metadata": {}}
+    return StructType.fromJson({"type": "struct", "fields": [field]}).fields[0].dataType
