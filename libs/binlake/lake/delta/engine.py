@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL, MergeResult, MergeSpec, Txn, schema_changes
@@ -205,6 +206,24 @@ class DeltaEngine(ABC):
     def checkpoint(self, table_path: str) -> int:
         """Write a Delta log checkpoint of the latest version; returns that version."""
 
+    # --- DDL at its binlog position (binlake.lake.ddl_apply) -----------------------------------------------
+    def table_schema(self, table_path: str) -> dict:
+        """The table's schema as Delta/Spark JSON (``{"type": "struct", "fields": [...]}``)."""
+        return self._schema_json(table_path)
+
+    def rewrite(self, table_path: str, columns: Sequence[RewriteColumn]) -> int:
+        """Rewrite every row into ``columns`` (each a kept, renamed or cast column, or a constant) in ONE
+        overwrite commit that also replaces the schema; readers see the old table or the new one. Returns the
+        version. The table's partitioning is kept."""
+        self._rewrite(table_path, list(columns))
+        return self.version(table_path)
+
+    def forget(self, table_path: str) -> None:
+        """Drop what the engine caches about the table at ``table_path`` (its folder was moved or removed)."""
+
+    def _rewrite(self, table_path: str, columns: list[RewriteColumn]) -> None:
+        raise NotImplementedError(f"the {self.name} Delta engine can not rewrite a table")
+
 
 def delta_spark_artifact() -> str:
     """The Maven coordinates of the delta-spark jar matching the installed pyspark and delta-spark (jars/pom.xml).
@@ -260,3 +279,15 @@ def engine_for(spark: SparkSession | None, name: EngineName | str = "auto") -> D
     from binlake.lake.delta.rust import RustEngine
 
     return RustEngine()
+
+
+@dataclass(frozen=True)
+class RewriteColumn:
+    """One column of ``DeltaEngine.rewrite``'s output: the table's column ``source`` under ``name`` (cast to
+    ``cast`` when given), or, with ``source`` None, the constant ``value`` of type ``cast`` in every row.
+    ``cast`` is a Delta schema type (Delta/Spark JSON: ``"long"``, ``"decimal(12,2)"``, a dict for nested types)."""
+
+    name: str
+    source: str | None
+    cast: Any = None
+    value: Any = None

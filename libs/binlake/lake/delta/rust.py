@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from binlake.lake.delta.engine import DeltaEngine
+from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
 from binlake.lake.arrow import ArrowSource
 from binlake.lake.delta.plan import (SOURCE, TARGET, MergeSpec, Txn, duplicate_key_error, merge_clauses, quote_ansi,
                                     quote_spark, sql_literal)
@@ -191,6 +191,33 @@ class RustEngine(DeltaEngine):
         dt.create_checkpoint()
         return dt.version()
 
+    def _rewrite(self, table_path: str, columns: list[RewriteColumn]) -> None:
+        """Stream the current version's batches through the column changes into one ``overwrite`` commit with
+        ``schema_mode="overwrite"`` (the old files stay readable until VACUUM, so reading while writing is safe)."""
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        dt = self._table(table_path)
+        _check_readable(dt, table_path)
+        source = _arrow_schema(dt)
+        fields = []
+        for col in columns:
+            if col.cast is None:
+                fields.append(source.field(col.source).with_name(col.name))
+            else:
+                fields.append(pa.field(col.name, _arrow_type(col.cast), nullable=True))
+        target = pa.schema(fields)
+        dataset = dt.to_pyarrow_dataset()   # outside the writer: delta-rs can not block inside its own runtime
+
+        def batches() -> Any:
+            for batch in dataset.to_batches():
+                arrays = [pa.array([col.value] * batch.num_rows, f.type) if col.source is None
+                          else batch.column(col.source).cast(f.type) for col, f in zip(columns, target)]
+                yield pa.RecordBatch.from_arrays(arrays, schema=target)
+
+        write_deltalake(str(table_path), pa_reader(target, batches()), mode="overwrite", schema_mode="overwrite",
+                        partition_by=list(dt.metadata().partition_columns) or None)
+
 
 def pa_reader(schema: pa.Schema, batches: Any) -> pa.RecordBatchReader:
     import pyarrow as pa
@@ -244,3 +271,12 @@ def _check_readable(dt: DeltaTable, table_path: str) -> None:
     if "deletionVectors" in (dt.protocol().reader_features or []) and pa.table(dt.deletion_vectors()).num_rows:
         raise UnsupportedTableFeatureError(
             f"{table_path} has deletion vectors; read it with the spark engine or purge them (REORG ... APPLY (PURGE))")
+
+
+def _arrow_type(delta_type: Any) -> pa.DataType:
+    """The Arrow type delta-rs writes for a Delta schema type (JSON string or dict)."""
+    import pyarrow as pa
+    from deltalake import Schema
+
+    field = {"name": "c", "type": delta_type, "nullable": True, "metadata": {}}
+    return pa.schema(Schema.from_json(json.dumps({"type": "struct", "fields": [field]})).to_arrow()).field(0).type
