@@ -52,8 +52,15 @@ with DAG(
 
     @task(max_active_tis_per_dag=1)
     def maintain(params: dict | None = None) -> dict:
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from binlake.lake.maintain import UnsafeRetentionError
+        from binlake.lake.status import LakeNotFoundError
         from binlake.orchestration.maintenance import maintain_lake_task
 
-        return maintain_lake_task(settings, dry_run=bool(params["dry_run"]))
+        try:
+            return maintain_lake_task(settings, dry_run=bool(params["dry_run"]))
+        except (LakeNotFoundError, UnsafeRetentionError) as exc:     # settings to fix: retrying will not help
+            raise AirflowFailException(str(exc)) from exc
 
     maintain()
