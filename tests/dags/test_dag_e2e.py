@@ -14,14 +14,14 @@ from tests.dags.conftest import DAYS, LoadedLake, dag_test, silver_differences
 pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 
 TASKS = ["shop-primary.fetch", "shop-primary.plan", "shop-primary.snapshot_sdi", "shop-primary.ingest_binlogs",
-         "shop-primary.apply_changes", "plan_validation", "validate", "report"]
+         "shop-primary.apply_changes", "plan_validation", "validate", "report", "freshness"]
 
 
 def test_three_days_equal_the_generator_truth(loaded_lake: LoadedLake) -> None:
     for day, run in zip(DAYS, loaded_lake.runs):
         assert run["interval"][0] == f"{day} 00:00:00+00:00"
         assert sorted(run["tasks"]) == sorted(TASKS)
-        loads = {t: s for t, s in run["tasks"].items() if not t.endswith(("validate", "report"))}
+        loads = {t: s for t, s in run["tasks"].items() if not t.endswith(("validate", "report", "freshness"))}
         assert set(loads.values()) == {"success"}, (day, run["tasks"])
         assert run["differences"] == {}, f"silver differs from truth at the end of {day}"
 

@@ -89,7 +89,7 @@ def test_parsing_touches_no_database_connection_variable_or_network(parsed: dict
 
 def test_dag_ids_docs_and_policies(parsed: dict) -> None:
     dags = parsed["dags"]
-    assert sorted(dags) == ["dq_report", "mysql_cdc_daily"]
+    assert sorted(dags) == ["dq_report", "lake_maintenance", "mysql_cdc_daily"]
     for dag_id, d in dags.items():
         assert d["fileloc"] == dag_id
         assert d["doc_md"] and dag_id in d["doc_md"]
@@ -97,8 +97,8 @@ def test_dag_ids_docs_and_policies(parsed: dict) -> None:
         assert "binlake" in d["tags"]
         assert d["start_date"] == "2024-03-01T00:00:00+00:00"
         for task_id, t in d["tasks"].items():
-            if task_id == "validate":
-                assert t["retries"] == 0          # a failed expectation is not transient
+            if task_id in ("validate", "freshness"):
+                assert t["retries"] == 0          # a failed expectation or a stale source is not transient
             else:
                 assert t["retries"] >= 2 and t["backoff"] is True, task_id
 
@@ -135,7 +135,8 @@ def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
     assert tasks["validate"]["trigger_rule"] == "none_failed_min_one_success"
     assert tasks["report"]["upstream"] == ["validate"]
     assert tasks["report"]["trigger_rule"] == "none_failed_min_one_success"
-    assert len(tasks) == 2 * len(chain) + 3
+    assert tasks["freshness"]["upstream"] == ["report"]      # then the freshness check, which alerts on lag
+    assert len(tasks) == 2 * len(chain) + 4
 
 
 def test_dq_report_is_scheduled_on_what_the_validations_update(parsed: dict) -> None:
