@@ -546,12 +546,20 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
 
 
 def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
-    """(db, table) -> why: the source's tables whose changes go to quarantine since a DDL binlake can not follow."""
+    """(db, table) -> why the source's changes to it go to quarantine: a DDL binlake can not follow blocked it,
+    or another source owns it. Two sources, one table: the table belongs to the first source that applied
+    changes to it (its ``meta.checkpoints`` table row); the other sources' changes to it are quarantined (kind
+    ``schema``) with the owner named, never merged in an order nobody defined."""
     out = {}
-    for r in engine.read_rows(spark, lake.checkpoints, ("table_name", "blocked"), {"source": source}):
-        if r.get("blocked") and r["table_name"] != SOURCE_ROW:
-            db, _, table = r["table_name"].partition(".")
+    for r in engine.read_rows(spark, lake.checkpoints, ("source", "table_name", "blocked")):
+        if r["table_name"] == SOURCE_ROW or "." not in (r["table_name"] or ""):
+            continue
+        db, _, table = r["table_name"].partition(".")
+        if r["source"] == source and r.get("blocked"):
             out[db, table] = r["blocked"]
+        elif r["source"] != source and (db, table) not in out:
+            out[db, table] = (f"{db}.{table} belongs to source {r['source']!r} (the first to load it); changes of "
+                              f"source {source!r} to it are quarantined: load each table from one source")
     return out
 
 
@@ -601,6 +609,7 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
         tags = [_table_tag(*t) for t in held]
         in_held = F.concat_ws("\x00", "db", "table_name").isin(tags)
         changes = batch.filter(in_held & F.col("op").isin(*CHANGE_OPS))
+        report.blocked.update({f"{db}.{t}": why for (db, t), why in held.items()})
         report.quarantined += _write_blocked(spark, engine, lake, changes, held, opts.source, run_id)
         batch = batch.filter(~in_held)
         for t in held:
