@@ -69,6 +69,8 @@ CASES = [
     ("ALTER TABLE t ADD c INT, DROP COLUMN d, RENAME COLUMN e TO f, ADD INDEX i (c), RENAME TO u", "db",
      [AddColumn("db", "t", "c", "INT", None), DropColumn("db", "t", "d"), RenameColumn("db", "t", "e", "f"),
       RenameTable("db", "t", "db", "u")]),
+    ("ALTER TABLE t ADD period INT, ADD PERIOD FOR p (s, e), ADD SYSTEM VERSIONING, DROP system", "d",
+     [AddColumn("d", "t", "period", "INT", None), DropColumn("d", "t", "system")]),
     # --- DROP / RENAME / CHANGE / MODIFY COLUMN ---
     ("ALTER TABLE t DROP c", "d", [DropColumn("d", "t", "c")]),
     ("ALTER TABLE IF EXISTS t DROP COLUMN IF EXISTS `status`", "d", [DropColumn("d", "t", "status")]),

@@ -329,7 +329,14 @@ def _statement(cur: _Tokens, statement: str, db: Optional[str]) -> list[DdlActio
 
 
 _KEY_WORDS = frozenset({"INDEX", "KEY", "FULLTEXT", "SPATIAL", "UNIQUE", "CONSTRAINT", "FOREIGN", "CHECK",
-                        "PERIOD", "SYSTEM", "PARTITION", "VECTOR"})
+                        "PARTITION"})
+# words that start a non-column specification only when the next word follows (else they name a column)
+_KEY_PAIRS = {"PERIOD": "FOR", "SYSTEM": "VERSIONING", "VECTOR": "INDEX"}
+
+
+def _not_a_column(cur: _Tokens) -> bool:
+    """Whether the specification after ADD/DROP is about keys, checks, partitions or versioning."""
+    return cur.word() in _KEY_WORDS or _KEY_PAIRS.get(cur.word(), "") == cur.word(1) != ""
 _ROW_LOSING_PARTITION_OPS = frozenset({"TRUNCATE", "EXCHANGE", "IMPORT"})
 
 
@@ -341,7 +348,7 @@ def _alter_spec(cur: _Tokens, statement: str, db: Optional[str], d: Optional[str
         if _has_word(cur, "PRIMARY"):
             return unsupported("ADD PRIMARY KEY changes the rows' identity in silver; run a full refresh of "
                                "the table")
-        if cur.word() in _KEY_WORDS:
+        if _not_a_column(cur):
             return []
         cur.accept("COLUMN")
         cur.accept("IF", "NOT", "EXISTS")
@@ -355,7 +362,7 @@ def _alter_spec(cur: _Tokens, statement: str, db: Optional[str], d: Optional[str
                                "the table")
         if cur.word() == "PARTITION":
             return unsupported("DROP PARTITION removes rows without row events; run a full refresh of the table")
-        if cur.word() in _KEY_WORDS:
+        if _not_a_column(cur):
             return []
         cur.accept("COLUMN")
         cur.accept("IF", "EXISTS")
@@ -448,9 +455,6 @@ def _column_def(tokens: Sequence[Any], text: str) -> _ColumnDef:
                 depth -= kind == "R_PAREN"
                 if depth == 0 and j > k + 1 and words[j] in _ATTRIBUTE_WORDS - {"NULL", "COLLATE"} \
                         and kind not in ("L_PAREN", "R_PAREN"):
-                    break
-                if depth == 0 and j > k + 1 and words[j] in ("NULL",) and words[j - 1] == "NOT":
-                    j -= 1
                     break
                 j += 1
             default_sql = _span(text, attrs[k + 1:j])
