@@ -11,6 +11,12 @@ writes under ``<lake>/reports/quality/``:
   history.
 
 The table is small (hundreds of rows per run): it is read with ``deltalake``, without Spark.
+
+The page opens with the **operations overview**, drawn from ``meta.run_metrics`` and the results as inline SVG
+(no plotting package, no scripts): lag over time per source (at the end of each run), changes per day per
+table (a day: the commit date of the source's last applied change of the run), quarantined rows per run, and
+the expectation pass rate per validated run. Each recorded load gets its own page, ``history/loads/<run>.html``
+(per table: changes by operation, last applied commit, lag; the run's files, bytes and stage times).
 """
 
 from __future__ import annotations
@@ -21,9 +27,9 @@ import os
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
-from binlake.quality.report import RunTotals, run_totals
+from binlake.quality.report import RunTotals, run_totals, svg_bar_chart, svg_line_chart
 from binlake.quality.results import ResultRow
 
 
@@ -93,7 +99,9 @@ def build_history(lake: str, dq_results_path: str, report_dir: str, *, max_runs:
     out = Path(report_dir, "history")
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
-    index.write_text(render(lake, shown, failures, len(runs)), encoding="utf-8")
+    loads = read_loads(lake)
+    write_load_pages(out / "loads", loads)
+    index.write_text(render(lake, shown, failures, len(runs), overview(loads, runs)), encoding="utf-8")
     built = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
     with open(out / "reports.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps({"built_at": built.isoformat(), "runs": len(runs),
@@ -103,7 +111,97 @@ def build_history(lake: str, dq_results_path: str, report_dir: str, *, max_runs:
     return DqHistory(tuple(runs), tuple(failures), str(index))
 
 
-def render(lake: str, runs: list[RunTotals], failures: list[OpenFailure], total_runs: int) -> str:
+def read_loads(lake: str) -> list[dict]:
+    """``meta.run_metrics`` rows (every recorded load), oldest run first."""
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.metrics import read_metrics
+
+    return sorted(read_metrics(LakeLayout(lake)), key=lambda r: (r["run_end"], r["source"], r["table_name"]))
+
+
+def _sources(loads: list[dict]) -> list[dict]:
+    return [r for r in loads if r["table_name"] == "*"]
+
+
+def _when(t: Any) -> str:
+    return t.strftime("%Y-%m-%d %H:%M") if t is not None else "-"
+
+
+def overview(loads: list[dict], runs: list[RunTotals]) -> str:
+    """The four plots and the table of loads (HTML)."""
+    per_source = _sources(loads)
+    if not per_source and not runs:
+        return "<p>No load recorded in meta/run_metrics and no validation yet.</p>"
+    parts = []
+    labels = [r["run_end"].strftime("%m-%d %H:%M") for r in per_source]
+    names = sorted({r["source"] for r in per_source})
+    worst = max((r["lag_seconds"] or 0 for r in per_source), default=0)
+    unit, per = ("days", 86400) if worst > 3 * 86400 else ("hours", 3600)
+    lag = {n: [round(r["lag_seconds"] / per, 3) if r["source"] == n and r["lag_seconds"] is not None else None
+               for r in per_source] for n in names}
+    parts.append(svg_line_chart("Lag per source at the end of each run", unit, labels, lag, chart_id="lag"))
+    day_of = {(r["run_id"], r["source"]): r["last_commit_time"].date().isoformat()
+              for r in per_source if r["last_commit_time"] is not None}
+    changes: dict[tuple[str, str], int] = {}
+    for r in loads:
+        day = day_of.get((r["run_id"], r["source"]))
+        if r["table_name"] != "*" and day is not None and r["changes"]:
+            changes[(day, r["table_name"])] = changes.get((day, r["table_name"]), 0) + r["changes"]
+    days = sorted({d for d, _ in changes})
+    tables = sorted({t for _, t in changes})
+    parts.append(svg_bar_chart("Changes applied per day per table", "changes", days,
+                               {t: [changes.get((d, t), 0) for d in days] for t in tables}, chart_id="changes"))
+    parts.append(svg_bar_chart("Quarantined rows per run", "rows", labels,
+                               {n: [r["quarantined"] if r["source"] == n else 0 for r in per_source]
+                                for n in names}, chart_id="quarantine"))
+    parts.append(svg_line_chart("Expectation pass rate per validated run", "% passed", [t.run_id for t in runs],
+                                {"expectations": [round(100 * (t.checked - t.failed_errors - t.failed_warnings)
+                                                        / t.checked, 2) if t.checked else None for t in runs]},
+                                chart_id="pass_rate"))
+    rows = "".join(
+        f"<tr><td><a href='loads/{escape(r['run_id'])}.html'>{escape(r['run_id'])}</a></td>"
+        f"<td>{escape(r['source'])}</td><td>{escape(_when(r['run_end']))}</td><td>{escape(r['result'])}</td>"
+        f"<td>{r['changes']}</td><td>{r['files_ingested']}</td><td>{r['quarantined']}</td>"
+        f"<td>{escape(_when(r['last_commit_time']))}</td></tr>" for r in reversed(per_source))
+    parts.append("<h3 id='loads'>Loads</h3><table><tr><th>run</th><th>source</th><th>ended (UTC)</th>"
+                 "<th>result</th><th>changes</th><th>files</th><th>quarantined</th><th>last applied commit</th>"
+                 "</tr>" + rows + "</table>")
+    return "\n".join(parts)
+
+
+def write_load_pages(folder: Path, loads: list[dict]) -> None:
+    """``loads/<run>.html``: one page per recorded load."""
+    folder.mkdir(parents=True, exist_ok=True)
+    by_run: dict[str, list[dict]] = {}
+    for r in loads:
+        by_run.setdefault(r["run_id"], []).append(r)
+    for run, rows in by_run.items():
+        body = [f"<h1>binlake load {escape(run)}</h1><p><a href='../index.html'>overview</a></p>"]
+        for src in (r for r in rows if r["table_name"] == "*"):
+            body.append(f"<h2>source {escape(src['source'])}: {escape(src['result'])}</h2><p>engine "
+                        f"{escape(src['engine'] or '')}, {escape(_when(src['run_start']))} to "
+                        f"{escape(_when(src['run_end']))} UTC ({src['seconds']} s; stages {escape(src['stage_seconds'] or '')}); "
+                        f"{src['files_ingested']} file(s), {src['bytes_ingested']} bytes ingested, "
+                        f"{src['bronze_rows']} bronze rows; {src['changes']} changes applied; {src['quarantined']} "
+                        f"quarantined; {src['registry_versions']} new schema version(s); {src['decode_errors']} "
+                        f"undecodable stretch(es); last applied commit {escape(str(src['last_commit_time']))}, "
+                        f"lag {src['lag_seconds']} s</p>")
+            tables = [r for r in rows if r["source"] == src["source"] and r["table_name"] != "*"]
+            body.append("<table><tr><th>table</th><th>inserts</th><th>updates</th><th>deletes</th>"
+                        "<th>last applied commit</th><th>lag (s)</th><th>quarantined</th></tr>" + "".join(
+                            f"<tr><td>{escape(t['table_name'])}</td><td>{t['inserts']}</td><td>{t['updates']}</td>"
+                            f"<td>{t['deletes']}</td><td>{escape(str(t['last_commit_time']))}</td>"
+                            f"<td>{t['lag_seconds']}</td><td>{t['quarantined']}</td></tr>" for t in tables)
+                        + "</table>")
+        (folder / f"{run}.html").write_text(
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>binlake load " + escape(run) + "</title>"
+            "<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:3px 8px}th{background:#f2f2f2}</style></head><body>"
+            + "".join(body) + "</body></html>", encoding="utf-8")
+
+
+def render(lake: str, runs: list[RunTotals], failures: list[OpenFailure], total_runs: int,
+           operations: str = "") -> str:
     rows = []
     for t in reversed(runs):
         link = f"../runs/{escape(t.run_id)}/summary.html"
@@ -122,6 +220,7 @@ def render(lake: str, runs: list[RunTotals], failures: list[OpenFailure], total_
         "tr.fail td:first-child,tr.error td:first-child{color:#c62828;font-weight:bold}"
         "tr.warn td:first-child,tr.warning td:first-child{color:#ef6c00}</style></head><body>",
         "<h1>binlake data quality history</h1>",
+        *(["<h2 id='operations'>Operations overview</h2>", operations] if operations else []),
         f"<p>Lake <code>{escape(lake)}</code>: {total_runs} validated runs"
         f"{f', the newest {len(runs)} shown' if len(runs) < total_runs else ''}.</p>",
         f"<h2 id='open'>Open failures ({len(failures)})</h2>",

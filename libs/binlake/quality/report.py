@@ -176,3 +176,112 @@ def write_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> str
     with open(summary.report_path, "w", encoding="utf-8") as f:
         f.write(render_summary(summary, earlier))
     return summary.report_path
+
+
+# --- inline SVG charts (the operations overview; no plotting package, no scripts) ---------------------------
+
+PALETTE = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e")
+
+
+def _nice_max(value: float) -> float:
+    if value <= 0:
+        return 1.0
+    step = 10 ** len(str(int(value))) / 10
+    for m in (1, 2, 2.5, 5, 10):
+        if value <= m * step:
+            return m * step
+    return value
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
+
+
+def _frame(title: str, y_label: str, y_max: float, width: int, height: int, left: int, bottom: int,
+           categories: list[str], x_of: Any) -> list[str]:
+    top, plot_h = 28, height - 28 - bottom
+    out = [f'<text x="{left}" y="16" font-size="13" font-weight="bold">{escape(title)}</text>',
+           f'<text x="6" y="{top + plot_h / 2:.0f}" font-size="11" transform="rotate(-90 10 {top + plot_h / 2:.0f})" '
+           f'text-anchor="middle">{escape(y_label)}</text>']
+    for i in range(5):
+        v = y_max * i / 4
+        y = top + plot_h - plot_h * i / 4
+        out.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e0e0e0"/>'
+                   f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">{_fmt(v)}</text>')
+    every = max(1, len(categories) // 12)
+    for i, label in enumerate(categories):
+        if i % every == 0:
+            x = x_of(i)
+            out.append(f'<text x="{x:.1f}" y="{top + plot_h + 14}" font-size="10" text-anchor="end" '
+                       f'transform="rotate(-30 {x:.1f} {top + plot_h + 14})">{escape(label)}</text>')
+    out.append(f'<line x1="{left}" x2="{width - 10}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#444"/>')
+    return out
+
+
+def _legend(names: list[str], x: int, y: int) -> list[str]:
+    out = []
+    for i, name in enumerate(names):
+        out.append(f'<rect x="{x}" y="{y + i * 16}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+                   f'<text x="{x + 14}" y="{y + i * 16 + 9}" font-size="11">{escape(name)}</text>')
+    return out
+
+
+def svg_line_chart(title: str, y_label: str, categories: list[str], series: dict[str, list[Any]], *,
+                   chart_id: str, width: int = 760, height: int = 240) -> str:
+    """One line per series over shared x categories (``None``: no point there); a ``<title>`` per point."""
+    left, bottom, legend_w = 70, 60, 150
+    values = [v for vs in series.values() for v in vs if v is not None]
+    y_max = _nice_max(max(values, default=0))
+    plot_w = width - left - 10 - legend_w
+    plot_h = height - 28 - bottom
+    n = max(len(categories), 1)
+
+    def x_of(i: int) -> float:
+        return left + (plot_w * (i + 0.5) / n)
+
+    def y_of(v: float) -> float:
+        return 28 + plot_h - plot_h * v / y_max
+
+    out = _frame(title, y_label, y_max, width - legend_w, height, left, bottom, categories, x_of)
+    for k, (name, vs) in enumerate(series.items()):
+        color = PALETTE[k % len(PALETTE)]
+        pts = [(x_of(i), y_of(v), i, v) for i, v in enumerate(vs) if v is not None]
+        if len(pts) > 1:
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="'
+                       + " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in pts) + '"/>')
+        for x, y, i, v in pts:
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}" data-series="{escape(name)}" '
+                       f'data-x="{escape(categories[i])}" data-value="{v}"><title>{escape(name)} '
+                       f'{escape(categories[i])}: {_fmt(v)} {escape(y_label)}</title></circle>')
+    out += _legend(list(series), width - legend_w + 10, 30)
+    return (f'<svg id="{escape(chart_id)}" class="chart" width="{width}" height="{height}" role="img" '
+            f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">{"".join(out)}</svg>')
+
+
+def svg_bar_chart(title: str, y_label: str, categories: list[str], series: dict[str, list[float]], *,
+                  chart_id: str, width: int = 760, height: int = 240) -> str:
+    """Grouped bars: per x category one bar per series; a ``<title>`` per bar."""
+    left, bottom, legend_w = 70, 60, 150
+    y_max = _nice_max(max((v for vs in series.values() for v in vs), default=0))
+    plot_w = width - left - 10 - legend_w
+    plot_h = height - 28 - bottom
+    n = max(len(categories), 1)
+    group = plot_w / n
+    bar = max(2.0, group * 0.8 / max(len(series), 1))
+
+    def x_of(i: int) -> float:
+        return left + group * (i + 0.5)
+
+    out = _frame(title, y_label, y_max, width - legend_w, height, left, bottom, categories, x_of)
+    for k, (name, vs) in enumerate(series.items()):
+        color = PALETTE[k % len(PALETTE)]
+        for i, v in enumerate(vs):
+            h = plot_h * v / y_max
+            x = left + group * i + group * 0.1 + k * bar
+            out.append(f'<rect x="{x:.1f}" y="{28 + plot_h - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                       f'fill="{color}" data-series="{escape(name)}" data-x="{escape(categories[i])}" '
+                       f'data-value="{v}"><title>{escape(name)} {escape(categories[i])}: {_fmt(v)} '
+                       f'{escape(y_label)}</title></rect>')
+    out += _legend(list(series), width - legend_w + 10, 30)
+    return (f'<svg id="{escape(chart_id)}" class="chart" width="{width}" height="{height}" role="img" '
+            f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">{"".join(out)}</svg>')
