@@ -1,10 +1,12 @@
 """
 ### dq_report: the data-quality report across runs
 
-Reads `meta.dq_results` (every expectation result of every `mysql_cdc_daily` validation) and writes
-`<lake>/reports/quality/history/index.html`: each run's totals (newest first, linked to the run's own summary
-page) and the open failures (expectations whose latest result failed, and since which run). Each build is
-appended to `history/reports.jsonl`.
+Reads `meta.dq_results` (every expectation result of every `mysql_cdc_daily` validation) and `meta.run_metrics`
+(every recorded load) and writes `<lake>/reports/quality/history/index.html`: the **operations overview** (plots
+of lag per source, changes per day per table, quarantined rows per run and the expectation pass rate; the loads,
+each linked to its page `history/loads/<run>.html`), each run's totals (newest first, linked to the run's own
+summary page) and the open failures (expectations whose latest result failed, and since which run). Each build
+is appended to `history/reports.jsonl`. The task logs the page's `file://` link and returns its path.
 
 Runs whenever a `mysql_cdc_daily` validation updates the `binlake_dq_results` asset; trigger it by hand at any
 time (it only reads the results table, so it never interferes with a load).
@@ -50,6 +52,7 @@ with DAG(
         from binlake.orchestration.dq_history import build_history
 
         history = build_history(settings.lake, settings.dq_results, settings.reports, max_runs=params["max_runs"])
+        print(f"report: {Path(history.index_path).as_uri()}")
         return history.index_path
 
     build_report()
