@@ -19,7 +19,10 @@ from tests.e2e.test_generator_e2e import assert_equals_truth
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 START = dt.date(2024, 3, 1)
-RUN_COLUMNS = {"ingest_run", "run_id"}          # each run draws its own id
+RUN_COLUMNS = {"ingest_run", "run_id",          # each run draws its own id
+               # meta/run_metrics: when and how long each run took, and on which engine
+               "engine", "run_start", "run_end", "seconds", "ingest_seconds", "apply_seconds", "stage_seconds",
+               "lag_seconds"}
 
 
 def table_state(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
