@@ -180,7 +180,8 @@ def write_load_pages(folder: Path, loads: list[dict]) -> None:
         for src in (r for r in rows if r["table_name"] == "*"):
             body.append(f"<h2>source {escape(src['source'])}: {escape(src['result'])}</h2><p>engine "
                         f"{escape(src['engine'] or '')}, {escape(_when(src['run_start']))} to "
-                        f"{escape(_when(src['run_end']))} UTC ({src['seconds']} s; stages {escape(src['stage_seconds'] or '')}); "
+                        f"{escape(_when(src['run_end']))} UTC ({src['seconds']} s; stages "
+                        f"{escape(src['stage_seconds'] or '')}); "
                         f"{src['files_ingested']} file(s), {src['bytes_ingested']} bytes ingested, "
                         f"{src['bronze_rows']} bronze rows; {src['changes']} changes applied; {src['quarantined']} "
                         f"quarantined; {src['registry_versions']} new schema version(s); {src['decode_errors']} "
