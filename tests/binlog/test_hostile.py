@@ -357,3 +357,13 @@ def test_mariadb_numbers_geometry_columns_among_character_columns(tmp_path) -> N
     path.write_bytes(geometry_then_text_binlog("8.0.40"))        # MySQL does not number GEOMETRY
     [change] = list(open_binlog(path).row_changes())
     assert change.after == {"g": None, "note": "héé".encode()}
+
+
+def test_live_table_maps_are_bounded_by_columns() -> None:
+    from binlake.binlog.decoders import TableMaps
+
+    ctx = DecodeContext(tables=TableMaps(max_columns=10000))
+    maps = [wide_table_map(2000, f"t{i}", i + 1) for i in range(40)]
+    list(read_events(io.BytesIO(build.binlog(*maps)), ctx=ctx))
+    assert ctx.tables.columns <= 10000 and sorted(ctx.tables) == [36, 37, 38, 39, 40]
+    assert DecodeContext().tables.max_columns == 1 << 18     # about 70 MB of layouts at most

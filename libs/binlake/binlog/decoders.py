@@ -62,12 +62,47 @@ class TableMapCache:
         self.columns += cols
 
 
+TABLE_MAPS_COLUMNS = 1 << 18         # columns over all live table maps of a DecodeContext
+
+
+class TableMaps(dict):
+    """table_id -> TableLayout of the TABLE_MAPs seen (the replica's ``table_mapping``), bounded by total columns:
+    a TABLE_MAP that would go past ``max_columns`` first drops the maps set longest ago (a server repeats a
+    transaction's TABLE_MAPs before its rows events, so only maps of earlier transactions go)."""
+
+    def __init__(self, max_columns: int = TABLE_MAPS_COLUMNS) -> None:
+        super().__init__()
+        self.max_columns = max_columns
+        self.columns = 0
+
+    def __setitem__(self, table_id: int, layout: TableLayout) -> None:
+        self.pop(table_id, None)
+        cols = len(layout.columns)
+        while self and self.columns + cols > self.max_columns:
+            self.pop(next(iter(self)))
+        super().__setitem__(table_id, layout)
+        self.columns += cols
+
+    def __delitem__(self, table_id: int) -> None:
+        self.pop(table_id)
+
+    def pop(self, table_id, *default):        # type: ignore[override]
+        layout = super().pop(table_id, *default)
+        if layout is not None and not (default and layout is default[0]):
+            self.columns -= len(layout.columns)
+        return layout
+
+    def clear(self) -> None:
+        super().clear()
+        self.columns = 0
+
+
 @dataclass
 class DecodeContext:
     """What decoding needs to know from earlier events: the FORMAT_DESCRIPTION and the table maps."""
 
     fde: Optional[FormatDescriptionEvent] = None
-    tables: dict[int, TableLayout] = field(default_factory=dict)
+    tables: TableMaps = field(default_factory=TableMaps)
     schema_provider: Optional[SchemaProvider] = None
     decode_rows: bool = True
     row_dicts: bool = False     # rows events' images as dicts (the row-change fast path, see rows.decode_rows)
