@@ -210,6 +210,7 @@ def _frame(title: str, y_label: str, y_max: float, width: int, height: int, left
                    f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">{_fmt(v)}</text>')
     every = max(1, len(categories) // 12)
     for i, label in enumerate(categories):
+        label = label if len(label) <= 18 else "…" + label[-17:]
         if i % every == 0:
             x = x_of(i)
             out.append(f'<text x="{x:.1f}" y="{top + plot_h + 14}" font-size="10" text-anchor="end" '
