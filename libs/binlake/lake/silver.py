@@ -62,9 +62,10 @@ def merge_keys(pk: Optional[Sequence[str]], columns: Sequence[tuple[str, str]]) 
 
 
 def live_row_count(columns: Iterable[str]) -> Any:
-    """The Spark aggregate counting a silver table's live rows (``columns``: the table's column names):
-    tombstones count 0, a row of a table without a primary key counts ``_binlake_count``. The one definition
-    of "live rows" for status and metrics (``agg(live_row_count(df.columns))``)."""
+    """The Spark aggregate counting a silver table's live rows (``columns``: the table's column names), the one
+    definition for status and metrics (``agg(live_row_count(df.columns))``): rows whose ``_binlake_op`` is not
+    ``delete`` (silver now holds live rows only; tables written with tombstones still count right), each
+    ``_binlake_count`` times where a table has that column (tables written before ``_binlake_dup``)."""
     from pyspark.sql import functions as F
 
     weight = F.coalesce(F.col(COUNT_COL), F.lit(1)) if COUNT_COL in set(columns) else F.lit(1)
