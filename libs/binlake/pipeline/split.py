@@ -1,43 +1,35 @@
 """Splitting a large binlog into Spark tasks at transaction boundaries, by a cheap scan of event headers.
 
-Only the 19-byte common headers are read (``seek`` over the bodies): every GTID event (MySQL GTID,
+Only the 19-byte common headers are read (``binlake.binlog.scan``, seeking over the bodies): every GTID event (MySQL GTID,
 ANONYMOUS_GTID, GTID_TAGGED; MariaDB GTID) starts a transaction, so chunks start there. A file without GTID
 events is one chunk.
 """
 
 from __future__ import annotations
 
-import struct
 from typing import Optional
 
 from binlake.binlog import constants as C
+from binlake.binlog.errors import BinlogError
+from binlake.binlog.scan import scan_events
 from binlake.pipeline.bronze import ChunkTask
 from binlake.pipeline.identity import FileIdentity
 
-_TYPE_AND_SIZE = struct.Struct("<4xB4xI")          # type_code, event_size of the common event header
 TRANSACTION_START_TYPES = frozenset({C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT, C.GTID_EVENT,
                                      C.GTID_TAGGED_LOG_EVENT})
 DEFAULT_CHUNK_BYTES = 64 << 20
 
 
 def transaction_starts(path: str, start: int = C.BIN_LOG_HEADER_SIZE) -> list[int]:
-    """Offsets of the GTID events of a binlog (stops quietly at a cut-short or corrupt header: the decoder
-    reports those properly)."""
+    """Offsets of the GTID events of a binlog, from the one event-header scanner (``binlake.binlog.scan``); stops
+    quietly at a cut-short or corrupt event: the decoder reports those properly, with their place."""
     out = []
-    with open(path, "rb") as f:
-        f.seek(0, 2)
-        size = f.tell()
-        pos = start
-        unpack = _TYPE_AND_SIZE.unpack
-        while pos + C.LOG_EVENT_HEADER_LEN <= size:
-            f.seek(pos)
-            head = f.read(C.LOG_EVENT_HEADER_LEN)
-            type_code, event_size = unpack(head[:13])
-            if event_size < C.LOG_EVENT_HEADER_LEN:
-                break
-            if type_code in TRANSACTION_START_TYPES:
-                out.append(pos)
-            pos += event_size
+    try:
+        for ev in scan_events(path, start=start, commit_timestamps=False):
+            if ev.type_code in TRANSACTION_START_TYPES:
+                out.append(ev.pos)
+    except BinlogError:
+        pass
     return out
 
 
