@@ -124,8 +124,10 @@ def silver_bag(lake: Path, table: str) -> Counter:
     return Counter(canonical(r) for r in live_rows(DeltaTable(str(path)).to_pyarrow_table().to_pylist()))
 
 
-@pytest.mark.parametrize("engine", ["spark", "rust"])
-def test_ddl_over_three_days_equals_select_at_the_end_of_each_day(spark, tmp_path: Path, engine: str) -> None:
+def test_ddl_over_three_days_equals_select_at_the_end_of_each_day(spark, tmp_path: Path) -> None:
+    """On the embedded engine (the DDL actions themselves run on both engines in tests/lake/test_ddl_apply.py;
+    the spark engine's run of this workload takes minutes more than CI's budget allows for one test)."""
+    engine = "rust"
     require_mariadb()
     landing = tmp_path / "landing" / "maria"
     lake = tmp_path / "lake"
