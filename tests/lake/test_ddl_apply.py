@@ -212,8 +212,9 @@ def test_add_column_without_a_constant_default_is_null(spark, engine, lake):
     [plain, stamp] = run(spark, engine, lake, "ALTER TABLE t ADD n BIGINT, "
                                               "ADD ts DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6)")
     assert (plain.commits, plain.note) == (1, "")
-    assert stamp.commits == 1 and "not a constant" in stamp.note
-    assert engine.version(path) == before + 2
+    # delta-spark needs the timestampNtz table feature turned on first: one more commit there
+    assert stamp.commits == (2 if engine.name == "spark" else 1) and "not a constant" in stamp.note
+    assert engine.version(path) == before + plain.commits + stamp.commits
     assert schema(engine, path) == SCHEMA + [("n", "long"), ("ts", "timestamp_ntz")]
     assert read_both(spark, path) == sorted(r + (None, None) for r in ROWS)
     # the same DDL again (a rerun) changes nothing

@@ -18,7 +18,8 @@ where noted):
         ``SilverTableExistsError`` when the target holds rows (an empty target is replaced)
     add_column(..., type_options=None) -> Applied    the column, nullable, with the DEFAULT in existing rows:
         one commit on both engines (a rewrite with the constant column; a NULL default or one that is not a
-        constant: a metadata-only add; the note says why rows were not backfilled)
+        constant: a metadata-only add; the note says why rows were not backfilled); plus, on the spark engine,
+        one commit enabling the ``timestampNtz`` table feature the first time a timestamp_ntz column arrives
     drop_column(...) / rename_column(...) -> Applied    one overwrite commit with the new schema
     modify_column(..., type_options=None) -> Applied | Quarantine    same silver type: nothing; a safe widening
         (``ddl.widening``): one overwrite commit with the column cast; anything else: ``Quarantine``
@@ -296,13 +297,14 @@ def add_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLay
         value: Any = D.NotConstant("a generated column: MySQL computes the existing rows' values")
     else:
         value = D.default_value(action.default_sql, kind, action.mysql_type_text, action.not_null)
+    features = engine.enable_type_features(path, [delta_type(kind)])
     if isinstance(value, D.NotConstant) or value is None:
         engine.add_columns(path, [StructField.fromJson({"name": action.column, "type": delta_type(kind),
                                                         "nullable": True, "metadata": {}})])
         note = "" if value is None else f"existing rows hold NULL: {value.reason}"
-        return Applied(action, 1, note)
+        return Applied(action, features + 1, note)
     engine.rewrite(path, _keep(fields) + [RewriteColumn(action.column, None, delta_type(kind), value)])
-    return Applied(action, 1)
+    return Applied(action, features + 1)
 
 
 def drop_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout,
@@ -357,9 +359,10 @@ def modify_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: Lake
         reason = (f"column {col['name']} changes from silver type {old} to {new or action.new_type_text}, which no "
                   "safe widening covers")
         return _quarantine(action, action.db, action.table, reason, statement)
+    features = engine.enable_type_features(path, [delta_type(new)])
     engine.rewrite(path, [RewriteColumn(f["name"], f["name"], delta_type(new) if f is col else None)
                           for f in fields])
-    return Applied(action, 1)
+    return Applied(action, features + 1)
 
 
 def _quarantine(action: D.DdlAction, db: Optional[str], table: Optional[str], reason: str,

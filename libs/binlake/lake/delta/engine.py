@@ -221,6 +221,11 @@ class DeltaEngine(ABC):
     def forget(self, table_path: str) -> None:
         """Drop what the engine caches about the table at ``table_path`` (its folder was moved or removed)."""
 
+    def enable_type_features(self, table_path: str, delta_types: Sequence[Any]) -> int:
+        """Turn on the table features that columns of these Delta types need before they are added (delta-spark:
+        ``timestampNtz`` must be enabled by hand on an existing table); returns the commits made (0 or 1)."""
+        return 0
+
     def _rewrite(self, table_path: str, columns: list[RewriteColumn]) -> None:
         raise NotImplementedError(f"the {self.name} Delta engine can not rewrite a table")
 

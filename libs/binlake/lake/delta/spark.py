@@ -223,6 +223,16 @@ class SparkEngine(DeltaEngine):
         from its own log."""
         self._spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
 
+    def enable_type_features(self, table_path: str, delta_types: Sequence[Any]) -> int:
+        if "timestamp_ntz" not in [t for t in delta_types if isinstance(t, str)] or not self.exists(table_path):
+            return 0
+        properties = self._table(table_path).detail().first()["properties"]
+        if properties.get("delta.feature.timestampNtz") == "supported":
+            return 0
+        self._spark.sql(f"ALTER TABLE delta.{quote_spark(str(table_path))} "
+                        "SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')")
+        return 1
+
 
 _PRESENT = "__binlake_target_row"
 
