@@ -24,6 +24,8 @@ where noted):
     modify_column(..., type_options=None) -> Applied | Quarantine    same silver type: nothing; a safe widening
         (``ddl.widening``): one overwrite commit with the column cast; anything else: ``Quarantine``
     unsupported(...) -> Quarantine
+    retired_folders(lake) -> [((db, table) | None, folder name)]    what ``_retired`` holds
+    delta_type(silver_type) / sql_type(delta_type)    Spark SQL type name <-> Delta schema type (JSON)
 
 ``Applied.commits`` counts the Delta commits made (0: nothing to do: no silver table yet, a column already
 there, ...), so a rerun of the same DDL after a crash is a no-op for the column and table actions. Truncate is
