@@ -5,7 +5,8 @@
         [--history] [--full-refresh] [--engine auto|rust|spark]
 
 Thin entry point: the work is ``binlake.lake.apply.apply_job``. ``--end``: changes committed before it are
-applied (a prefix of the binlog order). Prints the job's report as one JSON line.
+applied (a prefix of the binlog order). Records the run in ``meta.run_metrics`` and prints the job's report as
+one JSON line.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     from binlake.lake.apply import apply_job
+    from binlake.lake.metrics import record_run
+    from binlake.lake.run import RunReport
     from binlake.lake.failures import stage
     from binlake.lake.job_args import job_main, job_parser, job_setup, print_report
 
@@ -32,7 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from binlake.lake.refresh import reset_source
 
                 print(json.dumps({"full_refresh": reset_source(spark, engine, lake, opts.source)}))
-            return print_report(apply_job(spark, engine, lake, opts, opts.new_run_id()))
+            run_id = opts.new_run_id()
+            report = apply_job(spark, engine, lake, opts, run_id)
+            record_run(spark, engine, lake, RunReport(opts.source, run_id, engine.name, apply=report))
+            return print_report(report)
 
     return job_main(run)
 

@@ -115,6 +115,7 @@ class SparkEngine(DeltaEngine):
 
         if _needs_column_mapping([f["name"] for f in fields]):
             self._map_columns_by_name(table_path)
+        self.enable_type_features(table_path, [f["type"] for f in fields])
         widened = StructType.fromJson({"type": "struct", "fields": self._schema_json(table_path)["fields"] + fields})
         (self._spark.createDataFrame([], widened).write.format("delta").mode("append")
          .option("mergeSchema", "true").save(str(table_path)))
