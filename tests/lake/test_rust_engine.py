@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from binlake.lake.delta import MergeResult, Txn, engine_for
+from binlake.lake.delta import MergeResult, engine_for
 from binlake.lake.delta.rust import RustEngine
 from binlake.lake.errors import (DeltaEngineUnavailableError, DeltaTableNotFoundError, LakeError, MergeSourceError,
                                  SchemaConflictError)
@@ -156,21 +156,6 @@ def test_overwrite_where_replaces_only_matching_rows(rust, table_path):
     assert cases.sorted_rows(r.values() for r in rust.read_arrow(table_path, version=0).to_pylist()) == cases.TARGET
     rust.overwrite(table_path, cases.arrow_table([(1, "x")], cases.COLUMNS[:2]))
     assert rust.read_arrow(table_path).column_names == ["id", "v"]
-
-
-def test_a_write_whose_transaction_the_table_records_is_skipped(rust, table_path):
-    assert rust.txn_version(table_path, "ingest") is None
-    assert rust.append(table_path, cases.arrow_table(cases.TARGET[:2]), txn=Txn("ingest", 1)) == 0
-    assert rust.append(table_path, cases.arrow_table(cases.TARGET[:2]), txn=Txn("ingest", 1)) == 0   # a retry
-    assert rust.append(table_path, cases.arrow_table(cases.TARGET[2:]), txn=Txn("ingest", 2)) == 1
-    assert rows(rust, table_path) == cases.TARGET
-    assert rust.txn_version(table_path, "ingest") == 2
-    assert [(t["appId"], t["version"]) for t in log_actions(table_path, "txn")] == [("ingest", 1), ("ingest", 2)]
-    batch = cases.arrow_table(cases.BATCH)
-    assert rust.merge(table_path, batch, ["id"], txn=Txn("apply", 7)) == MergeResult(2, **cases.BATCH_COUNTS)
-    other = cases.arrow_table([(9, "z", 99, "insert")])
-    assert rust.merge(table_path, other, ["id"], txn=Txn("apply", 7)) == MergeResult(2, 0, 0, 0)
-    assert rows(rust, table_path) == cases.AFTER_BATCH
 
 
 def test_missing_table(rust, table_path):

@@ -9,7 +9,7 @@ Importing this package imports neither pyspark nor deltalake.
 """
 
 from binlake.lake.delta.engine import DeltaEngine, engine_for, spark_engine_unavailable_reason
-from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL, MergeResult, MergeSpec, Txn
+from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL, MergeResult, MergeSpec
 
-__all__ = ["DELETE_OP", "OP_COL", "SEQ_COL", "DeltaEngine", "MergeResult", "MergeSpec", "Txn", "engine_for",
+__all__ = ["DELETE_OP", "OP_COL", "SEQ_COL", "DeltaEngine", "MergeResult", "MergeSpec", "engine_for",
            "spark_engine_unavailable_reason"]

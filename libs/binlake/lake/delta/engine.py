@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL, MergeResult, MergeSpec, Txn, schema_changes
+from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL, MergeResult, MergeSpec, schema_changes
 from binlake.lake.errors import DeltaEngineUnavailableError, LakeError
 
 if TYPE_CHECKING:
@@ -27,8 +27,7 @@ EngineName = Literal["auto", "rust", "spark"]
 class DeltaEngine(ABC):
     """Writes and reads Delta tables by path. Every write returns the table version it committed.
 
-    ``append``/``overwrite``/``merge`` take a Spark DataFrame (the rust engine also takes an Arrow table) and an
-    optional ``txn`` (see plan.Txn: a write whose transaction the table already records is skipped);
+    ``append``/``overwrite``/``merge`` take a Spark DataFrame (the rust engine also takes an Arrow table);
     ``read`` returns a Spark DataFrame with the table's exact types.
     """
 
@@ -60,69 +59,53 @@ class DeltaEngine(ABC):
         """A small Arrow table as this engine's write input (a DataFrame for spark; the table itself here)."""
         return table
 
-    def append(self, table_path: str, df: Any, *, partition_by: Sequence[str] = (), txn: Txn | None = None) -> int:
+    def append(self, table_path: str, df: Any, *, partition_by: Sequence[str] = ()) -> int:
         """Append rows; creates the table (partitioned by ``partition_by``) if absent; adds new columns."""
-        if self._already_done(table_path, txn):
-            return self.version(table_path)
         data = self._data(df)
         try:
             if self.exists(table_path):
                 self._widen(table_path, data)
-                self._write(table_path, data, "append", txn=txn)
+                self._write(table_path, data, "append")
             else:
-                self._write(table_path, data, "append", partition_by=tuple(partition_by), txn=txn)
+                self._write(table_path, data, "append", partition_by=tuple(partition_by))
         finally:
             self._release(data)
         return self.version(table_path)
 
-    def overwrite(self, table_path: str, df: Any, *, where: str | None = None, partition_by: Sequence[str] = (),
-                  txn: Txn | None = None) -> int:
+    def overwrite(self, table_path: str, df: Any, *, where: str | None = None,
+                  partition_by: Sequence[str] = ()) -> int:
         """Replace the table's rows (and schema) with ``df``; with ``where``, only the rows matching that
         predicate (the data must match it too), keeping and widening the schema."""
-        if self._already_done(table_path, txn):
-            return self.version(table_path)
         data = self._data(df)
         try:
             if where is not None and self.exists(table_path):
                 self._widen(table_path, data)
-            self._write(table_path, data, "overwrite", where=where, partition_by=tuple(partition_by), txn=txn)
+            self._write(table_path, data, "overwrite", where=where, partition_by=tuple(partition_by))
         finally:
             self._release(data)
         return self.version(table_path)
 
     def merge(self, table_path: str, source_df: Any, keys: Sequence[str], seq_col: str = SEQ_COL, *,
               op_col: str | None = OP_COL, delete_op: str = DELETE_OP, keep_tombstones: bool = False,
-              null_safe_keys: bool = False, txn: Txn | None = None) -> MergeResult:
+              null_safe_keys: bool = False) -> MergeResult:
         """The CDC MERGE of one batch (one change per key) into the table; see MergeSpec for the clauses.
 
         Creates the table from the batch's non-delete rows when absent; adds the batch's new columns first.
         """
         spec = MergeSpec(tuple(keys), seq_col, op_col, delete_op, keep_tombstones, null_safe_keys)
-        if self._already_done(table_path, txn):
-            return MergeResult(self.version(table_path), 0, 0, 0)
         data = self._data(source_df)
         try:
             spec.check_columns(self._columns(data))
             self._check_unique(table_path, data, spec.keys)
             if not self.exists(table_path):
                 live = data if keep_tombstones or op_col is None else self._without_deletes(data, spec)
-                self._write(table_path, live, "append", txn=txn)
+                self._write(table_path, live, "append")
                 return MergeResult(self.version(table_path), self._count(live), 0, 0)
             self._widen(table_path, data)
-            inserted, updated, deleted = self._execute_merge(table_path, data, spec, txn)
+            inserted, updated, deleted = self._execute_merge(table_path, data, spec)
         finally:
             self._release(data)
         return MergeResult(self.version(table_path), inserted, updated, deleted)
-
-    def txn_version(self, table_path: str, app_id: str) -> int | None:
-        """The last transaction version the table records for ``app_id`` (None: none, or no table).
-
-        Read from the Delta log with delta-rs for both engines (the log format is the same)."""
-        if not self.exists(table_path):
-            return None
-        from deltalake import DeltaTable
-
-        return DeltaTable(str(table_path)).transaction_version(app_id)
 
     def add_columns(self, table_path: str, fields: StructType | Sequence[StructField]) -> int:
         """Widen the table by the fields it lacks (added as nullable); existing fields must keep their type."""
@@ -133,12 +116,6 @@ class DeltaEngine(ABC):
         return self.version(table_path)
 
     # --- shared steps ---------------------------------------------------------------------------------------
-    def _already_done(self, table_path: str, txn: Txn | None) -> bool:
-        if txn is None:
-            return False
-        done = self.txn_version(table_path, txn.app_id)
-        return done is not None and done >= txn.version
-
     def _widen(self, table_path: str, data: Any) -> None:
         added = schema_changes(table_path, self._schema_json(table_path), self._data_schema_json(data)["fields"])
         if added:
@@ -178,11 +155,11 @@ class DeltaEngine(ABC):
 
     @abstractmethod
     def _write(self, table_path: str, data: Any, mode: Literal["append", "overwrite"], *,
-               where: str | None = None, partition_by: tuple[str, ...] = (), txn: Txn | None = None) -> None: ...
+               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None: ...
 
     @abstractmethod
-    def _execute_merge(self, table_path: str, data: Any, spec: MergeSpec, txn: Txn | None) -> tuple[int, int, int]:
-        """Run the MERGE (recording ``txn`` in its commit); return rows (inserted, updated, deleted)."""
+    def _execute_merge(self, table_path: str, data: Any, spec: MergeSpec) -> tuple[int, int, int]:
+        """Run the MERGE; return rows (inserted, updated, deleted)."""
 
     # --- maintenance (binlake.lake.maintain) ----------------------------------------------------------------
     def data_files(self, table_path: str) -> list[str]:

@@ -112,19 +112,6 @@ def merge_clauses(spec: MergeSpec, columns: Sequence[str], quote: Quote) -> Merg
 
 
 @dataclass(frozen=True, slots=True)
-class Txn:
-    """A Delta application transaction (the log's ``txn`` action, delta-spark's txnAppId/txnVersion).
-
-    A write that carries one commits only if ``version`` is above the version the table records for
-    ``app_id``, and records it in the same commit as the data: a job step retried after a crash (same app_id,
-    same version) is skipped instead of applied twice.
-    """
-
-    app_id: str
-    version: int
-
-
-@dataclass(frozen=True, slots=True)
 class MergeResult:
     """What a MERGE did: the table version after it and the rows it inserted, updated and deleted."""
 

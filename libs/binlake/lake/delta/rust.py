@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
 from binlake.lake.arrow import ArrowSource
-from binlake.lake.delta.plan import (SOURCE, TARGET, MergeSpec, Txn, duplicate_key_error, merge_clauses, quote_ansi,
+from binlake.lake.delta.plan import (SOURCE, TARGET, MergeSpec, duplicate_key_error, merge_clauses, quote_ansi,
                                     quote_spark, sql_literal)
 from binlake.lake.errors import DeltaTableNotFoundError, UnsupportedTableFeatureError
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from deltalake import CommitProperties, DeltaTable
+    from deltalake import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
 
 
@@ -118,24 +118,21 @@ class RustEngine(DeltaEngine):
         self._table(table_path).alter.add_columns([Field.from_json(json.dumps(f)) for f in fields])
 
     def _write(self, table_path: str, data: ArrowSource, mode: Literal["append", "overwrite"], *,
-               where: str | None = None, partition_by: tuple[str, ...] = (), txn: Txn | None = None) -> None:
+               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None:
         from deltalake import write_deltalake
 
-        commit = _commit_properties(txn)
         if not self.exists(table_path):
-            write_deltalake(str(table_path), data.reader(), mode="append", partition_by=list(partition_by) or None,
-                            commit_properties=commit)
+            write_deltalake(str(table_path), data.reader(), mode="append", partition_by=list(partition_by) or None)
         elif mode == "append" or where is not None:
             dt = self._table(table_path)
             target = _arrow_schema(dt)
             reader = pa_reader(target, (_align(b, target, fill_missing=True) for b in data.batches()))
-            write_deltalake(dt, reader, mode=mode, predicate=where, commit_properties=commit)
+            write_deltalake(dt, reader, mode=mode, predicate=where)
         else:
             write_deltalake(str(table_path), data.reader(), mode="overwrite", schema_mode="overwrite",
-                            partition_by=list(partition_by) or None, commit_properties=commit)
+                            partition_by=list(partition_by) or None)
 
-    def _execute_merge(self, table_path: str, data: ArrowSource, spec: MergeSpec,
-                       txn: Txn | None) -> tuple[int, int, int]:
+    def _execute_merge(self, table_path: str, data: ArrowSource, spec: MergeSpec) -> tuple[int, int, int]:
         """One delta-rs MERGE per batch of at most MERGE_BATCH_ROWS source rows (memory stays bounded; each
         batch commits on its own, and a rerun after a crash between two is a no-op for the merged ones because
         the clauses compare ``_binlake_seq``)."""
@@ -146,8 +143,7 @@ class RustEngine(DeltaEngine):
             clauses = merge_clauses(spec, source.column_names, quote_ansi)
             assignments = dict(clauses.assignments)
             # The batch is in memory: streamed_exec=False lets delta-rs prune target files by its key stats.
-            merger = dt.merge(source, clauses.on, source_alias=SOURCE, target_alias=TARGET, streamed_exec=False,
-                              commit_properties=_commit_properties(txn))
+            merger = dt.merge(source, clauses.on, source_alias=SOURCE, target_alias=TARGET, streamed_exec=False)
             if clauses.delete_when is not None:
                 merger = merger.when_matched_delete(predicate=clauses.delete_when)
             merger = merger.when_matched_update(assignments, predicate=clauses.update_when)
@@ -231,14 +227,6 @@ def spark_to_arrow(df: DataFrame) -> pa.Table:
     from deltalake import Schema
 
     return df.toArrow().cast(pa.schema(Schema.from_json(df.schema.json()).to_arrow()))
-
-
-def _commit_properties(txn: Txn | None) -> CommitProperties | None:
-    if txn is None:
-        return None
-    from deltalake import CommitProperties, Transaction
-
-    return CommitProperties(app_transactions=[Transaction(app_id=txn.app_id, version=txn.version)])
 
 
 def _arrow_schema(dt: DeltaTable) -> pa.Schema:

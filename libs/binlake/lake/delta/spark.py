@@ -9,12 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
-from binlake.lake.delta.plan import (SOURCE, TARGET, MergeClauses, MergeSpec, Txn, duplicate_key_error, merge_clauses,
+from binlake.lake.delta.plan import (SOURCE, TARGET, MergeClauses, MergeSpec, duplicate_key_error, merge_clauses,
                                     quote_spark)
 from binlake.lake.errors import DeltaTableNotFoundError
 
-TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
-TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 COLUMN_MAPPING = "delta.columnMapping.mode"
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
@@ -121,10 +119,8 @@ class SparkEngine(DeltaEngine):
          .option("mergeSchema", "true").save(str(table_path)))
 
     def _write(self, table_path: str, data: DataFrame, mode: Literal["append", "overwrite"], *,
-               where: str | None = None, partition_by: tuple[str, ...] = (), txn: Txn | None = None) -> None:
+               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None:
         writer = data.write.format("delta").mode(mode)
-        if txn is not None:
-            writer = writer.option("txnAppId", txn.app_id).option("txnVersion", txn.version)
         if where is not None:
             writer = writer.option("replaceWhere", where)
         elif mode == "overwrite":
@@ -146,8 +142,7 @@ class SparkEngine(DeltaEngine):
             self._spark.sql(f"ALTER TABLE delta.{quote_spark(str(table_path))} "
                             f"SET TBLPROPERTIES ('{COLUMN_MAPPING}' = 'name')")
 
-    def _execute_merge(self, table_path: str, data: DataFrame, spec: MergeSpec,
-                       txn: Txn | None) -> tuple[int, int, int]:
+    def _execute_merge(self, table_path: str, data: DataFrame, spec: MergeSpec) -> tuple[int, int, int]:
         clauses = merge_clauses(spec, data.columns, quote_spark)
         assignments = dict(clauses.assignments)
         table = self._table(table_path)
@@ -158,17 +153,7 @@ class SparkEngine(DeltaEngine):
             merger = merger.whenMatchedDelete(condition=clauses.delete_when)
         merger = merger.whenMatchedUpdate(condition=clauses.update_when, set=assignments)
         merger = merger.whenNotMatchedInsert(condition=clauses.insert_when, values=assignments)
-        if txn is None:
-            metrics = merger.execute().first()
-        else:   # delta-spark takes a DML statement's transaction from these session settings
-            conf = self._spark.conf
-            conf.set(TXN_APP_ID, txn.app_id)
-            conf.set(TXN_VERSION, str(txn.version))
-            try:
-                metrics = merger.execute().first()
-            finally:
-                conf.unset(TXN_APP_ID)
-                conf.unset(TXN_VERSION)
+        metrics = merger.execute().first()
         return metrics["num_inserted_rows"], metrics["num_updated_rows"], metrics["num_deleted_rows"]
 
     def compact(self, table_path: str) -> tuple[int, int]:
