@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from binlake.lake.delta import MergeResult, Txn, engine_for, spark_engine_unavailable_reason
+from binlake.lake.delta import MergeResult, engine_for, spark_engine_unavailable_reason
 from binlake.lake.errors import MergeSourceError
 from tests.lake import cases
 
@@ -68,17 +68,6 @@ def test_merge_applies_a_batch_by_sequence_and_is_idempotent(engine, spark, tabl
     assert collected(engine.read(spark, table_path)) == cases.AFTER_BATCH
     again = engine.merge(table_path, frame(spark, cases.BATCH), ["id"])
     assert again == MergeResult(version=1, inserted=0, updated=0, deleted=0)
-    assert collected(engine.read(spark, table_path)) == cases.AFTER_BATCH
-
-
-def test_writes_carrying_a_recorded_transaction_are_skipped(engine, spark, table_path):
-    assert engine.append(table_path, frame(spark, cases.TARGET), txn=Txn("ingest", 3)) == 0
-    assert engine.append(table_path, frame(spark, cases.TARGET), txn=Txn("ingest", 3)) == 0
-    assert engine.txn_version(table_path, "ingest") == 3
-    result = engine.merge(table_path, frame(spark, cases.BATCH), ["id"], txn=Txn("apply", 1))
-    assert result == MergeResult(1, **cases.BATCH_COUNTS)
-    assert engine.merge(table_path, frame(spark, [(9, "z", 99, "insert")]), ["id"], txn=Txn("apply", 1)).version == 1
-    assert engine.txn_version(table_path, "apply") == 1
     assert collected(engine.read(spark, table_path)) == cases.AFTER_BATCH
 
 
