@@ -101,7 +101,8 @@ def loaded_lake(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) ->
     out, lake = base / "gen", base / "lake"
     generate(out, GenerateConfig(seed=5, days=3, scale=0.004, start_date=START, max_binlog_size=96 * 1024))
     settings = {"BINLAKE_LANDING": str(out / "landing"), "BINLAKE_LAKE": str(lake), "BINLAKE_SDI": str(out / "sdi"),
-                "BINLAKE_SOURCES": "shop-primary"}
+                "BINLAKE_SOURCES": "shop-primary",
+                "BINLAKE_DELTA_ENGINE": "rust"}        # CI time: the spark engine's DAG run is test_dag_cluster's
     env = airflow_env(airflow_home, settings)
     runs = []
     for day in DAYS:      # a manual run's data interval is the one that ends at its logical date

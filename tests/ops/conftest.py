@@ -56,7 +56,7 @@ class LoadedLake:
 @pytest.fixture(scope="session")
 def loaded_lake(spark, tmp_path_factory) -> LoadedLake:  # noqa: F811
     """3 generated days (several binlog files a day, a table without primary key, an ALTER TABLE) loaded
-    with ``binlake run --end DAY`` day by day on the default engine, the last one validated."""
+    with ``binlake run --end DAY`` day by day on the embedded engine (CI time), the last one validated."""
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
     from tests.e2e.runner import binlake_run
@@ -68,6 +68,7 @@ def loaded_lake(spark, tmp_path_factory) -> LoadedLake:  # noqa: F811
     days = [(START + dt.timedelta(days=i)).isoformat() for i in range(DAYS)]
     lake = base / "lake"
     # the last day also validates (binlake run --validate): the report's pass-rate plot has a real point
-    summaries = [binlake_run(out / "landing", lake, "--end", day, *(["--validate"] if day == days[-1] else []))[0]
+    summaries = [binlake_run(out / "landing", lake, "--end", day, *(["--validate"] if day == days[-1] else []),
+                              engine="rust")[0]
                  for day in days]
     return LoadedLake(out, out / "landing", lake, days, summaries, model_truth(cfg))

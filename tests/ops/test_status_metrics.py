@@ -67,7 +67,7 @@ def test_rerun_records_nothing(loaded_lake) -> None:
 
     path = str(loaded_lake.lake / "meta" / "run_metrics")
     before = DeltaTable(path).version()
-    [again] = binlake_run(loaded_lake.landing, loaded_lake.lake, "--end", loaded_lake.days[-1])
+    [again] = binlake_run(loaded_lake.landing, loaded_lake.lake, "--end", loaded_lake.days[-1], engine="rust")
     assert again["files"] == 0 and again["changes_applied"] == 0
     assert DeltaTable(path).version() == before
 
