@@ -526,6 +526,7 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     blocked = read_blocked(spark, engine, lake, opts.source)
     gtids = ckpt.gtid_executed
     ddls = [(d, parse_ddl(d["statement"] or "", d["db"])) for d in sorted(info.ddls, key=lambda d: d[SEQ_COL])]
+    ddls = [(d, [a for a in actions if not _no_op(engine, lake, a)]) for d, actions in ddls]
     ddls = [(d, actions) for d, actions in ddls if actions]
     lo = ckpt.seq
     for ddl, actions in ddls:
@@ -543,6 +544,13 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
         _apply_segment(spark, engine, lake, opts, run_id, batch, info, blocked, gtids, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _no_op(engine: "DeltaEngine", lake: "LakeLayout", action: Any) -> bool:
+    """A CREATE TABLE of a table silver does not hold changes nothing: the batch needs no split there."""
+    from binlake.pipeline.ddl import CreateTable
+
+    return isinstance(action, CreateTable) and not engine.exists(lake.silver(action.db, action.table))
 
 
 def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
