@@ -550,7 +550,8 @@ def _no_op(engine: "DeltaEngine", lake: "LakeLayout", action: Any) -> bool:
     """A CREATE TABLE of a table silver does not hold changes nothing: the batch needs no split there."""
     from binlake.pipeline.ddl import CreateTable
 
-    return isinstance(action, CreateTable) and not engine.exists(lake.silver(action.db, action.table))
+    return (isinstance(action, CreateTable) and bool(action.db) and bool(action.table)
+            and not engine.exists(lake.silver(action.db, action.table)))
 
 
 def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
