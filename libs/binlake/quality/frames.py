@@ -1,8 +1,9 @@
 """The DataFrames the pipeline suites check, derived from the lake's tables (pure ``DataFrame -> DataFrame``).
 
 Columns used (DESIGN.md, ``binlake.pipeline.bronze.BRONZE_SCHEMA``): bronze ``source, binlog_file, file_seq,
-pos, row, _binlake_seq, db, table_name, op, ingest_run``; silver ``_binlake_op`` (``delete`` = tombstone) and,
-for tables without a primary key, ``_binlake_count`` (the multiplicity of a row); quarantine rows of a run carry
+pos, row, _binlake_seq, db, table_name, op, ingest_run``; silver holds live rows (lakes written before that may
+still hold ``_binlake_op = 'delete'`` tombstones and ``_binlake_count`` multiplicities, which the functions
+here still honour); quarantine rows of a run carry
 ``run_id`` (or ``ingest_run``); ``meta.checkpoints`` ``source, table_name, _binlake_seq``.
 
 A *gap* in bronze: bronze keeps, per rows event, the event's offset ``pos`` and the index ``row`` of each row
