@@ -51,14 +51,15 @@ def last_commit_times(lake: str, sources: Iterable[str]) -> dict[str, Optional[d
     if not DeltaTable.is_deltatable(layout.checkpoints) or not DeltaTable.is_deltatable(layout.bronze):
         return out
     ckpt = DeltaTable(layout.checkpoints).to_pyarrow_dataset().to_table(
-        columns=["source", "_binlake_seq"], filter=ds.field("table_name") == "*").to_pylist()
+        columns=["source", "_binlake_seq"], filter=ds.field("table_name").cast(pa.string()) == "*").to_pylist()
     seqs = {r["source"]: r["_binlake_seq"] for r in ckpt}
     bronze = DeltaTable(layout.bronze).to_pyarrow_dataset()
     for source in out:
         if source not in seqs:
             continue
-        where = ((ds.field("source") == source) & (ds.field("_binlake_seq") <= seqs[source])
-                 & ds.field("op").isin(pa.array(COMMITTED_OPS)))
+        # delta-rs may hand strings over as string_view: compare them as plain strings
+        where = ((ds.field("source").cast(pa.string()) == source) & (ds.field("_binlake_seq") <= seqs[source])
+                 & ds.field("op").cast(pa.string()).isin(pa.array(COMMITTED_OPS)))
         newest = None
         for batch in bronze.to_batches(columns=["commit_ts"], filter=where):
             if batch.num_rows:
