@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.conftest import airflow_env, dag_test, silver_differences
+from tests.dags.conftest import VENV_BIN, airflow_env, dag_test, silver_differences
 from tests.spark_cluster import spark_cluster  # noqa: F401  (pytest fixture)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
@@ -18,9 +18,16 @@ pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 START = dt.date(2024, 3, 1)
 
 
-def test_daily_dag_on_a_standalone_cluster(airflow_home: Path, spark_cluster, tmp_path: Path) -> None:  # noqa: F811
+def test_daily_dag_on_a_standalone_cluster(spark_cluster, tmp_path: Path) -> None:  # noqa: F811
+    import subprocess
+
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
+
+    # an Airflow home of its own: the DAG's dq_results asset is named by the lake path, so another lake in the
+    # shared home would leave it inactive
+    airflow_home = tmp_path / "airflow_home"
+    airflow_home.mkdir()
 
     out, lake = tmp_path / "gen", tmp_path / "lake"
     generate(out, GenerateConfig(seed=9, days=2, scale=0.003, start_date=START, max_binlog_size=96 * 1024))
@@ -30,6 +37,8 @@ def test_daily_dag_on_a_standalone_cluster(airflow_home: Path, spark_cluster, tm
     env = airflow_env(airflow_home, {"BINLAKE_LANDING": str(out / "landing"), "BINLAKE_LAKE": str(lake),
                                      "BINLAKE_SDI": str(out / "sdi"), "BINLAKE_SOURCES": "shop-primary",
                                      "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(conn)})
+    subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True,
+                   timeout=300)
     apps_before = {d.name for w in spark_cluster.work_dirs if w.is_dir() for d in w.iterdir()}
     for i in range(2):
         day = START + dt.timedelta(days=i)
