@@ -151,13 +151,13 @@ def invalid_json(spark, lake, facts):
 
 
 def lost_delete(spark, lake, facts):
-    """A delete that never reached silver: a tombstone (which keeps the row's values) is live again."""
+    """A delete that never reached silver: a row the source deleted is live again in silver (silver holds live
+    rows only, so the lost row comes back as one more row)."""
     from pyspark.sql import functions as F
 
     def fn(df):
-        (key,) = df.where("_binlake_op = 'delete'").agg(F.min("order_id")).first()
-        return df.withColumn("_binlake_op", F.when(F.col("order_id") == key, F.lit("update")).otherwise(
-            F.col("_binlake_op")))
+        (top,) = df.agg(F.max("order_id")).first()
+        return df.unionByName(df.where(F.col("order_id") == top).withColumn("order_id", F.lit(top + 1000)))
     _edit(spark, lake, _silver(lake, "orders"), fn)
 
 
@@ -183,7 +183,11 @@ def quarantined_row(spark, lake, facts):
               "_binlake_seq": 1, "status": "REJECTED", "reason": "path $.items[7] not found", "document": "{}"}
     row = quarantine_row(record, source=facts["source"], db="shop", table="orders", kind="json_diff",
                          run_id=facts["last_run"])
-    write_quarantine(engine_for(spark, "rust"), LakeLayout(str(lake)).meta("quarantine"), [row])
+    from binlake.lake.arrow import to_arrow
+    from binlake.lake.quarantine import QUARANTINE_COLUMNS
+
+    write_quarantine(engine_for(spark, "rust"), LakeLayout(str(lake)).meta("quarantine"),
+                     to_arrow(QUARANTINE_COLUMNS, [row]))
 
 
 @dataclass(frozen=True)
