@@ -21,7 +21,7 @@ from binlake.binlog.cursor import Cursor
 from binlake.binlog.errors import (BinlogError, CorruptEventError, EventTooLargeError, IncompleteEventError,
                                    NotABinlogError)
 from binlake.binlog.events import EventHeader
-from binlake.binlog.reader import MAX_EVENT_SIZE
+from binlake.binlog.reader import MAX_EVENT_SIZE, _read_exact
 
 _HEADER = struct.Struct("<IBIIIH")
 _STEP = 1 << 20
@@ -51,16 +51,6 @@ class ScanStats:
     events: int = 0
     end: int = 0
     incomplete: Optional[IncompleteEventError] = None
-
-
-def _read(stream: BinaryIO, n: int) -> bytes:
-    data = stream.read(n) or b""
-    while len(data) < n:
-        more = stream.read(n - len(data))
-        if not more:
-            break
-        data += more
-    return data
 
 
 def _skip(stream: BinaryIO, n: int, seekable: bool) -> int:
@@ -121,7 +111,7 @@ def _scan(stream: BinaryIO, file: Optional[str], start: Optional[int], max_event
         seekable = stream.seekable()
     except (OSError, ValueError):
         seekable = False
-    magic = _read(stream, C.BIN_LOG_HEADER_SIZE)
+    magic = _read_exact(stream, C.BIN_LOG_HEADER_SIZE)
     stats.end = 0
     if magic != C.BINLOG_MAGIC:
         if C.BINLOG_MAGIC.startswith(magic):
@@ -143,7 +133,7 @@ def _scan(stream: BinaryIO, file: Optional[str], start: Optional[int], max_event
         pos = stats.end = start
     crc = False                     # the FORMAT_DESCRIPTION_EVENT says whether events end with a CRC32
     while True:
-        head = _read(stream, C.LOG_EVENT_HEADER_LEN)
+        head = _read_exact(stream, C.LOG_EVENT_HEADER_LEN)
         if not head:
             return
         if len(head) < C.LOG_EVENT_HEADER_LEN:
@@ -175,7 +165,7 @@ def _scan(stream: BinaryIO, file: Optional[str], start: Optional[int], max_event
                         event_type=header.type_name, expected=f"{size} bytes",
                         found=f"{C.LOG_EVENT_HEADER_LEN + left} bytes")
                     return
-            rest = _read(stream, rest_len)
+            rest = _read_exact(stream, rest_len)
             got = len(rest)
             raw = head + rest
         else:
