@@ -45,8 +45,9 @@ def _lake_after_day1(spark, day1: tuple[Path, Path], tmp_path: Path, engine: str
     return lake
 
 
-@pytest.mark.parametrize("point, engine", [("after_bronze", "spark"), ("after_silver:1", "rust"),
-                                           ("after_silver:3", "spark"), ("before_checkpoint", "rust")])
+@pytest.mark.parametrize("point, engine", [("after_bronze", "spark"), ("after_tombstones", "rust"),
+                                           ("after_silver:1", "rust"), ("after_silver:3", "spark"),
+                                           ("before_checkpoint", "rust")])
 def test_crash_then_rerun_converges(spark, day1, tmp_path: Path, monkeypatch, point: str, engine: str) -> None:
     out, _ = day1
     # ingest takes every landed file, so the day-1 lake holds all of bronze already: crash the first ingest

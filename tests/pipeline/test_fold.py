@@ -116,6 +116,16 @@ def test_tables_without_primary_key_count_duplicates():
     assert (gone.rows[key].count, gone.rows[key].op) == (0, "delete")
 
 
+def test_a_rerun_over_silver_that_holds_the_batch_applies_nothing_to_tables_without_primary_key():
+    row, other = {"a": 1}, {"a": 2}
+    changes = [ch(1, "insert", after=row, row=0), ch(1, "insert", after=row, row=1), ch(2, "insert", after=other),
+               ch(3, "update", before=other, after={"a": 3})]
+    first = fold_table(changes, {}, None)
+    again = fold_table(changes, first.rows, None)     # silver's rows and meta/tombstones' deleted keys
+    assert again.stats["already_applied"] == 4
+    assert again.rows == {}
+
+
 def test_history_has_one_version_per_key_and_change():
     row = {"a": 1}
     out = fold_table([ch(1, "insert", after=row), ch(2, "update", before=row, after={"a": 1}),

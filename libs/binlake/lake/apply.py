@@ -310,8 +310,8 @@ def _add_base(folder: _Folder, key: str, st: RowState) -> None:
     elif not st.live:
         if not have.live and st.seq > have.seq:
             folder.base[key] = st
-    elif not have.live:
-        folder.base[key] = st if st.seq >= have.seq else RowState(st.values, have.seq, st.op, st.count)
+    elif not have.live:      # a live silver row wins: a tombstone is written before the MERGE that deletes
+        folder.base[key] = st
     else:
         folder.base[key] = RowState(have.values, max(have.seq, st.seq), have.op, have.count + st.count)
 
@@ -640,6 +640,10 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
         quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id)
         report.quarantined += sum(quarantined.values())
         crash_point("after_quarantine")
+        if counts["dead"]:      # before the MERGEs that delete them: a rerun knows what a deleted key had
+            engine.merge(lake.tombstones, tombstone_frame(folded, opts.source), ["db", "table_name", "row_key"],
+                         SEQ_COL, op_col=None)
+            crash_point("after_tombstones")
         table_rows = []
         for table in sorted(info.tables):
             ti = info.tables[table]
@@ -661,9 +665,6 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                                SEQ_COL: ti.last_seq, "changes": ti.changes,
                                "quarantined": quarantined.get(table, 0), "run_id": run_id,
                                "invalid_temporals": json.dumps(invalid, sort_keys=True) if invalid else None})
-        if counts["dead"]:
-            engine.merge(lake.tombstones, tombstone_frame(folded, opts.source), ["db", "table_name", "row_key"],
-                         SEQ_COL, op_col=None)
         _add_seconds(report, "merge", t0)
     finally:
         folded.unpersist()

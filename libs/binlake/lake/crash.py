@@ -1,6 +1,6 @@
 """Test hook: ``BINLAKE_TEST_CRASH_AT=<point>[:<n>]`` raises :class:`InjectedCrash` at the n-th (default first)
-pass through a :func:`crash_point` (``after_bronze``, ``after_quarantine``, ``after_history``, ``after_silver``,
-``before_checkpoint``), the way a killed job stops between two Delta commits."""
+pass through a :func:`crash_point` (``after_bronze``, ``after_quarantine``, ``after_tombstones``, ``after_history``,
+``after_silver``, ``before_checkpoint``), the way a killed job stops between two Delta commits."""
 
 from __future__ import annotations
 

@@ -257,6 +257,8 @@ class _Folder:
         else:
             new = dict(ch.after or {})
             self.out.stats["insert"] += 1
+            if self.applied_before(row_key(new, None), self.get(row_key(new, None)), ch):
+                return
         key = row_key(new, None)
         cur = self.get(key)
         count = cur.count if cur is not None and cur.live else 0

@@ -212,8 +212,9 @@ class SparkEngine(DeltaEngine):
     def enable_type_features(self, table_path: str, delta_types: Sequence[Any]) -> int:
         if "timestamp_ntz" not in [t for t in delta_types if isinstance(t, str)] or not self.exists(table_path):
             return 0
-        properties = self._table(table_path).detail().first()["properties"]
-        if properties.get("delta.feature.timestampNtz") == "supported":
+        detail = self._table(table_path).detail().first().asDict()
+        if "timestampNtz" in (detail.get("tableFeatures") or ()) or any(
+                k.lower() == "delta.feature.timestampntz" for k in detail.get("properties") or {}):
             return 0
         self._spark.sql(f"ALTER TABLE delta.{quote_spark(str(table_path))} "
                         "SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')")
