@@ -4,6 +4,8 @@ generator with its independent truth (the generator's own workload model and tru
 from __future__ import annotations
 
 import datetime as dt
+import json
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,9 +68,26 @@ def loaded_lake(spark, tmp_path_factory) -> LoadedLake:  # noqa: F811
     cfg = GenerateConfig(seed=5, days=DAYS, scale=0.004, start_date=START, max_binlog_size=96 * 1024)
     generate(out, cfg)
     days = [(START + dt.timedelta(days=i)).isoformat() for i in range(DAYS)]
-    lake = base / "lake"
-    # the last day also validates (binlake run --validate): the report's pass-rate plot has a real point
-    summaries = [binlake_run(out / "landing", lake, "--end", day, *(["--validate"] if day == days[-1] else []),
-                              engine="rust")[0]
-                 for day in days]
-    return LoadedLake(out, out / "landing", lake, days, summaries, model_truth(cfg))
+    lake, landing = base / "lake", base / "landing"
+    summaries = []
+    for day, files in zip(days, _files_per_day(out)):
+        # the binlogs land day by day, as fetch brings them: each day's ingest is its own bronze append
+        folder = landing / files[0].parent.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            shutil.copy2(f, folder / f.name)
+        names = sorted(p.name for p in folder.glob("mysql-bin.0*"))
+        (folder / "mysql-bin.index").write_text("".join(f"./{n}\n" for n in names))
+        # the last day also validates (binlake run --validate): the report's pass-rate plot has a real point
+        summaries.append(binlake_run(landing, lake, "--end", day, *(["--validate"] if day == days[-1] else []),
+                                     engine="rust")[0])
+    return LoadedLake(out, landing, lake, days, summaries, model_truth(cfg))
+
+
+def _files_per_day(out: Path) -> list[list[Path]]:
+    """The generated binlog files of each day (the generator's manifest names each day's first and last)."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    folder = out / "landing" / manifest["source"]
+    number = lambda name: int(name.rsplit(".", 1)[1])  # noqa: E731
+    return [[p for p in sorted(folder.glob("mysql-bin.0*"))
+             if number(d["first_binlog"]) <= number(p.name) <= number(d["last_binlog"])] for d in manifest["days"]]

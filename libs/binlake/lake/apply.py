@@ -456,6 +456,19 @@ def table_frame(folded: "DataFrame", kind: str, table: TableId, columns: list[tu
     return rows.mapInArrow(fn, spark_ddl(target))
 
 
+def _state_no_op(info: BatchInfo) -> "Any":
+    """Column: a key state that leaves silver as it is (deleted, and silver did not hold it; a table without a
+    primary key whose number of equal rows did not change). The rest of the states each change silver, so
+    the MERGE runs without its uniqueness and no-op checks (``effective``)."""
+    from pyspark.sql import functions as F
+
+    no_pk = [_table_tag(*t) for t, ti in info.tables.items() if not ti.pk]
+    unkeyed = F.concat_ws("\x00", "db", "table_name").isin(no_pk) if no_pk else F.lit(False)
+    dead = (F.col("op") == DELETE) | (F.col("count") == 0)
+    return (F.col("kind") == "state") & ((dead & (F.coalesce(F.col("base_count"), F.lit(0)) == 0))
+                                         | (unkeyed & (F.col("count") == F.col("base_count"))))
+
+
 def tombstone_frame(folded: "DataFrame", source: str) -> "DataFrame":
     """The keys the batch deleted (a primary key, or the last of equal rows), for ``meta/tombstones``."""
     from pyspark.sql import functions as F
@@ -632,9 +645,11 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
             ops.update(json.loads(r["record"]))
         dead = (F.col("kind") == "state") & ((F.col("op") == DELETE) | (F.col("count") == 0))
         counts: Counter = Counter()
-        for r in folded.groupBy("kind", "db", "table_name", dead.alias("dead")).count().collect():
+        for r in folded.groupBy("kind", "db", "table_name", dead.alias("dead"),
+                                _state_no_op(info).alias("no_op")).count().collect():
             counts[r["kind"], r["db"], r["table_name"]] += r["count"]
             counts["dead"] += r["count"] if r["dead"] else 0
+            counts["effective", r["db"], r["table_name"]] += r["count"] if r["kind"] == "state" and not r["no_op"] else 0
         _add_seconds(report, "fold", t0)
         t0 = time.perf_counter()
         quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id)
@@ -653,10 +668,11 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                 engine.merge(lake.history(*table), table_frame(folded, "history", table, cols, has_pk),
                              [KEY_COL, SEQ_COL], SEQ_COL, op_col=None)
                 crash_point("after_history")
-            if counts.get(("state", *table)):
+            if counts.get(("effective", *table)):
                 keys, null_safe = merge_keys(ti.pk, cols)
-                engine.merge(lake.silver(*table), table_frame(folded, "state", table, cols, has_pk), keys,
-                             SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe)
+                states = table_frame(folded.filter(~_state_no_op(info)), "state", table, cols, has_pk)
+                engine.merge(lake.silver(*table), states, keys, SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe,
+                             effective=True)
                 lake.record_name(*table)
                 crash_point("after_silver")
             prefix = f"invalid_temporal\x00{table[0]}\x00{table[1]}\x00"

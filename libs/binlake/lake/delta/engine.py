@@ -87,16 +87,18 @@ class DeltaEngine(ABC):
 
     def merge(self, table_path: str, source_df: Any, keys: Sequence[str], seq_col: str = SEQ_COL, *,
               op_col: str | None = OP_COL, delete_op: str = DELETE_OP, keep_tombstones: bool = False,
-              null_safe_keys: bool = False) -> MergeResult:
+              null_safe_keys: bool = False, effective: bool = False) -> MergeResult:
         """The CDC MERGE of one batch (one change per key) into the table; see MergeSpec for the clauses.
 
         Creates the table from the batch's non-delete rows when absent; adds the batch's new columns first.
+        ``effective`` skips the key-uniqueness check and the no-op check (see MergeSpec).
         """
-        spec = MergeSpec(tuple(keys), seq_col, op_col, delete_op, keep_tombstones, null_safe_keys)
+        spec = MergeSpec(tuple(keys), seq_col, op_col, delete_op, keep_tombstones, null_safe_keys, effective)
         data = self._data(source_df)
         try:
             spec.check_columns(self._columns(data))
-            self._check_unique(table_path, data, spec.keys)
+            if not effective:
+                self._check_unique(table_path, data, spec.keys)
             if not self.exists(table_path):
                 live = data if keep_tombstones or op_col is None else self._without_deletes(data, spec)
                 self._write(table_path, live, "append")

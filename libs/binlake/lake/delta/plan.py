@@ -58,7 +58,8 @@ class MergeSpec:
     3. not matched and not a delete (tombstones: any op): insert.
     A target row whose seq is NULL counts as older than any change. Equal seq means "already applied", so
     merging the same batch again changes nothing. ``null_safe_keys`` matches NULL keys to NULL keys (tables
-    without a primary key, keyed on all columns).
+    without a primary key, keyed on all columns). ``effective``: the caller guarantees one source row per key,
+    each of which changes the table (the apply job's folded batch), so the engines skip their checks.
     """
 
     keys: tuple[str, ...]
@@ -67,6 +68,7 @@ class MergeSpec:
     delete_op: str = DELETE_OP
     keep_tombstones: bool = False
     null_safe_keys: bool = False
+    effective: bool = False
 
     def __post_init__(self) -> None:
         if not self.keys:

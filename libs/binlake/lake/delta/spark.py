@@ -146,7 +146,7 @@ class SparkEngine(DeltaEngine):
         clauses = merge_clauses(spec, data.columns, quote_spark)
         assignments = dict(clauses.assignments)
         table = self._table(table_path)
-        if not _changes_anything(table.toDF(), data, clauses):
+        if not spec.effective and not _changes_anything(table.toDF(), data, clauses):
             return 0, 0, 0      # like delta-rs: no commit (delta-spark would commit an empty version)
         merger = table.alias(TARGET).merge(data.alias(SOURCE), clauses.on)
         if clauses.delete_when is not None:
