@@ -7,6 +7,10 @@ from __future__ import annotations
 import hashlib
 import struct
 
+import pytest
+
+from binlake.lake.errors import BinlogGapError
+from binlake.lake.gaps import check_sequence
 from binlake.lake.ingest import IngestedFile, plan_ingest
 
 
@@ -22,8 +26,9 @@ def test_plan_skips_ingested_resumes_grown_and_takes_every_new_file(tmp_path):
         fake_binlog(tmp_path / f"binlog.{n:06d}", created, size)
     (tmp_path / "binlog.index").write_text("x")
     sha = hashlib.sha256((tmp_path / "binlog.000001").read_bytes()).hexdigest()
+    sha600 = hashlib.sha256((tmp_path / "binlog.000002").read_bytes()[:600]).hexdigest()
     done = {"binlog.000001": IngestedFile(frozenset({(500, sha)}), 500),
-            "binlog.000002": IngestedFile(frozenset({(600, "old")}), 580)}      # it was 600 bytes then
+            "binlog.000002": IngestedFile(frozenset({(600, sha600)}), 580)}      # it was 600 bytes then
     plan = plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 20)
     assert plan.skipped == ["binlog.000001"]
     assert [(t.identity.name, t.start, t.end) for t in plan.tasks] == [("binlog.000002", 580, None),
@@ -32,3 +37,34 @@ def test_plan_skips_ingested_resumes_grown_and_takes_every_new_file(tmp_path):
     assert plan.bytes == 800 + 300 + 200
     everything = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 20)
     assert [t.identity.name for t in everything.tasks] == [f"binlog.00000{n}" for n in range(1, 5)]
+
+
+def test_a_missing_file_between_two_others_stops_the_source_naming_it(tmp_path):
+    for n in (1, 2, 5):
+        fake_binlog(tmp_path / f"binlog.{n:06d}", 1000, 300)
+    with pytest.raises(BinlogGapError, match=r"binlog binlog.000003 to binlog.000004 is missing between "
+                                             r"binlog.000002 and binlog.000005.*binlake snapshot"):
+        plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 20)
+    # files already ingested count too: the landing folder may have dropped them
+    (tmp_path / "binlog.000001").unlink()
+    sha = hashlib.sha256(b"x").hexdigest()
+    with pytest.raises(BinlogGapError, match="binlog.000003 to binlog.000004"):
+        plan_ingest(str(tmp_path), "src", {"binlog.000001": IngestedFile(frozenset({(1, sha)}), 1)},
+                    chunk_bytes=1 << 20)
+    # a snapshot whose position is in binlog.000005 holds what the gap lost; one past the files is a gap itself
+    assert len(plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 20, seam_file="binlog.000005").tasks) == 2
+    with pytest.raises(BinlogGapError, match="snapshot's position is in binlog.000000"):
+        check_sequence("src", ["binlog.000002"], "binlog.000000")
+
+
+def test_a_file_replaced_below_the_ingested_position_stops_the_source(tmp_path):
+    fake_binlog(tmp_path / "binlog.000001", 1000, 300)
+    head = (tmp_path / "binlog.000001").read_bytes()
+    shrunk = {"binlog.000001": IngestedFile(frozenset({(400, "x")}), 400)}
+    with pytest.raises(BinlogGapError, match="300 bytes but was ingested up to position 400"):
+        plan_ingest(str(tmp_path), "src", shrunk, chunk_bytes=1 << 20)
+    other = {"binlog.000001": IngestedFile(frozenset({(200, hashlib.sha256(b"y" * 200).hexdigest())}), 200)}
+    with pytest.raises(BinlogGapError, match="first 200 bytes of binlog.000001 differ"):
+        plan_ingest(str(tmp_path), "src", other, chunk_bytes=1 << 20)
+    same = {"binlog.000001": IngestedFile(frozenset({(200, hashlib.sha256(head[:200]).hexdigest())}), 200)}
+    assert [t.start for t in plan_ingest(str(tmp_path), "src", same, chunk_bytes=1 << 20).tasks] == [200]

@@ -97,6 +97,7 @@ def _progress(text: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
+    from binlake.lake.errors import BinlogGapError
     from binlake.lake.layout import LakeLayout
     from binlake.lake.options import RunOptions
     from binlake.lake.run import run_source
@@ -125,12 +126,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     engine = engine_for(spark, args.engine)
     lake = LakeLayout(os.path.abspath(args.lake))
     engine.staging_root = lake.staging
+    stopped: list[str] = []
     for name, folder in sources:
         opts = RunOptions(name, tables, cutoff_us, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20)
         _progress(f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
                   + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)"
                      if end else ")"))
-        report = run_source(spark, engine, lake, str(folder), opts, sdi, progress=_progress)
+        try:
+            report = run_source(spark, engine, lake, str(folder), opts, sdi, progress=_progress)
+        except BinlogGapError as exc:      # this source stops; the others keep loading
+            _progress(f"[{name}] STOPPED: {exc}")
+            stopped.append(name)
+            continue
         summary = report.as_dict()
         if args.json:
             print(json.dumps(summary, sort_keys=True), flush=True)
@@ -147,6 +154,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         _progress("validate: running the data-quality suites")
         result = validate_lake(spark, lake.root)      # raises QualityCheckFailed (exit 1) on an error-level failure
         _progress(f"validate: {len(result.results)} expectation(s) checked, report {result.report_path}")
+    if stopped:
+        raise BinlakeError(f"source(s) {', '.join(stopped)} stopped at a gap in their binlogs (see the STOPPED "
+                           "line above); the other sources loaded")
     return 0
 
 

@@ -9,12 +9,14 @@ import sys
 
 DESCRIPTION = """\
 How fresh the lake is, per source: the commit time of the last applied change and the lag behind it now, the
-last run (from meta.run_metrics), landing files not ingested yet (with --landing) and rows in meta.quarantine;
+last run (from meta.run_metrics), landing files not ingested yet and a gap in the binlogs that stops the source
+(with --landing) and rows in meta.quarantine;
 per table: live rows of its silver table (tombstones not counted, rows of tables without a primary key
 counted with their multiplicity) and the commit time of its last applied change.
 
 --json prints one object: {"lake", "generated_at", "sources": [{"source", "last_commit_time" (ISO 8601,
-UTC), "lag_seconds", "checkpoint_seq", "last_run", "pending_files", "quarantined_rows",
+UTC), "lag_seconds", "checkpoint_seq", "last_run", "pending_files", "gap" (why the
+source is stopped, or null), "quarantined_rows",
 "tables": [{"table": "<db>.<table>", "live_rows", "last_commit_time", "lag_seconds", "quarantined_rows"}]}]}
 """
 

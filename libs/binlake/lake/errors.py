@@ -30,3 +30,8 @@ class UnsupportedTableFeatureError(LakeError):
 class SparkJobFailed(LakeError):
     """A Spark job of a pipeline stage failed in the JVM or a Python worker (out of memory, a lost executor, a
     failed task); the message names the stage, the cause and what to change, and where the full trace is."""
+
+
+class BinlogGapError(LakeError):
+    """A source's binlogs do not continue from what the lake holds: a file missing between two others, or a file
+    that changed below the position already ingested. The source stops; a snapshot is the way forward."""

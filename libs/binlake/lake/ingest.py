@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.arrow import spark_ddl, to_arrow
 from binlake.lake.checkpoints import read_checkpoint
+from binlake.lake.gaps import check_grown, check_sequence
 from binlake.lake.registry import registry_rows
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, iter_chunk_rows
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
@@ -71,14 +72,17 @@ class IngestPlan:
 
 
 def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *, chunk_bytes: int,
-                verify_hashes: bool = False) -> IngestPlan:
-    """The chunks to decode: new files, and the new tail of grown ones.
+                verify_hashes: bool = False, seam_file: Optional[str] = None) -> IngestPlan:
+    """The chunks to decode: new files, and the new tail of grown ones; :mod:`binlake.lake.gaps` checks first
+    that the files continue what bronze holds (``seam_file``: where the newest snapshot's position is).
 
     A file whose name and size match an ingested identity is skipped without hashing it again (binlogs are
     append-only: hashing the whole landing folder on every run would cost O(history)); with
     ``verify_hashes`` every file is hashed and compared."""
     plan = IngestPlan()
-    for path in landing_files(landing_dir):
+    paths = landing_files(landing_dir)
+    check_sequence(source, [*done, *map(os.path.basename, paths)], seam_file)
+    for path in paths:
         name = os.path.basename(path)
         prev = done.get(name)
         if prev is not None and not verify_hashes and os.path.getsize(path) in prev.sizes:
@@ -88,6 +92,8 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
         if prev is not None and (ident.size, ident.sha256) in prev.identities:
             plan.skipped.append(name)
             continue
+        if prev is not None:
+            check_grown(source, path, prev.identities, prev.end_pos)
         start = prev.end_pos if prev is not None else 4
         plan.files.append(ident)
         plan.tasks.extend(plan_chunks(path, ident, start, chunk_bytes))

@@ -4,8 +4,8 @@ by every ``binlake run`` (``run.run_source`` calls :func:`record_run` last).
 A row holds the run (id, engine, result, start and end time), the changes applied by operation, the files and
 bytes ingested, the stage times, the checkpoint reached, the commit time of the last applied change and the lag
 (run end minus that commit time), what was quarantined, and the run's events worth seeing on a plot: new
-schema versions (SDI snapshots) and undecodable stretches of a binlog (``decode_errors``, gaps in what was
-applied).
+schema versions (SDI snapshots), undecodable stretches of a binlog (``decode_errors``, gaps in what was
+applied), and a source stopped by a gap in its binlogs (``result = 'gap'``).
 
 Counts come from the lake, not from the job's counters: the changes of a run are the source's bronze rows
 between the checkpoint the previous recorded run reached and the checkpoint now (one Spark aggregation), so
@@ -151,13 +151,15 @@ def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLa
 
 
 def record_run(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: "RunReport",
-               ended: Optional[dt.datetime] = None) -> list[dict[str, Any]]:
+               ended: Optional[dt.datetime] = None, result: str = "ok") -> list[dict[str, Any]]:
     """Append the run's rows to ``meta.run_metrics``; returns them. A run that ingested, applied and
-    registered nothing records nothing: rerunning a loaded day leaves every table at its version."""
-    if not report.ingest.files and report.apply.checkpoint_seq is None and not report.registry_versions:
+    registered nothing records nothing (rerunning a loaded day leaves every table at its version), unless it
+    stopped (``result="gap"``: a gap in the source's binlogs)."""
+    if (result == "ok" and not report.ingest.files and report.apply.checkpoint_seq is None
+            and not report.registry_versions):
         return []
     ended = ended or dt.datetime.now(dt.timezone.utc)
-    rows = run_metrics_rows(spark, engine, lake, report, ended)
+    rows = run_metrics_rows(spark, engine, lake, report, ended, result)
     data = to_arrow(METRICS_COLUMNS, [tuple(r.get(n) for n, _ in METRICS_COLUMNS) for r in rows])
     engine.append(metrics_path(lake), engine.frame(spark, data))
     return rows

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from binlake.lake.apply import ApplyReport, apply_job
+from binlake.lake.errors import BinlogGapError
 from binlake.lake.failures import stage
 from binlake.lake.ingest import IngestReport, ingest_job
 from binlake.lake.metrics import record_run
@@ -63,8 +64,13 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         with stage("snapshot_sdi", lake):
             report.registry_versions = snapshot_sdi_job(spark, engine, lake, sdi_paths, seen)
         progress(f"[{opts.source}] snapshot_sdi: {report.registry_versions} new table version(s)")
-    with stage("ingest", lake):
-        i = report.ingest = ingest_job(spark, engine, lake, landing_dir, opts, run_id)
+    try:
+        with stage("ingest", lake):
+            i = report.ingest = ingest_job(spark, engine, lake, landing_dir, opts, run_id)
+    except BinlogGapError:
+        report.seconds = time.perf_counter() - started
+        record_run(spark, engine, lake, report, result="gap")
+        raise
     progress(f"[{opts.source}] ingest: {i.files} file(s), {i.bytes / 1e6:.1f} MB -> "
              f"{sum(i.rows.values())} bronze rows in {i.seconds:.1f} s ({i.skipped_files} already ingested)")
     with stage("apply", lake):

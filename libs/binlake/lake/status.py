@@ -43,14 +43,18 @@ def check_lake(lake: "LakeLayout") -> None:
 
 
 def pending_files(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
-                  source: str) -> int:
-    """Landing files of ``source`` not (fully) ingested yet."""
+                  source: str) -> tuple[int, Optional[str]]:
+    """Landing files of ``source`` not (fully) ingested yet, and the gap that stops the source (or None)."""
+    from binlake.lake.errors import BinlogGapError
     from binlake.lake.ingest import ingested_files, plan_ingest
 
     if not os.path.isdir(landing_dir):
-        return 0
+        return 0, None
     done = ingested_files(spark, engine, lake.bronze, source)
-    return len(plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30).files)
+    try:
+        return len(plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30).files), None
+    except BinlogGapError as exc:
+        return 0, str(exc)
 
 
 def lake_status(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", *,
@@ -109,9 +113,10 @@ def lake_status(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout"
                 "run_id": run["run_id"], "run_end": iso(run["run_end"]), "result": run["result"],
                 "changes": run["changes"], "quarantined": run["quarantined"]},
             "quarantined_rows": sum(n for (s, _, _), n in quarantine.items() if s == source),
-            "pending_files": None, "tables": tables}
+            "pending_files": None, "gap": None, "tables": tables}
         if landing:
-            entry["pending_files"] = pending_files(spark, engine, lake, os.path.join(landing, source), source)
+            entry["pending_files"], entry["gap"] = pending_files(spark, engine, lake, os.path.join(landing, source),
+                                                                 source)
         out.append(entry)
     return {"lake": lake.root, "generated_at": iso(now), "sources": out}
 
@@ -147,6 +152,8 @@ def format_status(doc: dict[str, Any]) -> str:
                   f"  pending files        {'-' if s['pending_files'] is None else s['pending_files']}"
                   + ("" if s["pending_files"] is not None else " (pass --landing to count them)"),
                   f"  quarantined rows     {s['quarantined_rows']}"]
+        if s.get("gap"):
+            lines.append(f"  STOPPED              {s['gap']}")
         rows = [("table", "live rows", "last applied commit", "lag", "quarantined")]
         rows += [(t["table"], "-" if t["live_rows"] is None else str(t["live_rows"]), t["last_commit_time"] or "-",
                   duration(t["lag_seconds"]), str(t["quarantined_rows"])) for t in s["tables"]]
