@@ -29,6 +29,7 @@ class GenerateConfig:
     server_id: int = 1
     max_binlog_size: int = 0            # 0: a quarter of a day's expected bytes (several files per day)
     alter_day: int = -1                 # day index of ALTER TABLE customers ADD COLUMN; -1: the middle day
+    ddl: bool = False                   # extra tables and the DDL plan of binlake.generate.schema_changes
 
     @property
     def transactions_per_day(self) -> int:

@@ -3,7 +3,8 @@
 configured ``binlog_row_image`` would log them.
 
 Per transaction: GTID (by the writer), ``BEGIN``, per statement a TABLE_MAP and its rows events (split near
-``binlog_row_event_max_size``, the last one flagged STMT_END_F), XID; a DDL is one QUERY. Updates of tables with
+``binlog_row_event_max_size``, the last one flagged STMT_END_F), XID; a DDL is one QUERY (no BEGIN, its database
+in the event, logged with its XID as MySQL 8's atomic DDL is). Updates of tables with
 JSON columns are PARTIAL_UPDATE_ROWS events; each JSON column with edits is written as a diff vector when that
 is smaller than the full document (WL#2955 FR11/FR12, ``use_partial_format``), else in full.
 """
@@ -140,16 +141,15 @@ class Emitter:
         self.row_image = row_image
         self.partial_json = partial_json
         self.xid = 1000
-        self._maps: dict[tuple[str, int], ev.TableMapEvent] = {}
+        self._maps: dict[int, ev.TableMapEvent] = {}             # table id (one per table version) -> map
         self._cells: dict[int, tuple[Any, BinaryJson]] = {}     # id(doc) -> (doc, its binary JSON cell)
         self._json = JsonEncoder()
         self.stats: Counter = Counter()
 
     def table_map(self, t: TableDef) -> ev.TableMapEvent:
-        key = (t.name, t.version)
-        tm = self._maps.get(key)
+        tm = self._maps.get(t.table_id)
         if tm is None:
-            tm = self._maps[key] = table_map_event(t)
+            tm = self._maps[t.table_id] = table_map_event(t)
         return tm
 
     # JSON cells are encoded once per document: an after image's document is the next before image

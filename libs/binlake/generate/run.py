@@ -5,8 +5,11 @@ Layout::
     DIR/landing/<source>/mysql-bin.000001 ...  binlogs (rotated at max size and at the end of each day)
     DIR/landing/<source>/mysql-bin.index
     DIR/sdi/<db>/<table>/v<N>/<table>_<id>.sdi  SDI of each table version (and <table>.ibd2sdi.json)
-    DIR/truth/<db>.<table>/day=<date>.jsonl     each table's rows at the end of each day
-    DIR/manifest.json                           config, files per day, table versions with their positions
+    DIR/truth/<db>.<table>/day=<date>.jsonl     each table's rows at the end of each day (every name seen so
+                                                far; empty once no table holds it; see Workload.truth)
+    DIR/manifest.json                           config, files per day (with each table's columns at its end
+                                                and, with DDL, the row changes of blocked tables so far),
+                                                table versions and DDL statements with their positions
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ def _generate(out: Path, config: GenerateConfig) -> GenerateResult:
     writer = BinlogWriter(landing, server_id=config.server_id, server_uuid=SERVER_UUID,
                           max_size=config.rotate_size, create_timestamp=day0)
     result = GenerateResult(out)
-    manifest: dict = {"config": _config_json(config), "source": config.source, "days": [], "table_versions": []}
+    manifest: dict = {"config": _config_json(config), "source": config.source, "days": [], "table_versions": [],
+                      "ddl": []}
     created: dict[str, dt.datetime] = {}
     truth_writer = TruthWriter(out / "truth")
     for day, date, transactions in workload.days():
@@ -88,27 +92,36 @@ def _generate(out: Path, config: GenerateConfig) -> GenerateResult:
             result.transactions += 1
             result.row_changes += sum(len(s.changes) for s in txn.statements)
             last_us = txn.commit_time_us
+            if txn.ddl is not None:
+                when = _utc(txn.commit_time_us)
+                manifest["ddl"].append({"gno": txn.gno, "db": txn.ddl_db, "statement": txn.ddl,
+                                        "binlog_file": where.file, "binlog_pos": where.start,
+                                        "commit_time": when.isoformat() + "Z"})
+                ended = created.pop(txn.ends, None)      # a renamed table keeps its creation time
             if txn.new_table is not None:
                 t = txn.new_table
-                when = _utc(txn.commit_time_us)
-                first = created.setdefault(t.qualified, when)
+                first = created.setdefault(t.qualified, ended or when)
                 paths = write_table_sdi(out / "sdi", t, when, first)
                 manifest["table_versions"].append({
                     "db": t.db, "table": t.name, "version": t.version, "ddl": txn.ddl, "gno": txn.gno,
                     "binlog_file": where.file, "binlog_pos": where.start, "commit_time": when.isoformat() + "Z",
                     "sdi": [str(p.relative_to(out)) for p in paths]})
-        truth = [str(truth_writer.write(t, date, workload.table_rows(t.name)).relative_to(out))
-                 for t in workload.tables()]
+        tables = workload.truth()
+        truth = [str(truth_writer.write(t, date, rows).relative_to(out)) for t, rows in tables]
         last_file = writer.current_file.name
         if day < config.days - 1:
             writer.rotate(last_us // 1_000_000)          # a daily FLUSH BINARY LOGS
-        manifest["days"].append({"date": date.isoformat(), "first_binlog": first_file, "last_binlog": last_file,
-                                 "last_gno": workload.gno, "truth": truth})
+        manifest["days"].append({
+            "date": date.isoformat(), "first_binlog": first_file, "last_binlog": last_file, "last_gno": workload.gno,
+            "truth": truth, "columns": {t.qualified: [c.name for c in t.columns] for t, _ in tables
+                                        if t.name in workload.state},
+            "blocked_changes": dict(workload.blocked_changes)})
     writer.close()
     result.binlogs = list(writer.files)
     result.binlog_bytes = sum(p.stat().st_size for p in writer.files)
     result.events = {str(k): v for k, v in sorted(emitter.stats.items(), key=lambda kv: str(kv[0]))}
     result.seconds = time.perf_counter() - started
+    manifest["blocked"] = workload.blocked
     manifest["binlogs"] = [{"file": p.name, "bytes": p.stat().st_size} for p in writer.files]
     manifest["counts"] = {"transactions": result.transactions, "row_changes": result.row_changes,
                           "binlog_bytes": result.binlog_bytes, "events": result.events}

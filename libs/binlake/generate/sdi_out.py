@@ -81,8 +81,11 @@ def _sdi_column(c: ColumnDef, position: int, in_pk: bool, table_id: int) -> Colu
         is_auto_increment=c.auto_increment, hidden=T.HT_VISIBLE, ordinal_position=position,
         char_length=_char_length(c), numeric_precision=precision, numeric_scale=scale,
         numeric_scale_null=scale_null, datetime_precision=c.fsp if temporal else 0,
-        datetime_precision_null=0 if temporal else 1, has_no_default=not c.nullable and not c.auto_increment,
-        default_value_null=c.nullable, options="interval_count=0;", se_private_data=f"table_id={table_id};",
+        datetime_precision_null=0 if temporal else 1,
+        has_no_default=not c.nullable and not c.auto_increment and c.default_sql is None,
+        default_value_null=c.nullable and c.default_sql is None, default_value_utf8_null=c.default_sql is None,
+        default_value_utf8=(c.default_sql or "").strip("'"), options="interval_count=0;",
+        se_private_data=f"table_id={table_id};",
         column_key=2 if in_pk else 1, column_type_utf8=c.sql,
         elements=tuple(ColumnTypeElement(e.encode("utf-8"), k + 1) for k, e in enumerate(c.elements)),
         collation_id=collation, is_explicit_collation=c.collation_id == LATIN1_SWEDISH_CI)
@@ -95,9 +98,10 @@ def _hidden_column(name: str, dd_type: int, length: int, position: int, table_id
 
 
 def table_ids(t: TableDef) -> tuple[int, int]:
-    """(InnoDB table id, tablespace id) of a table version: stable per table, new per ALTER (a table rebuild)."""
+    """(InnoDB table id, tablespace id) of a table version: new per ALTER (a table rebuild); unique, as the
+    TABLE_MAP table id is per version."""
     base = 1064 + 10 * t.table_id
-    return base + t.version, 2 + t.table_id % 100
+    return base + t.version % 10, 2 + t.table_id % 100
 
 
 def sdi_documents(t: TableDef, created: dt.datetime, first_created: dt.datetime) -> tuple[SdiDocument, SdiDocument]:

@@ -2,8 +2,8 @@
 
 One :class:`ColumnDef` carries everything the three outputs need: the DDL text (QUERY events), the binlog type
 code and metadata (TABLE_MAP, ``Table_map_log_event``), and the ``dd::enum_column_types`` code, collation and
-lengths (SDI, WL#7069). Table versions are immutable: ``ALTER TABLE ... ADD COLUMN`` makes a new
-:class:`TableDef` with ``version + 1``.
+lengths (SDI, WL#7069). Table versions are immutable: an ``ALTER TABLE`` or ``RENAME TABLE`` makes a new
+:class:`TableDef` with ``version + 1`` and a new TABLE_MAP table id (MySQL opens the changed table anew).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class ColumnDef:
     blob_pack_length: int = 0       # 1..4 for blob/text/json
     elements: tuple[str, ...] = ()  # enum / set values
     auto_increment: bool = False
+    default_sql: str | None = None  # the DEFAULT clause's literal as written ("'manual'", "7"); None: none
 
     @property
     def base_type(self) -> str:
@@ -93,6 +94,8 @@ class ColumnDef:
         if self.collation_id == LATIN1_SWEDISH_CI:
             parts.append("CHARACTER SET latin1")
         parts.append("NULL" if self.nullable else "NOT NULL")
+        if self.default_sql is not None:
+            parts.append(f"DEFAULT {self.default_sql}")
         if self.auto_increment:
             parts.append("AUTO_INCREMENT")
         return " ".join(parts)
@@ -133,17 +136,27 @@ class TableDef:
         return (f"CREATE TABLE `{self.name}` (\n  {body}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 "
                 "COLLATE=utf8mb4_0900_ai_ci")
 
-    def add_column(self, column: ColumnDef, table_id: int) -> tuple["TableDef", str]:
-        """The next version with ``column`` appended, and the ALTER statement that makes it."""
-        new = replace(self, columns=self.columns + (column,), version=self.version + 1, table_id=table_id)
-        return new, f"ALTER TABLE `{self.name}` ADD COLUMN {column.ddl}"
+    def evolve(self, table_id: int, columns: tuple[ColumnDef, ...] | None = None,
+               name: str | None = None) -> "TableDef":
+        """The next version: other columns and/or another name, read through a new TABLE_MAP table id."""
+        return replace(self, name=name or self.name, columns=self.columns if columns is None else columns,
+                       version=self.version + 1, table_id=table_id)
+
+    def add_column(self, column: ColumnDef, table_id: int, *, after: str | None = None,
+                   first: bool = False) -> tuple["TableDef", str]:
+        """The next version with ``column`` added (last, ``FIRST`` or ``AFTER`` a column), and the ALTER
+        statement that makes it."""
+        at = 0 if first else self.index(after) + 1 if after else len(self.columns)
+        where = " FIRST" if first else f" AFTER `{after}`" if after else ""
+        new = self.evolve(table_id, self.columns[:at] + (column,) + self.columns[at:])
+        return new, f"ALTER TABLE `{self.name}` ADD COLUMN {column.ddl}{where}"
 
 
-def _int(name: str, sql: str, code: int, **kw) -> ColumnDef:
+def int_col(name: str, sql: str, code: int, **kw) -> ColumnDef:
     return ColumnDef(name, sql, code, unsigned=sql.endswith("unsigned"), **kw)
 
 
-def _chars(name: str, kind: str, length: int, collation: int = UTF8MB4_0900_AI_CI, **kw) -> ColumnDef:
+def char_col(name: str, kind: str, length: int, collation: int = UTF8MB4_0900_AI_CI, **kw) -> ColumnDef:
     code = MYSQL_TYPE_VARCHAR if kind.startswith("var") else MYSQL_TYPE_STRING
     coll = BINARY_COLLATION if kind.endswith("binary") else collation
     return ColumnDef(name, f"{kind}({length})", code, collation_id=coll, length=length, **kw)
@@ -162,7 +175,7 @@ def _blob(name: str, sql: str, pack_length: int, **kw) -> ColumnDef:
                      blob_pack_length=pack_length, **kw)
 
 
-def _time(name: str, kind: str, fsp: int, **kw) -> ColumnDef:
+def time_col(name: str, kind: str, fsp: int, **kw) -> ColumnDef:
     code = {"datetime": MYSQL_TYPE_DATETIME2, "timestamp": MYSQL_TYPE_TIMESTAMP2, "time": MYSQL_TYPE_TIME2}[kind]
     return ColumnDef(name, f"{kind}({fsp})" if fsp else kind, code, fsp=fsp, **kw)
 
@@ -176,59 +189,59 @@ DB = "shop"
 def base_tables() -> tuple[TableDef, ...]:
     """Version 1 of every table of the workload (``shop`` database)."""
     customers = TableDef(DB, "customers", (
-        _int("id", "int unsigned", MYSQL_TYPE_LONG, nullable=False, auto_increment=True),
-        _chars("email", "varchar", 120, nullable=False),
-        _chars("full_name", "varchar", 100),
-        _chars("country", "char", 2, nullable=False),
+        int_col("id", "int unsigned", MYSQL_TYPE_LONG, nullable=False, auto_increment=True),
+        char_col("email", "varchar", 120, nullable=False),
+        char_col("full_name", "varchar", 100),
+        char_col("country", "char", 2, nullable=False),
         ColumnDef("birth_date", "date", MYSQL_TYPE_DATE),
-        _time("signup_at", "datetime", 6, nullable=False),
-        _time("last_login", "timestamp", 3),
+        time_col("signup_at", "datetime", 6, nullable=False),
+        time_col("last_login", "timestamp", 3),
         ColumnDef("balance", "decimal(12,2)", MYSQL_TYPE_NEWDECIMAL, nullable=False, precision=12, scale=2),
         ColumnDef("score", "double", MYSQL_TYPE_DOUBLE),
         _enum("tier", "enum", TIERS, nullable=False),
         _enum("consents", "set", CONSENTS, nullable=False),
-        _int("is_active", "tinyint(1)", MYSQL_TYPE_TINY, nullable=False),
+        int_col("is_active", "tinyint(1)", MYSQL_TYPE_TINY, nullable=False),
         _blob("notes", "text", 2),
         _blob("avatar", "blob", 2),
     ), ("id",), table_id=101)
     products = TableDef(DB, "products", (
-        _int("sku", "bigint", MYSQL_TYPE_LONGLONG, nullable=False),
-        _chars("title", "varchar", 200, nullable=False),
+        int_col("sku", "bigint", MYSQL_TYPE_LONGLONG, nullable=False),
+        char_col("title", "varchar", 200, nullable=False),
         ColumnDef("price", "decimal(10,2)", MYSQL_TYPE_NEWDECIMAL, nullable=False, precision=10, scale=2),
         ColumnDef("weight_kg", "float", MYSQL_TYPE_FLOAT),
-        _int("stock", "mediumint", MYSQL_TYPE_INT24, nullable=False),
-        _int("min_age", "tinyint unsigned", MYSQL_TYPE_TINY),
+        int_col("stock", "mediumint", MYSQL_TYPE_INT24, nullable=False),
+        int_col("min_age", "tinyint unsigned", MYSQL_TYPE_TINY),
         ColumnDef("release_year", "year", MYSQL_TYPE_YEAR),
-        _chars("warehouse", "binary", 4, nullable=False),
-        _chars("thumbnail", "varbinary", 64),
+        char_col("warehouse", "binary", 4, nullable=False),
+        char_col("thumbnail", "varbinary", 64),
         _blob("attributes", "json", 4),
         ColumnDef("bit_flags", "bit(10)", MYSQL_TYPE_BIT, nullable=False, length=10),
-        _time("updated_at", "timestamp", 0, nullable=False),
+        time_col("updated_at", "timestamp", 0, nullable=False),
     ), ("sku",), table_id=102)
     orders = TableDef(DB, "orders", (
-        _int("order_id", "bigint unsigned", MYSQL_TYPE_LONGLONG, nullable=False),
-        _int("customer_id", "int unsigned", MYSQL_TYPE_LONG, nullable=False),
+        int_col("order_id", "bigint unsigned", MYSQL_TYPE_LONGLONG, nullable=False),
+        int_col("customer_id", "int unsigned", MYSQL_TYPE_LONG, nullable=False),
         _enum("status", "enum", ORDER_STATUSES, nullable=False),
         ColumnDef("total", "decimal(14,4)", MYSQL_TYPE_NEWDECIMAL, nullable=False, precision=14, scale=4),
-        _int("qty", "smallint unsigned", MYSQL_TYPE_SHORT, nullable=False),
-        _time("placed_at", "datetime", 0, nullable=False),
-        _time("ship_window", "time", 2),
+        int_col("qty", "smallint unsigned", MYSQL_TYPE_SHORT, nullable=False),
+        time_col("placed_at", "datetime", 0, nullable=False),
+        time_col("ship_window", "time", 2),
         _blob("doc", "json", 4, nullable=False),
         _blob("remarks", "mediumtext", 3),
     ), ("order_id",), table_id=103)
     audit_log = TableDef(DB, "audit_log", (
-        _time("at_ts", "timestamp", 6, nullable=False),
-        _chars("actor", "varchar", 32, nullable=False),
-        _chars("action", "char", 8, LATIN1_SWEDISH_CI, nullable=False),
-        _int("amount", "bigint", MYSQL_TYPE_LONGLONG),
+        time_col("at_ts", "timestamp", 6, nullable=False),
+        char_col("actor", "varchar", 32, nullable=False),
+        char_col("action", "char", 8, LATIN1_SWEDISH_CI, nullable=False),
+        int_col("amount", "bigint", MYSQL_TYPE_LONGLONG),
         ColumnDef("delta", "double", MYSQL_TYPE_DOUBLE),
-        _chars("payload", "varbinary", 255),
-        _time("duration", "time", 0),
-        _int("small_code", "smallint", MYSQL_TYPE_SHORT),
+        char_col("payload", "varbinary", 255),
+        time_col("duration", "time", 0),
+        int_col("small_code", "smallint", MYSQL_TYPE_SHORT),
     ), (), table_id=104)
     return customers, products, orders, audit_log
 
 
 # The column ALTER TABLE adds to `customers` in the middle of the stream.
-LOYALTY_POINTS = _int("loyalty_points", "int", MYSQL_TYPE_LONG)
+LOYALTY_POINTS = int_col("loyalty_points", "int", MYSQL_TYPE_LONG)
 TABLE_NAMES = tuple(t.name for t in base_tables())

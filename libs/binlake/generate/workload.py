@@ -5,19 +5,23 @@ those transactions leave behind.
 :meth:`Workload.days` yields, per day, the transactions in commit order. Each row change carries the full
 before and after rows (in the table version's column order), the columns the statement assigned, and for
 partially updated JSON columns the list of :class:`~binlake.generate.jsondocs.Edit` that MySQL would log as a
-JSON diff vector. The state (:attr:`Workload.rows`) is updated with plain Python operations as changes are made,
-so it is the ground truth; nothing here reads a binlog.
+JSON diff vector. The state is updated with plain Python operations as changes are made, so it is the ground
+truth (:meth:`Workload.truth`); nothing here reads a binlog. With ``GenerateConfig.ddl`` the extra tables of
+:mod:`binlake.generate.schema_changes` join the stream and its plan's DDL runs between the transactions.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Iterator
 
 from binlake.generate import jsondocs
+from binlake.generate import schema_changes as sc
 from binlake.generate.config import GenerateConfig
 from binlake.generate.tables import CONSENTS, LOYALTY_POINTS, ORDER_STATUSES, TIERS, TableDef, base_tables
 from binlake.generate.values import ModelValues
@@ -48,6 +52,7 @@ class Transaction:
     ddl: str | None = None                              # a DDL transaction holds one statement and no rows
     ddl_db: str = ""
     new_table: TableDef | None = None                   # the table version a DDL creates
+    ends: str = ""                                      # the qualified name a DROP or RENAME takes away
     compressed: bool = False
 
 
@@ -56,6 +61,7 @@ class _TableState:
     table: TableDef
     rows: dict[Any, tuple] = field(default_factory=dict)   # primary key -> row; no-PK tables: serial -> row
     keys: list = field(default_factory=list)               # keys in insertion order, for cheap random picks
+    next_id: int = 1                                       # AUTO_INCREMENT of the extra tables
 
 
 class _Random(random.Random):
@@ -83,6 +89,20 @@ class Workload:
         self.next_order = 1
         self.audit_serial = 0
         self.next_table_id = 200
+        # DDL (config.ddl): the extra tables by their first name (None while dropped), the plan's steps by the
+        # run's transaction index they precede, names no table holds any more, and the truth of blocked tables
+        self.extra: dict[str, _TableState | None] = {}
+        self.steps: dict[int, list[sc.Step]] = {}
+        self.gone: dict[str, TableDef] = {}
+        self.frozen: dict[str, tuple[TableDef, list[tuple]]] = {}
+        self.blocked: dict[str, int] = {}                   # qualified name -> GTID number of the blocking DDL
+        self.blocked_changes: Counter = Counter()          # qualified name -> row changes logged after the block
+        if config.ddl:
+            for t in sc.extra_tables():
+                self.state[t.name] = self.extra[t.name] = _TableState(t)
+            total = config.days * config.transactions_per_day
+            for k, step in enumerate(sc.PLAN):
+                self.steps.setdefault((k + 1) * total // (len(sc.PLAN) + 1), []).append(step)
         self.items: list[dict] | None = None              # shared order lines, made on the first order
         self.shared_parts: dict = {}                      # shared small sub-documents of orders
         upper = 0
@@ -91,13 +111,18 @@ class Workload:
             if table in self.state:
                 upper += weight
                 self._actions.append((upper, getattr(self, name)))
+        for name in self.extra:
+            for make, weight in ((self._extra_insert, 4), (self._extra_update, 4), (self._extra_delete, 2)):
+                upper += weight
+                self._actions.append((upper, functools.partial(make, name)))
 
     # -- public -------------------------------------------------------------------------------------------------
-    def tables(self) -> list[TableDef]:
-        return [s.table for s in self.state.values()]
-
-    def table_rows(self, name: str) -> list[tuple]:
-        return list(self.state[name].rows.values())
+    def truth(self) -> list[tuple[TableDef, list[tuple]]]:
+        """(table, rows) of every table name the run has seen, as its truth file holds them now: the live rows;
+        for a table blocked by a change no widening covers, its rows and columns as of that change; for a name
+        no table holds any more (dropped, renamed away), no rows."""
+        live = [self.frozen.get(name) or (st.table, list(st.rows.values())) for name, st in self.state.items()]
+        return live + [(t, []) for t in self.gone.values()]
 
     def days(self) -> Iterator[tuple[int, dt.date, Iterator[Transaction]]]:
         for day in range(self.config.days):
@@ -109,7 +134,9 @@ class Workload:
         n = cfg.transactions_per_day
         alter_at = n // 2 if day == cfg.effective_alter_day and "customers" in self.state else -1
         seeds = [name for name in ("customers", "products") if name in self.state]
-        count = n + (alter_at >= 0) + (2 + len(self.state) + self._seed_batches * len(seeds) if day == 0 else 0)
+        steps = sum(len(s) for i, s in self.steps.items() if i // n == day)
+        count = n + (alter_at >= 0) + steps + (2 + len(self.state) + self._seed_batches * len(seeds)
+                                               + len(self.extra) if day == 0 else 0)
         # commit timestamps: evenly spread over the day, microsecond resolution, deterministic
         start_us = int(dt.datetime.combine(cfg.date_of(day), dt.time(), dt.timezone.utc).timestamp()) * 1_000_000
         step = 86_400_000_000 // (count + 1)
@@ -122,9 +149,14 @@ class Workload:
                 for _ in range(self._seed_batches):
                     make = self._new_customer if name == "customers" else self._new_product
                     yield self._txn(next(clock), [self._insert(name, [make() for _ in range(50)])])
+            for name, st in self.extra.items():
+                rows = [self._extra_row(name, st) for _ in range(self._extra_seed_rows)]
+                yield self._txn(next(clock), [self._insert(name, rows)])
         for i in range(n):
             if i == alter_at:
                 yield self._alter_customers(next(clock))
+            for step in self.steps.get(day * n + i, ()):
+                yield self._schema_change(step, next(clock))
             yield self._random_transaction(next(clock))
 
     @property
@@ -132,14 +164,54 @@ class Workload:
         """Initial bulk inserts of 50 rows per event, so that the first day starts with data."""
         return max(1, int(20 * self.config.scale ** 0.5))
 
+    @property
+    def _extra_seed_rows(self) -> int:
+        return max(8, int(400 * self.config.scale ** 0.5))
+
     def _txn(self, ts: int, statements: list[Statement]) -> Transaction:
         self.gno += 1
         compressed = self.rng.random() < self.config.compression_share
+        for s in statements:
+            if s.table.name in self.frozen:
+                self.blocked_changes[s.table.qualified] += len(s.changes)
         return Transaction(self.gno, ts, tuple(statements), compressed=compressed)
 
-    def _ddl(self, ts: int, sql: str, db: str, table: TableDef | None = None) -> Transaction:
+    def _ddl(self, ts: int, sql: str, db: str, table: TableDef | None = None, ends: str = "") -> Transaction:
         self.gno += 1
-        return Transaction(self.gno, ts, ddl=sql, ddl_db=db, new_table=table)
+        return Transaction(self.gno, ts, ddl=sql, ddl_db=db, new_table=table, ends=ends)
+
+    def _schema_change(self, step: sc.Step, ts: int) -> Transaction:
+        """Run one step of the DDL plan on the model; its DDL transaction."""
+        if isinstance(step, sc.CreateTable):
+            old = self.gone.pop(step.table, None)
+            t = replace(step.definition, version=old.version + 1 if old else 1, table_id=self._table_id())
+            self.state[t.name] = self.extra[t.name] = _TableState(t)
+            return self._ddl(ts, t.create_sql(), t.db, t)
+        st = self.state[step.table]
+        old = st.table
+        if isinstance(step, sc.Truncate):
+            st.rows.clear()
+            st.keys.clear()
+            st.next_id = 1                                  # InnoDB's TRUNCATE restarts AUTO_INCREMENT
+            return self._ddl(ts, step.sql(), old.db)
+        if isinstance(step, sc.DropTable):
+            del self.state[old.name]
+            self.extra = {k: (None if v is st else v) for k, v in self.extra.items()}
+            self.gone[old.name] = old
+            return self._ddl(ts, step.sql(), old.db, ends=old.qualified)
+        new, sql, convert = step.apply(old, self._table_id())
+        txn = self._ddl(ts, sql, new.db, new, ends=old.qualified if new.name != old.name else "")
+        if isinstance(step, sc.ModifyColumns) and not step.widening:
+            self.frozen[old.name] = (old, list(st.rows.values()))
+            self.blocked[old.qualified] = txn.gno
+        st.table = new
+        if convert is not None:
+            st.rows = {k: convert(r) for k, r in st.rows.items()}
+        if new.name != old.name:
+            del self.state[old.name]
+            self.state[new.name] = st
+            self.gone[old.name] = old
+        return txn
 
     def _alter_customers(self, ts: int) -> Transaction:
         st = self.state["customers"]
@@ -401,3 +473,44 @@ class Workload:
 
     def _audit_delete(self) -> Statement | None:
         return self._delete("audit_log", self._pick("audit_log"))
+
+    # the extra tables of the DDL plan (``name``: a table's first name), whatever their columns are now
+    def _extra_row(self, name: str, st: _TableState) -> tuple:
+        row = []
+        for c in st.table.columns:
+            if c.auto_increment:
+                row.append(st.next_id)
+                st.next_id += 1
+            else:
+                row.append(sc.column_value(self.v, name, c))
+        return tuple(row)
+
+    def _extra_insert(self, name: str) -> Statement | None:
+        st = self.extra[name]
+        if st is None:
+            return None
+        if not st.table.primary_key and self.rng.random() < 0.25:
+            again = self._pick(st.table.name)                 # an equal row once more: no primary key
+            if again:
+                return self._insert(st.table.name, [st.rows[again[0]]])
+        return self._insert(st.table.name, [self._extra_row(name, st) for _ in range(1 + self.rng.randrange(2))])
+
+    def _extra_update(self, name: str) -> Statement | None:
+        st = self.extra[name]
+        if st is None:
+            return None
+        t = st.table
+        free = [i for i, c in enumerate(t.columns) if i not in t.pk_indexes and not c.auto_increment]
+        changes = []
+        for key in self._pick(t.name, 1 + (self.rng.random() < 0.2)):
+            row = list(st.rows[key])
+            assigned = frozenset(free[self.rng.randrange(len(free))] for _ in range(2))
+            for i in assigned:
+                row[i] = sc.column_value(self.v, name, t.columns[i])
+            if tuple(row) != st.rows[key]:                  # MySQL logs no row an UPDATE leaves as it was
+                changes.append((key, tuple(row), assigned, ()))
+        return self._update(t.name, changes)
+
+    def _extra_delete(self, name: str) -> Statement | None:
+        st = self.extra[name]
+        return None if st is None else self._delete(st.table.name, self._pick(st.table.name))
