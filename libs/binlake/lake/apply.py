@@ -31,6 +31,7 @@ from binlake.lake.arrow import spark_ddl, to_arrow
 from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoints
 from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
+from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
 from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, column_metas, data_columns,
                                  merge_keys, silver_converters, table_columns)
@@ -532,6 +533,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     ckpt = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     t0 = time.perf_counter()
     batch = unapplied(spark, engine, lake.bronze, opts.source, ckpt.seq, opts.cutoff_us)
+    table_seams = seams(engine, lake, opts.source)
+    batch = after_seams(batch, table_seams)
     info = scan_batch(batch)
     report.stage_seconds["scan"] = time.perf_counter() - t0
     if info.last is None:
@@ -539,7 +542,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     blocked = read_blocked(spark, engine, lake, opts.source)
     gtids = ckpt.gtid_executed
     ddls = [(d, parse_ddl(d["statement"] or "", d["db"])) for d in sorted(info.ddls, key=lambda d: d[SEQ_COL])]
-    ddls = [(d, [a for a in actions if not _no_op(engine, lake, a)]) for d, actions in ddls]
+    ddls = [(d, [a for a in actions if not _no_op(engine, lake, a) and not _before_seam(a, d, table_seams)])
+            for d, actions in ddls]
     ddls = [(d, actions) for d, actions in ddls if actions]
     lo = ckpt.seq
     for ddl, actions in ddls:
@@ -565,6 +569,12 @@ def _no_op(engine: "DeltaEngine", lake: "LakeLayout", action: Any) -> bool:
 
     return (isinstance(action, CreateTable) and bool(action.db) and bool(action.table)
             and not engine.exists(lake.silver(action.db, action.table)))
+
+
+def _before_seam(action: Any, ddl: dict[str, Any], table_seams: dict[TableId, int]) -> bool:
+    """A DDL on a table seeded from a snapshot taken after it: the snapshot holds its effect."""
+    seam = table_seams.get((getattr(action, "db", None), getattr(action, "table", None)))
+    return seam is not None and ddl[SEQ_COL] < seam
 
 
 def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:

@@ -1,0 +1,134 @@
+"""Seeding silver from a snapshot (``binlake snapshot``): a table's rows at one binlog position, the seam.
+
+The ingest job calls :func:`seed_from_snapshots` for the complete snapshots found in the source's landing
+folder. Each table of a snapshot newer than the one it was last seeded from replaces its silver table in one
+Delta overwrite (atomic: readers see the old table or the new one), every row stamped ``_binlake_seq = seam - 1``,
+and ``meta/seeds`` records the seam per (source, table). The apply job then skips that table's binlog changes
+and DDL before the seam (:func:`seams` and :func:`after_seams`): they are in the snapshot. Changes at or after
+the seam apply on top, exactly once: a transaction committed after the position the snapshot's view is exact
+at has all its events after that position in the binlog.
+
+A snapshot older than what the source has already applied (its seam before the checkpoint) is not used: the
+changes between the two are no longer in the unapplied batch. A re-snapshot taken later is the fix, and the
+warning says so. Seeding a table also lifts a block a DDL binlake could not follow put on it (the snapshot holds
+the table as it is now).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+from binlake.lake.arrow import to_arrow
+from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
+from binlake.lake.delta.plan import OP_COL, SEQ_COL
+from binlake.lake.silver import DUP_COL
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from binlake.lake.delta import DeltaEngine
+    from binlake.lake.layout import LakeLayout
+
+TableId = tuple[str, str]
+SEEDS = "seeds"
+SEED_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "string"), ("table_name", "string"), ("snapshot_id", "string"), ("seam_seq", "bigint"),
+    ("binlog_file", "string"), ("pos", "bigint"), ("gtid_set", "string"), ("rows", "bigint"),
+    ("seeded_at", "string"),
+)
+
+
+@dataclass
+class SeedReport:
+    tables: list[str] = field(default_factory=list)         # "db.table" seeded by this run
+    rows: int = 0
+    seam_file: Optional[str] = None                          # where the newest snapshot's position is
+    warnings: list[str] = field(default_factory=list)
+
+
+def seeds_path(lake: "LakeLayout") -> str:
+    return lake.meta(SEEDS)
+
+
+def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, int]:
+    """(db, table) -> the seam of the snapshot the table was last seeded from."""
+    out = {}
+    for r in engine.read_rows(None, seeds_path(lake), ("table_name", "seam_seq"), {"source": source}):
+        db, _, table = r["table_name"].partition(".")
+        out[db, table] = r["seam_seq"]
+    return out
+
+
+def after_seams(batch: "DataFrame", table_seams: dict[TableId, int]) -> "DataFrame":
+    """The batch without the row changes of seeded tables before their seam (the snapshot holds them)."""
+    from pyspark.sql import functions as F
+
+    if not table_seams:
+        return batch
+    spark = batch.sparkSession
+    bounds = spark.createDataFrame([(db, t, s) for (db, t), s in table_seams.items()],
+                                   "__db string, __table string, __seam bigint")
+    joined = batch.join(F.broadcast(bounds), (batch["db"] == bounds["__db"]) & (batch["table_name"] == bounds["__table"]),
+                        "left")
+    keep = F.col("__seam").isNull() | (F.col(SEQ_COL) >= F.col("__seam"))
+    return joined.where(keep).drop("__db", "__table", "__seam")
+
+
+def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str,
+                        snapshots: Sequence[Any], progress: Callable[[str], None] = lambda text: None) -> SeedReport:
+    """Seed silver from each table's newest snapshot not seeded yet (``snapshots``: complete, oldest first, as
+    ``binlake.snapshot.read_snapshots`` returns them)."""
+    report = SeedReport()
+    if not snapshots:
+        return report
+    report.seam_file = snapshots[-1].position.file
+    done = seams(engine, lake, source)
+    applied = read_checkpoint(spark, engine, lake.checkpoints, source).seq
+    newest: dict[TableId, tuple[Any, Any]] = {}
+    for snap in snapshots:
+        for t in snap.tables:
+            newest[t.db, t.table] = (snap, t)
+    rows = []
+    for (db, table), (snap, t) in sorted(newest.items()):
+        if done.get((db, table), -1) >= snap.seam_seq:
+            continue
+        if snap.seam_seq <= applied:
+            report.warnings.append(
+                f"snapshot {snap.snapshot_id} of {db}.{table} is older than what source {source} has applied "
+                f"(its position {snap.position.file}:{snap.position.pos} is before the checkpoint): not used; "
+                "take a new snapshot to reseed the table")
+            continue
+        progress(f"[{source}] seed {db}.{table} from snapshot {snap.snapshot_id} ({t.rows} row(s))")
+        engine.overwrite(lake.silver(db, table), silver_frame(spark, t, snap.seam_seq - 1))
+        lake.record_name(db, table)
+        engine.delete(lake.tombstones, {"source": source, "db": db, "table_name": table})
+        report.tables.append(f"{db}.{table}")
+        report.rows += t.rows
+        rows.append((source, f"{db}.{table}", snap.snapshot_id, snap.seam_seq, snap.position.file,
+                     snap.position.pos, snap.position.gtid or "", t.rows,
+                     dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")))
+    if rows:
+        engine.merge(seeds_path(lake), engine.frame(spark, to_arrow(SEED_COLUMNS, rows)), ["source", "table_name"],
+                     "seam_seq", op_col=None)
+        # a seeded table is followed again from its seam: lift a block an earlier DDL put on it
+        write_checkpoints(spark, engine, lake.checkpoints,
+                          [{"source": source, "table_name": r[1], SEQ_COL: r[3] - 1, "blocked": None} for r in rows])
+    return report
+
+
+def silver_frame(spark: "SparkSession", table: Any, seq: int) -> "DataFrame":
+    """A snapshot table's Parquet files as its silver rows: the data columns as the snapshot typed them (the
+    silver mapping), ``_binlake_seq``, ``_binlake_op = 'insert'`` and, for a table without a primary key,
+    ``_binlake_dup`` numbering equal rows 0, 1, ..."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    names = [c.name for c in table.columns]
+    df = spark.read.parquet(*[str(p) for p in table.files]).select(*[F.col(f"`{n}`") for n in names])
+    df = df.withColumn(SEQ_COL, F.lit(seq).cast("bigint")).withColumn(OP_COL, F.lit("insert"))
+    if not table.primary_key:
+        same = Window.partitionBy(*[F.col(f"`{n}`") for n in names]).orderBy(F.lit(0))
+        df = df.withColumn(DUP_COL, (F.row_number().over(same) - 1).cast("bigint"))
+    return df
