@@ -1,0 +1,210 @@
+//! ``binlake_native``: binlake's native binlog decoder core. Python front: ``binlake.binlog.columnar`` (Arrow
+//! batches per table) and ``binlake.binlog.native`` (loading, the Python decoder's help, ``binlake rows``).
+//!
+//! It decodes what the pure-Python decoder (``binlake.binlog``, the reference) decodes, to the same values;
+//! where an event's body does not decode it asks the Python decoder to decode that one event again, so every
+//! error is the Python decoder's typed error with its file, offset and expectation. A panic is caught and
+//! raised as RuntimeError; it never crosses into Python.
+
+mod arrow;
+mod engine;
+mod fmt;
+mod json;
+mod jsonl;
+mod layout;
+mod reader;
+mod rows;
+mod values;
+
+use engine::{Processor, Sink};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use reader::{Arg, Fail, Reader, Source};
+use std::fs::File;
+use std::io::{BufReader, Cursor};
+use std::mem::ManuallyDrop;
+use std::os::fd::FromRawFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Options shared by both entry points, as ``binlake.binlog.api.ReadOptions``.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Options {
+    file: String,
+    names: Vec<String>,
+    registered: Vec<u8>,
+    verify_checksum: bool,
+    max_event_size: u64,
+    start_position: Option<u64>,
+    stop_at_incomplete: bool,
+}
+
+fn source(src: &Bound<'_, PyAny>) -> PyResult<Box<dyn Source>> {
+    if let Ok(b) = src.downcast::<PyBytes>() {
+        return Ok(Box::new(Cursor::new(b.as_bytes().to_vec())));
+    }
+    let fd: i32 = src.extract()?;
+    // the caller hands over a descriptor of its own (os.dup)
+    Ok(Box::new(BufReader::with_capacity(1 << 20, unsafe { File::from_raw_fd(fd) })))
+}
+
+fn processor(src: &Bound<'_, PyAny>, o: Options, delegate: PyObject) -> PyResult<Processor> {
+    let mut registered = vec![false; 256];
+    for t in o.registered {
+        registered[t as usize] = true;
+    }
+    let reader = Reader::new(source(src)?, o.file, o.names, o.verify_checksum, o.max_event_size, o.start_position,
+                             o.stop_at_incomplete);
+    Ok(Processor::new(reader, delegate, registered))
+}
+
+fn to_pyerr(py: Python<'_>, p: &Processor, f: Fail) -> PyErr {
+    match p.resolve(py, f) {
+        Fail::Py(e) => e,
+        Fail::Typed { class, message, offset, event_type, expected, found } => {
+            let arg = |a: Option<Arg>| -> PyObject {
+                match a {
+                    None => py.None(),
+                    Some(Arg::Int(x)) => x.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|_| py.None()),
+                    Some(Arg::Str(x)) => x.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|_| py.None()),
+                }
+            };
+            match p.delegate.call_method1(py, "make_error", (class, message, p.reader.file.clone(), offset, event_type,
+                                                             arg(expected), arg(found))) {
+                Ok(e) => PyErr::from_value(e.into_bound(py)),
+                Err(e) => e,
+            }
+        }
+        Fail::Event(_) => PyRuntimeError::new_err("unresolved event error"),
+    }
+}
+
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(panic) => {
+            let what = panic.downcast_ref::<&str>().map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+            Err(PyRuntimeError::new_err(format!("binlake's native decoder failed ({}); read this file with \
+                                                 engine='python' and report it", what)))
+        }
+    }
+}
+
+/// What a read saw: (unknown event types -> count, [(db, table, assumptions)], the incomplete final event's
+/// error or None).
+fn stats<'py>(py: Python<'py>, p: &mut Processor) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
+    let unknown = PyDict::new(py);
+    for (t, n) in &p.unknown {
+        unknown.set_item(t, n)?;
+    }
+    let notes = PyList::empty(py);
+    for (db, table, a) in &p.assumptions {
+        notes.append((PyBytes::new(py, db), PyBytes::new(py, table), a.clone()))?;
+    }
+    let incomplete = match p.reader.incomplete.take() {
+        Some(f) => to_pyerr(py, p, f).into_value(py).into_any(),
+        None => py.None(),
+    };
+    Ok((unknown, notes, incomplete))
+}
+
+/// Columnar batches of one binlog, pulled by ``binlake.binlog.columnar``.
+#[pyclass(unsendable)]
+struct Batches {
+    p: Processor,
+    sink: arrow::ArrowSink,
+    batch_rows: usize,
+    finished: bool,
+}
+
+#[pymethods]
+impl Batches {
+    #[new]
+    fn new(src: &Bound<'_, PyAny>, options: Options, delegate: PyObject, temporal_text: bool, batch_rows: usize)
+           -> PyResult<Self> {
+        Ok(Batches { p: processor(src, options, delegate)?, sink: arrow::ArrowSink::new(temporal_text),
+                     batch_rows: batch_rows.max(1), finished: false })
+    }
+
+    /// The next ready batches (a list of (db, table, columns, primary key, capsules)); None at the end.
+    fn next_batches<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        guarded(|| {
+            loop {
+                if !self.sink.ready.is_empty() {
+                    let out = PyList::empty(py);
+                    for r in self.sink.ready.drain(..) {
+                        out.append(arrow::ready_tuple(py, r)?)?;
+                    }
+                    return Ok(Some(out));
+                }
+                if self.finished {
+                    return Ok(None);
+                }
+                match self.p.step(py, &mut self.sink) {
+                    Ok(true) => {
+                        if self.p.group.is_none() && self.sink.total >= self.batch_rows {
+                            self.sink.flush();
+                        }
+                    }
+                    Ok(false) => {
+                        self.finished = true;
+                        self.sink.flush();
+                    }
+                    Err(f) => {
+                        self.finished = true;
+                        return Err(to_pyerr(py, &self.p, f));
+                    }
+                }
+            }
+        })
+    }
+
+    fn stats<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
+        stats(py, &mut self.p)
+    }
+}
+
+/// ``binlake rows --format jsonl`` to the file descriptor ``fd``; returns what the read saw (see ``stats``).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn rows_jsonl<'py>(py: Python<'py>, src: &Bound<'py, PyAny>, options: Options, delegate: PyObject, fd: i32,
+                   file_utf8: Vec<u8>, file_ascii: Vec<u8>, file_needs_ascii: bool)
+                   -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
+    guarded(|| {
+        let mut p = processor(src, options, delegate)?;
+        let out = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+        struct Borrowed(ManuallyDrop<File>);
+        impl std::io::Write for Borrowed {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                (&*self.0).write(b)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut sink = jsonl::JsonSink::new(Box::new(Borrowed(out)), file_utf8, file_ascii, file_needs_ascii);
+        let result = loop {
+            match p.step(py, &mut sink) {
+                Ok(true) => {}
+                Ok(false) => break Ok(()),
+                Err(f) => break Err(f),
+            }
+        };
+        sink.flush()?;
+        if let Err(f) = result {
+            return Err(to_pyerr(py, &p, f));
+        }
+        let _ = &mut sink as &mut dyn Sink;
+        stats(py, &mut p)
+    })
+}
+
+#[pymodule]
+fn binlake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Batches>()?;
+    m.add_function(wrap_pyfunction!(rows_jsonl, m)?)?;
+    m.add("__doc__", "binlake's native binlog decoder core (see binlake.binlog.columnar)")?;
+    Ok(())
+}
