@@ -143,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(json.dumps(summary, sort_keys=True), flush=True)
         else:
             print(format_summary(summary), flush=True)
-        for table, why in summary["blocked_tables"].items():
+        for table, why in {**summary["blocked_tables"], **summary["schema_mismatches"]}.items():
             _progress(f"[{name}] WARNING: {why}")
         if summary["quarantined"]:
             _progress(f"[{name}] WARNING: {summary['quarantined']} change(s) quarantined: see "

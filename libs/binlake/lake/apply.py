@@ -509,6 +509,8 @@ class ApplyReport:
     table_names: list[str] = field(default_factory=list)
     ddl: list[str] = field(default_factory=list)       # DDL actions applied at their position
     blocked: dict[str, str] = field(default_factory=dict)   # table -> why its changes go to quarantine
+    ddl_tables: set[TableId] = field(default_factory=set)      # tables a DDL of the batch changed (new names)
+    schema_mismatches: dict[str, str] = field(default_factory=dict)  # table -> how silver differs from its SDI
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -559,8 +561,44 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
         info = scan_batch(batch)
     if info.last is not None:
         _apply_segment(spark, engine, lake, opts, run_id, batch, info, blocked, gtids, report)
+    report.schema_mismatches = check_against_registry(spark, engine, lake, report.ddl_tables, opts.cutoff_us)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def check_against_registry(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
+                           tables: set[TableId], cutoff_us: Optional[int]) -> dict[str, str]:
+    """After DDL: "db.table" -> how the silver table's columns differ from the table's definition in the SDI
+    registry at the run's cutoff (where the registry has one), compared as names, case-insensitively (MySQL's
+    column names are). An empty dict: every checked table agrees."""
+    import datetime as dt
+
+    from binlake.lake.registry import registry_rows
+    from binlake.sdi.dd_types import HT_VISIBLE
+    from binlake.sdi.registry import SchemaRegistry
+
+    if not tables:
+        return {}
+    rows = registry_rows(spark, engine, lake)
+    if not rows:
+        return {}
+    registry = SchemaRegistry.from_rows(rows)
+    at = (dt.datetime.fromtimestamp(cutoff_us / 1e6, dt.timezone.utc) if cutoff_us is not None
+          else dt.datetime.now(dt.timezone.utc)).replace(tzinfo=None)
+    out = {}
+    for db, table in sorted(t for t in tables if t[0] and t[1]):
+        version = registry.definition_at(db, table, at)
+        path = lake.silver(db, table)
+        if version is None or not engine.exists(path):
+            continue
+        sdi = {c.name.lower(): c.name for c in version.table.columns if c.hidden == HT_VISIBLE}
+        silver = {n.lower(): n for n in engine.column_names(path) if not n.startswith("_binlake_")}
+        if sdi.keys() != silver.keys():
+            only_silver = sorted(silver[k] for k in silver.keys() - sdi.keys())
+            only_sdi = sorted(sdi[k] for k in sdi.keys() - silver.keys())
+            out[f"{db}.{table}"] = (f"silver {db}.{table} differs from its SDI definition (version {version.version}) "
+                                    f"after DDL: only in silver {only_silver}, only in the SDI {only_sdi}")
+    return out
 
 
 def _no_op(engine: "DeltaEngine", lake: "LakeLayout", action: Any) -> bool:
@@ -618,6 +656,8 @@ def _apply_ddl(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         outcome = apply_action(spark, engine, lake, action, now=when, seq=ddl[SEQ_COL], commit_ts=ddl["commit_ts"],
                                type_options={"temporal_text": opts.temporal_text}, statement=ddl["statement"])
         report.ddl.append(f"{type(action).__name__} {table[0]}.{table[1]}")
+        renamed = (getattr(action, "new_db", None) or table[0], getattr(action, "new_table", None))
+        report.ddl_tables.add(renamed if renamed[1] else table)
         if isinstance(outcome, Quarantine):
             blocked[outcome.db, outcome.table] = outcome.message
             report.blocked[f"{outcome.db}.{outcome.table}"] = outcome.message

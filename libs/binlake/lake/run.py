@@ -44,7 +44,7 @@ class RunReport:
                 "ops": {k: a.ops.get(k, 0) for k in ("insert", "update", "delete", "key_change",
                                                      "already_applied")},
                 "quarantined": a.quarantined, "invalid_temporals": a.invalid_temporals, "ddl": a.ddl,
-                "blocked_tables": a.blocked,
+                "blocked_tables": a.blocked, "schema_mismatches": a.schema_mismatches,
                 "seconds": round(self.seconds, 3),
                 "stage_seconds": {"ingest": round(i.seconds, 3), **{k: round(v, 3) for k, v in
                                                                      a.stage_seconds.items()},

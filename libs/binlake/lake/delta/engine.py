@@ -109,6 +109,10 @@ class DeltaEngine(ABC):
             self._release(data)
         return MergeResult(self.version(table_path), inserted, updated, deleted)
 
+    def column_names(self, table_path: str) -> list[str]:
+        """The table's column names, from its schema (no data read)."""
+        return [f["name"] for f in self._schema_json(table_path)["fields"]]
+
     def add_columns(self, table_path: str, fields: StructType | Sequence[StructField]) -> int:
         """Widen the table by the fields it lacks (added as nullable); existing fields must keep their type."""
         wanted = [f.jsonValue() for f in fields]
