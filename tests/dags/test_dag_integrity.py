@@ -89,7 +89,7 @@ def test_parsing_touches_no_database_connection_variable_or_network(parsed: dict
 
 def test_dag_ids_docs_and_policies(parsed: dict) -> None:
     dags = parsed["dags"]
-    assert sorted(dags) == ["dq_report", "lake_maintenance", "mysql_cdc_daily"]
+    assert sorted(dags) == ["dq_report", "lake_maintenance", "mysql_cdc_daily", "mysql_snapshot"]
     for dag_id, d in dags.items():
         assert d["fileloc"] == dag_id
         assert d["doc_md"] and dag_id in d["doc_md"]

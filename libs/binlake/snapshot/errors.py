@@ -6,11 +6,15 @@ from binlake.errors import BinlakeError
 
 
 class SnapshotError(BinlakeError):
-    """Base of the snapshot's errors."""
+    """Base of the snapshot's errors. ``retryable``: rerunning may succeed by itself (and resumes)."""
+
+    retryable = False
 
 
 class ServerUnreachableError(SnapshotError):
     """The server could not be reached, or the connection dropped (rerun: the snapshot resumes)."""
+
+    retryable = True
 
 
 class SnapshotAccessError(SnapshotError):
@@ -27,7 +31,9 @@ class UnknownTableError(SnapshotError):
 
 
 class TableChangedError(SnapshotError):
-    """A table's definition changed (DDL) while the snapshot read it."""
+    """A table's definition changed (DDL) while the snapshot read it (rerun: that table is read anew)."""
+
+    retryable = True
 
 
 class SnapshotStateError(SnapshotError):
