@@ -5,7 +5,8 @@ Exactly once: a file whose identity (source, name, size, SHA-256) has a ``file_e
 a file that grew since (same name, new identity) is decoded from the end position its last ingest recorded. All
 new rows of a run go to bronze in one Delta append (atomic), so a crash leaves all or none of them.
 
-Ingest takes every complete transaction landed so far; which of them a run applies is decided by one rule, the
+Snapshots landed by ``binlake snapshot`` seed their tables first (``binlake.lake.seed``), and the landed files
+must continue what bronze holds (``binlake.lake.gaps``). Ingest takes every complete transaction landed so far; which of them a run applies is decided by one rule, the
 apply job's commit-time cut (``binlake.lake.apply``), never by file names or file header times.
 """
 
@@ -22,10 +23,12 @@ from binlake.lake.arrow import spark_ddl, to_arrow
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.gaps import check_grown, check_sequence
 from binlake.lake.registry import registry_rows
+from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, iter_chunk_rows
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_files
 from binlake.pipeline.split import plan_chunks
+from binlake.snapshot import read_snapshots
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -130,6 +133,7 @@ class IngestReport:
     totals: dict[str, int] = field(default_factory=dict)    # events, transactions, skipped_gtid, ...
     version: Optional[int] = None
     seconds: float = 0.0
+    seeded: SeedReport = field(default_factory=SeedReport)  # tables seeded from a snapshot in the landing folder
 
 
 def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
@@ -139,9 +143,10 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
 
     reset_crash_counts()
     started = time.perf_counter()
+    seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir))
     done = ingested_files(spark, engine, lake.bronze, opts.source)
-    plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes)
-    report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes)
+    plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes, seam_file=seeded.seam_file)
+    report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes, seeded=seeded)
     if plan.tasks:
         applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
         frame = bronze_frame(spark, plan.tasks, opts.tables, applied, run_id,

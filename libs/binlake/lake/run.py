@@ -39,6 +39,7 @@ class RunReport:
         return {"source": self.source, "run_id": self.run_id, "engine": self.engine,
                 "registry_versions": self.registry_versions,
                 "files": i.files, "files_skipped": i.skipped_files, "bytes": i.bytes,
+                "seeded_tables": i.seeded.tables, "seeded_rows": i.seeded.rows,
                 "events": i.totals.get("events", 0), "transactions": i.totals.get("transactions", 0),
                 "bronze_rows": dict(i.rows), "changes_applied": a.changes, "tables": a.tables,
                 "ops": {k: a.ops.get(k, 0) for k in ("insert", "update", "delete", "key_change",
@@ -71,6 +72,11 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         report.seconds = time.perf_counter() - started
         record_run(spark, engine, lake, report, result="gap")
         raise
+    if i.seeded.tables:
+        progress(f"[{opts.source}] seeded {len(i.seeded.tables)} table(s) from snapshots ({i.seeded.rows} rows): "
+                 + ", ".join(i.seeded.tables))
+    for warning in i.seeded.warnings:
+        progress(f"[{opts.source}] WARNING: {warning}")
     progress(f"[{opts.source}] ingest: {i.files} file(s), {i.bytes / 1e6:.1f} MB -> "
              f"{sum(i.rows.values())} bronze rows in {i.seconds:.1f} s ({i.skipped_files} already ingested)")
     with stage("apply", lake):

@@ -83,30 +83,31 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
     report = SeedReport()
     if not snapshots:
         return report
-    report.seam_file = snapshots[-1].position.file
     done = seams(engine, lake, source)
     applied = read_checkpoint(spark, engine, lake.checkpoints, source).seq
     newest: dict[TableId, tuple[Any, Any]] = {}
     for snap in snapshots:
         for t in snap.tables:
             newest[t.db, t.table] = (snap, t)
+    # binlogs before the oldest seam the tables start from are held by the snapshots (see binlake.lake.gaps)
+    report.seam_file = min((snap.position for snap, _ in newest.values()), key=lambda p: p.seam_seq).file
     rows = []
     for (db, table), (snap, t) in sorted(newest.items()):
         if done.get((db, table), -1) >= snap.seam_seq:
             continue
         if snap.seam_seq <= applied:
             report.warnings.append(
-                f"snapshot {snap.snapshot_id} of {db}.{table} is older than what source {source} has applied "
+                f"snapshot {snap.id} of {db}.{table} is older than what source {source} has applied "
                 f"(its position {snap.position.file}:{snap.position.pos} is before the checkpoint): not used; "
                 "take a new snapshot to reseed the table")
             continue
-        progress(f"[{source}] seed {db}.{table} from snapshot {snap.snapshot_id} ({t.rows} row(s))")
+        progress(f"[{source}] seed {db}.{table} from snapshot {snap.id} ({t.rows} row(s))")
         engine.overwrite(lake.silver(db, table), silver_frame(spark, t, snap.seam_seq - 1))
         lake.record_name(db, table)
         engine.delete(lake.tombstones, {"source": source, "db": db, "table_name": table})
         report.tables.append(f"{db}.{table}")
         report.rows += t.rows
-        rows.append((source, f"{db}.{table}", snap.snapshot_id, snap.seam_seq, snap.position.file,
+        rows.append((source, f"{db}.{table}", snap.id, snap.seam_seq, snap.position.file,
                      snap.position.pos, snap.position.gtid or "", t.rows,
                      dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")))
     if rows:
