@@ -28,7 +28,7 @@ from binlake.binlog import constants as C
 from binlake.binlog.columns import shortest_float32
 from binlake.binlog.render import json_value
 from binlake.binlog.values import charset_collation_id, collation_codec, decode_text
-from binlake.pipeline.types import invalid_temporal, silver_type, to_silver
+from binlake.pipeline.types import silver_type, to_silver
 from binlake.snapshot.errors import SnapshotServerError
 from binlake.snapshot.manifest import Column
 
@@ -78,9 +78,6 @@ class ColumnReader:
 
     def counts_invalid(self) -> bool:
         return self.kind in ("date", "timestamp", "timestamp_ntz")
-
-    def is_invalid(self, raw: Any) -> bool:
-        return raw is not None and invalid_temporal(self.kind, self.to_value(raw))
 
 
 def quote_name(name: str) -> str:

@@ -192,6 +192,7 @@ class Manifest:
     exclude: tuple[str, ...]
     chunk_rows: int
     created: str
+    fingerprint_key: str                   # secret mixed into chunk fingerprints (take.py)
     status: str = RUNNING
     completed: Optional[str] = None
     views: list[View] = field(default_factory=list)
@@ -203,7 +204,7 @@ class Manifest:
             "version": MANIFEST_VERSION, "id": self.id, "source": self.source, "server": self.server,
             "status": self.status, "created": self.created, "completed": self.completed,
             "selection": {"include": list(self.include), "exclude": list(self.exclude)},
-            "chunk_rows": self.chunk_rows, "next_file": self.next_file,
+            "chunk_rows": self.chunk_rows, "fingerprint_key": self.fingerprint_key, "next_file": self.next_file,
             "views": [v.to_json() for v in self.views], "tables": [t.to_json() for t in self.tables],
         }, indent=1, ensure_ascii=False) + "\n"
 
@@ -216,7 +217,8 @@ class Manifest:
                                          f"{MANIFEST_VERSION}; this binlake can not read it")
             return cls(id=str(d["id"]), source=str(d["source"]), server=dict(d["server"]),
                        include=tuple(d["selection"]["include"]), exclude=tuple(d["selection"]["exclude"]),
-                       chunk_rows=int(d["chunk_rows"]), created=d["created"], status=d["status"],
+                       chunk_rows=int(d["chunk_rows"]), created=d["created"], fingerprint_key=d["fingerprint_key"],
+                       status=d["status"],
                        completed=d.get("completed"), views=[View.from_json(v) for v in d["views"]],
                        tables=[TableState.from_json(t) for t in d["tables"]], next_file=int(d["next_file"]))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -227,9 +229,6 @@ class Manifest:
     def write(self, folder: Path) -> None:
         """Replace ``folder/manifest.json`` atomically and durably (temp file, fsync, rename, fsync folder)."""
         _write_atomic(folder / MANIFEST_NAME, self.to_json())
-
-    def view(self, index: int) -> View:
-        return self.views[index]
 
 
 def _keys_json(keys: Optional[Sequence[KeyValue]]) -> Optional[list]:

@@ -205,12 +205,10 @@ class ServerSession:
         except SnapshotAccessError:
             raise
         except SnapshotError:
-            pass
-        else:
-            raise UnknownTableError(f"{self.where}: {db}.{table} is not a base table (a view or a sequence); "
-                                    "drop it from --include")
-        raise UnknownTableError(f"{self.where}: table {db}.{table} (--include) does not exist; check the name "
-                                "(db.table, case as on the server)")
+            raise UnknownTableError(f"{self.where}: table {db}.{table} (--include) does not exist; check the name "
+                                    "(db.table, case as on the server)") from None
+        raise UnknownTableError(f"{self.where}: {db}.{table} is not a base table (a view or a sequence); drop it "
+                                "from --include")
 
     def describe(self, db: str, table: str) -> TableDef:
         """The table's columns (with their readers), primary key, engine and CREATE TABLE text, as of now;
@@ -263,17 +261,19 @@ class ServerSession:
             except pymysql.err.MySQLError:
                 pass
 
-    def fingerprint(self, t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]]) -> str:
-        """``count:xor`` of a 128-bit hash per row of the key range ``(lo, hi]``, computed by the server in
-        this view. Each row's hash covers every column's exact value (length-prefixed, NULL marked), so any
-        change of the range (a row inserted, deleted or changed) changes it (up to a hash collision)."""
+    def fingerprint(self, t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]],
+                    key: str) -> str:
+        """``count:xor`` of a 128-bit hash per row of the key range ``(lo, hi]``, computed by the server in this
+        view. A row's hash is MD5 of ``key`` (the snapshot's secret) and every column's exact value
+        (length-prefixed, NULL marked), so any change of the range (a row inserted, deleted or changed) changes
+        the fingerprint unless 128-bit hashes collide; a writer that does not know ``key`` can not aim at one."""
         parts = ", ".join(f"IFNULL(CONCAT(LENGTH(CAST({r.expression} AS BINARY)), ':', CAST({r.expression} AS BINARY)),"
                           " 'N')" for r in t.readers)
         where, params = _range_condition(t, lo, hi)
         sql = ("SELECT COUNT(*), BIT_XOR(CAST(CONV(SUBSTRING(h, 1, 16), 16, 10) AS UNSIGNED)), "
                "BIT_XOR(CAST(CONV(SUBSTRING(h, 17, 16), 16, 10) AS UNSIGNED)) "
-               f"FROM (SELECT MD5(CONCAT({parts})) AS h FROM {quote_name(t.db)}.{quote_name(t.table)}{where}) AS r")
-        count, a, b = self.query_one(sql, params, what=f"fingerprinting {t.name}")
+               f"FROM (SELECT MD5(CONCAT(%s, {parts})) AS h FROM {quote_name(t.db)}.{quote_name(t.table)}{where}) AS r")
+        count, a, b = self.query_one(sql, [key, *params], what=f"fingerprinting {t.name}")
         return f"{int(count)}:{int(a or 0):016x}{int(b or 0):016x}"
 
     # -- plumbing --------------------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ class ServerSession:
         message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
         where, user = self.where, f"'{self.source.user}'@'<host>'"
         flavor = self.info.flavor if self.info else "mysql"
-        if code in _LOST or isinstance(exc, (pymysql.err.InterfaceError,)) or code is None:
+        if code in _LOST or code is None or isinstance(exc, pymysql.err.InterfaceError):
             return ServerUnreachableError(f"{where}: {what}: the connection failed or dropped ({message}); check "
                                           "that the server runs and is reachable, then rerun (a snapshot resumes)")
         if code == ER_ACCESS_DENIED:

@@ -19,6 +19,7 @@ import datetime as dt
 import errno
 import fcntl
 import os
+import secrets
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ import pymysql
 from binlake.lake.arrow import arrow_schema
 from binlake.lake.layout import silver_name
 from binlake.pipeline.filters import TableFilter
-from binlake.snapshot.errors import SnapshotStateError, UnknownTableError
+from binlake.snapshot.errors import SnapshotError, SnapshotStateError, UnknownTableError
 from binlake.snapshot.manifest import (COMPLETE, LOCK_NAME, TABLES_DIR, Chunk, KeyValue, Manifest, Position,
                                        TableState, View, fsync_dir, load_manifests, snapshots_root)
 from binlake.snapshot.progress import Progress
@@ -72,7 +73,7 @@ def take_snapshot(source: MySQLSource, landing: str | os.PathLike[str], options:
     """Snapshot ``source``'s selected tables into ``<landing>/<source name>/_snapshots/<id>/``, or finish the
     unfinished snapshot there (same selection)."""
     if options.chunk_rows < 1 or options.batch_rows < 1:
-        raise SnapshotStateError("--chunk-rows must be at least 1")
+        raise SnapshotError(f"--chunk-rows {options.chunk_rows}: give at least 1 row per chunk")
     root = snapshots_root(Path(landing) / source.name)
     with _locked(root):
         unfinished = [(f, m) for f, m in load_manifests(root.parent) if m.status != COMPLETE]
@@ -98,7 +99,7 @@ def take_snapshot(source: MySQLSource, landing: str | os.PathLike[str], options:
                 folder = _new_folder(root)
                 manifest = Manifest(folder.name, source.name, info.to_json(source.display()),
                                     options.tables.include, options.tables.exclude, options.chunk_rows, utc_now(),
-                                    tables=[_table_state(d) for d in defs.values()])
+                                    secrets.token_hex(16), tables=[_table_state(d) for d in defs.values()])
             manifest.views.append(View(len(manifest.views), position, utc_now(), method))
             run = _Run(folder, manifest, session, options, resumed=bool(unfinished), stream=stream)
             run.all_tables(defs)
@@ -161,7 +162,7 @@ class _Run:
     def _table(self, t: TableState, d: TableDef) -> None:
         p, earlier = self.progress, len(t.chunks)
         for i, c in enumerate(t.chunks):            # chunks of an earlier view: keep the unchanged ranges
-            if self.session.fingerprint(d, c.lo, c.hi) == c.fingerprint:
+            if self.session.fingerprint(d, c.lo, c.hi, self.manifest.fingerprint_key) == c.fingerprint:
                 self.kept += 1
                 p.rows(c.rows, t.name, i)
                 continue
@@ -212,7 +213,7 @@ class _Run:
                 parts.discard()
         if hi is None and limit is not None and rows == limit and last is not None:
             hi = [d.readers[i].to_key(last[i]) for i in key_at]
-        fingerprint = self.session.fingerprint(d, lo, hi) if hi is not None else None
+        fingerprint = self.session.fingerprint(d, lo, hi, self.manifest.fingerprint_key) if hi is not None else None
         return Chunk(lo, hi, rows, parts.files, fingerprint, invalid)
 
     # -- files -------------------------------------------------------------------------------------------------

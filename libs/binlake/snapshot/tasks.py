@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from binlake.errors import BinlakeError
+from binlake.snapshot.errors import SnapshotError
 
 log = logging.getLogger(__name__)
 
 
-class LoadFailed(BinlakeError):
+class LoadFailed(SnapshotError):
     """``binlake run`` after the snapshot did not finish."""
 
 
