@@ -9,7 +9,7 @@ use crate::jsonl::{diff_items, op_of, value_error};
 use crate::layout::{Layout, Silver};
 use crate::reader::Fail;
 use crate::rows::{Cell, Val};
-use crate::values::{bit_digits, push_hex_object, text_bytes, text_of};
+use crate::values::{bit_digits, enum_set_bytes, push_hex_object, text_bytes, text_of};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyTuple};
 use std::collections::HashMap;
@@ -440,6 +440,22 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             col.int(x as i64);
         }
         Silver::Dec(p, s) => {
+            if let (Val::UInt(x), 0) = (*v, s) {
+                col.valid.push(true);
+                if let Data::I128(vv) = &mut col.data {
+                    vv.push(x as i128);
+                }
+                return Ok(());
+            }
+            if let Val::Decimal(raw, pp, ss) = *v {
+                if let Some(x) = fmt::decimal_i128(raw, pp as u32, ss as u32).filter(|_| ss == s && pp <= p) {
+                    col.valid.push(true);
+                    if let Data::I128(vv) = &mut col.data {
+                        vv.push(x);
+                    }
+                    return Ok(());
+                }
+            }
             let (neg, coef) = match *v {
                 Val::Decimal(raw, pp, ss) => fmt::decimal_value(raw, pp as u32, ss as u32),
                 Val::UInt(x) => {
@@ -486,6 +502,29 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             }
         }
         Silver::Date | Silver::TsNtz | Silver::TsUtc => {
+            let fast = match *v {
+                Val::Date(y, m, dd) if kind == Silver::Date => fmt::typed_fields(y, m, dd, 0, 0, 0, 0, 0, false),
+                Val::DateTime { y, mo, d: dd, h, mi, s, us, fsp } if kind != Silver::Date => {
+                    fmt::typed_fields(y, mo, dd, h, mi, s, us, fsp, true)
+                }
+                Val::Timestamp { secs, us, fsp } if kind != Silver::Date => {
+                    if secs == 0 && us == 0 {
+                        Some(None)
+                    } else if fsp == 0 {
+                        Some(Some(secs as i64 * 1_000_000))
+                    } else {
+                        fmt::kept_micro(us, fsp).map(|u| Some(secs as i64 * 1_000_000 + u))
+                    }
+                }
+                _ => None,
+            };
+            if let Some(typed) = fast {
+                match typed {
+                    Some(x) => col.int(x),
+                    None => col.null(),
+                }
+                return Ok(());
+            }
             let mut t = String::new();
             if !text_of(v, &mut t) {
                 return range("a value of another type".into());
@@ -533,28 +572,39 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             _ => return range("a value of another type".into()),
         },
         Silver::Str => {
+            let Data::Var { offsets, bytes } = &mut col.data else { unreachable!() };
+            let start = bytes.len();
             let mut t = String::new();
-            let mut out = Vec::new();
             match *v {
-                Val::Int(x) => out.extend_from_slice(x.to_string().as_bytes()),
-                Val::UInt(x) => out.extend_from_slice(x.to_string().as_bytes()),
-                Val::Bytes(raw) => hex_repr(raw, 0, &mut out),
-                Val::Padded(raw, n) => hex_repr(raw, n, &mut out),
+                Val::Text(raw) if std::str::from_utf8(raw).is_ok() => bytes.extend_from_slice(raw),
+                Val::Text(raw) => hex_repr(raw, 0, bytes),
+                Val::Enum(_) | Val::Set(_) => {
+                    enum_set_bytes(column, v, bytes);
+                    if std::str::from_utf8(&bytes[start..]).is_err() {
+                        let raw = bytes.split_off(start);
+                        hex_repr(&raw, 0, bytes);
+                    }
+                }
+                Val::Int(x) => bytes.extend_from_slice(x.to_string().as_bytes()),
+                Val::UInt(x) => bytes.extend_from_slice(x.to_string().as_bytes()),
+                Val::Bytes(raw) => hex_repr(raw, 0, bytes),
+                Val::Padded(raw, n) => hex_repr(raw, n, bytes),
                 Val::Json(raw) => {
                     crate::json::json_text(raw, &mut t).map_err(|_| None)?;
-                    out.extend_from_slice(t.as_bytes());
+                    bytes.extend_from_slice(t.as_bytes());
                 }
-                _ if text_of(v, &mut t) => out.extend_from_slice(t.as_bytes()),
+                _ if text_of(v, &mut t) => bytes.extend_from_slice(t.as_bytes()),
                 _ => {
                     let mut scratch = Vec::new();
                     match text_bytes(v, column, d, &mut scratch) {
-                        Some(Ok(s)) => out.extend_from_slice(s),
-                        Some(Err(raw)) => hex_repr(raw, 0, &mut out),
+                        Some(Ok(s)) => bytes.extend_from_slice(s),
+                        Some(Err(raw)) => hex_repr(raw, 0, bytes),
                         None => return range("a value of another type".into()),
                     }
                 }
             }
-            col.bytes(&out);
+            offsets.push(bytes.len() as i64);
+            col.valid.push(true);
         }
     }
     Ok(())
@@ -598,8 +648,8 @@ impl ArrowSink {
             l.db == layout.db && l.table == layout.table && l.primary_key == layout.primary_key
                 && l.columns.len() == layout.columns.len()
                 && l.columns.iter().zip(&layout.columns).all(|(a, c)| {
-                    (a.name == c.name && a.type_code == c.type_code && a.real_type == c.real_type && a.meta == c.meta
-                     && a.unsigned == c.unsigned && a.collation == c.collation)
+                    a.name == c.name && a.type_code == c.type_code && a.real_type == c.real_type && a.meta == c.meta
+                        && a.unsigned == c.unsigned && a.collation == c.collation
                 })
         });
         let i = match same {
@@ -625,22 +675,24 @@ impl ArrowSink {
         self.total = 0;
     }
 
-    fn image(buf: &mut Buffer, which: usize, layout: &Layout, cells: Option<&[Cell]>, d: &crate::rows::Decoded)
+    /// Add one image (``cells``: ``d.cells[range]``); on a bad value, the index of its cell in ``d.cells``.
+    fn image(buf: &mut Buffer, which: usize, layout: &Layout, range: Option<(usize, usize)>, d: &crate::rows::Decoded)
              -> Result<(), (usize, Option<String>)> {
         let (st, present) = if which == 0 { (&mut buf.before, &mut buf.before_present) } else { (&mut buf.after, &mut buf.after_present) };
-        let Some(cells) = cells else {
+        let Some((first, last)) = range else {
             st.valid.push(false);
             st.children.iter_mut().for_each(|c| c.null());
             present.null();
             return Ok(());
         };
         st.valid.push(true);
-        let mut it = cells.iter().peekable();
+        let cells = &d.cells[first..last];
+        let mut next = 0;
         for (i, col) in st.children.iter_mut().enumerate() {
-            match it.peek() {
+            match cells.get(next) {
                 Some(c) if c.col as usize == i => {
-                    let c = it.next().unwrap();
-                    put(col, buf.kinds[i], c, layout, d).map_err(|e| (c.col as usize, e))?;
+                    put(col, buf.kinds[i], c, layout, d).map_err(|e| (first + next, e))?;
+                    next += 1;
                 }
                 _ => col.null(),
             }
@@ -684,11 +736,11 @@ fn append(sink: &mut ArrowSink, py: Python<'_>, p: &Processor, r: &RowsEvent) ->
     for (i, row) in d.rows.iter().enumerate() {
         let items = if row.partial.is_some() { Some(diff_items(py, p, r, i)) } else { None };
         let b = &mut sink.buffers[bi];
-        let cells = |img: Option<(usize, usize)>| img.map(|(a, z)| &d.cells[a..z]);
-        let res = ArrowSink::image(b, 0, r.layout, cells(row.before), d)
-            .and_then(|_| ArrowSink::image(b, 1, r.layout, cells(row.after), d));
-        if let Err((col, e)) = res {
-            let cell = d.cells.iter().find(|c| c.col as usize == col).unwrap();
+        let res = ArrowSink::image(b, 0, r.layout, row.before, d)
+            .and_then(|_| ArrowSink::image(b, 1, r.layout, row.after, d));
+        if let Err((k, e)) = res {
+            let cell = &d.cells[k];
+            let col = cell.col as usize;
             return Err(match e {
                 None => value_error(py, p, r, i, cell),
                 Some(found) => silver_error(py, p, r, i, col, b.kinds[col], found),

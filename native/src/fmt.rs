@@ -246,6 +246,46 @@ pub fn decimal_value(raw: &[u8], precision: u32, scale: u32) -> (bool, BigDec) {
     (!positive, value)
 }
 
+/// The unscaled value of a DECIMAL whose digit groups are all valid (each below 10^digits) and whose
+/// precision is at most 38: the common case, without big-number arithmetic. None otherwise.
+pub fn decimal_i128(raw: &[u8], precision: u32, scale: u32) -> Option<i128> {
+    if precision > 38 {
+        return None;
+    }
+    let intg = precision - scale;
+    let positive = raw.first().map_or(false, |b| b & 0x80 != 0);
+    let mut value: i128 = 0;
+    let mut at = 0;
+    let mut group = |digits: u32, value: &mut i128| -> Option<()> {
+        let n = if digits == 9 { 4 } else { DIG2BYTES[digits as usize] };
+        let mut g: u64 = 0;
+        for k in at..at + n {
+            let b = raw[k];
+            let b = if k == 0 { if positive { b ^ 0x80 } else { b ^ 0x7F } } else if positive { b } else { b ^ 0xFF };
+            g = g << 8 | b as u64;
+        }
+        at += n;
+        if g >= 10u64.pow(digits) {
+            return None;
+        }
+        *value = *value * 10i128.pow(digits) + g as i128;
+        Some(())
+    };
+    if intg % 9 > 0 {
+        group(intg % 9, &mut value)?;
+    }
+    for _ in 0..intg / 9 {
+        group(9, &mut value)?;
+    }
+    for _ in 0..scale / 9 {
+        group(9, &mut value)?;
+    }
+    if scale % 9 > 0 {
+        group(scale % 9, &mut value)?;
+    }
+    Some(if positive { value } else { -value })
+}
+
 /// ``format(Decimal, "f")`` of coefficient * 10^-scale with its sign (``-0.00`` included).
 pub fn decimal_text(negative: bool, coef: &BigDec, scale: u32, out: &mut String) {
     if negative {
@@ -362,6 +402,37 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 
 fn valid_date(y: i64, m: i64, d: i64) -> bool {
     (1..=9999).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m)
+}
+
+/// Microseconds the text of a fraction keeps (``f"{micro:06d}"[:fsp]`` read back padded): None when the
+/// value has more than 6 digits (corrupt input; the text path decides).
+pub fn kept_micro(micro: u64, fsp: u8) -> Option<i64> {
+    if micro >= 1_000_000 {
+        return None;
+    }
+    let unit = 10u64.pow(6 - fsp.min(6) as u32);
+    Some((micro / unit * unit) as i64)
+}
+
+/// ``_date``/``_datetime`` from fields whose text has the usual widths (4-digit year, 2-digit parts), else
+/// None (the caller goes through the text).
+pub fn typed_fields(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64, micro: u64, fsp: u8, time: bool) -> Option<Option<i64>> {
+    if y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 {
+        return None;
+    }
+    let (y, mo, d) = (y as i64, mo as i64, d as i64);
+    if !valid_date(y, mo, d) {
+        return Some(None);
+    }
+    let days = days_from_civil(y, mo, d);
+    if !time {
+        return Some(Some(days));
+    }
+    if h >= 24 || mi >= 60 || s >= 60 {
+        return Some(None);
+    }
+    let us = if fsp == 0 { 0 } else { kept_micro(micro, fsp)? };
+    Some(Some((days * 86400 + (h * 3600 + mi * 60 + s) as i64) * 1_000_000 + us))
 }
 
 /// ``binlake.pipeline.types._date`` of a DATE's text: days since the epoch, None for a zero/invalid date.

@@ -193,11 +193,11 @@ impl Reader {
         if let Some((kind, data, size, pos)) = self.pending_payload.take() {
             let payload_size = data.len() as u64;
             let reader: Box<dyn Read> = match kind {
-                0 if data.is_empty() => Box::new(std::io::Cursor::new(data)),
-                0 => match ruzstd::decoding::StreamingDecoder::new(std::io::Cursor::new(data)) {
-                    Ok(d) => Box::new(d),
+                // one frame, as python-zstandard's stream_reader reads it (the same libzstd)
+                0 => match zstd::stream::read::Decoder::with_buffer(std::io::Cursor::new(data)) {
+                    Ok(d) => Box::new(d.single_frame()),
                     Err(e) => {
-                        let f = payload_error(pos, format!("compressed payload does not decompress: {}", e));
+                        let f = payload_error(pos, format!("compressed payload does not decompress: zstd decompress error: {}", e));
                         return self.stop(f);
                     }
                 },
@@ -367,7 +367,8 @@ impl Reader {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) => {
-                    let f = payload_error(p.payload_pos, format!("compressed payload does not decompress: {}", e));
+                    let f = payload_error(p.payload_pos,
+                                          format!("compressed payload does not decompress: zstd decompress error: {}", e));
                     return self.stop(f);
                 }
             }

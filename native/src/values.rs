@@ -12,23 +12,27 @@ use pyo3::types::{PyBytes, PyTuple};
 /// JSON documents that do not decode).
 pub struct BadValue;
 
-/// The name bytes of an ENUM index (``""`` for 0) or the comma-joined members of a SET mask.
-pub fn enum_set_bytes(col: &Column, v: &Val) -> Vec<u8> {
+/// Append the name bytes of an ENUM index (``""`` for 0) or the comma-joined members of a SET mask.
+pub fn enum_set_bytes(col: &Column, v: &Val, out: &mut Vec<u8>) {
     match (v, &col.kind) {
-        (Val::Enum(i), Kind::Enum { names: Some(n), .. }) => if *i == 0 { Vec::new() } else { n[*i as usize - 1].clone() },
+        (Val::Enum(i), Kind::Enum { names: Some(n), .. }) => {
+            if *i > 0 {
+                out.extend_from_slice(&n[*i as usize - 1]);
+            }
+        }
         (Val::Set(m), Kind::Set { names: Some(n), .. }) => {
-            let mut out = Vec::new();
+            let mut first = true;
             for (k, name) in n.iter().enumerate() {
                 if k < 64 && m >> k & 1 == 1 {
-                    if !out.is_empty() {
+                    if !first {
                         out.push(b',');
                     }
+                    first = false;
                     out.extend_from_slice(name);
                 }
             }
-            out
         }
-        _ => Vec::new(),
+        _ => {}
     }
 }
 
@@ -69,7 +73,8 @@ pub fn text_bytes<'a>(v: &Val<'a>, col: &Column, d: &'a Decoded, scratch: &'a mu
         }
         Val::PyText(i) => return Some(Ok(d.texts[*i].as_bytes())),
         Val::Enum(_) | Val::Set(_) => {
-            *scratch = enum_set_bytes(col, v);
+            scratch.clear();
+            enum_set_bytes(col, v, scratch);
             &scratch[..]
         }
         _ => return None,

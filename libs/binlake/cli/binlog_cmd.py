@@ -135,6 +135,11 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_rows(args: argparse.Namespace) -> int:
+    from binlake.binlog.native import cmd_rows as native_rows
+
+    done = native_rows(args)        # the native core writes the same lines (binlake.binlog.native)
+    if done is not None:
+        return done
     from binlake.binlog.render import json_diffs, json_image
 
     from binlake.binlog.constants import event_type_name
