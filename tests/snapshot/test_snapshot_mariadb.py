@@ -39,6 +39,9 @@ CREATE TABLE keys_db.unique_nn (code CHAR(4) NOT NULL, v INT, UNIQUE KEY (code))
 CREATE TABLE keys_db.binary_key (k VARBINARY(8) NOT NULL PRIMARY KEY, d DATE) ENGINE=InnoDB;
 CREATE TABLE keys_db.float_key (f FLOAT NOT NULL PRIMARY KEY, note TEXT) ENGINE=InnoDB;
 CREATE TABLE keys_db.empty_t (id BIGINT UNSIGNED PRIMARY KEY) ENGINE=InnoDB;
+CREATE TABLE keys_db.`odd %s na``me` (`k%s` INT NOT NULL, `back``tick` VARCHAR(5) NOT NULL, PRIMARY KEY (`k%s`,
+    `back``tick`)) ENGINE=InnoDB;
+INSERT INTO keys_db.`odd %s na``me` VALUES (1, 'a'), (1, 'b'), (2, '%'), (3, '%s');
 INSERT INTO keys_db.composite VALUES ('Zürich', 2, 'b'), ('zürich', 1, NULL), ('ägypten', 1, 'c'), ('A', 7, 'd'),
     ('a ', 8, 'trailing key space'), ('B', -3, 'e'), ('Ärger', 0, 'f'), ('b', 4, NULL), ('é', 5, 'g');
 INSERT INTO keys_db.keyless VALUES (1, 'x', '2024-01-01 00:00:00.5'), (1, 'x', '2024-01-01 00:00:00.5'),
@@ -97,7 +100,7 @@ def test_every_column_type_and_key_shape_equals_the_binlog_replay(server: MariaD
 
     names = sorted(f"{t.db}.{t.table}" for t in snap.tables)
     assert names == ["keys_db.binary_key", "keys_db.composite", "keys_db.empty_t", "keys_db.float_key",
-                     "keys_db.keyless", "keys_db.unique_nn", "lake.t_bit", "lake.t_geo", "lake.t_int", "lake.t_lob",
+                     "keys_db.keyless", "keys_db.odd %s na`me", "keys_db.unique_nn", "lake.t_bit", "lake.t_geo", "lake.t_int", "lake.t_lob",
                      "lake.t_num", "lake.t_str", "lake.t_time"]
     replay = Replay(snap.tables, defaults={("lake", "t_int", "added"): "dflt"})   # ALTER ... ADD ... DEFAULT 'dflt'
     replay.apply(binlog_changes(server.binlog_files(), end=snap.position))

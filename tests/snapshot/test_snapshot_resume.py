@@ -36,7 +36,7 @@ GRANT SELECT ON r.* TO 'snap'@'127.0.0.1';
 
 def _command(server: MariaDBServer, landing: Path) -> list[str]:
     return [str(Path(sys.executable).with_name("binlake")), "snapshot", "--source", source_uri(server), "--landing",
-            str(landing), "--chunk-rows", str(CHUNK), "--password-env", "SNAP_PW"]
+            str(landing), "--chunk-rows", str(CHUNK), "--password-env", "SNAP_PW", "--include", "r.*"]
 
 
 def _manifest(landing: Path) -> dict | None:

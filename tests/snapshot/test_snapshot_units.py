@@ -207,7 +207,7 @@ def _write(root: Path, id_: str, status: str, tables: list[TableState]) -> Path:
     views = [View(0, Position("binlog.000007", 900, "0-1-5"), "2026-01-01T00:00:00Z", "test"),
              View(1, Position("binlog.000008", 120, "0-1-9"), "2026-01-01T00:05:00Z", "test")]
     Manifest(id_, "src", {"flavor": "mariadb", "version": "10.11.9-MariaDB", "server_id": 1, "uri": "mysql://x"},
-             ("d.*",), (), 5, "2026-01-01T00:00:00Z", status, None, views, tables, 2).write(folder)
+             ("d.*",), (), 5, "2026-01-01T00:00:00Z", "00" * 16, status, None, views, tables, 2).write(folder)
     return folder
 
 

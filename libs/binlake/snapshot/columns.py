@@ -81,7 +81,8 @@ class ColumnReader:
 
 
 def quote_name(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+    """A quoted identifier for statements that go through PyMySQL's ``%`` formatting (``%`` doubled)."""
+    return "`" + name.replace("`", "``").replace("%", "%%") + "`"
 
 
 def _float(raw: Any) -> float:

@@ -152,7 +152,7 @@ class ServerSession:
         if info.flavor == "mariadb":
             self.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             self.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
-            status = dict(self.query("SHOW STATUS LIKE 'binlog_snapshot_%'", what="reading binlog_snapshot_file"))
+            status = dict(self.query("SHOW STATUS LIKE 'binlog_snapshot%%'", what="reading binlog_snapshot_file"))
             file, pos = status.get("Binlog_snapshot_file") or "", status.get("Binlog_snapshot_position")
             if not file or pos is None:
                 raise SnapshotServerError(f"{self.where}: the server gives no binlog_snapshot_file; is the binary "
@@ -299,8 +299,9 @@ class ServerSession:
         return tuple(rows[0])
 
     def _run(self, cursor: Any, sql: str, params: Sequence[Any], what: str) -> None:
+        """Every statement goes through PyMySQL's ``%`` formatting (names are quoted with ``%%``)."""
         try:
-            cursor.execute(sql, tuple(params) if params else None)
+            cursor.execute(sql, tuple(params))
         except pymysql.err.MySQLError as exc:
             code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
             if code == ER_PARSE_ERROR and sql.startswith("SHOW BINARY LOG STATUS"):

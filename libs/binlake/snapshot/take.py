@@ -32,7 +32,7 @@ from binlake.lake.arrow import arrow_schema
 from binlake.lake.layout import silver_name
 from binlake.pipeline.filters import TableFilter
 from binlake.snapshot.errors import SnapshotError, SnapshotStateError, UnknownTableError
-from binlake.snapshot.manifest import (COMPLETE, LOCK_NAME, TABLES_DIR, Chunk, KeyValue, Manifest, Position,
+from binlake.snapshot.manifest import (COMPLETE, LOCK_NAME, MANIFEST_NAME, TABLES_DIR, Chunk, KeyValue, Manifest, Position,
                                        TableState, View, fsync_dir, load_manifests, snapshots_root)
 from binlake.snapshot.progress import Progress
 from binlake.snapshot.server import ServerSession, TableDef, utc_now
@@ -76,6 +76,9 @@ def take_snapshot(source: MySQLSource, landing: str | os.PathLike[str], options:
         raise SnapshotError(f"--chunk-rows {options.chunk_rows}: give at least 1 row per chunk")
     root = snapshots_root(Path(landing) / source.name)
     with _locked(root):
+        for folder in root.iterdir():       # begun, killed before its first manifest: nothing to resume
+            if folder.is_dir() and not (folder / MANIFEST_NAME).exists():
+                shutil.rmtree(folder)
         unfinished = [(f, m) for f, m in load_manifests(root.parent) if m.status != COMPLETE]
         if unfinished:
             folder, manifest = unfinished[-1]
