@@ -4,7 +4,8 @@
         [--report-dir DIR] [--engine auto|rust|spark]
 
 Thin entry point over ``binlake.quality.validate_lake``. Prints one JSON line (results, failures, report paths);
-exit 0 when every error-level expectation passed, 1 when one failed, 2 when the lake could not be validated.
+exit 0 when everything was validated and every error-level expectation passed, 1 when one failed, 2 when the
+lake or part of it (a silver table, a suite) could not be validated (the DAG's validate task fails on 1 and 2).
 """
 
 from __future__ import annotations
@@ -30,20 +31,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def run() -> int:
         from binlake.lake.session import build_session
-        from binlake.quality import QualityCheckFailed, ValidationOptions, validate_lake
+        from binlake.quality import ValidationFailed, ValidationOptions, validate_lake
 
         options = ValidationOptions(max_quarantine_share=args.max_quarantine_share,
                                     suites=frozenset(args.suite) if args.suite else None,
                                     report_dir=args.report_dir, engine=args.engine)
         try:
-            summary = validate_lake(build_session("binlake-validate"), args.lake, args.run_id, options)
-        except QualityCheckFailed as exc:
-            summary = exc.summary
+            summary, code = validate_lake(build_session("binlake-validate"), args.lake, args.run_id, options), 0
+        except ValidationFailed as exc:
+            summary, code = exc.summary, exc.exit_code
         print(json.dumps({"run_id": summary.run_id, "expectations": len(summary.results),
                           "failed_errors": [f"{r.suite}: {r.expectation_type}" for r in summary.failed_errors],
+                          "not_validated": summary.not_validated,
                           "failed_warnings": len(summary.failed_warnings), "report": summary.report_path,
                           "data_docs": summary.data_docs_path}, sort_keys=True))
-        return 0 if summary.success else QualityCheckFailed.exit_code
+        return code
 
     return job_main(run)
 

@@ -18,3 +18,12 @@ def test_help_lists_the_suites(capsys):
 def test_missing_lake_is_a_usage_error(tmp_path, capsys):
     assert main(["validate", "--lake", str(tmp_path / "nope")]) == 2
     assert "no such lake directory" in capsys.readouterr().err
+
+
+def test_help_documents_the_exit_codes(capsys):
+    try:
+        main(["validate", "--help"])
+    except SystemExit as exc:
+        assert exc.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 checks failed" in out and "2 could not run" in out and "this wins over 1" in out

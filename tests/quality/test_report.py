@@ -48,3 +48,27 @@ def test_run_totals_count_failures_by_level():
             _row("r0", 1, "s", "a", True)]
     totals = {t.run_id: (t.checked, t.failed_errors, t.failed_warnings) for t in run_totals(rows)}
     assert totals == {"r1": (2, 1, 1), "r0": (1, 0, 0)}
+
+
+def test_could_not_run_and_checks_failed_have_their_own_exit_codes(tmp_path):
+    from binlake.quality.errors import NotValidated, QualityCheckFailed
+
+    ok, failed = _row("r", 1, "silver.a", "status", True), _row("r", 1, "silver.a", "kind", False)
+    raised = dataclasses.replace(_row("r", 1, "silver.b", "id", False), exception="column id\nis missing")
+    warned = dataclasses.replace(raised, level="warning")
+
+    def summary(*rows: ResultRow, skipped: tuple[str, ...] = ()) -> ValidationSummary:
+        return ValidationSummary("r", dt.datetime(2024, 3, 1), "/lake", rows, str(tmp_path / "s.html"),
+                                 str(tmp_path / "index.html"), skipped)
+
+    assert summary(ok, warned).failure() is None and summary(ok, warned).success
+    checks_failed = summary(ok, failed).failure()
+    assert type(checks_failed) is QualityCheckFailed and checks_failed.exit_code == 1
+    for s in (summary(ok, raised), summary(ok, failed, raised), summary(ok, skipped=("silver.c: no definition",))):
+        error = s.failure()
+        assert type(error) is NotValidated and error.exit_code == 2 and "\n" not in str(error)
+        assert ("1 error-level expectation(s) failed too" in str(error)) == bool(s.failed_errors)
+        assert "NOT VALIDATED: 1 check(s) could not be validated" in render_summary(s, [])
+    assert summary(ok, raised).not_validated == ["silver.b: expect_column_values_to_be_in_set(id) could not run: "
+                                                  "column id\nis missing"]
+    assert summary(ok, failed, raised).failed_errors == [failed]

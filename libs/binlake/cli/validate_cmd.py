@@ -1,11 +1,13 @@
-"""``binlake validate``: run the data-quality suites on a lake, write the report, fail on error-level failures."""
+"""``binlake validate``: run the data-quality suites on a lake, write the report; exit 1 when an error-level check
+failed, 2 when something could not be validated."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 EPILOG = """\
 Checks, each an expectation suite (Great Expectations 1.x) run on Spark DataFrames:
@@ -18,11 +20,17 @@ Checks, each an expectation suite (Great Expectations 1.x) run on Spark DataFram
   silver.reconciliation  each silver table's live rows = bronze inserts - deletes
   meta.quarantine        this run's quarantined share <= --max-quarantine-share
   meta.schema_registry   every version's SDI complete (WL#7069 FR-03 header, parseable)
-Results go to meta.dq_results; the run's summary to LAKE/reports/quality/runs/RUN/summary.html; Data Docs to
-LAKE/reports/quality/data_docs/index.html.
+Every silver table is validated or listed as not validated. Results go to meta.dq_results; the run's summary
+to LAKE/reports/quality/runs/RUN/summary.html; Data Docs to LAKE/reports/quality/data_docs/index.html. Names
+Great Expectations gets are its safe form: a table's suite is silver.<its silver folder>, and column and run
+names keep letters, digits, _ $ - with every other character as ~XX per UTF-8 byte (as silver folder names).
 
-Exit status: 0 all error-level expectations passed (warnings may have failed), 1 an error-level expectation
-failed, 2 the lake could not be validated.
+exit status:
+  0  validated: every silver table and pipeline suite checked, every error-level expectation passed
+     (warning-level ones may have failed)
+  1  checks failed: everything was checked and an error-level expectation failed
+  2  could not run: the lake, a silver table (no definition in meta.schema_registry, an unnamed folder) or a
+     suite could not be validated, or an expectation raised instead of giving a result; this wins over 1
 
 examples:
   binlake validate --lake /data/lake --run-id 2024-03-01
@@ -54,7 +62,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace, spark: Any = None) -> int:
-    from binlake.quality.errors import LakeLayoutError, QualityCheckFailed
+    from binlake.quality.errors import LakeLayoutError, ValidationFailed
     from binlake.quality.runner import ValidationOptions, validate_lake
 
     if not os.path.isdir(args.lake):
@@ -68,9 +76,12 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
                                 suites=frozenset(args.suite) if args.suite else None,
                                 report_dir=args.report_dir, engine=args.engine)
     try:
-        summary = validate_lake(spark, args.lake, args.run_id, options)
-    except QualityCheckFailed as exc:
+        with could_not_run(args.lake):
+            summary = validate_lake(spark, args.lake, args.run_id, options)
+    except ValidationFailed as exc:
         s = exc.summary
+        for item in s.not_validated:
+            print(f"NOT VALIDATED {item}", file=sys.stderr)
         for r in s.failed_errors + s.failed_warnings:
             print(f"FAILED {r.level:7} {r.suite}: {r.expectation_type}({r.columns or ''}) "
                   f"unexpected={r.unexpected_count}", file=sys.stderr)
@@ -82,6 +93,27 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
           f"{len(summary.failed_warnings)} warning(s) failed")
     print(f"report: {summary.report_path}\ndata docs: {summary.data_docs_path}")
     return 0
+
+
+@contextmanager
+def could_not_run(lake: str) -> Iterator[None]:
+    """Anything but a binlake error (a Spark failure, a bug) becomes one line and exit 2, never 1 ("checks
+    failed"); the full trace goes to ``<lake>/logs/``."""
+    from binlake.errors import BinlakeError
+    from binlake.lake.failures import stage, write_log
+    from binlake.lake.layout import absolute
+
+    layout = absolute(lake)
+    try:
+        with stage("validate", layout):
+            yield
+    except BinlakeError:
+        raise
+    except Exception as exc:
+        log = write_log(layout.logs, "validate", exc)
+        what = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        raise BinlakeError(f"validate could not run: {what}; please report it with the full trace"
+                           + (f" ({log})" if log else "")) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Data quality with Great Expectations 1.x: suites generated from SDI, pipeline suites, runs, reports.
 
-    summary = validate_lake(spark, "/data/lake", run_id="2024-03-01")   # raises QualityCheckFailed on errors
+    summary = validate_lake(spark, "/data/lake", run_id="2024-03-01")   # raises a ValidationFailed on failure
     print(summary.report_path)
 
 Modules: :mod:`rules` (SDI -> column rules, pure Python), :mod:`suites` (rules -> GX suites; pipeline and
@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from binlake.quality.errors import LakeLayoutError, QualityCheckFailed, QualityError
+from binlake.quality.errors import (LakeLayoutError, NotValidated, QualityCheckFailed, QualityError,
+                                    ValidationFailed)
 
 if TYPE_CHECKING:
     from binlake.quality.runner import ValidationOptions, ValidationSummary, validate_lake
 
-__all__ = ["LakeLayoutError", "QualityCheckFailed", "QualityError", "ValidationOptions", "ValidationSummary",
-           "validate_lake"]
+__all__ = ["LakeLayoutError", "NotValidated", "QualityCheckFailed", "QualityError", "ValidationFailed",
+           "ValidationOptions", "ValidationSummary", "validate_lake"]
 
 
 def __getattr__(name: str) -> Any:

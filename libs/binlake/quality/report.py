@@ -53,6 +53,9 @@ def _key(r: ResultRow) -> tuple:
 
 
 def _verdict(summary: "ValidationSummary") -> tuple[str, str]:
+    if summary.not_validated:
+        return "fail", (f"NOT VALIDATED: {len(summary.not_validated)} check(s) could not be validated, "
+                        f"{len(summary.failed_errors)} error-level expectation(s) failed")
     if summary.failed_errors:
         return "fail", f"FAILED: {len(summary.failed_errors)} error-level expectation(s) failed"
     if summary.failed_warnings:
@@ -122,6 +125,9 @@ def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> st
            f"{len(summary.failed_warnings)} warning-level failed. "
            f"<a href='{escape(docs_link)}'>Great Expectations Data Docs</a></p>"]
 
+    if summary.not_validated:
+        out.append("<h2 id='not-validated'>Not validated (the run fails)</h2><ul>"
+                   + "".join(f"<li>{escape(s)}</li>" for s in summary.not_validated) + "</ul>")
     failed = summary.failed_errors + summary.failed_warnings
     out.append("<h2 id='failed'>What failed</h2>")
     if failed:
@@ -153,9 +159,6 @@ def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> st
             out.append(_table(cols, ([escape(str(r.get(c))) for c in cols] for r in rows)))
         else:
             out.append("<p>(none)</p>")
-    if summary.skipped:
-        out.append("<h2>Not checked</h2><ul>" + "".join(f"<li>{escape(s)}</li>" for s in summary.skipped)
-                   + "</ul>")
 
     out.append("<h2 id='checks'>Every check</h2>")
     for suite in suites:

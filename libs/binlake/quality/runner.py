@@ -1,11 +1,12 @@
 """Run every suite on the lake's Spark DataFrames, store the results, build Data Docs and the run's summary.
 
-    summary = validate_lake(spark, lake, run_id)        # raises QualityCheckFailed on an error-level failure
+    summary = validate_lake(spark, lake, run_id)   # raises QualityCheckFailed / NotValidated (see validate_lake)
 
 One GX context per run (analytics off), with its stores under ``<lake>/reports/quality/gx`` and a Data Docs
 site ``binlake_docs`` at ``<lake>/reports/quality/data_docs``, so Data Docs list every run's validations. Each
 suite is checked against one DataFrame passed as the batch parameter of a whole-DataFrame batch definition;
-nothing is read while suites are built.
+nothing is read while suites are built. Every name handed to GX is made safe first (:mod:`binlake.quality.names`):
+a silver table's suite is named by its folder, and each checked frame's columns are renamed by ``gx_name``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from binlake.quality import frames
 from binlake.quality import suites as S
-from binlake.quality.errors import LakeLayoutError, QualityCheckFailed
-from binlake.lake.layout import LakeLayout
+from binlake.quality.errors import LakeLayoutError, NotValidated, QualityCheckFailed, ValidationFailed
+from binlake.lake.layout import NAME_FILE, LakeLayout
+from binlake.quality.names import gx_name
 from binlake.quality.results import DQ_RESULTS_SCHEMA, ResultRow, rows_of
 from binlake.sdi.errors import SdiError
 from binlake.sdi.model import Table, parse_sdi
@@ -37,7 +39,8 @@ DATASOURCE = "binlake_lake"
 class ValidationOptions:
     """``max_quarantine_share``: quarantined / bronze changes of a run allowed before the run fails.
     ``suites``: validate only these suite names (None: all). ``report_dir``: default ``<lake>/reports/quality``.
-    ``raise_on_error``: raise :class:`QualityCheckFailed` when an error-level expectation fails."""
+    ``raise_on_error``: raise :class:`NotValidated` when something could not be validated, else
+    :class:`QualityCheckFailed` when an error-level expectation failed."""
 
     max_quarantine_share: float = 0.0
     suites: Optional[frozenset[str]] = None
@@ -55,20 +58,38 @@ class ValidationSummary:
     results: tuple[ResultRow, ...]
     report_path: str
     data_docs_path: str
-    skipped: tuple[str, ...] = field(default=())    # what could not be checked, and why
+    skipped: tuple[str, ...] = field(default=())    # suites (silver tables) that could not be built, and why
     facts: tuple[Fact, ...] = field(default=())
 
     @property
     def failed_errors(self) -> list[ResultRow]:
-        return [r for r in self.results if not r.success and r.is_error]
+        """Error-level expectations that ran and failed."""
+        return [r for r in self.results if not r.success and r.is_error and r.exception is None]
 
     @property
     def failed_warnings(self) -> list[ResultRow]:
         return [r for r in self.results if not r.success and not r.is_error]
 
     @property
+    def not_validated(self) -> list[str]:
+        """What could not be validated: suites that could not be built and error-level expectations that raised
+        instead of giving a result; each ``<suite>: <why>``."""
+        return list(self.skipped) + [f"{r.suite}: {r.expectation_type}({r.columns or ''}) could not run: "
+                                     f"{r.exception}" for r in self.results if r.is_error and r.exception]
+
+    @property
     def success(self) -> bool:
-        return not self.failed_errors
+        return self.failure() is None
+
+    def failure(self) -> Optional[ValidationFailed]:
+        """What the validation fails with: :class:`NotValidated` (exit 2) when something could not be validated,
+        whatever else failed; else :class:`QualityCheckFailed` (exit 1) when an error-level expectation failed;
+        None when it passed."""
+        if self.not_validated:
+            return NotValidated(self)
+        if self.failed_errors:
+            return QualityCheckFailed(self)
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,28 +128,46 @@ def _read(engine: Any, spark: "SparkSession", path: str) -> Optional["DataFrame"
 
 def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options: ValidationOptions,
                  engine: Any) -> tuple[list[Check], list[str], list[Fact]]:
-    """Every (suite, DataFrame) of the lake, notes on what could not be checked, and figures for the report."""
+    """Every (suite, DataFrame) of the lake, what could not be checked (every silver table is checked or named
+    there), and figures for the report. With ``options.suites`` only those suites are built (a name the lake
+    has no suite of is an error, not an empty pass)."""
     from pyspark.sql import functions as F
 
     checks: list[Check] = []
     skipped: list[str] = []
     facts: list[Fact] = []
+    named: set[str] = set()                 # every suite of the lake, wanted or not
+
+    def wanted(*suites: str) -> bool:
+        named.update(suites)
+        return options.suites is None or not options.suites.isdisjoint(suites)
+
+    def skip(suites: tuple[str, ...], why: str) -> None:
+        if wanted(*suites):
+            skipped.append(f"{', '.join(s for s in suites if options.suites is None or s in options.suites)}: "
+                           f"{why}")
+
     bronze = _read(engine, spark, layout.bronze)
     registry_df = _read(engine, spark, layout.meta("schema_registry"))
     registry_rows = [r.asDict() for r in registry_df.collect()] if registry_df is not None else []
     definitions = registry_tables(registry_rows)
-    silver_counts: dict[tuple[str, str], int] = {}
-    for db, table in layout.silver_tables():
-        silver = engine.read(spark, layout.silver(db, table))
-        silver_counts[(db, table)] = frames.live_count(silver)
+    silver = {pair: engine.read(spark, layout.silver(*pair)) for pair in layout.silver_tables()}
+    for (db, table), frame in silver.items():
+        if not wanted(S.silver_table_name(db, table)):
+            continue
         definition = definitions.get((db, table))
         if definition is None:
-            skipped.append(f"{S.silver_table_name(db, table)}: no definition in meta.schema_registry")
+            skip((S.silver_table_name(db, table),), "no definition in meta.schema_registry: snapshot the table's "
+                 "SDI (binlake run --sdi PATH) and validate again")
             continue
-        checks.append(Check(S.table_suite(definition), frames.live_rows(silver)))
+        checks.append(Check(S.table_suite(definition), frames.live_rows(frame)))
+    for folder in layout.unnamed_silver_folders():
+        skip((f"silver.{folder}",), f"silver/{folder} is a Delta table whose database and table binlake can not "
+             f"tell (a cut folder name without a readable {NAME_FILE}): restore that file or move the folder away")
+    pipeline = (S.BRONZE_ORDER, S.BRONZE_SEQUENCE, S.BRONZE_OPS, S.RECONCILIATION, S.QUARANTINE, S.TEMPORALS)
     if bronze is None:
-        skipped.append(f"bronze: no Delta table at {layout.bronze}")
-    else:
+        skip(pipeline, f"no bronze Delta table at {layout.bronze}")
+    elif wanted(*pipeline):
         bronze_run = frames.run_rows(bronze, run_id)
         in_run = bronze_run.limit(1).count() > 0
         if not in_run:                          # an ad-hoc validation: "the run" is everything in the lake
@@ -138,7 +177,8 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
                    Check(S.bronze_sequence_suite(), frames.row_sequence(bronze)),
                    Check(S.bronze_ops_suite(), bronze_run.select("op"))]
         checkpoints = _read(engine, spark, layout.meta("checkpoints"))
-        recon = frames.reconciliation(spark, frames.applied(bronze, checkpoints), silver_counts)
+        recon = frames.reconciliation(spark, frames.applied(bronze, checkpoints),
+                                      {pair: frames.live_count(frame) for pair, frame in silver.items()})
         checks.append(Check(S.reconciliation_suite(), recon))
         nulled = frames.invalid_temporals(spark, checkpoints, run_id)
         checks.append(Check(S.temporals_suite(), nulled))
@@ -154,10 +194,14 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
         checks.append(Check(S.quarantine_suite(options.max_quarantine_share),
                             frames.quarantine_share(spark, run_id, changes, quarantined)))
     if registry_df is None:
-        skipped.append(f"meta.schema_registry: no Delta table at {layout.meta('schema_registry')}")
-    else:
+        skip((S.REGISTRY,), f"no Delta table at {layout.meta('schema_registry')}")
+    elif wanted(S.REGISTRY):
         checks.append(Check(S.registry_suite(), frames.registry_completeness(spark, registry_rows)))
     if options.suites is not None:
+        unknown = sorted(options.suites - named)
+        if unknown:
+            raise LakeLayoutError(f"--suite {', '.join(unknown)}: no such suite in the lake at {layout.root}; its "
+                                  f"suites are {', '.join(sorted(named))}")
         checks = [c for c in checks if c.suite.name in options.suites]
     return checks, skipped, facts
 
@@ -190,7 +234,7 @@ def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.
     from great_expectations.core.run_identifier import RunIdentifier
 
     source = context.data_sources.add_or_update_spark(DATASOURCE)
-    run = RunIdentifier(run_name=run_id, run_time=validated_at.replace(tzinfo=dt.timezone.utc))
+    run = RunIdentifier(run_name=gx_name(run_id), run_time=validated_at.replace(tzinfo=dt.timezone.utc))
     rows: list[ResultRow] = []
     for check in checks:
         name = check.suite.name
@@ -199,7 +243,7 @@ def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.
         suite = context.suites.add_or_update(check.suite)
         definition = context.validation_definitions.add_or_update(
             gx.ValidationDefinition(name=name, data=batch, suite=suite))
-        frame = check.frame.cache()
+        frame = check.frame.toDF(*(gx_name(c) for c in check.frame.columns)).cache()
         try:
             params = {"dataframe": frame}
             result = definition.run(batch_parameters=params, run_id=run,
@@ -260,8 +304,9 @@ def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None
     """Validate the lake at ``lake`` as of run ``run_id`` (default ``adhoc-<UTC time>``): every suite, results
     appended to ``meta.dq_results``, Data Docs rebuilt, ``runs/<run_id>/summary.html`` written.
 
-    Raises :class:`QualityCheckFailed` (a ``QualityError``, exit code 1) when an error-level expectation failed
-    and ``options.raise_on_error``; warning-level failures are only reported."""
+    With ``options.raise_on_error``, raises :class:`NotValidated` (exit code 2) when a suite or a silver table
+    could not be validated (whatever else failed), else :class:`QualityCheckFailed` (exit code 1) when an
+    error-level expectation failed; warning-level failures are only reported."""
     from binlake.lake.delta import engine_for
     from binlake.quality.report import write_summary
 
@@ -286,6 +331,7 @@ def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None
                                 os.path.join(report_dir, "runs", run_id, "summary.html"), docs, tuple(skipped),
                                 tuple(facts))
     write_summary(summary, earlier)
-    if options.raise_on_error and not summary.success:
-        raise QualityCheckFailed(summary)
+    failure = summary.failure()
+    if options.raise_on_error and failure is not None:
+        raise failure
     return summary

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from binlake.lake.layout import silver_name
+from binlake.quality.names import gx_name
 from binlake.quality.rules import ERROR, WARNING, Rule, table_rules
 from binlake.sdi.model import Table
 
@@ -37,8 +39,9 @@ BRONZE_OPS_KNOWN = ("insert", "update", "delete", "ddl", "error", "chunk_end", "
 
 
 def silver_table_name(db: str, table: str) -> str:
-    """``silver.<db>__<table>``: the suite (and asset) name of a silver table."""
-    return f"silver.{db}__{table}"
+    """``silver.<folder>``: the suite (and asset) name of a silver table, named by its silver folder
+    (``silver.<db>__<table>`` for plain names, ``~XX``-escaped otherwise; see :mod:`binlake.quality.names`)."""
+    return f"silver.{silver_name(db, table)}"
 
 
 def _expectation(kind: str, columns: tuple[str, ...], params: dict[str, Any], level: str, why: str
@@ -46,6 +49,7 @@ def _expectation(kind: str, columns: tuple[str, ...], params: dict[str, Any], le
     import great_expectations.expectations as gxe
 
     common: dict[str, Any] = {"severity": SEVERITY[level], "meta": {"rule": kind, "why": why}}
+    columns = tuple(gx_name(c) for c in columns)         # the names the checked frame's columns get (runner)
     column = columns[0] if columns else None
     if kind == "column_exists":
         return gxe.ExpectColumnToExist(column=column, **common)
