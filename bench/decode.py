@@ -14,7 +14,12 @@ The binlog comes from a private MariaDB server (tests/mariadb_server.py; install
 INSERTs, UPDATEs of every row (full before and after images) and DELETEs, until the file reaches ``--mb``. It is
 kept under ``--workdir`` (a temp folder by default, never in git) and reused while its size setting matches.
 
-binlake decodes it with ``binlake.binlog.iter_row_changes(path)``. python-mysql-replication (PyPI
+binlake decodes it four ways, timed in the same run: the pure-Python decoder
+(``binlake.binlog.iter_row_changes(path)``), the native core into Arrow batches per table, values typed as silver
+types them (``binlake.binlog.columnar.iter_table_batches(path, engine="native")``, one core), and ``binlake rows
+FILE --format jsonl`` as a subprocess (process start and every output line included; the bench reads the lines
+from a pipe and counts them), which uses the native core when it is built. Each gets rows/s and ratios against
+python-mysql-replication. python-mysql-replication (PyPI
 ``mysql-replication``) has no file reader: each event is wrapped as ``pymysql.protocol.MysqlPacket(b"\\x00" +
 header + body)`` and given to its ``BinLogPacketWrapper`` with a stand-in control connection (it never queries:
 column names, signedness and charsets come from the TABLE_MAP's own optional metadata). Both decode on one core,
@@ -238,6 +243,78 @@ def binlake_row_changes(paths: list[Path]) -> Iterator[tuple[str, str, Any, Any]
             yield change.table, change.op, change.before, change.after
 
 
+def native_batches(paths: list[Path]) -> Iterator[int]:
+    """The row count of each Arrow batch the native core makes (``iter_table_batches(engine="native")``)."""
+    from binlake.binlog.columnar import iter_table_batches
+
+    for path in paths:
+        for tb in iter_table_batches(path, engine="native"):
+            yield tb.batch.num_rows
+
+
+def timed_native(paths: list[Path], megabytes: float) -> Timing:
+    log("decode: binlake native columnar ...")
+    rows = 0
+    started, cpu_started = time.perf_counter(), time.process_time()
+    for n in native_batches(paths):
+        rows += n
+    timing = Timing("binlake native columnar", rows, time.perf_counter() - started,
+                    time.process_time() - cpu_started, megabytes)
+    log(f"decode: binlake native columnar: {rows} rows in {timing.seconds:.2f} s (CPU {timing.cpu_seconds:.2f} s)")
+    return timing
+
+
+def rows_command(path: Path) -> list[str]:
+    """``binlake rows PATH --format jsonl`` with the venv's ``binlake``."""
+    env_bin = Path(sys.executable).with_name("binlake")
+    return [str(env_bin) if env_bin.exists() else "binlake", "rows", str(path), "--format", "jsonl"]
+
+
+def timed_cli(paths: list[Path], megabytes: float) -> Timing:
+    """``binlake rows FILE --format jsonl`` per file as a subprocess: wall time from its start to its last line,
+    the children's CPU time; the lines are read from a pipe and counted."""
+    import resource
+    import subprocess
+
+    log("decode: binlake rows --format jsonl (subprocess) ...")
+    rows = 0
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    for path in paths:
+        proc = subprocess.Popen(rows_command(path), stdout=subprocess.PIPE, bufsize=0)
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(1 << 20):
+            rows += chunk.count(b"\n")
+        if proc.wait() != 0:
+            raise SystemExit(f"bench: binlake rows {path} exited {proc.returncode}")
+    seconds = time.perf_counter() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    timing = Timing("binlake rows --format jsonl", rows, seconds, cpu, megabytes)
+    log(f"decode: binlake rows: {rows} lines in {seconds:.2f} s (CPU {cpu:.2f} s, process start included)")
+    return timing
+
+
+def rows_outputs_identical(paths: list[Path]) -> tuple[bool, str]:
+    """Whether ``binlake rows`` prints the same bytes with the native core and without it (``BINLAKE_NATIVE=0``):
+    (identical, their SHA-256)."""
+    import hashlib
+    import subprocess
+
+    digests = []
+    for native in ("1", "0"):
+        h = hashlib.sha256()
+        for path in paths:
+            proc = subprocess.Popen(rows_command(path), stdout=subprocess.PIPE,
+                                    env={**os.environ, "BINLAKE_NATIVE": native})
+            assert proc.stdout is not None
+            while chunk := proc.stdout.read(1 << 20):
+                h.update(chunk)
+            proc.wait()
+        digests.append(h.hexdigest())
+    return digests[0] == digests[1], f"native {digests[0][:16]}, python {digests[1][:16]}"
+
+
 # -- comparable values ---------------------------------------------------------------------------------------------
 def _micros_of_time_text(text: str) -> int:
     negative = text.startswith("-")
@@ -429,25 +506,42 @@ def main(argv: list[str] | None = None) -> int:
         log(f"bench: binlake.binlog.iter_row_changes is not available ({exc}); timing python-mysql-replication only")
         timed("python-mysql-replication", pmr_row_changes, paths, megabytes, 50_000)
         return 2
-    ours = timed("binlake", binlake_row_changes, paths, megabytes, 200_000)
+    ours = timed("binlake python", binlake_row_changes, paths, megabytes, 200_000)
+    from binlake.binlog import native
+    extra = []
+    if native.available():
+        extra = [timed_native(paths, megabytes), timed_cli(paths, megabytes)]
+    else:
+        log("decode: the native core is not built (bash scripts/setup.sh builds it): timing `binlake rows` on the "
+            "pure-Python decoder only")
+        extra = [timed_cli(paths, megabytes)]
     theirs = timed("python-mysql-replication", pmr_row_changes, paths, megabytes, 50_000)
     log("")
-    log(f"{'decoder':<26}{'rows':>10}{'seconds':>10}{'rows/s':>12}{'MB/s':>9}{'CPU s':>9}{'rows/CPU s':>13}")
-    for t in (ours, theirs):
-        log(f"{t.name:<26}{t.rows:>10}{t.seconds:>10.2f}{t.rows_per_s:>12,.0f}{t.mb_per_s:>9.1f}"
-            f"{t.cpu_seconds:>9.2f}{t.rows_per_cpu_s:>13,.0f}")
-    ratio = ours.rows_per_s / theirs.rows_per_s if theirs.rows_per_s else float("inf")
-    cpu_ratio = ours.rows_per_cpu_s / theirs.rows_per_cpu_s if theirs.rows_per_cpu_s else float("inf")
-    log(f"ratio: binlake is {ratio:.1f}x python-mysql-replication in rows/s ({cpu_ratio:.1f}x per CPU second; "
-        "target >= 10x, one core)")
-    if ours.rows != theirs.rows:
-        log(f"note: the decoders returned different row counts ({ours.rows} vs {theirs.rows})")
+    log(f"{'decoder':<30}{'rows':>10}{'seconds':>10}{'rows/s':>12}{'MB/s':>9}{'CPU s':>9}{'rows/CPU s':>13}"
+        f"{'x pmr':>8}{'x pmr CPU':>11}")
+    for t in (theirs, ours, *extra):
+        ratio = t.rows_per_s / theirs.rows_per_s if theirs.rows_per_s else float("inf")
+        cpu_ratio = t.rows_per_cpu_s / theirs.rows_per_cpu_s if theirs.rows_per_cpu_s else float("inf")
+        log(f"{t.name:<30}{t.rows:>10}{t.seconds:>10.2f}{t.rows_per_s:>12,.0f}{t.mb_per_s:>9.1f}"
+            f"{t.cpu_seconds:>9.2f}{t.rows_per_cpu_s:>13,.0f}{ratio:>8.1f}{cpu_ratio:>11.1f}")
+    log("ratios: rows/s (wall) and rows per CPU second against python-mysql-replication (pmr); on a busy machine "
+        "the CPU figures are the steadier ones")
+    log("targets: native columnar >= 500,000 rows/s on one core; `binlake rows` >= 10x pmr")
+    for t in (ours, *extra):
+        if t.rows != theirs.rows:
+            log(f"note: {t.name} returned {t.rows} rows, python-mysql-replication {theirs.rows}")
 
     if args.no_compare or args.binlog:
         if args.binlog and not args.no_compare:
             log("compare: skipped (--binlog files: the value comparison knows only the generated bench table)")
         return 0
     log("")
+    if native.available():
+        same, digests = rows_outputs_identical(paths)
+        log(f"compare: `binlake rows` with and without the native core: {'identical' if same else 'DIFFERENT'} "
+            f"({digests})")
+        if not same:
+            return 1
     log("compare: decoding both again, value by value (untimed) ...")
     compared, differences, examples, losses = compare(paths, args.compare_rows)
     for reason, count in losses.items():

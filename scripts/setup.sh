@@ -85,8 +85,36 @@ delta_jars() {
   mv "$conf_dir/spark-defaults.conf.new" "$conf_dir/spark-defaults.conf"
 }
 
+# --- the native decoder core (native/: Rust, built by maturin, pinned in native/pyproject.toml and Cargo.lock) ---
+# Optional: without cargo, or when the build fails, binlake uses its pure-Python decoder. Skipped while the
+# installed module matches the hash of native/'s sources (.venv/.binlake-native).
+native_core() {
+  local stamp=.venv/.binlake-native log=.venv/.binlake-native.log src
+  src=$( { .venv/bin/python --version; find native -path native/target -prune -o -type f \( -name '*.rs' -o \
+          -name Cargo.toml -o -name Cargo.lock -o -name pyproject.toml \) -print | LC_ALL=C sort | xargs cat; } |
+        sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$src" ] && .venv/bin/python -c 'import binlake_native' 2>/dev/null; then
+    return 0
+  fi
+  rm -f "$stamp"
+  if ! command -v cargo >/dev/null 2>&1; then
+    .venv/bin/python -m pip uninstall --quiet --yes binlake-native >/dev/null 2>&1 || true
+    echo "setup: no Rust toolchain (cargo): binlake will use its pure-Python decoder (install Rust for the native core)"
+    return 0
+  fi
+  echo "setup: building the native decoder core (native/, about 1-2 min the first time)"
+  if MATURIN_PEP517_ARGS="--locked" .venv/bin/python -m pip install --quiet --no-deps --force-reinstall ./native \
+       >"$log" 2>&1 && .venv/bin/python -c 'import binlake_native' 2>>"$log"; then
+    echo "$src" > "$stamp"
+  else
+    .venv/bin/python -m pip uninstall --quiet --yes binlake-native >/dev/null 2>&1 || true
+    echo "setup: the native decoder core did not build (see $log): binlake will use its pure-Python decoder"
+  fi
+}
+
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x .venv/bin/binlake ]; then
   delta_jars
+  native_core
   echo "setup: ok, up to date ($(.venv/bin/binlake --version); delta-spark jars in .jars)"
   exit 0
 fi
@@ -98,11 +126,13 @@ rm -f "$STAMP"
        "'bash scripts/setup.sh --lock' (re-resolves and rewrites constraints.txt)" >&2; exit 1; }
 .venv/bin/python -m pip install --quiet --no-deps -e libs
 .venv/bin/python -m pip check
-unlocked=$(.venv/bin/python -m pip freeze --exclude-editable | grep -vxF -f <(grep -v '^#' constraints.txt) || true)
+unlocked=$(.venv/bin/python -m pip freeze --exclude-editable | grep -v '^binlake-native' |
+           grep -vxF -f <(grep -v '^#' constraints.txt) || true)
 if [ -n "$unlocked" ]; then
   echo "setup: warning: installed but not in constraints.txt: $(echo "$unlocked" | tr '\n' ' ')" >&2
   echo "setup: run 'bash scripts/setup.sh --lock' and commit constraints.txt" >&2
 fi
 delta_jars
+native_core
 echo "$want" > "$STAMP"
 echo "setup: ok ($(.venv/bin/binlake --version); delta-spark jars in .jars)"

@@ -237,18 +237,27 @@ struct Col {
 
 impl Col {
     fn new(name: &str, format: String) -> Col {
-        let data = match format.as_str() {
-            "c" => Data::I8(Vec::new()),
-            "s" => Data::I16(Vec::new()),
-            "i" | "tdD" => Data::I32(Vec::new()),
-            "l" | "tsu:" | "tsu:UTC" => Data::I64(Vec::new()),
-            "f" => Data::F32(Vec::new()),
-            "g" => Data::F64(Vec::new()),
-            "+l" => Data::List { offsets: vec![0], values: Vec::new() },
-            f if f.starts_with("d:") => Data::I128(Vec::new()),
-            _ => Data::Var { offsets: vec![0], bytes: Vec::new() },
+        Col::with_capacity(name, format, 0)
+    }
+    /// A column with room for ``cap`` values (a table's previous batch size: no regrowth).
+    fn with_capacity(name: &str, format: String, cap: usize) -> Col {
+        let offsets = || {
+            let mut o = Vec::with_capacity(cap + 1);
+            o.push(0i64);
+            o
         };
-        Col { format, name: name.to_string(), valid: Validity::default(), data }
+        let data = match format.as_str() {
+            "c" => Data::I8(Vec::with_capacity(cap)),
+            "s" => Data::I16(Vec::with_capacity(cap)),
+            "i" | "tdD" => Data::I32(Vec::with_capacity(cap)),
+            "l" | "tsu:" | "tsu:UTC" => Data::I64(Vec::with_capacity(cap)),
+            "f" => Data::F32(Vec::with_capacity(cap)),
+            "g" => Data::F64(Vec::with_capacity(cap)),
+            "+l" => Data::List { offsets: vec![0], values: Vec::new() },
+            f if f.starts_with("d:") => Data::I128(Vec::with_capacity(cap)),
+            _ => Data::Var { offsets: offsets(), bytes: Vec::with_capacity(cap * 8) },
+        };
+        Col { format, name: name.to_string(), valid: Validity { bits: Vec::with_capacity(cap / 8 + 1), len: 0, nulls: 0 }, data }
     }
     fn null(&mut self) {
         self.valid.push(false);
@@ -359,12 +368,12 @@ struct Buffer {
 }
 
 impl Buffer {
-    fn new(layout: Rc<Layout>, temporal_text: bool) -> Buffer {
+    fn new(layout: Rc<Layout>, temporal_text: bool, cap: usize) -> Buffer {
         let kinds: Vec<Silver> = (0..layout.columns.len()).map(|i| layout.silver(i, temporal_text)).collect();
         let image = |name: &str| StructCol {
             name: name.into(), valid: Validity::default(),
             children: layout.columns.iter().enumerate().zip(&kinds)
-                .map(|((i, c), k)| Col::new(&field_name(&c.name, i), k.format())).collect(),
+                .map(|((i, c), k)| Col::with_capacity(&field_name(&c.name, i), k.format(), cap)).collect(),
         };
         let diffs = StructCol { name: "item".into(), valid: Validity::default(),
                                 children: ["column", "op", "path", "value"].iter().map(|n| Col::new(n, "U".into())).collect() };
@@ -403,6 +412,9 @@ pub struct Ready {
 
 pub struct ArrowSink {
     temporal_text: bool,
+    /// rows of each table's last batch: the next one's buffers are made that large at once
+    sizes: HashMap<(Vec<u8>, Vec<u8>), usize>,
+    max_rows: usize,
     buffers: Vec<Buffer>,
     index: HashMap<*const Layout, usize>,
     pub total: usize,
@@ -503,9 +515,11 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
         }
         Silver::Date | Silver::TsNtz | Silver::TsUtc => {
             let fast = match *v {
-                Val::Date(y, m, dd) if kind == Silver::Date => fmt::typed_fields(y, m, dd, 0, 0, 0, 0, 0, false),
+                Val::Date(y, m, dd) if kind == Silver::Date => {
+                    fmt::typed_fields(y as u64, m as u64, dd as u64, 0, 0, 0, 0, 0, false)
+                }
                 Val::DateTime { y, mo, d: dd, h, mi, s, us, fsp } if kind != Silver::Date => {
-                    fmt::typed_fields(y, mo, dd, h, mi, s, us, fsp, true)
+                    fmt::typed_fields(y as u64, mo as u64, dd as u64, h as u64, mi as u64, s as u64, us as u64, fsp, true)
                 }
                 Val::Timestamp { secs, us, fsp } if kind != Silver::Date => {
                     if secs == 0 && us == 0 {
@@ -513,7 +527,7 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
                     } else if fsp == 0 {
                         Some(Some(secs as i64 * 1_000_000))
                     } else {
-                        fmt::kept_micro(us, fsp).map(|u| Some(secs as i64 * 1_000_000 + u))
+                        fmt::kept_micro(us as u64, fsp).map(|u| Some(secs as i64 * 1_000_000 + u))
                     }
                 }
                 _ => None,
@@ -634,8 +648,9 @@ fn present_bitmap(layout: &Layout, cells: &[Cell]) -> Option<Vec<u8>> {
 }
 
 impl ArrowSink {
-    pub fn new(temporal_text: bool) -> ArrowSink {
-        ArrowSink { temporal_text, buffers: Vec::new(), index: HashMap::new(), total: 0, ready: Vec::new() }
+    pub fn new(temporal_text: bool, max_rows: usize) -> ArrowSink {
+        ArrowSink { temporal_text, sizes: HashMap::new(), max_rows, buffers: Vec::new(), index: HashMap::new(), total: 0,
+                    ready: Vec::new() }
     }
 
     fn buffer(&mut self, layout: &Rc<Layout>) -> usize {
@@ -655,7 +670,8 @@ impl ArrowSink {
         let i = match same {
             Some(i) => i,
             None => {
-                self.buffers.push(Buffer::new(layout.clone(), self.temporal_text));
+                let cap = self.sizes.get(&(layout.db.clone(), layout.table.clone())).copied().unwrap_or(0).min(self.max_rows);
+                self.buffers.push(Buffer::new(layout.clone(), self.temporal_text, cap));
                 self.buffers.len() - 1
             }
         };
@@ -667,6 +683,10 @@ impl ArrowSink {
     pub fn flush(&mut self) {
         for mut b in self.buffers.drain(..) {
             if b.rows > 0 {
+                if self.sizes.len() >= 4096 {
+                    self.sizes.clear();
+                }
+                self.sizes.insert((b.layout.db.clone(), b.layout.table.clone()), b.rows);
                 let node = b.finish();
                 self.ready.push(Ready { layout: b.layout.clone(), node });
             }

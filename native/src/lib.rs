@@ -124,7 +124,7 @@ impl Batches {
     #[new]
     fn new(src: &Bound<'_, PyAny>, options: Options, delegate: PyObject, temporal_text: bool, batch_rows: usize)
            -> PyResult<Self> {
-        Ok(Batches { p: processor(src, options, delegate)?, sink: arrow::ArrowSink::new(temporal_text),
+        Ok(Batches { p: processor(src, options, delegate)?, sink: arrow::ArrowSink::new(temporal_text, 2 * batch_rows.max(1)),
                      batch_rows: batch_rows.max(1), finished: false })
     }
 

@@ -14,10 +14,10 @@ pub enum Val<'a> {
     Float(u32),
     Double(f64),
     Decimal(&'a [u8], u8, u8),
-    Date(u64, u64, u64),
-    DateTime { y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64, us: u64, fsp: u8 },
-    Timestamp { secs: u64, us: u64, fsp: u8 },
-    Time { neg: bool, h: u64, m: u64, s: u64, us: u64, fsp: u8 },
+    Date(u32, u8, u8),
+    DateTime { y: u32, mo: u8, d: u8, h: u8, mi: u8, s: u8, us: u32, fsp: u8 },
+    Timestamp { secs: u32, us: u32, fsp: u8 },
+    Time { neg: bool, h: u16, m: u8, s: u8, us: u32, fsp: u8 },
     /// text in UTF-8 (undecodable bytes are surrogate escapes)
     Text(&'a [u8]),
     /// MySQL latin1
@@ -116,23 +116,24 @@ pub fn read_value<'a>(kind: &Kind, buf: &'a [u8], pos: &mut usize, texts: &mut V
         }
         Kind::Date => {
             let x = le(take(buf, pos, 3)?);
-            Val::Date(x >> 9, x >> 5 & 15, x & 31)
+            Val::Date((x >> 9) as u32, (x >> 5 & 15) as u8, (x & 31) as u8)
         }
         Kind::Time => {
             let raw = le(take(buf, pos, 3)?);
             let v = ((raw << 40) as i64) >> 40;
             let (neg, v) = (v < 0, v.unsigned_abs());
-            Val::Time { neg, h: v / 10000, m: v / 100 % 100, s: v % 100, us: 0, fsp: 0 }
+            Val::Time { neg, h: (v / 10000) as u16, m: (v / 100 % 100) as u8, s: (v % 100) as u8, us: 0, fsp: 0 }
         }
         Kind::DateTime => {
             let v = le(take(buf, pos, 8)?);
             let (d, t) = (v / 1_000_000, v % 1_000_000);
-            Val::DateTime { y: d / 10000, mo: d / 100 % 100, d: d % 100, h: t / 10000, mi: t / 100 % 100, s: t % 100, us: 0, fsp: 0 }
+            Val::DateTime { y: (d / 10000) as u32, mo: (d / 100 % 100) as u8, d: (d % 100) as u8, h: (t / 10000) as u8,
+                            mi: (t / 100 % 100) as u8, s: (t % 100) as u8, us: 0, fsp: 0 }
         }
-        Kind::Timestamp => Val::Timestamp { secs: le(take(buf, pos, 4)?), us: 0, fsp: 0 },
+        Kind::Timestamp => Val::Timestamp { secs: le(take(buf, pos, 4)?) as u32, us: 0, fsp: 0 },
         Kind::Timestamp2(fsp) => {
             let secs = be(take(buf, pos, 4)?);
-            Val::Timestamp { secs, us: fraction(buf, pos, *fsp)?, fsp: *fsp }
+            Val::Timestamp { secs: secs as u32, us: fraction(buf, pos, *fsp)? as u32, fsp: *fsp }
         }
         Kind::DateTime2(fsp) => {
             let fsp = *fsp;
@@ -140,14 +141,15 @@ pub fn read_value<'a>(kind: &Kind, buf: &'a [u8], pos: &mut usize, texts: &mut V
                 let w = be(take(buf, pos, 8)?);
                 let x = ((w >> 24) as i64 - 0x80_0000_0000).unsigned_abs();
                 let y = x >> 22;
-                Val::DateTime { y: y / 13, mo: y % 13, d: x >> 17 & 31, h: x >> 12 & 31, mi: x >> 6 & 63, s: x & 63,
-                                us: w & 0xFF_FFFF, fsp }
+                Val::DateTime { y: (y / 13) as u32, mo: (y % 13) as u8, d: (x >> 17 & 31) as u8, h: (x >> 12 & 31) as u8,
+                                mi: (x >> 6 & 63) as u8, s: (x & 63) as u8, us: (w & 0xFF_FFFF) as u32, fsp }
             } else {
                 let x = (be(take(buf, pos, 5)?) as i64 - 0x80_0000_0000).unsigned_abs();
                 let us = fraction(buf, pos, fsp)?;
                 let d = x >> 17;
                 let y = d >> 5;
-                Val::DateTime { y: y / 13, mo: y % 13, d: d & 31, h: x >> 12 & 31, mi: x >> 6 & 63, s: x & 63, us, fsp }
+                Val::DateTime { y: (y / 13) as u32, mo: (y % 13) as u8, d: (d & 31) as u8, h: (x >> 12 & 31) as u8,
+                                mi: (x >> 6 & 63) as u8, s: (x & 63) as u8, us: us as u32, fsp }
             }
         }
         Kind::Time2(fsp) => {
@@ -157,7 +159,8 @@ pub fn read_value<'a>(kind: &Kind, buf: &'a [u8], pos: &mut usize, texts: &mut V
                 let x = be(take(buf, pos, size)?) as i64 - (1i64 << (8 * size - 1));
                 let (neg, x) = (x < 0, x.unsigned_abs());
                 let h = if fsp > 0 { x >> 24 } else { x };
-                Val::Time { neg, h: h >> 12 & 1023, m: h >> 6 & 63, s: h & 63, us: if fsp > 0 { x & 0xFF_FFFF } else { 0 }, fsp }
+                Val::Time { neg, h: (h >> 12 & 1023) as u16, m: (h >> 6 & 63) as u8, s: (h & 63) as u8,
+                            us: if fsp > 0 { (x & 0xFF_FFFF) as u32 } else { 0 }, fsp }
             } else {
                 let size = if fsp <= 2 { 4 } else { 5 };
                 let unit: i64 = if size == 4 { 10000 } else { 100 };
@@ -171,7 +174,8 @@ pub fn read_value<'a>(kind: &Kind, buf: &'a [u8], pos: &mut usize, texts: &mut V
                 let v = (intpart << 24) + frac * unit;
                 let (neg, v) = (v < 0, v.unsigned_abs());
                 let hms = v >> 24;
-                Val::Time { neg, h: hms >> 12 & 0x3FF, m: hms >> 6 & 63, s: hms & 63, us: v & 0xFF_FFFF, fsp }
+                Val::Time { neg, h: (hms >> 12 & 0x3FF) as u16, m: (hms >> 6 & 63) as u8, s: (hms & 63) as u8,
+                            us: (v & 0xFF_FFFF) as u32, fsp }
             }
         }
         Kind::Str { len_bytes, codec, pad } => {
@@ -297,7 +301,7 @@ pub fn is_delete(t: u8) -> bool {
 pub fn decode_rows<'a>(layout: &Layout, t: u8, buf: &'a [u8], mut pos: usize, present: &[u8], present_after: &[u8],
                        td: &mut dyn TextDecoder) -> R<Decoded<'a>> {
     let end = buf.len();
-    let mut d = Decoded { cells: Vec::new(), rows: Vec::new(), texts: Vec::new(), diffs: Vec::new(),
+    let mut d = Decoded { cells: Vec::with_capacity((end - pos) / 4 + 8), rows: Vec::new(), texts: Vec::new(), diffs: Vec::new(),
                           before_plan: None, after_plan: None };
     let plan = layout.plan(present);
     let update = is_update(t);

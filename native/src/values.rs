@@ -52,10 +52,12 @@ pub fn text_of(v: &Val, out: &mut String) -> bool {
             let (neg, coef) = fmt::decimal_value(raw, p as u32, s as u32);
             fmt::decimal_text(neg, &coef, s as u32, out);
         }
-        Val::Date(y, m, d) => fmt::date_text(y, m, d, out),
-        Val::DateTime { y, mo, d, h, mi, s, us, fsp } => fmt::datetime_text(y, mo, d, h, mi, s, us, fsp, out),
-        Val::Timestamp { secs, us, fsp } => fmt::timestamp_text(secs, us, fsp, out),
-        Val::Time { neg, h, m, s, us, fsp } => fmt::time_text(neg, h, m, s, us, fsp, out),
+        Val::Date(y, m, d) => fmt::date_text(y as u64, m as u64, d as u64, out),
+        Val::DateTime { y, mo, d, h, mi, s, us, fsp } => {
+            fmt::datetime_text(y as u64, mo as u64, d as u64, h as u64, mi as u64, s as u64, us as u64, fsp, out)
+        }
+        Val::Timestamp { secs, us, fsp } => fmt::timestamp_text(secs as u64, us as u64, fsp, out),
+        Val::Time { neg, h, m, s, us, fsp } => fmt::time_text(neg, h as u64, m as u64, s as u64, us as u64, fsp, out),
         _ => return false,
     }
     true
