@@ -24,7 +24,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence, TextIO
+from typing import Any, Callable, Iterator, Optional, TextIO
 
 import pymysql
 
