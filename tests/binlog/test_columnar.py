@@ -1,0 +1,371 @@
+"""The native decoder core against the pure-Python decoder (issue #17): the same Arrow batches, row by row, and
+the same ``binlake rows`` bytes, on every real fixture, on generated MySQL 8 workloads (partial JSON, compressed
+transactions, MINIMAL/NOBLOB images), on hand-built hostile input and on mutations of the fuzz corpus; on input
+that does not decode both raise the same typed error (class, file, offset, message). Plus the batch layout itself
+(binlake.binlog.columnar's docstring) checked against values the decoder gives.
+
+Tests that need the native module skip when it is not built (``bash scripts/setup.sh`` builds it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import random
+import struct
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from binlake.binlog import iter_row_changes, native
+from binlake.binlog.columnar import iter_table_batches
+from binlake.binlog.errors import BinlogError, CorruptEventError, EventTooLargeError, UnknownTableError
+from binlake.cli import main as cli_main
+from binlake.generate.config import GenerateConfig
+from binlake.generate.run import generate
+from tests.binlog import build
+from tests.support import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+MAX_EVENT = 1 << 20
+
+needs_native = pytest.mark.skipif(not native.available(), reason="the native decoder core is not built "
+                                  "(bash scripts/setup.sh builds it when cargo is installed)")
+
+
+def _fixture_files() -> list[Path]:
+    folder = FIXTURES / "binlog"
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+
+
+FIXTURE_FILES = _fixture_files()
+
+
+def batches(source, engine: str, **kw) -> tuple[list, tuple | None]:
+    """(batches as comparable tuples, None) or (None, (error class, message, file, offset))."""
+    try:
+        out = [(b.file, b.db, b.table, b.columns, b.primary_key, b.batch.schema, b.batch.to_pylist())
+               for b in iter_table_batches(source, engine=engine, **kw)]
+    except BinlogError as exc:
+        return None, (type(exc).__name__, str(exc), exc.file, exc.offset)
+    return out, None
+
+
+def assert_same_batches(source, **kw) -> list:
+    py, py_err = batches(source, "python", **kw)
+    nat, nat_err = batches(source, "native", **kw)
+    assert nat_err == py_err
+    if py is not None:
+        assert len(nat) == len(py)
+        for a, b in zip(py, nat):
+            assert a[:6] == b[:6]
+            for i, (ra, rb) in enumerate(zip(a[6], b[6])):
+                assert ra == rb, f"{a[1]}.{a[2]} row {i}"
+            assert len(a[6]) == len(b[6])
+    return py or []
+
+
+def rows_output(monkeypatch, path: Path, use_native: bool, *args: str) -> tuple[bytes, str, int]:
+    """``binlake rows PATH`` in-process, stdout a real file (the native core writes to its descriptor)."""
+    monkeypatch.setenv("BINLAKE_NATIVE", "1" if use_native else "0")
+    raw = io.BytesIO()
+    with open(path.parent / f".{path.name}.out", "w+b") as f:
+        out = io.TextIOWrapper(f, encoding="utf-8", newline="", write_through=True)
+        err = io.StringIO()
+        monkeypatch.setattr(sys, "stdout", out)
+        monkeypatch.setattr(sys, "stderr", err)
+        code = cli_main(["rows", str(path), *args])
+        out.flush()
+        f.seek(0)
+        raw.write(f.read())
+    monkeypatch.undo()
+    return raw.getvalue(), err.getvalue(), code
+
+
+def assert_same_rows(monkeypatch, path: Path, *args: str) -> bytes:
+    py = rows_output(monkeypatch, path, False, *args)
+    nat = rows_output(monkeypatch, path, True, *args)
+    assert nat == py
+    return py[0]
+
+
+# --- real fixtures ------------------------------------------------------------------------------------------------
+
+@needs_native
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=[str(p.relative_to(FIXTURES)) for p in FIXTURE_FILES])
+def test_fixture_batches_and_rows_equal_the_python_decoder(monkeypatch, tmp_path, path: Path) -> None:
+    assert_same_batches(path)
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    assert_same_rows(monkeypatch, copy)
+
+
+def test_fixtures_are_there_or_the_reason_is_given() -> None:
+    if not FIXTURE_FILES:
+        pytest.skip(f"real fixtures not found at {FIXTURES} (a clone without ../shared); set BINLAKE_SHARED")
+    assert len(FIXTURE_FILES) >= 40
+
+
+# --- generated MySQL 8 workloads ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=["full", "minimal", "noblob"])
+def generated(request, tmp_path_factory) -> list[Path]:
+    out = tmp_path_factory.mktemp(f"gen-{request.param}")
+    generate(out, GenerateConfig(days=1, scale=0.004, compression_share=0.4, max_binlog_size=60_000,
+                                 row_image=request.param, seed=3))
+    return sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
+
+
+@needs_native
+def test_generated_workload_batches_and_rows_equal_the_python_decoder(monkeypatch, generated) -> None:
+    ops = set()
+    for path in generated:
+        for tb in assert_same_batches(path, batch_rows=50):
+            ops |= set(tb[6][i]["op"] for i in range(len(tb[6])))
+        assert_same_rows(monkeypatch, path)
+    assert ops == {"insert", "update", "delete"}
+
+
+@needs_native
+def test_generated_workload_covers_partial_json_and_compressed_transactions(generated) -> None:
+    diffs = payload_rows = 0
+    for path in generated:
+        payloads = {e.pos for e in native_events(path) if e.header.type_code == 40}
+        for tb in iter_table_batches(path, engine="native"):
+            d = tb.batch.to_pydict()
+            diffs += sum(1 for x in d["diffs"] if x)
+            payload_rows += sum(1 for p in d["pos"] if p in payloads)
+    assert diffs > 0 and payload_rows > 0
+
+
+# --- the batch layout -----------------------------------------------------------------------------------------
+
+@needs_native
+def test_batch_values_are_the_decoders_values_typed_as_silver(generated) -> None:
+    """Every column of every row equals the Python decoder's value converted as silver converts it."""
+    from binlake.binlog.render import json_value
+    from binlake.pipeline.types import column_meta, silver_type, to_silver
+
+    path = generated[0]
+    changes = list(iter_row_changes(path))
+    rows = []
+    for tb in iter_table_batches(path, engine="native"):
+        rows += [(tb, r) for r in tb.batch.to_pylist()]
+    rows.sort(key=lambda x: (x[1]["pos"], x[1]["row"]))
+    assert [(r["pos"], r["row"], r["op"], r["gtid"]) for _, r in rows] == \
+        [(c.pos, c.row, c.op, c.gtid) for c in changes]
+    checked = 0
+    for (tb, r), c in zip(rows, changes):
+        kinds = {m[0]: silver_type(list(m)) for m in tb.columns}
+        for side in ("before", "after"):
+            image = getattr(c, side)
+            if image is None:
+                assert r[side] is None
+                continue
+            for name, value in image.items():
+                want, got = to_silver(kinds[name])(json_value(value)), r[side][name]
+                if kinds[name] == "float" and want is not None:
+                    want, got = struct.pack("<f", want), struct.pack("<f", got)
+                assert got == want, (side, name)
+                checked += 1
+    assert checked > 1000
+
+
+def test_layout_names_the_documented_columns() -> None:
+    data = build.binlog(build.table_map(5, "d", "t", [3], b"", [True]),
+                        build.rows_event(30, 5, 1, build.image([False], (7).to_bytes(4, "little"))))
+    (tb,) = iter_table_batches(data, engine="python")
+    assert tb.batch.schema.names == ["pos", "row", "op", "gtid", "trx_pos", "commit_ts", "event_type", "before",
+                                     "before_present", "after", "after_present", "diffs"]
+    assert tb.batch.schema.field("diffs").type == pa.list_(pa.struct(
+        [pa.field(n, pa.large_string()) for n in ("column", "op", "path", "value")]))
+    row = tb.batch.to_pylist()[0]
+    assert (row["op"], row["before"], row["after"], row["after_present"]) == ("insert", None, {"@1": 7}, None)
+    assert tb.columns == (("@1", 3, 3, 0, False, None),) and tb.primary_key is None
+
+
+@needs_native
+def test_positions_gtid_and_commit_time_of_a_compressed_transaction() -> None:
+    path = FIXTURES / "binlog" / "rust_mysql_common" / "transaction_compression.000001"
+    if not path.exists():
+        pytest.skip(f"real fixtures not found at {FIXTURES}")
+    payload = next(e for e in native_events(path) if e.header.type_code == 40)
+    gtid = next(e for e in native_events(path) if e.header.type_code == 34)      # ANONYMOUS_GTID: no GTID
+    (tb,) = iter_table_batches(path, engine="native")
+    row = tb.batch.to_pylist()[0]
+    assert (row["pos"], row["row"], row["op"], row["after"]) == (payload.pos, 0, "insert", {"@1": 1})
+    assert row["trx_pos"] == gtid.pos and row["gtid"] is None
+    assert row["commit_ts"] == gtid.body.immediate_commit_timestamp == 1695159109445737
+    assert_same_batches(path)
+
+
+def native_events(path: Path):
+    from binlake.binlog import read_events
+    with open(path, "rb") as f:
+        yield from read_events(f, decode_payloads=False)
+
+
+@needs_native
+def test_typed_values_of_the_bench_types() -> None:
+    """DECIMAL, BIGINT UNSIGNED, DATETIME/TIMESTAMP/DATE (a zero date -> null), TIME text, BIT, ENUM/SET names,
+    binary bytes and invalid UTF-8 text as silver holds them, from hand-built rows."""
+    # columns: DECIMAL(5,2), BIGINT UNSIGNED, DATETIME2(3), TIMESTAMP2(0), DATE, TIME2(0), BIT(12), VARCHAR, BLOB
+    types = [246, 8, 18, 17, 10, 19, 16, 15, 252]
+    meta = bytes([5, 2]) + bytes([3, 0, 0]) + bytes([0x04, 0x01]) + (40).to_bytes(2, "little") + bytes([2])
+    optional = build.optional_field(1, bytes([0b01000000])) + build.optional_field(
+        3, b"".join(build.packed(x) for x in (45, 63)))
+    tm = build.table_map(9, "d", "t", types, meta, [True] * 9, optional)
+    dt2 = ((2024 * 13 + 2) << 22 | 29 << 17 | 13 << 12 | 14 << 6 | 15) + (1 << 39)
+    values = [bytes([0x80, 123, 45]), (2**64 - 1).to_bytes(8, "little"),
+              dt2.to_bytes(5, "big") + (456 * 10).to_bytes(2, "big"), (1700000000).to_bytes(4, "big"),
+              bytes(3), ((1 << 23) + (838 << 12 | 59 << 6 | 58)).to_bytes(3, "big"), (0xABC).to_bytes(2, "big"),
+              b"\x02\xff\xfe", b"\x03\x00\x00\x01\x02"]
+    data = build.binlog(tm, build.rows_event(30, 9, 9, build.image([False] * 9, *values)))
+    rows = assert_same_batches(data)
+    after = rows[0][6][0]["after"]
+    assert after == {"@1": Decimal("123.45"), "@2": Decimal(2**64 - 1),
+                     "@3": dt.datetime(2024, 2, 29, 13, 14, 15, 456000),
+                     "@4": dt.datetime(2023, 11, 14, 22, 13, 20, tzinfo=dt.timezone.utc), "@5": None,
+                     "@6": "838:59:58", "@7": 0xABC, "@8": "{'hex': 'fffe'}", "@9": b"\x00\x01\x02"}
+
+
+@needs_native
+def test_small_batches_end_at_transaction_boundaries(generated) -> None:
+    tables = assert_same_batches(generated[0], batch_rows=7)
+    assert len(tables) > 3
+    seen: dict[tuple, set] = {}
+    for tb in tables:
+        trx = {r["trx_pos"] for r in tb[6]}
+        assert None not in trx
+        assert not trx & seen.get(tb[1:3], set()), "a transaction split across batches"
+        seen.setdefault(tb[1:3], set()).update(trx)
+
+
+# --- hostile input --------------------------------------------------------------------------------------------
+
+def payload_body(inner: bytes, *, compress: bool = True) -> bytes:
+    import zstandard
+    data = zstandard.ZstdCompressor(level=3).compress(inner) if compress else inner
+
+    def field(ftype: int, value: int) -> bytes:
+        v = build.packed(value)
+        return build.packed(ftype) + build.packed(len(v)) + v
+    return field(2, 0 if compress else 255) + field(3, len(inner)) + field(1, len(data)) + b"\0" + data
+
+
+def json_table(table_id: int = 7) -> tuple[int, bytes]:
+    return build.table_map(table_id, "d", "t", [3, 245], bytes([4]), [False, True])
+
+
+@needs_native
+@pytest.mark.parametrize("case", ["oversized-inner-event", "corrupt-json-cell", "unknown-table", "bad-checksum",
+                                  "not-finite-double", "truncated-row", "invalid-decimal-metadata", "cut-short",
+                                  "corrupt-zstd"])
+def test_hostile_input_raises_the_same_typed_error(monkeypatch, tmp_path, case: str) -> None:
+    expected = {"oversized-inner-event": EventTooLargeError, "corrupt-json-cell": CorruptEventError,
+                "unknown-table": UnknownTableError, "bad-checksum": BinlogError, "not-finite-double": CorruptEventError,
+                "truncated-row": BinlogError, "invalid-decimal-metadata": BinlogError, "cut-short": BinlogError,
+                "corrupt-zstd": CorruptEventError}[case]
+    ok_row = build.image([False, False], (1).to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04\x00")
+    if case == "oversized-inner-event":
+        data = build.binlog((40, payload_body(build.event(230, bytes(4 << 20), crc=False))))
+    elif case == "corrupt-json-cell":
+        bad = build.image([False, False], (2).to_bytes(4, "little"), (3).to_bytes(4, "little") + b"\x00\x09\x00")
+        data = build.binlog(json_table(), build.rows_event(30, 7, 2, ok_row + bad))
+    elif case == "unknown-table":
+        data = build.binlog(json_table(), build.rows_event(30, 8, 2, ok_row))
+    elif case == "bad-checksum":
+        good = build.binlog(json_table(), build.rows_event(30, 7, 2, ok_row))
+        data = good[:-1] + bytes([good[-1] ^ 1])
+    elif case == "not-finite-double":
+        tm = build.table_map(3, "d", "t", [5], bytes([8]), [True])
+        data = build.binlog(tm, build.rows_event(30, 3, 1, build.image([False], b"\x00" * 6 + b"\xf8\x7f")))
+    elif case == "truncated-row":
+        data = build.binlog(json_table(), build.rows_event(30, 7, 2, ok_row[:-3]))
+    elif case == "invalid-decimal-metadata":
+        tm = build.table_map(3, "d", "t", [246], bytes([70, 2]), [True])
+        data = build.binlog(tm, build.rows_event(30, 3, 1, build.image([False], bytes(30))))
+    elif case == "cut-short":
+        data = build.binlog(json_table(), build.rows_event(30, 7, 2, ok_row))[:-9]
+    else:
+        inner = build.event(16, (7).to_bytes(8, "little"), crc=False) * 40
+        body = payload_body(inner)
+        frame = body.index(b"\x28\xb5\x2f\xfd")
+        data = build.binlog((40, body[:frame] + b"\x00\x00\x00\x00" + body[frame + 4:]))
+    py, py_err = batches(data, "python", max_event_size=MAX_EVENT)
+    assert py_err is not None and issubclass(getattr(sys.modules["binlake.binlog.errors"], py_err[0]), expected)
+    assert py_err[2] is not None and py_err[3] is not None
+    assert_same_batches(data, max_event_size=MAX_EVENT)
+    path = tmp_path / "hostile.bin"
+    path.write_bytes(data)
+    out, err, code = rows_output(monkeypatch, path, True, "--max-event-size", str(MAX_EVENT))
+    assert code != 0 and err.startswith("binlake: error: ") and str(path) in err
+    assert (out, err, code) == rows_output(monkeypatch, path, False, "--max-event-size", str(MAX_EVENT))
+
+
+def mutate(rng: random.Random, data: bytes) -> bytes:
+    d = bytearray(data)
+    k = rng.randrange(4)
+    if k == 0:
+        for _ in range(rng.randrange(1, 8)):
+            d[rng.randrange(len(d))] = rng.randrange(256)
+    elif k == 1:
+        d = d[:rng.randrange(len(d))]
+    elif k == 2:
+        i = rng.randrange(len(d))
+        del d[i:i + rng.randrange(1, 16)]
+    else:
+        i = rng.randrange(len(d))
+        d[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
+    return bytes(d)
+
+
+def fuzz_sweep(monkeypatch, tmp_path, runs: int, seed: int, max_seed: int) -> None:
+    from tests.fuzz.targets import seeds
+    corpus = [s for s in seeds("binlog") if len(s) < max_seed]
+    rng = random.Random(seed)
+    path = tmp_path / "mutant.bin"
+    for n in range(runs):
+        data = mutate(rng, rng.choice(corpus)) if n >= len(corpus) else corpus[n]
+        assert_same_batches(data, verify_checksum=False, max_event_size=MAX_EVENT)
+        path.write_bytes(data)
+        assert_same_rows(monkeypatch, path, "--no-verify-checksum", "--max-event-size", str(MAX_EVENT))
+
+
+@needs_native
+def test_fuzz_corpus_and_mutations_decode_or_fail_alike(monkeypatch, tmp_path) -> None:
+    """The small seeds of the fuzz corpus and a fixed set of their mutations (checksums off: bodies are reached)."""
+    fuzz_sweep(monkeypatch, tmp_path, runs=60, seed=17, max_seed=8_000)
+
+
+@needs_native
+@pytest.mark.slow
+def test_many_mutations_decode_or_fail_alike(monkeypatch, tmp_path) -> None:
+    """Every seed of the fuzz corpus and many mutations of them."""
+    fuzz_sweep(monkeypatch, tmp_path, runs=800, seed=29, max_seed=300_000)
+
+
+# --- engines and the command line -----------------------------------------------------------------------------
+
+def test_python_engine_needs_no_native_module(monkeypatch) -> None:
+    monkeypatch.setenv("BINLAKE_NATIVE", "0")
+    data = build.binlog(json_table(), build.rows_event(30, 7, 2, build.image(
+        [False, False], (1).to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04\x00")))
+    (tb,) = iter_table_batches(data)          # auto falls back to the pure-Python decoder
+    assert tb.batch.to_pylist()[0]["after"] == {"@1": 1, "@2": "null"}
+    with pytest.raises(RuntimeError, match="native decoder is not available"):
+        list(iter_table_batches(data, engine="native"))
+
+
+@needs_native
+def test_binlake_rows_subprocess_prints_the_python_bytes(tmp_path) -> None:
+    path = FIXTURES / "binlog" / "rust_mysql_common" / "json.binlog.000001"
+    if not path.exists():
+        pytest.skip(f"real fixtures not found at {FIXTURES}")
+    cmd = [str(Path(sys.executable).with_name("binlake")), "rows", str(path), "--format", "jsonl"]
+    nat = subprocess.run(cmd, capture_output=True, check=True)
+    py = subprocess.run(cmd, capture_output=True, check=True, env={"BINLAKE_NATIVE": "0", "PATH": ""})
+    assert nat.stdout == py.stdout and nat.stdout.count(b"\n") == 18
