@@ -2,6 +2,7 @@
 
     spark-submit spark_jobs/ingest_binlogs.py --landing DIR --lake DIR --source NAME [--run-id ID]
         [--end ISO_DATETIME] [--include DB.TABLE ...] [--exclude DB.TABLE ...] [--engine auto|rust|spark]
+        [--on-decode-error quarantine|fail]
 
 Thin entry point: the work is ``binlake.lake.ingest.ingest_job`` (the one ``binlake run`` calls). Files first
 written at or after ``--end`` are left for a later run. Prints the job's report as one JSON line.
@@ -18,7 +19,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from binlake.lake.ingest import ingest_job
     from binlake.lake.job_args import job_main, job_parser, job_setup, print_report, source_dir
 
-    args = job_parser("ingest_binlogs", __doc__, landing=True, filters=True).parse_args(argv)
+    args = job_parser("ingest_binlogs", __doc__, landing=True, filters=True, decode_errors=True).parse_args(argv)
 
     def run() -> int:
         spark, engine, lake, opts = job_setup(args, "binlake-ingest")

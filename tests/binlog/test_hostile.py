@@ -367,3 +367,47 @@ def test_live_table_maps_are_bounded_by_columns() -> None:
     list(read_events(io.BytesIO(build.binlog(*maps)), ctx=ctx))
     assert ctx.tables.columns <= 10000 and sorted(ctx.tables) == [36, 37, 38, 39, 40]
     assert DecodeContext().tables.max_columns == 1 << 18     # about 70 MB of layouts at most
+
+
+# --- an undecodable stretch in the pipeline: its first bytes are kept, bounded -----------------------------------
+
+def event_positions(data: bytes) -> list[int]:
+    out, pos = [], 4
+    while pos < len(data):
+        out.append(pos)
+        pos += int.from_bytes(data[pos + 9:pos + 13], "little")
+    return out
+
+
+@pytest.mark.parametrize("which, whole", [(-3, False), (-1, True)])
+def test_undecodable_stretch_keeps_its_first_bytes_up_to_the_cap(tmp_path, which, whole) -> None:
+    """A CRC32 mismatch in an event: bronze's ``error`` row names the file and offset and holds the stretch's bytes
+    from that offset, exactly as in the file, at most an event header and 64 KiB."""
+    from binlake.pipeline.bronze import BRONZE_COLUMNS, RAW_CAP, ChunkTask, decode_chunk
+    from binlake.pipeline.filters import TransactionFilter
+    from binlake.pipeline.identity import identify
+
+    data = bytearray(build.binlog((230, b"a" * 10), (230, b"b" * 100_000), (230, b"c" * 100_000), (230, b"d" * 10)))
+    bad = event_positions(bytes(data))[which]
+    data[bad + 19 + 5] ^= 0xFF                                   # a body byte: the CRC32 no longer matches
+    path = tmp_path / "damaged.000001"
+    path.write_bytes(bytes(data))
+    rows = decode_chunk(ChunkTask(str(path), identify("s", path), 4, None), TransactionFilter(), "run")
+    [error] = [dict(zip(BRONZE_COLUMNS, r)) for r in rows if r[BRONZE_COLUMNS.index("op")] == "error"]
+    assert error["pos"] == bad and str(path) in error["statement"] and f"offset {bad}" in error["statement"]
+    assert "CRC32" in error["statement"]
+    assert error["raw"] == bytes(data[bad:bad + RAW_CAP]) and RAW_CAP == 19 + 65536
+    assert len(error["raw"]) == (len(data) - bad if whole else RAW_CAP)
+    assert all(r[BRONZE_COLUMNS.index("raw")] is None for r in rows if r[BRONZE_COLUMNS.index("op")] != "error")
+
+
+def test_decode_error_policy_is_checked(capsys) -> None:
+    from binlake.cli import main
+    from binlake.errors import BinlakeError
+    from binlake.lake.options import RunOptions
+
+    with pytest.raises(BinlakeError, match="choose one of quarantine, fail"):
+        RunOptions("s", on_decode_error="ignore")
+    with pytest.raises(SystemExit):
+        main(["run", "--landing", "x", "--lake", "y", "--on-decode-error", "ignore"])
+    assert "invalid choice: 'ignore'" in capsys.readouterr().err

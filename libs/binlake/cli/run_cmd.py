@@ -58,9 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--temporal-text", action="store_true",
                    help="keep DATE/DATETIME/TIMESTAMP columns as MySQL's text in silver (default: date, "
                         "timestamp_ntz and timestamp; zero or invalid dates become NULL there and are counted)")
+    p.add_argument("--on-decode-error", choices=("quarantine", "fail"), default="quarantine",
+                   help="a stretch of a binlog that does not decode: quarantine (default) keeps it in meta/quarantine "
+                        "with the reason and its first bytes (an event header and 64 KiB) and loads the rest; fail "
+                        "stops the source with one line naming the file and offset, writing nothing of the ingest")
     p.add_argument("--validate", action="store_true",
                    help="then run the data-quality suites (binlake validate: meta.dq_results, HTML report); "
-                        "exits 1 when an error-level expectation fails")
+                        "exits 1 when an error-level expectation fails, 2 when something could not be validated")
     p.add_argument("--driver-memory", metavar="SIZE", default=os.environ.get("BINLAKE_DRIVER_MEMORY", "2g"),
                    help="memory of the embedded Spark driver, which also runs the tasks (default 2g, or "
                         "$BINLAKE_DRIVER_MEMORY)")
@@ -128,7 +132,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     engine.staging_root = lake.staging
     stopped: list[str] = []
     for name, folder in sources:
-        opts = RunOptions(name, tables, cutoff_us, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20)
+        opts = RunOptions(name, tables, cutoff_us, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20,
+                          on_decode_error=args.on_decode_error)
         _progress(f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
                   + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)"
                      if end else ")"))
@@ -152,7 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from binlake.quality.runner import validate_lake
 
         _progress("validate: running the data-quality suites")
-        result = validate_lake(spark, lake.root)      # raises QualityCheckFailed (exit 1) on an error-level failure
+        result = validate_lake(spark, lake.root)      # raises a ValidationFailed (exit 1 or 2) when it fails
         _progress(f"validate: {len(result.results)} expectation(s) checked, report {result.report_path}")
     if stopped:
         raise BinlakeError(f"source(s) {', '.join(stopped)} stopped at a gap in their binlogs (see the STOPPED "

@@ -125,7 +125,7 @@ class BatchInfo:
 
 
 SCAN_COLUMNS = (SEQ_COL, "binlog_file", "pos", "gtid", "op", "db", "table_name", "columns", "primary_key",
-                "key_before", "key_after", "after", "diffs", "statement", "commit_ts")
+                "key_before", "key_after", "after", "diffs", "statement", "commit_ts", "raw")
 
 
 def key_change(op: str, key_before: Optional[str], key_after: Optional[str]) -> bool:
@@ -147,7 +147,8 @@ def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
             if op in ("error", "ddl"):
                 (info.errors if op == "error" else info.ddls).append(
                     {SEQ_COL: seq, "binlog_file": r["binlog_file"], "pos": r["pos"], "db": r["db"],
-                     "statement": r["statement"], "commit_ts": r["commit_ts"], "gtid": r["gtid"]})
+                     "statement": r["statement"], "commit_ts": r["commit_ts"], "gtid": r["gtid"],
+                     "raw": r["raw"]})
             continue
         info.changes += 1
         t = info.tables.get((r["db"], r["table_name"]))
@@ -783,7 +784,7 @@ def _write_quarantine(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeL
     how many the batch quarantined per (db, table) (rows already there from an interrupted earlier run
     included; (None, None) for undecodable stretches)."""
     errors = [quarantine_row({SEQ_COL: e[SEQ_COL], "binlog_file": e["binlog_file"], "pos": e["pos"], "row": 0,
-                              "column_name": "", "status": "ERROR", "reason": e["statement"]},
+                              "column_name": "", "status": "ERROR", "reason": e["statement"], "raw": e["raw"]},
                              source=source, db=None, table=None, kind="decode", run_id=run_id)
               for e in info.errors]
     frame = quarantine_frame(folded, source, run_id)

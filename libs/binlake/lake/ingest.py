@@ -8,6 +8,11 @@ new rows of a run go to bronze in one Delta append (atomic), so a crash leaves a
 Snapshots landed by ``binlake snapshot`` seed their tables first (``binlake.lake.seed``), and the landed files
 must continue what bronze holds (``binlake.lake.gaps``). Ingest takes every complete transaction landed so far; which of them a run applies is decided by one rule, the
 apply job's commit-time cut (``binlake.lake.apply``), never by file names or file header times.
+
+An undecodable stretch of a binlog (``RunOptions.on_decode_error``): ``quarantine`` (the default) appends it as
+an ``error`` row with its reason and first bytes (the apply job quarantines it) and loads everything else;
+``fail`` stops the source with :class:`~binlake.pipeline.errors.DecodeFailed` and appends nothing (the decoded
+rows are cached and checked before the append, so they are decoded once).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from binlake.lake.gaps import check_grown, check_sequence
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, iter_chunk_rows
+from binlake.pipeline.errors import DecodeFailed
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_files
 from binlake.pipeline.split import plan_chunks
@@ -151,11 +157,30 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
         frame = bronze_frame(spark, plan.tasks, opts.tables, applied, run_id,
                              registry_rows(spark, engine, lake) or None)
+        strict = opts.on_decode_error == "fail"
+        if strict:
+            frame = frame.cache()
+            _stop_at_decode_error(frame)
         report.version = engine.append(lake.bronze, frame)
+        if strict:
+            frame.unpersist()
         crash_point("after_bronze")
         report.rows, report.totals = _counters(spark, engine, lake.bronze, opts.source, plan.files)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _stop_at_decode_error(frame: "DataFrame") -> None:
+    """Raise :class:`DecodeFailed` with the first undecodable stretch of ``frame`` (its reason names the file,
+    the offset and what was expected), if there is one."""
+    from pyspark.sql import functions as F
+
+    first = frame.where(F.col("op") == "error").orderBy("_binlake_seq").select("statement").limit(1).collect()
+    if first:
+        frame.unpersist()
+        raise DecodeFailed(f"{first[0]['statement']}; the source stops here (--on-decode-error fail): replace "
+                           f"the damaged file, or run with --on-decode-error quarantine to load the rest and keep "
+                           f"this stretch in meta/quarantine")
 
 
 def _counters(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from binlake.lake.layout import LakeLayout
 from binlake.lake.options import RunOptions
+from binlake.pipeline.bronze import DECODE_ERROR_POLICIES
 from binlake.pipeline.filters import TableFilter
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def job_parser(prog: str, doc: Optional[str], *, landing: bool = False, filters: bool = False,
-               history: bool = False) -> argparse.ArgumentParser:
+               history: bool = False, decode_errors: bool = False) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     if landing:
         p.add_argument("--landing", required=True, help="landing root (binlogs in <landing>/<source>/)")
@@ -34,6 +35,9 @@ def job_parser(prog: str, doc: Optional[str], *, landing: bool = False, filters:
     if filters:
         p.add_argument("--include", action="append", default=[], metavar="DB.TABLE")
         p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE")
+    if decode_errors:
+        p.add_argument("--on-decode-error", choices=DECODE_ERROR_POLICIES, default="quarantine",
+                       help="an undecodable stretch: quarantine it and load the rest (default), or fail the job")
     if history:
         p.add_argument("--history", action="store_true", help="also write SCD2 history tables")
         p.add_argument("--temporal-text", action="store_true",
@@ -55,7 +59,8 @@ def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeL
 
     tables = TableFilter(tuple(getattr(args, "include", ())), tuple(getattr(args, "exclude", ())))
     opts = RunOptions(args.source, tables, cutoff_us(args.end), getattr(args, "history", False),
-                      getattr(args, "temporal_text", False), run_id=args.run_id)
+                      getattr(args, "temporal_text", False), run_id=args.run_id,
+                      on_decode_error=getattr(args, "on_decode_error", "quarantine"))
     spark = build_session(app)
     lake = LakeLayout(args.lake)
     engine = engine_for(spark, args.engine)

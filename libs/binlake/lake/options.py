@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Optional
 
+from binlake.errors import BinlakeError
+from binlake.pipeline.bronze import DECODE_ERROR_POLICIES
 from binlake.pipeline.filters import TableFilter
 from binlake.pipeline.split import DEFAULT_CHUNK_BYTES
 
@@ -19,6 +21,12 @@ class RunOptions:
     temporal_text: bool = False              # DATE/DATETIME/TIMESTAMP as MySQL's text instead of typed
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     run_id: str = ""
+    on_decode_error: str = "quarantine"      # an undecodable stretch: quarantine it and go on, or fail the source
+
+    def __post_init__(self) -> None:
+        if self.on_decode_error not in DECODE_ERROR_POLICIES:
+            raise BinlakeError(f"on_decode_error {self.on_decode_error!r}: choose one of "
+                               f"{', '.join(DECODE_ERROR_POLICIES)}")
 
     def new_run_id(self) -> str:
         """``run_id``, or a fresh random one (each call) when none was given."""

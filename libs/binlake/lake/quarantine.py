@@ -2,8 +2,10 @@
 
 Kinds: ``json_diff`` (a partial JSON update REJECTED/ERROR by apply_json_diffs, or skipped because an earlier
 diff of the column was), ``missing_row`` (a delete/update of a row without primary key that silver does not
-hold), ``decode`` (an undecodable stretch of a binlog: the reader's error with file and offset). Rows are
-keyed by (source, file, position, row, column) and written with an insert-only MERGE, so reruns add nothing.
+hold), ``decode`` (an undecodable stretch of a binlog: the reader's error with file and offset, and in ``raw``
+the stretch's first bytes as in the file from that offset, at most an event header and 64 KiB:
+``binlake.pipeline.bronze.RAW_CAP``). Rows are keyed by (source, file, position, row, column) and written with an
+insert-only MERGE, so reruns add nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("source", "string"), ("binlog_file", "string"), ("pos", "bigint"), ("row", "bigint"),
     ("column_name", "string"), (SEQ_COL, "bigint"), ("db", "string"), ("table_name", "string"),
     ("kind", "string"), ("status", "string"), ("reason", "string"), ("document", "string"),
-    ("diffs", "string"), ("gtid", "string"), ("run_id", "string"),
+    ("diffs", "string"), ("gtid", "string"), ("run_id", "string"), ("raw", "binary"),
 )
 QUARANTINE_KEYS = ("source", "binlog_file", "pos", "row", "column_name")
 

@@ -1,9 +1,11 @@
 """``bronze.binlog_events`` as plain Python: its columns, and the rows one binlog (or one chunk of it) gives.
 
-One row per row change, one per DDL statement, one ``error`` row per undecodable stretch (the rest of the file
-after it; the apply step quarantines it with the reason), one ``chunk_end`` row per chunk but the last, and one
-``file_end`` row per file, whose presence in bronze means the file (with that identity) is completely ingested:
-the Delta append that adds it is atomic. Their ``statement`` holds the chunk's counters as JSON.
+One row per row change, one per DDL statement, one ``error`` row per undecodable stretch (the rest of the chunk
+after it; ``raw`` holds its first :data:`RAW_CAP` bytes, the apply step quarantines it with the reason and those
+bytes), one ``chunk_end`` row per chunk but the last, and one ``file_end`` row per file, whose presence in bronze
+means the file (with that identity) is completely ingested: the Delta append that adds it is atomic. Their
+``statement`` holds the chunk's counters as JSON. (Whether an ``error`` row is kept or stops the source is the
+ingest's policy, :data:`DECODE_ERROR_POLICIES`, see ``binlake.lake.ingest``.)
 
 Decoding follows WL#6827: ``reader | filter | applier``: the reader groups events into transactions, the filter
 drops rolled back, incomplete, already applied (GTID) transactions and excluded tables, the applier here turns a
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from binlake.binlog import BinlogError, Transaction, iter_transactions, open_binlog, row_changes_of
+from binlake.binlog.constants import LOG_EVENT_HEADER_LEN
 from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.render import json_diffs, json_image
 from binlake.binlog.schema import SchemaProvider
@@ -54,10 +57,13 @@ BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("event_type", "int", False),
     ("statement", "string", True),         # ddl: the query; error: the reason; file_end: stats JSON
     ("ingest_run", "string", False),
+    ("raw", "binary", True),               # error: the stretch's first RAW_CAP bytes, from ``pos``
 )
 BRONZE_COLUMNS = tuple(c for c, _, _ in BRONZE_SCHEMA)
 OP_INDEX = BRONZE_COLUMNS.index("op")
 CHANGE_OPS = ("insert", "update", "delete")
+DECODE_ERROR_POLICIES = ("quarantine", "fail")
+RAW_CAP = LOG_EVENT_HEADER_LEN + (64 << 10)    # bytes of an undecodable stretch kept: an event header and 64 KiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +131,15 @@ class BronzeApplier(EventHandler):
                     key_before, key_after = change_keys(before, after, pk)
                     out.append((*head, c.pos, c.row, seq_of(file_seq, c.pos, c.row), gtid, trx_pos, commit_us,
                                 c.db, c.table, c.op, _dumps(before), _dumps(after), _dumps(json_diffs(c.diffs)),
-                                cols, pk_json, key_before, key_after, c.event_type, None, run))
+                                cols, pk_json, key_before, key_after, c.event_type, None, run, None))
                 next_row += len(b.rows)
         if trx.kind == "ddl":
             q = trx.events[-1]
             body = q.body
             assert isinstance(body, QueryEvent)
             out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, body.db or None,
-                        None, "ddl", None, None, None, None, None, None, None, q.header.type_code, body.query, run))
+                        None, "ddl", None, None, None, None, None, None, None, q.header.type_code, body.query, run,
+                        None))
         self.next(trx, cont)
 
 
@@ -164,8 +171,9 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
                     batch_rows: int = BATCH_ROWS) -> Iterator[list[tuple]]:
     """Bronze rows (tuples in :data:`BRONZE_COLUMNS` order) of one chunk, in lists of about ``batch_rows``
     (whole transactions: memory stays bounded by a batch plus the largest transaction). Never raises for bad
-    input: a decode error ends the chunk with an ``error`` row (rows of the transactions before it are kept).
-    The chunk's last row (``chunk_end``/``file_end``) carries its counters, bronze rows per op included."""
+    input: a decode error ends the chunk with an ``error`` row holding the reason, naming the file and offset,
+    and the stretch's first :data:`RAW_CAP` bytes (rows of the transactions before it are kept). The chunk's
+    last row (``chunk_end``/``file_end``) carries its counters, bronze rows per op included."""
     binlog = open_binlog(task.path, start_position=task.start if task.start > 4 else None,
                          schema_provider=schema_provider, stop_at_incomplete=True)
     applier = BronzeApplier(task, tf, run_id, schema_provider, binlog.context.tables)
@@ -207,9 +215,14 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
     elif error is None and not open_at_end and binlog.stats.incomplete is None:
         end_pos = ident.size                        # the whole file (events after the last group too)
     if error is not None:
-        at = error.offset if isinstance(error, BinlogError) and error.offset is not None else end_pos
+        located = isinstance(error, BinlogError) and error.offset is not None and error.file is not None
+        at = error.offset if located else end_pos           # type: ignore[union-attr]
+        reason = str(error) if located else f"{task.path}, offset {at}: {error}"
+        with open(task.path, "rb") as f:
+            f.seek(at)
+            raw = f.read(min(RAW_CAP, (task.end or ident.size) - at))
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
-                     None, None, None, None, None, None, 0, str(error), run_id))
+                     None, None, None, None, None, None, 0, reason, run_id, raw))
     handed(rows)
     s = tf.stats
     stats = {"transactions": transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
@@ -218,5 +231,5 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
              "end_pos": end_pos, "error": error is not None, "rows": ops}
     rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
                  "file_end" if task.end is None else "chunk_end", None, None, None, None, None, None, None, 0,
-                 _dumps(stats), run_id))
+                 _dumps(stats), run_id, None))
     yield rows
