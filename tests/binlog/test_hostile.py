@@ -411,3 +411,25 @@ def test_decode_error_policy_is_checked(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["run", "--landing", "x", "--lake", "y", "--on-decode-error", "ignore"])
     assert "invalid choice: 'ignore'" in capsys.readouterr().err
+
+
+def test_sdi_jsonl_is_one_valid_line_per_record_whatever_the_stored_layout(tmp_path, capsys) -> None:
+    """A pretty-printed ``.sdi`` file (line breaks between tokens, a U+2028 inside a string): each record is one
+    line of valid JSON holding the same document."""
+    import datetime as dt
+    import json
+
+    from binlake.generate.sdi_out import sdi_documents
+    from binlake.generate.tables import base_tables
+    from binlake.sdi.writer import to_json
+
+    at = dt.datetime(2024, 3, 1)
+    doc = json.loads(to_json(sdi_documents(base_tables()[0], at, at)[0]))
+    doc["dd_object"]["comment"] = "line\u2028separator </script>"
+    path = tmp_path / "customers_1.sdi"
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    code, out, err = cli(capsys, "sdi", "--format", "jsonl", str(path))
+    assert code == 0, err
+    lines = out.split("\n")
+    assert lines[-1] == "" and len(lines) == 2
+    assert json.loads(lines[0]) == {"file": str(path), "type": 1, "id": 1, "sdi": doc}     # id from the name

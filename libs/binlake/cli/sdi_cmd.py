@@ -16,7 +16,7 @@ searched for .ibd, .sdi and .json files.
 Output formats:
   ibd2sdi  one JSON array per file in ibd2sdi's layout; each "object" is the SDI exactly as stored
            (add --pretty for ibd2sdi's default pretty-printed layout)
-  jsonl    one line per record: {"file": ..., "type": T, "id": ID, "sdi": <the stored SDI>}
+  jsonl    one line per record: {"file": ..., "type": T, "id": ID, "sdi": <the stored SDI, on one line>}
 
 `binlake sdi diff OLD NEW` prints the schema diff of the table definitions in two files (tables are paired by
 schema and name, or taken as a pair when each file holds one table). Exit status: 0 equal, 1 different.
@@ -59,12 +59,12 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     for path in iter_sdi_files(args.files):
         entries = read_entries(path, verify_checksums=not args.no_check)
-        for e in entries:      # both formats embed the stored text as JSON: it must be JSON, or the command fails
-            load_json(e.text, f"{path}: SDI record (type {e.sdi_type}, id {e.sdi_id})")
-        if args.format == "jsonl":
-            for e in entries:
-                out.write(f'{{"file":{json.dumps(str(path))},"type":{e.sdi_type},'
-                          f'"id":{json.dumps(e.sdi_id)},"sdi":{e.text}}}\n')
+        # both formats embed the stored text as JSON: it must be JSON, or the command fails
+        docs = [load_json(e.text, f"{path}: SDI record (type {e.sdi_type}, id {e.sdi_id})") for e in entries]
+        if args.format == "jsonl":      # serialized again: a stored text may span lines (a pretty .sdi file)
+            for e, doc in zip(entries, docs):
+                out.write(json.dumps({"file": str(path), "type": e.sdi_type, "id": e.sdi_id, "sdi": doc},
+                                     ensure_ascii=False, separators=(",", ":")) + "\n")
         else:
             out.write(to_ibd2sdi(((e.sdi_type, e.sdi_id if e.sdi_id is not None else 0, e.text) for e in entries),
                                  pretty=args.pretty))
