@@ -1,10 +1,11 @@
 """Hostile names and values from a binlog (issue #16, items 3 and 9), validated end to end on Spark.
 
-A binlog built here names a database, a table, columns and ENUM members with markup (and ``.``, ``/``, ``__``
-where the silver folder encoding matters) and holds values with markup; binlake's pipeline loads it, then
-``binlake validate`` runs. Every silver table must be validated (the two tables the old ``<db>__<table>``
-scheme merged too), one planted defect must be the only failure, and no page of the Great Expectations Data Docs
-or binlake's summary may run a script in a real Chromium (``alert`` dialogs seen over the DevTools protocol).
+A binlog built here names a database, a table, columns and ENUM members with markup (and ``../``, ``/``, ``.``,
+``__`` where the silver folder encoding matters) and holds values with markup; binlake's pipeline loads it, then
+``binlake validate`` runs. Nothing may be written outside the lake, every silver table must be validated (the
+two tables the old ``<db>__<table>`` scheme merged too), one planted defect must be the only failure, and no
+page of the Great Expectations Data Docs or binlake's summary may run a script in a real Chromium (``alert``
+dialogs seen over the DevTools protocol).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.quality import browser
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-DB = "<img src=x onerror=alert(1)>"
+DB = "../../<img src=x onerror=alert(1)>"         # the old silver path left the lake
 TABLE = "<script>alert(2)</script>"
 NOTE = "<img src=x onerror=alert(3)>"             # a VARCHAR(40) column
 DOTTED = "a.b"                                    # Spark would read it as a struct field
@@ -112,6 +113,11 @@ def test_every_silver_table_is_validated_whatever_its_names(hostile, spark) -> N
     layout = LakeLayout(str(hostile["lake"]))
     pairs = {(DB, TABLE), *CLASHING}
     assert set(layout.silver_tables()) == pairs                    # three tables, none merged into another
+    root = hostile["lake"].parent
+    assert sorted(p.name for p in root.iterdir()) == ["lake", "landing", "sdi"]        # nothing outside the lake
+    assert {p.name for p in (root / "lake").iterdir()} <= {"_staging", "bronze", "logs", "meta", "reports", "silver"}
+    assert sorted(p.name for p in (root / "lake" / "silver").iterdir()) == sorted(
+        silver_name(db, t) for db, t in pairs)
     rows = _stored(spark, hostile["lake"])
     suites = {r["suite"] for r in rows}
     assert suites == {S.silver_table_name(db, t) for db, t in pairs} | {S.RECONCILIATION}
