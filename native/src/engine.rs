@@ -6,7 +6,7 @@
 
 use crate::layout::{table_map, Cur, Layout, R};
 use crate::reader::{Event, Fail, Fde, Reader};
-use crate::rows::{decode_rows, is_delete, is_update, Decoded, TextDecoder};
+use crate::rows::{decode_rows, is_update, Decoded, TextDecoder};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use std::collections::{BTreeMap, HashMap};
@@ -106,7 +106,7 @@ fn classify(query: &[u8]) -> Option<Stmt> {
 
 /// What an event means to the state machines.
 enum Summary {
-    Gtid { gtid: Option<String>, commit_ts: u64, began: bool },
+    Gtid { commit_ts: u64, began: bool },
     Query(Stmt),
     Xid,
     XaPrepare,
@@ -238,7 +238,6 @@ impl Processor {
             }
             Err(f) => return Err(f),
         };
-        let t = ev.header.type_code;
         let summary = match self.event(py, &ev, sink) {
             Ok(s) => s,
             Err(f) => return Err(self.resolve(py, f)),
@@ -251,7 +250,6 @@ impl Processor {
             };
             self.reader.after_event(&ev, enc)?;
         }
-        let _ = t;
         Ok(true)
     }
 
@@ -329,16 +327,14 @@ impl Processor {
             33 | 34 => {
                 let mut c = Cur::new(buf, pos, end);
                 let (gtid, ts) = gtid_event(&mut c).map_err(bad)?;
-                let gtid = if t == 33 { Some(gtid) } else { None };
-                self.gtid = gtid.clone();
-                Ok(Summary::Gtid { gtid, commit_ts: ts, began: false })
+                self.gtid = if t == 33 { Some(gtid) } else { None };
+                Ok(Summary::Gtid { commit_ts: ts, began: false })
             }
             162 => {
                 let mut c = Cur::new(buf, pos, end);
                 let (seq, domain, flags) = mariadb_gtid(&mut c).map_err(bad)?;
-                let gtid = Some(format!("{}-{}-{}", domain, ev.header.server_id, seq));
-                self.gtid = gtid.clone();
-                Ok(Summary::Gtid { gtid, commit_ts: 0, began: flags & 1 == 0 })
+                self.gtid = Some(format!("{}-{}-{}", domain, ev.header.server_id, seq));
+                Ok(Summary::Gtid { commit_ts: 0, began: flags & 1 == 0 })
             }
             2 | 165 => {
                 let post = self.post_len(2, 13);
@@ -382,9 +378,8 @@ impl Processor {
         let kind: String = t.get_item(0)?.extract()?;
         Ok(match kind.as_str() {
             "gtid" => {
-                let gtid: Option<String> = t.get_item(1)?.extract()?;
-                self.gtid = gtid.clone();
-                Summary::Gtid { gtid, commit_ts: t.get_item(2)?.extract()?, began: t.get_item(3)?.extract()? }
+                self.gtid = t.get_item(1)?.extract()?;
+                Summary::Gtid { commit_ts: t.get_item(2)?.extract()?, began: t.get_item(3)?.extract()? }
             }
             "query" => {
                 let stmt = stmt_kind(&t.get_item(1)?.extract::<String>()?);
@@ -496,7 +491,6 @@ impl Processor {
                             diffs: &diffs, grouped: self.group.is_some() };
         sink.rows(py, self, &r)?;
         self.next_row += d.rows.len() as u32;
-        let _ = is_delete(t);
         Ok(())
     }
 }

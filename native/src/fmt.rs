@@ -165,9 +165,6 @@ impl BigDec {
         }
         b
     }
-    pub fn is_zero(&self) -> bool {
-        self.0.iter().all(|&l| l == 0)
-    }
     pub fn digits(&self) -> String {
         let mut limbs: Vec<u64> = self.0.clone();
         while limbs.len() > 1 && *limbs.last().unwrap() == 0 {

@@ -6,7 +6,7 @@ use crate::engine::{Processor, RowsEvent, Sink};
 use crate::fmt;
 use crate::layout::Layout;
 use crate::reader::Fail;
-use crate::rows::{is_delete, is_update, Cell, Decoded, Val};
+use crate::rows::{is_delete, is_update, Cell, Val};
 use crate::values::{json_value, py_value};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -208,5 +208,3 @@ impl Sink for JsonSink {
         Ok(())
     }
 }
-
-pub fn unused(_: &Decoded) {}

@@ -112,9 +112,6 @@ fn is_numeric(t: u8) -> bool {
 fn is_character(t: u8) -> bool {
     matches!(t, T_STRING | T_VAR_STRING | T_VARCHAR | T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB)
 }
-fn is_blob(t: u8) -> bool {
-    matches!(t, T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB)
-}
 
 /// How text of a column is decoded (``collation_codec``): binary, UTF-8 (surrogate escapes), MySQL's latin1
 /// (cp1252 plus the five C1 bytes), or another Python codec (the Python decoder's ``decode_text``).
@@ -273,7 +270,6 @@ pub struct Column {
 pub struct Plan {
     pub idx: Vec<u32>,
     pub null_bytes: usize,
-    pub full: bool,
 }
 
 pub struct Layout {
@@ -302,7 +298,7 @@ impl Layout {
         }
         let n = self.columns.len().min(present.len() * 8);
         let idx: Vec<u32> = (0..n).filter(|&i| present[i >> 3] & (1 << (i & 7)) != 0).map(|i| i as u32).collect();
-        let plan = Rc::new(Plan { null_bytes: (idx.len() + 7) >> 3, full: idx.len() == self.columns.len(), idx });
+        let plan = Rc::new(Plan { null_bytes: (idx.len() + 7) >> 3, idx });
         let mut plans = self.plans.borrow_mut();
         if plans.len() < MAX_PLANS {
             plans.insert(present.to_vec(), plan.clone());
@@ -543,7 +539,6 @@ pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool
     let ncols = c.packed()?;
     let types = c.bytes(ncols)?.to_vec();
     let meta_len = c.packed()?;
-    let meta_start = c.pos;
     let meta_bytes = c.bytes(meta_len)?;
     let mut mc = Cur::new(meta_bytes, 0, meta_bytes.len());
     let mut metas = Vec::with_capacity(types.len());
@@ -559,7 +554,6 @@ pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool
     if mc.pos != meta_bytes.len() {
         return Err(());
     }
-    let _ = meta_start;
     c.skip((types.len() as u64 + 7) >> 3)?;
     let o = if c.remaining() > 0 { optional_metadata(&mut c, &types)? } else { Optional::default() };
     Ok(build(table_id, db, table, &types, &metas, o, mariadb))
@@ -663,8 +657,4 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
         primary_key: pk.map(|v| v.into_iter().map(|i| i as u32).collect()),
         dup_names, raw: Vec::new(), body_end: 0, plans: RefCell::new(HashMap::new()),
     }
-}
-
-pub fn is_blob_type(t: u8) -> bool {
-    is_blob(t)
 }

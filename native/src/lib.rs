@@ -16,7 +16,7 @@ mod reader;
 mod rows;
 mod values;
 
-use engine::{Processor, Sink};
+use engine::Processor;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -196,7 +196,6 @@ fn rows_jsonl<'py>(py: Python<'py>, src: &Bound<'py, PyAny>, options: Options, d
         if let Err(f) = result {
             return Err(to_pyerr(py, &p, f));
         }
-        let _ = &mut sink as &mut dyn Sink;
         stats(py, &mut p)
     })
 }

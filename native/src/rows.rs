@@ -3,7 +3,7 @@
 //! then each value in its ``Field_*::unpack`` format. A read past the event's end is ``Err(())``: the Python
 //! decoder raises a typed error for that event, and names it.
 
-use crate::layout::{Codec, Cur, Kind, Layout, Plan, R};
+use crate::layout::{Codec, Kind, Layout, Plan, R};
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug)]
@@ -353,5 +353,3 @@ pub fn cp1252(raw: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(char::from_u32(cp).unwrap().encode_utf8(&mut tmp).as_bytes());
     }
 }
-
-pub fn unused(_: &Cur) {}
