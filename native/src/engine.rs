@@ -4,7 +4,7 @@
 //! decoded by the Python decoder (rare: a few per file), which also names the error of any event whose body
 //! does not decode here.
 
-use crate::layout::{table_map, Cur, Layout, R};
+use crate::layout::{table_map, Cur, Layout, SchemaColumn, R};
 use crate::reader::{Event, Fail, Fde, Reader};
 use crate::rows::{decode_rows, is_update, Decoded, TextDecoder};
 use pyo3::prelude::*;
@@ -152,6 +152,8 @@ pub struct Processor {
     next_row: u32,
     pub group: Option<Group>,
     began: bool,
+    /// a schema provider fills TABLE_MAPs without metadata (the Python decoder's ``schema_provider``)
+    has_schema: bool,
 }
 
 struct PyText<'py>(Python<'py>, &'py PyObject);
@@ -198,10 +200,10 @@ fn uuid(sid: &[u8]) -> String {
 }
 
 impl Processor {
-    pub fn new(reader: Reader, delegate: PyObject, registered: Vec<bool>) -> Processor {
+    pub fn new(reader: Reader, delegate: PyObject, registered: Vec<bool>, has_schema: bool) -> Processor {
         Processor { reader, delegate, tables: TableMaps::default(), cache: HashMap::new(), cache_columns: 0,
                     registered, unknown: BTreeMap::new(), assumptions: Vec::new(), gtid: None, last_pos: None,
-                    next_row: 0, group: None, began: false }
+                    next_row: 0, group: None, began: false, has_schema }
     }
 
     fn post_len(&self, t: u8, default: u8) -> u8 {
@@ -317,7 +319,7 @@ impl Processor {
                 Ok(Summary::Other)
             }
             19 => {
-                self.table_map(ev)?;
+                self.table_map(py, ev)?;
                 Ok(Summary::Other)
             }
             20..=25 | 30..=32 | 39 | 166..=171 => {
@@ -398,14 +400,27 @@ impl Processor {
         })
     }
 
-    fn table_map(&mut self, ev: &Event) -> Result<(), Fail> {
+    fn table_map(&mut self, py: Python<'_>, ev: &Event) -> Result<(), Fail> {
         let post = self.post_len(19, 8);
         let mariadb = self.reader.fde.as_ref().map_or(false, |f| f.mariadb);
         let key = (ev.raw[crate::reader::HEADER_LEN..ev.body_end].to_vec(), post, mariadb);
         let layout = match self.cache.get(&key) {
             Some(l) => l.clone(),
             None => {
-                let mut l = table_map(&ev.raw, crate::reader::HEADER_LEN, ev.body_end, post, mariadb)
+                let (delegate, has_schema) = (&self.delegate, self.has_schema);
+                let mut schema = |db: &[u8], table: &[u8], types: &[u8]| -> R<Option<Vec<SchemaColumn>>> {
+                    if !has_schema {
+                        return Ok(None);
+                    }
+                    type Col = (Vec<u8>, bool, Option<u64>, Option<Vec<Vec<u8>>>, Option<Vec<Vec<u8>>>, Option<u8>);
+                    let got = delegate.call_method1(py, "schema", (PyBytes::new(py, db), PyBytes::new(py, table),
+                                                                   PyBytes::new(py, types))).map_err(|_| ())?;
+                    let cols: Option<Vec<Col>> = got.extract(py).map_err(|_| ())?;
+                    Ok(cols.map(|cols| cols.into_iter().map(|(name, unsigned, collation, enum_values, set_values, fsp)| {
+                        SchemaColumn { name, unsigned, collation, enum_values, set_values, fsp }
+                    }).collect()))
+                };
+                let mut l = table_map(&ev.raw, crate::reader::HEADER_LEN, ev.body_end, post, mariadb, &mut schema)
                     .map_err(|_| ev.to_ref(None))?;
                 l.raw = ev.raw.clone();
                 l.body_end = ev.body_end;

@@ -205,6 +205,10 @@ pub enum Kind {
     Timestamp2(u8),
     DateTime2(u8),
     Time2(u8),
+    /// MariaDB 5.3 TIME/DATETIME/TIMESTAMP(n) (``make_mariadb_hires``): digits known from a schema
+    HiresTime(u8),
+    HiresDateTime(u8),
+    HiresTimestamp(u8),
     /// length-prefixed text or bytes; ``pad``: BINARY(n) padded back to n bytes
     Str { len_bytes: u8, codec: Codec, pad: Option<usize> },
     Enum { pack: u8, names: Option<Rc<Vec<Vec<u8>>>> },
@@ -346,8 +350,17 @@ fn string_real_type(meta: u16) -> (u8, u32) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn kind_of(t: u8, meta: u16, unsigned: bool, codec: Codec, enum_names: Option<Rc<Vec<Vec<u8>>>>,
-           set_names: Option<Rc<Vec<Vec<u8>>>>) -> Kind {
+           set_names: Option<Rc<Vec<Vec<u8>>>>, hires: u8) -> Kind {
+    if hires > 0 && matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP) {
+        return match (hires, t) {
+            (7.., _) => Kind::Fail,
+            (f, T_TIME) => Kind::HiresTime(f),
+            (f, T_DATETIME) => Kind::HiresDateTime(f),
+            (f, _) => Kind::HiresTimestamp(f),
+        };
+    }
     let len1or2 = |max_len: u32| if max_len < 256 { 1 } else { 2 };
     let fsp_ok = |fsp: u16| fsp <= 6;
     let blob_len = |m: u16| (1..=4).contains(&m);
@@ -520,9 +533,24 @@ fn expand_charsets(default: Option<&DefaultCharset>, per_column: Option<&Vec<u64
 const OLD_TEMPORAL_HINT: &str = "TIME/DATETIME/TIMESTAMP columns are read in the classic format; MariaDB's 5.3 \
 format (mysql56_temporal_format=OFF) with fractional seconds needs their digits from a schema (ColumnInfo.fsp)";
 
+/// One column of a schema provider's table definition (``binlake.binlog.schema.ColumnInfo``).
+pub struct SchemaColumn {
+    pub name: Vec<u8>,
+    pub unsigned: bool,
+    pub collation: Option<u64>,
+    pub enum_values: Option<Vec<Vec<u8>>>,
+    pub set_values: Option<Vec<Vec<u8>>>,
+    pub fsp: Option<u8>,
+}
+
+/// What fills a TABLE_MAP's missing metadata: ``schema(db, table, column types)`` -> the provider's columns
+/// (None: it knows no such table; ``Err``: it raises, the Python decoder names the error).
+pub type SchemaLookup<'s> = dyn FnMut(&[u8], &[u8], &[u8]) -> R<Option<Vec<SchemaColumn>>> + 's;
+
 /// Decode a TABLE_MAP body (``buf[pos..end]``) and build its layout. ``post_len``: the FORMAT_DESCRIPTION's
 /// post-header length for TABLE_MAP (8 when none says).
-pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool) -> R<Layout> {
+pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool, schema: &mut SchemaLookup)
+                 -> R<Layout> {
     let mut c = Cur::new(buf, pos, end);
     let id_size = if post_len == 6 { 4 } else { 6 };
     let table_id = c.uint(id_size)?;
@@ -556,15 +584,25 @@ pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool
     }
     c.skip((types.len() as u64 + 7) >> 3)?;
     let o = if c.remaining() > 0 { optional_metadata(&mut c, &types)? } else { Optional::default() };
-    Ok(build(table_id, db, table, &types, &metas, o, mariadb))
+    let old_temporals = types.iter().any(|&t| matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP));
+    let need_schema = o.names.is_none() || o.signedness.is_none()
+        || (o.default_charset.is_none() && o.column_charsets.is_none()) || old_temporals;
+    let sc = if need_schema { schema(&db, &table, &types)? } else { None };
+    if sc.as_ref().is_some_and(|sc| sc.len() != types.len()) {
+        return Err(()); // SchemaMismatchError
+    }
+    Ok(build(table_id, db, table, &types, &metas, o, mariadb, sc))
 }
 
-fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16], o: Optional, mariadb: bool) -> Layout {
+#[allow(clippy::too_many_arguments)]
+fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16], o: Optional, mariadb: bool,
+         sc: Option<Vec<SchemaColumn>>) -> Layout {
     let n = types.len();
     let reals: Vec<u8> = types.iter().zip(metas).map(|(&t, &m)| if t == T_STRING { string_real_type(m).0 } else { t }).collect();
     let mut assumptions = Vec::new();
     let names: Vec<Vec<u8>> = match o.names {
         Some(ref names) if names.len() == n => names.clone(),
+        _ if sc.is_some() => sc.as_ref().unwrap().iter().map(|c| c.name.clone()).collect(),
         _ => {
             assumptions.push("column names unknown: named @1..@n".to_string());
             (1..=n).map(|i| format!("@{}", i).into_bytes()).collect()
@@ -580,8 +618,11 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
                 }
             }
         }
-        None if !numeric.is_empty() => assumptions.push("signedness unknown: integers read as signed".into()),
-        None => {}
+        None => match sc {
+            Some(ref sc) => unsigned = sc.iter().map(|c| c.unsigned).collect(),
+            None if !numeric.is_empty() => assumptions.push("signedness unknown: integers read as signed".into()),
+            None => {}
+        },
     }
     let numbered = |t: u8| is_character(t) || if mariadb { t == T_GEOMETRY } else { t == T_VECTOR };
     let binary_numbered = |t: u8| numbered(t) && !is_character(t);
@@ -598,6 +639,14 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
             for (&i, &coll) in char_cols.iter().zip(&g) {
                 if !binary_numbered(reals[i]) {
                     collations[i] = Some(coll);
+                }
+            }
+        }
+        None if sc.is_some() => {
+            let sc = sc.as_ref().unwrap();
+            for &i in &char_cols {
+                if !binary_numbered(reals[i]) {
+                    collations[i] = Some(sc[i].collation.unwrap_or(63));
                 }
             }
         }
@@ -621,27 +670,50 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
     let mut set_names: Vec<Option<Rc<Vec<Vec<u8>>>>> = vec![None; n];
     let enum_cols: Vec<usize> = (0..n).filter(|&i| reals[i] == T_ENUM).collect();
     let set_cols: Vec<usize> = (0..n).filter(|&i| reals[i] == T_SET).collect();
-    if let Some(ref v) = o.enum_values {
-        if v.len() == enum_cols.len() {
+    match o.enum_values {
+        Some(ref v) if v.len() == enum_cols.len() => {
             for (&i, vals) in enum_cols.iter().zip(v) {
                 enum_names[i] = Some(Rc::new(vals.clone()));
             }
         }
+        _ => {
+            if let Some(ref sc) = sc {
+                for &i in &enum_cols {
+                    enum_names[i] = sc[i].enum_values.clone().map(Rc::new);
+                }
+            }
+        }
     }
-    if let Some(ref v) = o.set_values {
-        if v.len() == set_cols.len() {
+    match o.set_values {
+        Some(ref v) if v.len() == set_cols.len() => {
             for (&i, vals) in set_cols.iter().zip(v) {
                 set_names[i] = Some(Rc::new(vals.clone()));
             }
         }
+        _ => {
+            if let Some(ref sc) = sc {
+                for &i in &set_cols {
+                    set_names[i] = sc[i].set_values.clone().map(Rc::new);
+                }
+            }
+        }
     }
+    let mut hires = vec![0u8; n];
     if types.iter().any(|&t| matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP)) {
-        assumptions.push(OLD_TEMPORAL_HINT.into());
+        match sc {
+            Some(ref sc) => {
+                for i in (0..n).filter(|&i| matches!(types[i], T_TIME | T_DATETIME | T_TIMESTAMP)) {
+                    hires[i] = sc[i].fsp.unwrap_or(0);
+                }
+            }
+            None => assumptions.push(OLD_TEMPORAL_HINT.into()),
+        }
     }
     let columns: Vec<Column> = (0..n)
         .map(|i| {
             let codec = if is_character(reals[i]) { collation_codec(collations[i]) } else { Codec::Binary };
-            let kind = kind_of(types[i], metas[i], unsigned[i], codec, enum_names[i].clone(), set_names[i].clone());
+            let kind = kind_of(types[i], metas[i], unsigned[i], codec, enum_names[i].clone(), set_names[i].clone(),
+                               hires[i]);
             Column { name: names[i].clone(), type_code: types[i], real_type: reals[i], meta: metas[i],
                      unsigned: unsigned[i], collation: collations[i], kind }
         })

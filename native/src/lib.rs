@@ -38,6 +38,7 @@ struct Options {
     max_event_size: u64,
     start_position: Option<u64>,
     stop_at_incomplete: bool,
+    schema: bool,
 }
 
 fn source(src: &Bound<'_, PyAny>) -> PyResult<Box<dyn Source>> {
@@ -56,7 +57,7 @@ fn processor(src: &Bound<'_, PyAny>, o: Options, delegate: PyObject) -> PyResult
     }
     let reader = Reader::new(source(src)?, o.file, o.names, o.verify_checksum, o.max_event_size, o.start_position,
                              o.stop_at_incomplete);
-    Ok(Processor::new(reader, delegate, registered))
+    Ok(Processor::new(reader, delegate, registered, o.schema))
 }
 
 fn to_pyerr(py: Python<'_>, p: &Processor, f: Fail) -> PyErr {

@@ -17,7 +17,7 @@ pub enum Val<'a> {
     Date(u32, u8, u8),
     DateTime { y: u32, mo: u8, d: u8, h: u8, mi: u8, s: u8, us: u32, fsp: u8 },
     Timestamp { secs: u32, us: u32, fsp: u8 },
-    Time { neg: bool, h: u16, m: u8, s: u8, us: u32, fsp: u8 },
+    Time { neg: bool, h: u32, m: u8, s: u8, us: u32, fsp: u8 },
     /// text in UTF-8 (undecodable bytes are surrogate escapes)
     Text(&'a [u8]),
     /// MySQL latin1
@@ -122,7 +122,7 @@ pub fn read_value<'a>(kind: &Kind, buf: &'a [u8], pos: &mut usize, texts: &mut V
             let raw = le(take(buf, pos, 3)?);
             let v = ((raw << 40) as i64) >> 40;
             let (neg, v) = (v < 0, v.unsigned_abs());
-            Val::Time { neg, h: (v / 10000) as u16, m: (v / 100 % 100) as u8, s: (v % 100) as u8, us: 0, fsp: 0 }
+            Val::Time { neg, h: (v / 10000) as u32, m: (v / 100 % 100) as u8, s: (v % 100) as u8, us: 0, fsp: 0 }
         }
         Kind::DateTime => {
             let v = le(take(buf, pos, 8)?);
@@ -159,7 +159,7 @@ pub fn read_value<'a>(kind: &Kind, buf: &'a [u8], pos: &mut usize, texts: &mut V
                 let x = be(take(buf, pos, size)?) as i64 - (1i64 << (8 * size - 1));
                 let (neg, x) = (x < 0, x.unsigned_abs());
                 let h = if fsp > 0 { x >> 24 } else { x };
-                Val::Time { neg, h: (h >> 12 & 1023) as u16, m: (h >> 6 & 63) as u8, s: (h & 63) as u8,
+                Val::Time { neg, h: (h >> 12 & 1023) as u32, m: (h >> 6 & 63) as u8, s: (h & 63) as u8,
                             us: if fsp > 0 { (x & 0xFF_FFFF) as u32 } else { 0 }, fsp }
             } else {
                 let size = if fsp <= 2 { 4 } else { 5 };
@@ -174,9 +174,35 @@ pub fn read_value<'a>(kind: &Kind, buf: &'a [u8], pos: &mut usize, texts: &mut V
                 let v = (intpart << 24) + frac * unit;
                 let (neg, v) = (v < 0, v.unsigned_abs());
                 let hms = v >> 24;
-                Val::Time { neg, h: (hms >> 12 & 0x3FF) as u16, m: (hms >> 6 & 63) as u8, s: (hms & 63) as u8,
+                Val::Time { neg, h: (hms >> 12 & 0x3FF) as u32, m: (hms >> 6 & 63) as u8, s: (hms & 63) as u8,
                             us: (v & 0xFF_FFFF) as u32, fsp }
             }
+        }
+        Kind::HiresTimestamp(fsp) => {
+            let secs = be(take(buf, pos, 4)?) as u32;
+            let nfrac = [0, 1, 1, 2, 2, 3, 3][*fsp as usize];
+            let frac = be(take(buf, pos, nfrac)?) * 10u64.pow(6 - *fsp as u32);
+            Val::Timestamp { secs, us: frac as u32, fsp: *fsp }
+        }
+        Kind::HiresTime(fsp) => {
+            let size = [3, 4, 4, 5, 5, 5, 6][*fsp as usize];
+            let zero = (3_020_399i128 + 1) * 10i128.pow(*fsp as u32);
+            let v = (be(take(buf, pos, size)?) as i128 - zero) * 10i128.pow(6 - *fsp as u32);
+            let (neg, v) = (v < 0, v.unsigned_abs());
+            let (secs, us) = (v / 1_000_000, v % 1_000_000);
+            Val::Time { neg, h: (secs / 3600) as u32, m: (secs / 60 % 60) as u8, s: (secs % 60) as u8, us: us as u32,
+                        fsp: *fsp }
+        }
+        Kind::HiresDateTime(fsp) => {
+            let size = [5, 6, 6, 7, 7, 7, 8][*fsp as usize];
+            let v = be(take(buf, pos, size)?) as u128 * 10u128.pow(6 - *fsp as u32);
+            let (v, us) = (v / 1_000_000, v % 1_000_000);
+            let (v, s) = (v / 60, v % 60);
+            let (v, mi) = (v / 60, v % 60);
+            let (v, h) = (v / 24, v % 24);
+            let (v, d) = (v / 32, v % 32);
+            Val::DateTime { y: (v / 13) as u32, mo: (v % 13) as u8, d: d as u8, h: h as u8, mi: mi as u8, s: s as u8,
+                            us: us as u32, fsp: *fsp }
         }
         Kind::Str { len_bytes, codec, pad } => {
             let data = prefixed(buf, pos, *len_bytes)?;

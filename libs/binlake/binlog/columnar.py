@@ -68,6 +68,7 @@ from binlake.binlog.events import (ABSENT, DeleteRowsEvent, GtidEvent, JsonParti
                                    PartialUpdateRowsEvent, QueryEvent, RowsEvent, UpdateRowsEvent, XaPrepareEvent,
                                    XidEvent)
 from binlake.binlog.reader import MAX_EVENT_SIZE, read_events
+from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.render import json_diffs, json_value
 from binlake.binlog.table import TableLayout
 from binlake.pipeline.types import column_meta, silver_type, to_silver
@@ -95,16 +96,21 @@ class TableBatch:
 
 def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int = BATCH_ROWS,
                        temporal_text: bool = False, verify_checksum: bool = True,
-                       start_position: Optional[int] = None, max_event_size: int = MAX_EVENT_SIZE
-                       ) -> Iterator[TableBatch]:
-    """Every row change of a binlog file (a path or URI, or its bytes) as :class:`TableBatch` values."""
+                       start_position: Optional[int] = None, max_event_size: int = MAX_EVENT_SIZE,
+                       schema_provider: Optional[SchemaProvider] = None) -> Iterator[TableBatch]:
+    """Every row change of a binlog file (a path or URI, or its bytes) as :class:`TableBatch` values.
+
+    ``schema_provider`` names and types the columns of TABLE_MAPs without metadata (``binlog_row_metadata=
+    MINIMAL``; MariaDB's old temporal formats) as for :func:`binlake.binlog.open_binlog`, and gives the primary key
+    the TABLE_MAP lacks."""
     if engine not in ("auto", "native", "python"):
         raise ValueError(f"engine must be 'auto', 'native' or 'python', not {engine!r}")
     if isinstance(source, (bytes, bytearray, memoryview)):
         name, stream = "<bytes>", io.BytesIO(bytes(source))
     else:
         name, stream = open_stream(source)
-    options = dict(verify_checksum=verify_checksum, start_position=start_position, max_event_size=max_event_size)
+    options = dict(verify_checksum=verify_checksum, start_position=start_position, max_event_size=max_event_size,
+                   schema_provider=schema_provider)
     if engine != "python":
         from binlake.binlog import native
         mod = native.load()
@@ -136,16 +142,25 @@ def _text(raw: bytes) -> str:
 def _native_batches(mod: Any, src: Any, name: str, batch_rows: int, temporal_text: bool,
                     options: dict) -> Iterator[TableBatch]:
     from binlake.binlog import native
-    reader = mod.Batches(src, native.options(name, **options), native.Delegate(name), temporal_text, batch_rows)
+    provider = options["schema_provider"]
+    reader = mod.Batches(src, native.options(name, **options), native.Delegate(name, provider), temporal_text,
+                         batch_rows)
     while True:
         ready = reader.next_batches()
         if ready is None:
             return
         for db, table, columns, pk, capsules in ready:
             cols = tuple((_text(n), *rest) for n, *rest in columns)
-            yield TableBatch(name, _text(db), _text(table), cols,
-                             tuple(cols[i][0] for i in pk) if pk else None,
+            db, table = _text(db), _text(table)
+            pk = pk or _provider_key(provider, db, table, [c[1] for c in cols])
+            yield TableBatch(name, db, table, cols, tuple(cols[i][0] for i in pk) if pk else None,
                              pa.record_batch(_Capsules(capsules)))
+
+
+def _provider_key(provider: Optional[SchemaProvider], db: str, table: str, types: list[int]) -> tuple[int, ...]:
+    """The primary key column indexes a schema provider gives a table (bronze does the same)."""
+    schema = provider(db, table, types) if provider is not None else None
+    return tuple(i for i, _ in schema.primary_key) if schema is not None else ()
 
 
 # --- python ----------------------------------------------------------------------------------------------------
@@ -305,8 +320,9 @@ def _located(exc: BinlogError, where: tuple) -> BinlogError:
 class _Batcher:
     """Buffers per table layout and the transaction state, as the native core keeps them."""
 
-    def __init__(self, name: str, batch_rows: int, temporal_text: bool) -> None:
-        self.name, self.batch_rows, self.temporal_text = name, batch_rows, temporal_text
+    def __init__(self, name: str, batch_rows: int, temporal_text: bool,
+                 provider: Optional[SchemaProvider]) -> None:
+        self.name, self.batch_rows, self.temporal_text, self.provider = name, batch_rows, temporal_text, provider
         self.buffers: dict[tuple, _Buffer] = {}
         self.total = 0
         self.group: Optional[list[int]] = None      # [start, last_ts, gtid_ts]
@@ -407,7 +423,8 @@ class _Batcher:
             if buf.rows:
                 layout = buf.layout
                 tm = layout.table_map
-                pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ())
+                pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ()) or \
+                    _provider_key(self.provider, layout.db, layout.table, list(tm.column_types))
                 out.append(TableBatch(file, layout.db, layout.table, tuple(tuple(m) for m in buf.metas),
                                       tuple(layout.column_names[i] for i in pk_idx) if pk_idx else None,
                                       buf.batch()))
@@ -419,8 +436,9 @@ class _Batcher:
 def _python_batches(stream: Any, name: str, batch_rows: int, temporal_text: bool,
                     options: dict) -> Iterator[TableBatch]:
     """The reference: the pure-Python decoder's events, grouped and typed as the native core does."""
-    ctx = DecodeContext()
-    batcher = _Batcher(name, max(batch_rows, 1), temporal_text)
+    provider = options.pop("schema_provider")
+    ctx = DecodeContext(schema_provider=provider)
+    batcher = _Batcher(name, max(batch_rows, 1), temporal_text, provider)
     gtid: Optional[str] = None
     last_pos, next_row = -1, 0
     with stream:

@@ -28,6 +28,7 @@ from binlake.binlog.events import (EventHeader, FormatDescriptionEvent, GtidEven
                                    StartEncryptionEvent, XaPrepareEvent, XidEvent)
 from binlake.binlog.reader import EVENT_HEADER, MAX_EVENT_SIZE, _decode_one
 from binlake.binlog.rows import DECODE_FAILURES, decode_failure
+from binlake.binlog.schema import SchemaProvider
 
 _module: Any = None
 _tried = False
@@ -54,6 +55,10 @@ def available() -> bool:
 
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 def statement_kind(query: str) -> str:
@@ -96,9 +101,10 @@ class Delegate:
     """The Python decoder's side of one native read of ``file``: it decodes FORMAT_DESCRIPTION and rare events,
     and names every error exactly as the Python reader does."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, schema_provider: Optional[SchemaProvider] = None) -> None:
         self.file = file
-        self.ctx = DecodeContext()
+        self.provider = schema_provider
+        self.ctx = DecodeContext(schema_provider=schema_provider)
 
     # -- events
     def fde(self, raw: bytes, pos: int) -> tuple[bool, bytes, bool]:
@@ -134,6 +140,19 @@ class Delegate:
                                  body_end - C.LOG_EVENT_HEADER_LEN).located(
                 file=self.file, offset=payload_pos, event_type=header.type_name) from None
         return summary(body)
+
+    def schema(self, db: bytes, table: bytes, types: bytes) -> Optional[list[tuple]]:
+        """The schema provider's columns for a TABLE_MAP without metadata (``build_layout``), as plain values:
+        (name, unsigned, collation id, ENUM values, SET values, fractional digits); None: it knows no such table."""
+        assert self.provider is not None
+        schema = self.provider(_text(db), _text(table), tuple(types))
+        if schema is None:
+            return None
+
+        def raw(values: Optional[tuple[str, ...]]) -> Optional[list[bytes]]:
+            return None if values is None else [_bytes(v) for v in values]
+        return [(_bytes(c.name), bool(c.unsigned), c.collation_id, raw(c.enum_values), raw(c.set_values), c.fsp)
+                for c in schema.columns]
 
     def statement(self, query: bytes) -> str:
         return statement_kind(_text(query))
@@ -189,11 +208,12 @@ class Delegate:
 
 
 def options(file: str, *, verify_checksum: bool = True, start_position: Optional[int] = None,
-            stop_at_incomplete: bool = False, max_event_size: int = MAX_EVENT_SIZE) -> dict:
+            stop_at_incomplete: bool = False, max_event_size: int = MAX_EVENT_SIZE,
+            schema_provider: Optional[SchemaProvider] = None) -> dict:
     """The native reader's options (``binlake.binlog.api.ReadOptions`` plus the names it reports with)."""
     return {"file": file, "names": [C.event_type_name(t) for t in range(256)], "registered": sorted(DECODERS),
             "verify_checksum": verify_checksum, "max_event_size": max_event_size, "start_position": start_position,
-            "stop_at_incomplete": stop_at_incomplete}
+            "stop_at_incomplete": stop_at_incomplete, "schema": schema_provider is not None}
 
 
 def native_source(stream: Any) -> Any:
@@ -208,10 +228,10 @@ def native_source(stream: Any) -> Any:
 
 
 def cmd_rows(args: Any) -> Optional[int]:
-    """``binlake rows FILE --format jsonl`` natively; None when this input needs the Python decoder (a schema,
-    another transport, or no native core)."""
+    """``binlake rows FILE --format jsonl`` natively; None when this input needs the Python decoder (another
+    transport, a stdout that is not a file, or no native core)."""
     mod = load()
-    if mod is None or args.schema:
+    if mod is None:
         return None
     try:
         out = sys.stdout.fileno()
@@ -220,6 +240,9 @@ def cmd_rows(args: Any) -> Optional[int]:
     if (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "") != "utf8":
         return None
     from binlake.binlog.api import open_stream
+    from binlake.binlog.schema_files import load_schema_provider
+
+    provider = load_schema_provider(args.schema) if args.schema else None
     name, stream = open_stream(args.file)
     with stream:
         src = native_source(stream)
@@ -233,9 +256,10 @@ def cmd_rows(args: Any) -> Optional[int]:
     ascii_form = json.dumps(name).encode()
     utf8_form = ascii_form if needs_ascii else json.dumps(name, ensure_ascii=False).encode()
     opts = options(name, verify_checksum=args.verify_checksum, start_position=args.start_position,
-                   stop_at_incomplete=args.allow_incomplete, max_event_size=args.max_event_size or MAX_EVENT_SIZE)
+                   stop_at_incomplete=args.allow_incomplete, max_event_size=args.max_event_size or MAX_EVENT_SIZE,
+                   schema_provider=provider)
     sys.stdout.flush()
-    unknown, notes, incomplete = mod.rows_jsonl(src, opts, Delegate(name), out, utf8_form, ascii_form,
+    unknown, notes, incomplete = mod.rows_jsonl(src, opts, Delegate(name, provider), out, utf8_form, ascii_form,
                                                 needs_ascii)
     if unknown:
         kinds = ", ".join(f"{code}: {n}" for code, n in sorted(unknown.items()))
