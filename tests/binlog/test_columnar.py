@@ -369,3 +369,27 @@ def test_binlake_rows_subprocess_prints_the_python_bytes(tmp_path) -> None:
     nat = subprocess.run(cmd, capture_output=True, check=True)
     py = subprocess.run(cmd, capture_output=True, check=True, env={"BINLAKE_NATIVE": "0", "PATH": ""})
     assert nat.stdout == py.stdout and nat.stdout.count(b"\n") == 18
+
+
+@needs_native
+def test_schema_provider_names_and_types_a_table_map_without_metadata(monkeypatch, tmp_path) -> None:
+    """A TABLE_MAP with MINIMAL metadata (signedness and charsets, no names) named by a schema file, on both
+    engines."""
+    import json
+
+    from binlake.binlog.schema_files import load_schema_provider
+    path = FIXTURES / "binlog" / "rust_mysql_common" / "minimal_row_metadata.000001"
+    if not path.exists():
+        pytest.skip(f"real fixtures not found at {FIXTURES}")
+    schema = tmp_path / "t1.json"
+    schema.write_text(json.dumps({"tables": [{"db": "noria", "table": "t1", "columns": [
+        "id", {"name": "blob_c", "charset": "binary"}, {"name": "name", "charset": "utf8mb4"},
+        {"name": "u", "unsigned": True}, "n"]}]}))
+    provider = load_schema_provider([str(schema)])
+    (tb,) = assert_same_batches(path, schema_provider=provider)
+    assert [c[0] for c in tb[3]] == ["id", "blob_c", "name", "u", "n"]
+    assert tb[5].field("after").type.names == ["id", "blob_c", "name", "u", "n"]
+    assert tb[5].field("after").type.field("n").type == pa.int64()         # INT UNSIGNED (TABLE_MAP's signedness)
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    assert b'"u": ' in assert_same_rows(monkeypatch, copy, "--schema", str(schema))
