@@ -31,7 +31,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
 struct Options {
-    file: String,
     names: Vec<String>,
     registered: Vec<u8>,
     verify_checksum: bool,
@@ -55,7 +54,7 @@ fn processor(src: &Bound<'_, PyAny>, o: Options, delegate: PyObject) -> PyResult
     for t in o.registered {
         registered[t as usize] = true;
     }
-    let reader = Reader::new(source(src)?, o.file, o.names, o.verify_checksum, o.max_event_size, o.start_position,
+    let reader = Reader::new(source(src)?, o.names, o.verify_checksum, o.max_event_size, o.start_position,
                              o.stop_at_incomplete);
     Ok(Processor::new(reader, delegate, registered, o.schema))
 }
@@ -71,8 +70,8 @@ fn to_pyerr(py: Python<'_>, p: &Processor, f: Fail) -> PyErr {
                     Some(Arg::Str(x)) => x.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|_| py.None()),
                 }
             };
-            match p.delegate.call_method1(py, "make_error", (class, message, p.reader.file.clone(), offset, event_type,
-                                                             arg(expected), arg(found))) {
+            match p.delegate.call_method1(py, "make_error", (class, message, offset, event_type, arg(expected),
+                                                             arg(found))) {
                 Ok(e) => PyErr::from_value(e.into_bound(py)),
                 Err(e) => e,
             }

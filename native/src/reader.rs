@@ -120,7 +120,6 @@ struct Payload {
 
 pub struct Reader {
     src: Box<dyn Source>,
-    pub file: String,
     pub names: Vec<String>,
     verify: bool,
     pub max_event: u64,
@@ -156,9 +155,9 @@ fn io_err(e: std::io::Error) -> Fail {
 }
 
 impl Reader {
-    pub fn new(src: Box<dyn Source>, file: String, names: Vec<String>, verify: bool, max_event: u64,
+    pub fn new(src: Box<dyn Source>, names: Vec<String>, verify: bool, max_event: u64,
                start_position: Option<u64>, stop_at_incomplete: bool) -> Reader {
-        Reader { src, file, names, verify, max_event, start_position, stop_at_incomplete, pos: 4, started: false,
+        Reader { src, names, verify, max_event, start_position, stop_at_incomplete, pos: 4, started: false,
                  first: true, skip_to: None, fde: None, encrypted: None, payload: None, pending_payload: None,
                  incomplete: None, done: false }
     }

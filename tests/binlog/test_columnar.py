@@ -393,3 +393,24 @@ def test_schema_provider_names_and_types_a_table_map_without_metadata(monkeypatc
     copy = tmp_path / path.name
     copy.write_bytes(path.read_bytes())
     assert b'"name": "a", "n": 3230202323}' in assert_same_rows(monkeypatch, copy, "--schema", str(schema))
+
+
+@needs_native
+def test_names_that_are_not_utf8_and_characters_json_escapes(monkeypatch, tmp_path) -> None:
+    """A column name that is not UTF-8 turns the whole line to ASCII escapes (``ensure_ascii``), as
+    ``binlake rows`` does; quotes, backslashes, control and astral characters escape alike; the Arrow field of
+    such a column is ``@n``."""
+    def names(*raw: bytes) -> bytes:
+        return build.optional_field(4, b"".join(build.packed(len(n)) + n for n in raw))
+    optional = names(b"ok", b"\xff\xfe", "é€😀".encode(), b'a"b\\c\n\x01') + build.optional_field(
+        3, build.packed(45) + build.packed(45))
+    tm = build.table_map(7, "db", "t", [3, 15, 15, 3], (200).to_bytes(2, "little") * 2, [True] * 4, optional)
+    row = build.image([False] * 4, (5).to_bytes(4, "little"), b"\x03a\xffb", b"\x04\xe2\x82\xac\x01",
+                      (9).to_bytes(4, "little"))
+    data = build.binlog(tm, build.rows_event(30, 7, 4, row + row))
+    (tb,) = assert_same_batches(data)
+    assert tb[6][1]["after"] == {"ok": 5, "@2": "{'hex': '61ff62'}", "é€😀": "€\x01", 'a"b\\c\n\x01': 9}
+    path = tmp_path / "names.bin"
+    path.write_bytes(data)
+    out = assert_same_rows(monkeypatch, path)
+    assert b'"\\udcff\\udcfe": {"hex": "61ff62"}, "\\u00e9\\u20ac\\ud83d\\ude00": "\\u20ac\\u0001"' in out

@@ -143,7 +143,7 @@ def _native_batches(mod: Any, src: Any, name: str, batch_rows: int, temporal_tex
                     options: dict) -> Iterator[TableBatch]:
     from binlake.binlog import native
     provider = options["schema_provider"]
-    reader = mod.Batches(src, native.options(name, **options), native.Delegate(name, provider), temporal_text,
+    reader = mod.Batches(src, native.options(**options), native.Delegate(name, provider), temporal_text,
                          batch_rows)
     while True:
         ready = reader.next_batches()

@@ -157,10 +157,11 @@ class Delegate:
     def statement(self, query: bytes) -> str:
         return statement_kind(_text(query))
 
-    def make_error(self, cls: str, message: str, file: str, offset: Optional[int], event_type: Optional[str],
+    def make_error(self, cls: str, message: str, offset: Optional[int], event_type: Optional[str],
                    expected: object, found: object) -> BinlogError:
-        return getattr(errors, cls)(message, file=file, offset=offset, event_type=event_type, expected=expected,
-                                    found=found)
+        """A reader-level error the native core states (a ``binlake.binlog.errors`` class, in the reader's words)."""
+        return getattr(errors, cls)(message, file=self.file, offset=offset, event_type=event_type,
+                                    expected=expected, found=found)
 
     # -- values
     def decode_text(self, raw: bytes, codec: str) -> str:
@@ -207,11 +208,11 @@ class Delegate:
                                   event_type)
 
 
-def options(file: str, *, verify_checksum: bool = True, start_position: Optional[int] = None,
+def options(*, verify_checksum: bool = True, start_position: Optional[int] = None,
             stop_at_incomplete: bool = False, max_event_size: int = MAX_EVENT_SIZE,
             schema_provider: Optional[SchemaProvider] = None) -> dict:
     """The native reader's options (``binlake.binlog.api.ReadOptions`` plus the names it reports with)."""
-    return {"file": file, "names": [C.event_type_name(t) for t in range(256)], "registered": sorted(DECODERS),
+    return {"names": [C.event_type_name(t) for t in range(256)], "registered": sorted(DECODERS),
             "verify_checksum": verify_checksum, "max_event_size": max_event_size, "start_position": start_position,
             "stop_at_incomplete": stop_at_incomplete, "schema": schema_provider is not None}
 
@@ -255,7 +256,7 @@ def cmd_rows(args: Any) -> Optional[int]:
         needs_ascii = True
     ascii_form = json.dumps(name).encode()
     utf8_form = ascii_form if needs_ascii else json.dumps(name, ensure_ascii=False).encode()
-    opts = options(name, verify_checksum=args.verify_checksum, start_position=args.start_position,
+    opts = options(verify_checksum=args.verify_checksum, start_position=args.start_position,
                    stop_at_incomplete=args.allow_incomplete, max_event_size=args.max_event_size or MAX_EVENT_SIZE,
                    schema_provider=provider)
     sys.stdout.flush()
