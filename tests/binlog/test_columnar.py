@@ -414,3 +414,68 @@ def test_names_that_are_not_utf8_and_characters_json_escapes(monkeypatch, tmp_pa
     path.write_bytes(data)
     out = assert_same_rows(monkeypatch, path)
     assert b'"\\udcff\\udcfe": {"hex": "61ff62"}, "\\u00e9\\u20ac\\ud83d\\ude00": "\\u20ac\\u0001"' in out
+
+
+def random_json(rng: random.Random, depth: int = 0) -> object:
+    """A JSON value of every kind binary JSON holds: containers, strings (escapes, astral), integers at the
+    storage widths' edges, doubles of every magnitude, DECIMAL and temporal opaques, other opaques."""
+    from binlake.mysqljson import JsonDate, JsonDatetime, JsonOpaque, JsonTime
+    kind = rng.randrange(12 if depth < 4 else 9)
+    if kind == 0:
+        return rng.choice([None, True, False])
+    if kind == 1:
+        return rng.choice([0, -1, 32767, -32768, 65535, 2**31 - 1, -2**31, 2**32 - 1, 2**63 - 1, -2**63, 2**64 - 1,
+                           rng.randrange(-10**6, 10**6)])
+    if kind == 2:
+        return rng.choice([0.0, -0.0, 1e16, 1e15, 1.5e-7, 0.1, 123.456, 1e300, -2.5e-300, 5e-324,
+                           rng.uniform(-1e6, 1e6), rng.random() * 10 ** rng.randrange(-30, 30)])
+    if kind == 3:
+        return "".join(rng.choice(['a', '"', '\\', '\n', '\x01', '\x7f', 'é', '€', '😀', '\u2028', ' '])
+                       for _ in range(rng.randrange(12)))
+    if kind == 4:
+        return Decimal(rng.choice(["0", "-0.00", "1.50", "-123456789012345678901234567890.123", "0.000000001"]))
+    if kind == 5:
+        return JsonDate(rng.randrange(0, 10000), rng.randrange(13), rng.randrange(32))
+    if kind == 6:
+        return JsonDatetime(rng.randrange(10000), rng.randrange(13), rng.randrange(32), rng.randrange(24),
+                            rng.randrange(60), rng.randrange(60), rng.randrange(10**6), rng.choice([12, 7]))
+    if kind == 7:
+        return JsonTime(rng.randrange(839), rng.randrange(60), rng.randrange(60), rng.randrange(10**6),
+                        rng.random() < 0.5)
+    if kind == 8:
+        return JsonOpaque(rng.choice([253, 252, 16, 255]), bytes(rng.randrange(256) for _ in range(rng.randrange(9))))
+    if kind in (9, 10):
+        return [random_json(rng, depth + 1) for _ in range(rng.randrange(6))]
+    keys = ["a", "b", "é", "k" * rng.randrange(1, 4), "", "😀"]
+    return {rng.choice(keys): random_json(rng, depth + 1) for _ in range(rng.randrange(6))}
+
+
+def json_cell_binlog(cell: bytes) -> bytes:
+    return build.binlog(json_table(), build.rows_event(30, 7, 2, build.image(
+        [False, False], (1).to_bytes(4, "little"), len(cell).to_bytes(4, "little") + cell)))
+
+
+@needs_native
+def test_binary_json_documents_and_their_mutations_render_alike(monkeypatch, tmp_path) -> None:
+    """MySQL's JSON text of real binary JSON vectors, random documents of every value kind, and byte mutations
+    of them (the same text, or the same typed error), as batches and as ``binlake rows`` lines."""
+    import json
+
+    from binlake.mysqljson import encode
+    rng = random.Random(5)
+    cells = []
+    vectors = FIXTURES / "json_vectors" / "jsonb_vectors.json"
+    if vectors.exists():
+        cells += [bytes.fromhex(v["hex"]) for v in json.loads(vectors.read_text())["vectors"]]
+    cells += [encode(random_json(rng)) for _ in range(100)]
+    cells += [mutate(rng, c) for c in cells[:] if c]
+    path = tmp_path / "json.bin"
+    rendered = 0
+    for n, cell in enumerate(cells):
+        data = json_cell_binlog(cell)
+        rows = assert_same_batches(data)
+        rendered += bool(rows)
+        if n % 5 == 0:
+            path.write_bytes(data)
+            assert_same_rows(monkeypatch, path)
+    assert rendered > 150
