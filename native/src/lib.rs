@@ -27,6 +27,9 @@ use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// Events between two looks at Python's signals (Ctrl-C interrupts a long read).
+const SIGNAL_EVERY: u32 = 4096;
+
 /// Options shared by both entry points, as ``binlake.binlog.api.ReadOptions``.
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
@@ -117,6 +120,7 @@ struct Batches {
     sink: arrow::ArrowSink,
     batch_rows: usize,
     finished: bool,
+    steps: u32,
 }
 
 #[pymethods]
@@ -125,7 +129,7 @@ impl Batches {
     fn new(src: &Bound<'_, PyAny>, options: Options, delegate: PyObject, temporal_text: bool, batch_rows: usize)
            -> PyResult<Self> {
         Ok(Batches { p: processor(src, options, delegate)?, sink: arrow::ArrowSink::new(temporal_text, 2 * batch_rows.max(1)),
-                     batch_rows: batch_rows.max(1), finished: false })
+                     batch_rows: batch_rows.max(1), finished: false, steps: 0 })
     }
 
     /// The next ready batches (a list of (db, table, columns, primary key, capsules)); None at the end.
@@ -141,6 +145,10 @@ impl Batches {
                 }
                 if self.finished {
                     return Ok(None);
+                }
+                self.steps = self.steps.wrapping_add(1);
+                if self.steps % SIGNAL_EVERY == 0 {
+                    py.check_signals()?;
                 }
                 match self.p.step(py, &mut self.sink) {
                     Ok(true) => {
@@ -185,7 +193,14 @@ fn rows_jsonl<'py>(py: Python<'py>, src: &Bound<'py, PyAny>, options: Options, d
             }
         }
         let mut sink = jsonl::JsonSink::new(Box::new(Borrowed(out)), file_utf8, file_ascii, file_needs_ascii);
+        let mut steps = 0u32;
         let result = loop {
+            steps = steps.wrapping_add(1);
+            if steps % SIGNAL_EVERY == 0 {
+                if let Err(e) = py.check_signals() {
+                    break Err(Fail::Py(e));     // Ctrl-C
+                }
+            }
             match p.step(py, &mut sink) {
                 Ok(true) => {}
                 Ok(false) => break Ok(()),
