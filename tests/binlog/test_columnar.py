@@ -479,3 +479,27 @@ def test_binary_json_documents_and_their_mutations_render_alike(monkeypatch, tmp
             path.write_bytes(data)
             assert_same_rows(monkeypatch, path)
     assert rendered > 150
+
+
+@needs_native
+def test_text_in_every_charset_decodes_alike(monkeypatch, tmp_path) -> None:
+    """VARCHAR columns in MySQL's charsets (latin1's undefined bytes, multi-byte Asian charsets, UTF-16/32, ASCII,
+    binary) with valid and invalid byte strings: the same strings (or hex) on both engines."""
+    collations = [8, 5, 63, 11, 13, 1, 28, 54, 35, 60, 7, 45, 33, 95, 248, 97, 56, 19, 300]
+    rng = random.Random(11)
+    samples = [b"", b"abc", "café".encode("latin-1"), b"\x81\x8d\x8f\x90\x9d\x80\x9f", "日本".encode("shift_jis"),
+               "中文".encode("gbk"), "é".encode("utf-16-be"), b"\xd8\x00", b"\xff\xfe\xfd", "€😀".encode()]
+    optional = build.optional_field(3, b"".join(build.packed(c) for c in collations))
+    n = len(collations)
+    tm = build.table_map(4, "d", "t", [15] * n, (60).to_bytes(2, "little") * n, [True] * n, optional)
+    rows = b""
+    for _ in range(40):
+        values = [rng.choice(samples + [bytes(rng.randrange(256) for _ in range(rng.randrange(6)))])
+                  for _ in range(n)]
+        rows += build.image([False] * n, *(bytes([len(v)]) + v for v in values))
+    data = build.binlog(tm, build.rows_event(30, 4, n, rows))
+    (tb,) = assert_same_batches(data)
+    assert len(tb[6]) == 40
+    path = tmp_path / "charsets.bin"
+    path.write_bytes(data)
+    assert_same_rows(monkeypatch, path)
