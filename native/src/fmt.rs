@@ -5,13 +5,21 @@
 use std::fmt::Write;
 
 /// Shortest round-trip digits of a finite, non-negative double and its decimal point position
-/// (``digits`` times 10^(decpt - len(digits))), as ``repr`` and dtoa mode 0 give them.
+/// (``digits`` times 10^(decpt - len(digits))): of the shortest candidates the closest, ties to even (Ryu), as
+/// ``repr`` and dtoa mode 0 choose them.
 fn shortest_digits(x: f64) -> (String, i32) {
-    let s = format!("{:e}", x);
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let mut buf = ryu::Buffer::new();
+    let s = buf.format_finite(x);
+    let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    (digits, exp + 1)
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let all = format!("{}{}", int, frac);
+    let lead = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0').to_string();
+    if digits.is_empty() {
+        return ("0".into(), 1);
+    }
+    (digits, int.len() as i32 + exp - lead as i32)
 }
 
 /// ``repr(x)`` of a finite double (CPython ``float_repr``: 'r' format, exponent when decpt <= -4 or > 16).
