@@ -520,7 +520,7 @@ FIXED_WIDTH = [(1, b"", 1), (2, b"", 2), (9, b"", 3), (3, b"", 4), (8, b"", 8), 
 def random_value(rng: random.Random, type_code: int, meta: bytes, size: int) -> bytes:
     """Random bytes; mostly in range for DECIMAL and BIT(63) (the silver type holds them), so rows get typed."""
     raw = bytearray(rng.randrange(256) for _ in range(size))
-    if rng.random() < 0.8:
+    if rng.random() < 0.95:
         if type_code == 246:                   # a positive DECIMAL whose digit groups are all 0..9s
             raw = bytearray(size)
             raw[0] = 0x80
@@ -543,14 +543,15 @@ def test_random_fixed_width_values_decode_alike(monkeypatch, tmp_path, temporal_
     tm = build.table_map(4, "d", "t", types, meta, [True] * n, build.optional_field(1, signed) + enum_set)
     path = tmp_path / "fixed.bin"
     decoded = 0
-    for _ in range(30):
+    for _ in range(40):
         rows = b""
-        for _ in range(20):
+        for _ in range(3):
             nulls = [rng.random() < 0.1 for _ in range(n)]
             values = [random_value(rng, t, m, size) for (t, m, size), null in zip(FIXED_WIDTH, nulls) if not null]
             rows += build.image(nulls, *values)
         data = build.binlog(tm, build.rows_event(30, 4, n, rows))
         decoded += bool(assert_same_batches(data, temporal_text=temporal_text))
-        path.write_bytes(data)
-        assert_same_rows(monkeypatch, path)
-    assert decoded > 3
+        if not temporal_text:
+            path.write_bytes(data)
+            assert_same_rows(monkeypatch, path)
+    assert decoded > 15
