@@ -78,6 +78,8 @@ def unapplied(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, so
     from pyspark.sql import functions as F
 
     rows = engine.read(spark, bronze_path).filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
+    if "raw" not in rows.columns:      # bronze written before undecodable bytes were kept
+        rows = rows.withColumn("raw", F.lit(None).cast("binary"))
     if cutoff_us is None:
         return rows
     late = (rows.filter((F.col("commit_ts") >= cutoff_us) & F.col("op").isin(*CHANGE_OPS, "ddl"))
