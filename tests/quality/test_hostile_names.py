@@ -154,13 +154,13 @@ def test_a_table_that_can_not_be_validated_fails_the_run_with_its_own_exit_code(
 
     assert main(["validate", *argv]) == 2
     err = capsys.readouterr().err
-    assert f"NOT VALIDATED {nosdi}: no definition in meta.schema_registry" in err
+    assert f"NOT VALIDATED {nosdi}: no usable definition in meta.schema_registry" in err
     assert f"NOT VALIDATED {lost}: silver/{unnamed.name} is a Delta table whose database and table binlake can " \
            f"not tell" in err
     last = err.strip().splitlines()[-1]
     assert last.startswith("binlake: error: ") and "2 check(s) could not be validated" in last
     assert validate_job.main([*argv, "--run-id", "dag"]) == 2          # the DAG's validate task fails
-    assert f'"not_validated": ["{nosdi}: no definition' in capsys.readouterr().out
+    assert f'"not_validated": ["{nosdi}: no usable definition' in capsys.readouterr().out
     # a suite name the lake does not have is an error too, not an empty pass
     assert main(["validate", "--lake", str(lake), "--engine", "rust", "--suite", "silver.a__b__c"]) == 2
     assert "no such suite" in capsys.readouterr().err

@@ -157,13 +157,11 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
         frame = bronze_frame(spark, plan.tasks, opts.tables, applied, run_id,
                              registry_rows(spark, engine, lake) or None)
-        strict = opts.on_decode_error == "fail"
-        if strict:
-            frame = frame.cache()
+        if opts.on_decode_error == "fail":
+            frame = frame.cache()                   # decoded once: checked, then appended
             _stop_at_decode_error(frame)
         report.version = engine.append(lake.bronze, frame)
-        if strict:
-            frame.unpersist()
+        frame.unpersist()                           # (nothing to do unless cached)
         crash_point("after_bronze")
         report.rows, report.totals = _counters(spark, engine, lake.bronze, opts.source, plan.files)
     report.seconds = time.perf_counter() - started

@@ -215,8 +215,8 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
     elif error is None and not open_at_end and binlog.stats.incomplete is None:
         end_pos = ident.size                        # the whole file (events after the last group too)
     if error is not None:
-        located = isinstance(error, BinlogError) and error.offset is not None and error.file is not None
-        at = error.offset if located else end_pos           # type: ignore[union-attr]
+        at = error.offset if isinstance(error, BinlogError) and error.offset is not None else end_pos
+        located = isinstance(error, BinlogError) and error.file is not None and error.offset is not None
         reason = str(error) if located else f"{task.path}, offset {at}: {error}"
         with open(task.path, "rb") as f:
             f.seek(at)

@@ -157,8 +157,8 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
             continue
         definition = definitions.get((db, table))
         if definition is None:
-            skip((S.silver_table_name(db, table),), "no definition in meta.schema_registry: snapshot the table's "
-                 "SDI (binlake run --sdi PATH) and validate again")
+            skip((S.silver_table_name(db, table),), "no usable definition in meta.schema_registry (none, or its "
+                 "SDI does not parse): snapshot the table's SDI (binlake run --sdi PATH) and validate again")
             continue
         checks.append(Check(S.table_suite(definition), frames.live_rows(frame)))
     for folder in layout.unnamed_silver_folders():
