@@ -136,19 +136,13 @@ fn c_string(s: &str) -> CString {
 
 impl Node {
     fn schema(&self) -> ArrowSchema {
-        let format = c_string(&self.format);
-        let name = c_string(&self.name);
-        let mut children: Vec<*mut ArrowSchema> = self.children.iter().map(|c| Box::into_raw(Box::new(c.schema()))).collect();
-        let private = Box::new(SchemaPrivate { _format: format, _name: name, children: Vec::new() });
-        let (fp, np) = (private._format.as_ptr(), private._name.as_ptr());
-        let cp = children.as_mut_ptr();
-        let n = children.len() as i64;
-        let mut private = private;
-        private.children = children;
-        ArrowSchema { format: fp, name: np, metadata: std::ptr::null(), flags: if self.nullable { 2 } else { 0 },
-                      n_children: n, children: if n > 0 { private.children.as_mut_ptr() } else { cp },
-                      dictionary: std::ptr::null_mut(), release: Some(release_schema),
-                      private_data: Box::into_raw(private) as *mut c_void }
+        let children: Vec<*mut ArrowSchema> = self.children.iter().map(|c| Box::into_raw(Box::new(c.schema()))).collect();
+        let mut private = Box::new(SchemaPrivate { _format: c_string(&self.format), _name: c_string(&self.name),
+                                                   children });
+        ArrowSchema { format: private._format.as_ptr(), name: private._name.as_ptr(), metadata: std::ptr::null(),
+                      flags: if self.nullable { 2 } else { 0 }, n_children: private.children.len() as i64,
+                      children: private.children.as_mut_ptr(), dictionary: std::ptr::null_mut(),
+                      release: Some(release_schema), private_data: Box::into_raw(private) as *mut c_void }
     }
 
     fn array(self) -> ArrowArray {
@@ -316,7 +310,6 @@ impl Col {
                 (vec![validity, Some(Buf::I32(offsets))], vec![item])
             }
         };
-        *self = Col::new(&self.name.clone(), self.format.clone());
         Node { format: self.format.clone(), name: self.name.clone(), nullable: true, len, null_count, buffers, children }
     }
 }

@@ -178,6 +178,10 @@ fn mariadb_uncompress(data: &[u8]) -> R<Vec<u8>> {
         return Err(());
     }
     let size = data[1..1 + lenlen].iter().fold(0usize, |v, &b| v << 8 | b as usize);
+    // deflate expands at most 1032:1: a larger stated size can not be reached (an error, nothing allocated)
+    if size > (data.len() - 1 - lenlen) * 1032 + 64 {
+        return Err(());
+    }
     let mut out = vec![0u8; size + 1];
     let mut state = DecompressorOxide::new();
     let flags = inflate_flags::TINFL_FLAG_PARSE_ZLIB_HEADER | inflate_flags::TINFL_FLAG_HAS_MORE_INPUT

@@ -47,11 +47,16 @@ FIXTURE_FILES = _fixture_files()
 def batches(source, engine: str, **kw) -> tuple[list, tuple | None]:
     """(batches as comparable tuples, None) or (None, (error class, message, file, offset))."""
     try:
-        out = [(b.file, b.db, b.table, b.columns, b.primary_key, b.batch.schema, b.batch.to_pylist())
+        out = [(b.file, b.db, b.table, b.columns, b.primary_key, b.batch.schema, valid(b.batch).to_pylist())
                for b in iter_table_batches(source, engine=engine, **kw)]
     except BinlogError as exc:
         return None, (type(exc).__name__, str(exc), exc.file, exc.offset)
     return out, None
+
+
+def valid(batch: pa.RecordBatch) -> pa.RecordBatch:
+    batch.validate(full=True)           # offsets, validity bitmaps and UTF-8 of what came through the C interface
+    return batch
 
 
 def assert_same_batches(source, **kw) -> list:
