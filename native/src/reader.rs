@@ -261,28 +261,28 @@ impl Reader {
         }
         let header = Header::parse(&head);
         let size = header.size as u64;
-        let tname = self.type_name(header.type_code);
+        let t = header.type_code;
         if size < HEADER_LEN as u64 {
             self.done = true;
-            return Err(typed("CorruptEventError", "impossible event length", Some(pos), Some(tname),
+            return Err(typed("CorruptEventError", "impossible event length", Some(pos), Some(self.type_name(t)),
                              s(format!("19..{} bytes", self.max_event)), i(size)));
         }
         if size > self.max_event {
             self.done = true;
-            return Err(typed("EventTooLargeError", "event larger than the maximum event size", Some(pos), Some(tname),
+            return Err(typed("EventTooLargeError", "event larger than the maximum event size", Some(pos), Some(self.type_name(t)),
                              s(format!("at most {} bytes", self.max_event)), i(size)));
         }
         if self.first && ![FORMAT_DESCRIPTION_EVENT, START_EVENT_V3, ROTATE_EVENT].contains(&header.type_code) {
             self.done = true;
-            return Err(typed("NotABinlogError", "first event is not a FORMAT_DESCRIPTION_EVENT", Some(pos), Some(tname),
+            return Err(typed("NotABinlogError", "first event is not a FORMAT_DESCRIPTION_EVENT", Some(pos), Some(self.type_name(t)),
                              s("FORMAT_DESCRIPTION_EVENT (15)"), i(header.type_code)));
         }
-        let mut raw = vec![0u8; size as usize];
-        raw[..HEADER_LEN].copy_from_slice(&head);
-        let got = read_full(&mut *self.src, &mut raw[HEADER_LEN..]).map_err(io_err)?;
-        if got < raw.len() - HEADER_LEN {
+        let mut raw = Vec::with_capacity(size as usize);
+        raw.extend_from_slice(&head);
+        let got = (&mut *self.src).take(size - HEADER_LEN as u64).read_to_end(&mut raw).map_err(io_err)?;
+        if got < size as usize - HEADER_LEN {
             let f = typed("IncompleteEventError", "incomplete final event: file ends inside the event", Some(pos),
-                          Some(tname), s(format!("{} bytes", size)), s(format!("{} bytes", HEADER_LEN + got)));
+                          Some(self.type_name(t)), s(format!("{} bytes", size)), s(format!("{} bytes", HEADER_LEN + got)));
             return self.incomplete(f);
         }
         let size = size as usize;
@@ -296,27 +296,27 @@ impl Reader {
                 h.update(&ev.raw[..17]);
                 h.update(&[ev.raw[17] & !1]);
                 h.update(&ev.raw[18..size - 4]);
-                self.check_crc(h.finalize(), crc_at(&ev.raw, size - 4), pos, &tname)?;
+                self.check_crc(h.finalize(), crc_at(&ev.raw, size - 4), pos, t)?;
             }
             self.fde = Some(fde);
         } else if self.fde.as_ref().map_or(false, |f| f.checksum_crc32) {
             if size < HEADER_LEN + 4 {
                 self.done = true;
-                return Err(typed("CorruptEventError", "event too short for its checksum", Some(pos), Some(tname),
+                return Err(typed("CorruptEventError", "event too short for its checksum", Some(pos), Some(self.type_name(t)),
                                  s(">= 23 bytes"), i(size as u64)));
             }
             ev.body_end = size - 4;
             if self.verify {
-                self.check_crc(crc32fast::hash(&ev.raw[..size - 4]), crc_at(&ev.raw, size - 4), pos, &tname)?;
+                self.check_crc(crc32fast::hash(&ev.raw[..size - 4]), crc_at(&ev.raw, size - 4), pos, t)?;
             }
         }
         Ok(Some(ev))
     }
 
-    fn check_crc(&mut self, actual: u32, stored: u32, pos: u64, tname: &str) -> Result<(), Fail> {
+    fn check_crc(&mut self, actual: u32, stored: u32, pos: u64, t: u8) -> Result<(), Fail> {
         if actual != stored {
             self.done = true;
-            return Err(typed("ChecksumMismatchError", "CRC32 mismatch", Some(pos), Some(tname.to_string()),
+            return Err(typed("ChecksumMismatchError", "CRC32 mismatch", Some(pos), Some(self.type_name(t)),
                              s(format!("0x{:08x}", actual)), s(format!("0x{:08x}", stored))));
         }
         Ok(())
@@ -380,44 +380,44 @@ impl Reader {
             let p = self.payload.as_ref().unwrap();
             (p.inner, p.limit, p.payload_pos)
         };
-        let tp = Some("TRANSACTION_PAYLOAD_EVENT".to_string());
+        let tp = || Some("TRANSACTION_PAYLOAD_EVENT".to_string());
         let mut head = [0u8; HEADER_LEN];
         let n = self.read_payload(&mut head)?;
         if n == 0 {
             if inner != limit {
                 self.done = true;
                 return self.stop(typed("CorruptEventError", "payload shorter than its declared uncompressed size", Some(ppos),
-                                 tp, s(format!("{} bytes", limit)), s(format!("{} bytes", inner))));
+                                 tp(), s(format!("{} bytes", limit)), s(format!("{} bytes", inner))));
             }
             return Ok(None);
         }
         if n < HEADER_LEN {
             return self.stop(typed("CorruptEventError", format!("payload ends inside an event header (inner offset {})", inner),
-                             Some(ppos), tp, s("19 bytes"), s(format!("{} bytes", n))));
+                             Some(ppos), tp(), s("19 bytes"), s(format!("{} bytes", n))));
         }
         let header = Header::parse(&head);
         let size = header.size as u64;
-        let tname = Some(self.type_name(header.type_code));
+        let t = header.type_code;
         if size < HEADER_LEN as u64 || inner + size > limit {
             return self.stop(typed("CorruptEventError", format!("impossible inner event length (inner offset {})", inner),
-                             Some(ppos), tname, s(format!("19..{} bytes", limit as i128 - inner as i128)), i(size)));
+                             Some(ppos), Some(self.type_name(t)), s(format!("19..{} bytes", limit as i128 - inner as i128)), i(size)));
         }
         if size > self.max_event {
             return self.stop(typed("EventTooLargeError",
                              format!("inner event larger than the maximum event size (inner offset {})", inner),
-                             Some(ppos), tname, s(format!("at most {} bytes", self.max_event)), i(size)));
+                             Some(ppos), Some(self.type_name(t)), s(format!("at most {} bytes", self.max_event)), i(size)));
         }
         if header.type_code == FORMAT_DESCRIPTION_EVENT || header.type_code == TRANSACTION_PAYLOAD_EVENT {
             return self.stop(typed("CorruptEventError",
-                             format!("{} can not be nested in a payload (inner offset {})", tname.unwrap(), inner),
-                             Some(ppos), tp, None, None));
+                             format!("{} can not be nested in a payload (inner offset {})", self.type_name(t), inner),
+                             Some(ppos), tp(), None, None));
         }
         let mut raw = vec![0u8; size as usize];
         raw[..HEADER_LEN].copy_from_slice(&head);
         let got = self.read_payload(&mut raw[HEADER_LEN..])?;
         if got < raw.len() - HEADER_LEN {
             return self.stop(typed("CorruptEventError", format!("payload ends inside an event (inner offset {})", inner),
-                             Some(ppos), tname, s(format!("{} bytes", size)), s(format!("{}", HEADER_LEN + got))));
+                             Some(ppos), Some(self.type_name(t)), s(format!("{} bytes", size)), s(format!("{}", HEADER_LEN + got))));
         }
         self.payload.as_mut().unwrap().inner += size;
         Ok(Some(Event { pos: inner, payload_pos: Some(ppos), header, body_end: size as usize, raw }))

@@ -327,7 +327,7 @@ pub fn is_delete(t: u8) -> bool {
 pub fn decode_rows<'a>(layout: &Layout, t: u8, buf: &'a [u8], mut pos: usize, present: &[u8], present_after: &[u8],
                        td: &mut dyn TextDecoder) -> R<Decoded<'a>> {
     let end = buf.len();
-    let mut d = Decoded { cells: Vec::with_capacity(((end - pos) / 4).min(1 << 16) + 8), rows: Vec::new(), texts: Vec::new(), diffs: Vec::new(),
+    let mut d = Decoded { cells: Vec::with_capacity(((end - pos) / 4).min(1 << 16) + 8), rows: Vec::with_capacity(64), texts: Vec::new(), diffs: Vec::new(),
                           before_plan: None, after_plan: None };
     let plan = layout.plan(present);
     let update = is_update(t);
