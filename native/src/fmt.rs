@@ -315,27 +315,62 @@ pub fn decimal_text(negative: bool, coef: &BigDec, scale: u32, out: &mut String)
     }
 }
 
+/// ``f"{v:0{width}d}"`` without the formatting machinery (temporals are printed for every row).
+pub fn push_padded(out: &mut String, v: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let start = i.min(buf.len() - width.min(buf.len()));
+    out.push_str(std::str::from_utf8(&buf[start..]).unwrap());
+}
+
 /// ``"." + f"{microsecond:06d}"[:fsp]`` (``binlake.binlog.values._frac``).
 pub fn frac(micro: u64, fsp: u8, out: &mut String) {
     if fsp > 0 {
-        let s = format!("{:06}", micro);
+        let mut s = String::with_capacity(8);
+        push_padded(&mut s, micro, 6);
         out.push('.');
         out.push_str(&s[..(fsp as usize).min(s.len())]);
     }
 }
 
 pub fn date_text(y: u64, m: u64, d: u64, out: &mut String) {
-    let _ = write!(out, "{:04}-{:02}-{:02}", y, m, d);
+    push_padded(out, y, 4);
+    out.push('-');
+    push_padded(out, m, 2);
+    out.push('-');
+    push_padded(out, d, 2);
+}
+
+fn hms(h: u64, mi: u64, s: u64, out: &mut String) {
+    push_padded(out, h, 2);
+    out.push(':');
+    push_padded(out, mi, 2);
+    out.push(':');
+    push_padded(out, s, 2);
 }
 
 #[allow(clippy::too_many_arguments)]
 pub fn datetime_text(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64, micro: u64, fsp: u8, out: &mut String) {
-    let _ = write!(out, "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, mo, d, h, mi, s);
+    date_text(y, mo, d, out);
+    out.push(' ');
+    hms(h, mi, s, out);
     frac(micro, fsp, out);
 }
 
 pub fn time_text(neg: bool, h: u64, m: u64, s: u64, micro: u64, fsp: u8, out: &mut String) {
-    let _ = write!(out, "{}{:02}:{:02}:{:02}", if neg { "-" } else { "" }, h, m, s);
+    if neg {
+        out.push('-');
+    }
+    hms(h, m, s, out);
     frac(micro, fsp, out);
 }
 
@@ -372,8 +407,7 @@ pub fn timestamp_text(secs: u64, micro: u64, fsp: u8, out: &mut String) {
     }
     let (y, m, d) = civil_from_days((secs / 86400) as i64);
     let t = secs % 86400;
-    let _ = write!(out, "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, m, d, t / 3600, t / 60 % 60, t % 60);
-    frac(micro, fsp, out);
+    datetime_text(y as u64, m as u64, d as u64, t / 3600, t / 60 % 60, t % 60, micro, fsp, out);
 }
 
 /// Python ``int()`` of an ASCII slice (surrounding whitespace, one sign, digits).
@@ -596,6 +630,15 @@ mod tests {
         assert_eq!(repr(1.5e-7), "1.5e-07");
         assert_eq!(repr(123.456), "123.456");
         assert_eq!(repr(1.7976931348623157e308), "1.7976931348623157e+308");
+    }
+
+    #[test]
+    fn temporal_text_pads_like_python() {
+        let mut s = String::new();
+        datetime_text(7, 1, 2, 3, 4, 5, 1234567, 3, &mut s);
+        time_text(true, 838, 59, 59, 5, 6, &mut s);
+        date_text(12345, 0, 0, &mut s);
+        assert_eq!(s, "0007-01-02 03:04:05.123-838:59:59.00000512345-00-00");
     }
 
     #[test]
