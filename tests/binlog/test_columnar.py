@@ -599,3 +599,43 @@ def test_random_variable_width_values_decode_alike(monkeypatch, tmp_path) -> Non
     tm_bad = build.table_map(5, "d", "u", [0, 3], b"", [True, True])      # MYSQL_TYPE_DECIMAL: no row holds it
     for image in (build.image([True, False], (1).to_bytes(4, "little")), build.image([False, False], bytes(8))):
         assert_same_batches(build.binlog(tm_bad, build.rows_event(30, 5, 2, image)))
+
+
+PEAK_RSS = """
+import sys
+from binlake.binlog.columnar import iter_table_batches
+from binlake.binlog.errors import BinlogError
+data = open(sys.argv[1], "rb").read()
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")                        # resets the peak resident size (VmHWM) to the current one
+try:
+    for _ in iter_table_batches(data, engine="native", max_event_size=int(sys.argv[2])):
+        pass
+except BinlogError as exc:
+    print(type(exc).__name__, file=sys.stderr)
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(int(status["VmHWM"].split()[0]) // 1024)
+"""
+
+
+def peak_rss_mb(tmp_path: Path, data: bytes, max_event: int) -> tuple[int, str]:
+    """The peak resident MiB of a fresh process while the native engine reads ``data`` (after its imports)."""
+    path = tmp_path / f"in-{len(data)}-{max_event}.bin"
+    path.write_bytes(data)
+    out = subprocess.run([sys.executable, "-c", PEAK_RSS, str(path), str(max_event)], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    return int(out.stdout.strip()), out.stderr.strip()
+
+
+@needs_native
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="peak memory is read from Linux's /proc")
+def test_native_memory_is_bounded_by_the_event_size_cap(tmp_path) -> None:
+    """A compressed transaction whose inner event declares 64 MiB is refused at the 1 MiB cap without holding
+    it (peak memory as for a tiny input); under a cap that admits it, it is held about once."""
+    bomb = build.binlog((40, payload_body(build.event(230, b"\x01\x02\x03\x04" * (16 << 20), crc=False))))
+    assert len(bomb) < 64 << 10
+    base, _ = peak_rss_mb(tmp_path, build.binlog(), 1 << 20)
+    refused, err = peak_rss_mb(tmp_path, bomb, 1 << 20)
+    assert err == "EventTooLargeError" and refused - base < 16, (base, refused)
+    held, err = peak_rss_mb(tmp_path, bomb, 1 << 30)
+    assert err == "" and 48 < held - base < 3 * 64, (base, held)
