@@ -628,6 +628,7 @@ def peak_rss_mb(tmp_path: Path, data: bytes, max_event: int) -> tuple[int, str]:
 
 
 @needs_native
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="peak memory is read from Linux's /proc")
 def test_native_memory_is_bounded_by_the_event_size_cap(tmp_path) -> None:
     """A compressed transaction whose inner event declares 64 MiB is refused at the 1 MiB cap without holding
