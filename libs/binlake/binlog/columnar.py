@@ -55,21 +55,23 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Iterator, Optional, Union
 
 import pyarrow as pa
 
 from binlake.binlog import constants as C
+from binlake.binlog import native
 from binlake.binlog.api import event_gtid, open_stream
+from binlake.binlog.cursor import surrogate_str
 from binlake.binlog.decoders import DecodeContext
 from binlake.binlog.errors import BinlogError, CorruptEventError
 from binlake.binlog.events import (ABSENT, DeleteRowsEvent, GtidEvent, JsonPartial, MariadbGtidEvent,
                                    PartialUpdateRowsEvent, QueryEvent, RowsEvent, UpdateRowsEvent, XaPrepareEvent,
                                    XidEvent)
+from binlake.binlog.native import statement_kind
 from binlake.binlog.reader import MAX_EVENT_SIZE, read_events
-from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.render import json_diffs, json_value
+from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.table import TableLayout
 from binlake.pipeline.types import column_meta, silver_type, to_silver
 
@@ -83,8 +85,8 @@ class TableBatch:
     """Rows of one table layout (see the module docstring for ``batch``'s columns).
 
     ``columns``: per column ``[name, type_code, real_type, metadata, unsigned, collation_id]`` (bronze's
-    description, :func:`binlake.pipeline.types.column_meta`); ``primary_key``: column names from the TABLE_MAP,
-    or None."""
+    description, :func:`binlake.pipeline.types.column_meta`); ``primary_key``: column names from the TABLE_MAP
+    (else from the schema provider), or None."""
 
     file: str
     db: str
@@ -112,12 +114,13 @@ def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int 
     options = dict(verify_checksum=verify_checksum, start_position=start_position, max_event_size=max_event_size,
                    schema_provider=schema_provider)
     if engine != "python":
-        from binlake.binlog import native
         mod = native.load()
         src = native.native_source(stream) if mod is not None else None
         if src is not None:
             stream.close()
-            return _native_batches(mod, src, name, batch_rows, temporal_text, options)
+            reader = mod.Batches(src, native.options(**options), native.Delegate(name, schema_provider),
+                                 temporal_text, batch_rows)
+            return _native_batches(reader, name, schema_provider)
         if engine == "native":
             stream.close()
             raise RuntimeError("the native decoder is not available (not built, BINLAKE_NATIVE=0, or a transport "
@@ -135,23 +138,15 @@ class _Capsules:
         return self.capsules
 
 
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _native_batches(mod: Any, src: Any, name: str, batch_rows: int, temporal_text: bool,
-                    options: dict) -> Iterator[TableBatch]:
-    from binlake.binlog import native
-    provider = options["schema_provider"]
-    reader = mod.Batches(src, native.options(**options), native.Delegate(name, provider), temporal_text,
-                         batch_rows)
+def _native_batches(reader: Any, name: str, provider: Optional[SchemaProvider]) -> Iterator[TableBatch]:
+    """The native core's ready batches (``binlake_native.Batches``) as TableBatch values."""
     while True:
         ready = reader.next_batches()
         if ready is None:
             return
         for db, table, columns, pk, capsules in ready:
-            cols = tuple((_text(n), *rest) for n, *rest in columns)
-            db, table = _text(db), _text(table)
+            cols = tuple((surrogate_str(n), *rest) for n, *rest in columns)
+            db, table = surrogate_str(db), surrogate_str(table)
             pk = pk or _provider_key(provider, db, table, [c[1] for c in cols])
             yield TableBatch(name, db, table, cols, tuple(cols[i][0] for i in pk) if pk else None,
                              pa.record_batch(_Capsules(capsules)))
@@ -400,7 +395,6 @@ class _Batcher:
             self.group = [at, ts, (b.immediate_commit_timestamp or 0) if isinstance(b, GtidEvent) else 0]
             self.began = isinstance(b, MariadbGtidEvent) and not b.flags & C.FL_STANDALONE
         elif isinstance(b, QueryEvent):
-            from binlake.binlog.native import statement_kind
             kind = statement_kind(b.query)
             if self.group is None:
                 self.group = [at, ts, 0]
@@ -465,4 +459,3 @@ def _python_batches(stream: Any, name: str, batch_rows: int, temporal_text: bool
 
 
 __all__ = ["BATCH_ROWS", "TableBatch", "arrow_type", "iter_table_batches"]
-_ = Decimal

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from binlake.binlog import constants as C
 from binlake.binlog import errors
-from binlake.binlog.cursor import Cursor
+from binlake.binlog.cursor import Cursor, surrogate_str
 from binlake.binlog.decoders import DECODERS, DecodeContext, decode_body
 from binlake.binlog.errors import BinlogError
 from binlake.binlog.events import (EventHeader, FormatDescriptionEvent, GtidEvent, MariadbGtidEvent, QueryEvent,
@@ -51,10 +51,6 @@ def load() -> Any:
 
 def available() -> bool:
     return load() is not None
-
-
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
 
 
 def _bytes(text: str) -> bytes:
@@ -145,7 +141,7 @@ class Delegate:
         """The schema provider's columns for a TABLE_MAP without metadata (``build_layout``), as plain values:
         (name, unsigned, collation id, ENUM values, SET values, fractional digits); None: it knows no such table."""
         assert self.provider is not None
-        schema = self.provider(_text(db), _text(table), tuple(types))
+        schema = self.provider(surrogate_str(db), surrogate_str(table), tuple(types))
         if schema is None:
             return None
 
@@ -155,7 +151,7 @@ class Delegate:
                 for c in schema.columns]
 
     def statement(self, query: bytes) -> str:
-        return statement_kind(_text(query))
+        return statement_kind(surrogate_str(query))
 
     def make_error(self, cls: str, message: str, offset: Optional[int], event_type: Optional[str],
                    expected: object, found: object) -> BinlogError:
@@ -174,7 +170,7 @@ class Delegate:
 
     def _at_row(self, exc: BinlogError, row: int, db: bytes, table: bytes, pos: int, event_type: int) -> BinlogError:
         """Locate a value's error as ``binlake rows`` does (``cmd_rows``)."""
-        exc.message += f" (row {row} of `{_text(db)}`.`{_text(table)}`)"
+        exc.message += f" (row {row} of `{surrogate_str(db)}`.`{surrogate_str(table)}`)"
         return exc.located(file=self.file, offset=pos, event_type=C.event_type_name(event_type))
 
     def value_error(self, kind: str, value: object, column: bytes, row: int, db: bytes, table: bytes, pos: int,
@@ -185,16 +181,16 @@ class Delegate:
         try:
             json_value(BinaryJson(value) if kind == "json" else value)  # type: ignore[arg-type]
         except BinlogError as exc:
-            exc.message += f" (column `{_text(column)}`)"
+            exc.message += f" (column `{surrogate_str(column)}`)"
             return self._at_row(exc.located(), row, db, table, pos, event_type)
         return RuntimeError(f"binlake's native decoder found no JSON form for a value of column "
-                            f"`{_text(column)}` that the Python decoder renders; use engine='python' and report it")
+                            f"`{surrogate_str(column)}` that the Python decoder renders; use engine='python' and report it")
 
     def diff_items(self, diffs: object, column: bytes, row: int, db: bytes, table: bytes, pos: int,
                    event_type: int) -> list[tuple[str, str, Optional[str]]]:
         """One partial JSON column's diffs as (op, path, value text) (``json_diffs``)."""
         from binlake.binlog.render import json_diffs
-        name = _text(column)
+        name = surrogate_str(column)
         try:
             rendered = json_diffs({name: diffs})[name]  # type: ignore[index]
         except BinlogError as exc:
@@ -204,7 +200,7 @@ class Delegate:
     def silver_error(self, arrow_format: str, found: str, column: bytes, row: int, db: bytes, table: bytes,
                      pos: int, event_type: int) -> BinlogError:
         from binlake.binlog.columnar import silver_range_error
-        return silver_range_error(arrow_format, found, _text(column), row, _text(db), _text(table), self.file, pos,
+        return silver_range_error(arrow_format, found, surrogate_str(column), row, surrogate_str(db), surrogate_str(table), self.file, pos,
                                   event_type)
 
 
@@ -266,7 +262,7 @@ def cmd_rows(args: Any) -> Optional[int]:
         kinds = ", ".join(f"{code}: {n}" for code, n in sorted(unknown.items()))
         print(f"binlake: note: {sum(unknown.values())} event(s) of unknown type kept undecoded ({kinds})",
               file=sys.stderr)
-    for db, table, text in sorted((_text(db), _text(table), text) for db, table, text in notes):
+    for db, table, text in sorted((surrogate_str(db), surrogate_str(table), text) for db, table, text in notes):
         print(f"binlake: note: `{db}`.`{table}`: " + "; ".join(text), file=sys.stderr)
     if incomplete is not None:
         print(f"binlake: note: {incomplete}", file=sys.stderr)
