@@ -1,16 +1,21 @@
 """Starting from a snapshot, exact at the seam, against a real MariaDB server: tables loaded, ``RESET MASTER`` (the
 binlogs lose that history), a writer changing rows throughout ``binlake snapshot``, more changes, ``binlake
 fetch``, ``binlake run``: silver equals the server's final ``SELECT *`` as a bag of rows, for a table with a
-primary key and one without. A re-snapshot later replaces the tables and moves their seam; the load after it
-still equals ``SELECT *``."""
+primary key and one without. The first snapshot is killed (SIGKILL) half-way and rerun: it resumes. A re-snapshot
+later replaces the tables and moves their seam; the load after it still equals ``SELECT *``."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -30,6 +35,25 @@ CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'pw';
 GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1';
 """
 TABLES = ("items", "log")
+IDS = 60_000          # ids of items rows: every third one exists at first
+
+
+def kill_half_way(command: list[str], landing: Path) -> None:
+    """Run ``binlake snapshot`` as a process and SIGKILL it once its manifest records 3 chunks of items."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while True:
+        assert proc.poll() is None, f"the snapshot finished before it could be killed: {proc.stderr.read()}"
+        assert time.monotonic() < deadline, "the snapshot made no progress"
+        try:
+            [manifest] = [json.loads(p.read_text()) for p in landing.glob("src/_snapshots/*/manifest.json")]
+        except ValueError:          # not written yet, or replaced while read
+            manifest = {}
+        if any(t["table"] == "items" and len(t["chunks"]) >= 3 for t in manifest.get("tables", [])):
+            break
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -44,12 +68,12 @@ def change(cur, rng: random.Random, n: int) -> None:
     kind = rng.choice(("insert", "update", "delete", "log", "log_delete"))
     if kind == "insert":
         cur.execute("INSERT IGNORE INTO shop.items VALUES (%s, %s, %s, %s, %s)",
-                    (rng.randrange(2000), f"i{n}", f"{rng.randrange(10**6) / 100:.2f}", "2024-02-29",
+                    (rng.randrange(IDS), f"i{n}", f"{rng.randrange(10**6) / 100:.2f}", "2024-02-29",
                      "2024-03-01 10:00:00.123"))
     elif kind == "update":
-        cur.execute("UPDATE shop.items SET name = %s, price = price + 1 WHERE id = %s", (f"u{n}", rng.randrange(2000)))
+        cur.execute("UPDATE shop.items SET name = %s, price = price + 1 WHERE id = %s", (f"u{n}", rng.randrange(IDS)))
     elif kind == "delete":
-        cur.execute("DELETE FROM shop.items WHERE id = %s", (rng.randrange(2000),))
+        cur.execute("DELETE FROM shop.items WHERE id = %s", (rng.randrange(IDS),))
     elif kind == "log":
         cur.execute("INSERT INTO shop.log VALUES (%s, %s)", (rng.choice(("ann", "bo")), rng.randrange(3)))
     else:
@@ -82,8 +106,8 @@ def test_snapshot_then_binlogs_equal_select_across_the_seam(tmp_path: Path, monk
         conn = server.connect(raw=False)
         conn.autocommit(True)
         cur = conn.cursor()
-        cur.executemany("INSERT INTO shop.items VALUES (%s, %s, %s, %s, %s)",
-                        [(i, f"n{i}", f"{i}.25", "2023-12-31", "2024-01-01 00:00:00.5") for i in range(0, 2000, 3)])
+        cur.execute(f"INSERT INTO shop.items SELECT seq * 3, CONCAT('n', seq), seq % 1000 + 0.25, '2023-12-31', "
+                    f"'2024-01-01 00:00:00.5' FROM shop.seq_0_to_{IDS // 3 - 1}")
         cur.executemany("INSERT INTO shop.log VALUES (%s, %s)", [("ann", i % 3) for i in range(60)])
         server.execute("RESET MASTER")              # the binlogs hold nothing of what is in the tables now
 
@@ -102,9 +126,11 @@ def test_snapshot_then_binlogs_equal_select_across_the_seam(tmp_path: Path, monk
         uri = f"mysql://snap@127.0.0.1:{server.port}/?server_id=4301&name=src"
         thread = threading.Thread(target=writer)
         thread.start()
+        snapshot = ["snapshot", "--source", uri, "--landing", str(landing), "--include", "shop.*", "--chunk-rows", "500"]
         try:
-            code, _, err = cli("snapshot", "--source", uri, "--landing", str(landing), "--include", "shop.*",
-                               "--chunk-rows", "97")
+            kill_half_way([str(Path(sys.executable).with_name("binlake")), *snapshot], landing)
+            code, out, err = cli(*snapshot)            # resumes the killed snapshot
+            assert "resumed:" in out + err, out + err
         finally:
             stop.set()
             thread.join()
