@@ -30,12 +30,14 @@ from binlake.binlog.reader import EVENT_HEADER, MAX_EVENT_SIZE, _decode_one
 from binlake.binlog.rows import DECODE_FAILURES, decode_failure
 from binlake.binlog.schema import SchemaProvider
 
+API = 1                 # the interface of native/src/lib.rs this module speaks
 _module: Any = None
 _tried = False
 
 
 def load() -> Any:
-    """The ``binlake_native`` module, or None when it is not built (or ``BINLAKE_NATIVE=0``)."""
+    """The ``binlake_native`` module, or None when it is not built, was built from other sources (run
+    ``scripts/setup.sh``), or ``BINLAKE_NATIVE=0``."""
     global _module, _tried
     if os.environ.get("BINLAKE_NATIVE", "1") == "0":
         return None
@@ -43,9 +45,10 @@ def load() -> Any:
         _tried = True
         try:
             import binlake_native  # type: ignore[import-not-found]
-            _module = binlake_native
         except ImportError:
-            _module = None
+            return None
+        if getattr(binlake_native, "API", None) == API:
+            _module = binlake_native
     return _module
 
 
