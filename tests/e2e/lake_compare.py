@@ -17,8 +17,6 @@ from typing import Any
 
 from binlake.lake.silver import live_rows
 
-BOOKKEEPING = ("_binlake_seq", "_binlake_op", "_binlake_count")
-
 
 def silver_rows(lake: Path, db: str, table: str) -> list[dict[str, Any]]:
     """The rows of silver.<db>__<table> as a reader sees them (bookkeeping columns dropped; FLOAT columns as the
@@ -39,6 +37,16 @@ def silver_rows(lake: Path, db: str, table: str) -> list[dict[str, Any]]:
             if r[name] is not None:
                 r[name] = shortest_float32(struct.pack("<f", r[name]))
     return rows
+
+
+def silver_columns(lake: Path, db: str, table: str) -> list[str] | None:
+    """The sorted column names of silver.<db>__<table> without the bookkeeping ones; None when it does not exist."""
+    from deltalake import DeltaTable
+
+    path = Path(lake, "silver", f"{db}__{table}")
+    if not (path / "_delta_log").is_dir():
+        return None
+    return sorted(f.name for f in DeltaTable(str(path)).schema().fields if not f.name.startswith("_binlake_"))
 
 
 _TEMPORAL = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?")

@@ -1,11 +1,14 @@
-"""``binlake generate``: its binlogs decode (with binlake's reader) to exactly the operations of its own model,
-replaying the decoded changes (JSON diffs via binlake.mysqljson.apply_json_diffs) gives exactly its truth files,
-its SDI parses with binlake.sdi and matches the tables, and the output is deterministic."""
+"""``binlake generate``: its binlogs decode (with binlake's reader) to exactly the operations of its own model, DDL
+statements included (alone in their transactions, at their positions); replaying the decoded changes and DDL
+(JSON diffs via binlake.mysqljson.apply_json_diffs, DDL as binlake.pipeline.ddl reads it) gives exactly its
+truth files; its SDI parses with binlake.sdi and each table version's SDI matches the TABLE_MAPs that follow
+its DDL; and the output is deterministic."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import struct
 from collections import Counter
 from pathlib import Path
 
@@ -13,12 +16,12 @@ import pytest
 
 from binlake.binlog import constants as C
 from binlake.binlog import events as ev
-from binlake.binlog.api import iter_row_changes
+from binlake.binlog.api import iter_row_changes, open_binlog
 from binlake.binlog.reader import read_events
 from binlake.cli import main as cli_main
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
-from binlake.generate.tables import base_tables
+from binlake.generate.tables import ColumnDef, TableDef
 from binlake.generate.truth import truth_lines
 from binlake.generate.workload import Workload
 from binlake.mysqljson import BinaryJson, apply_json_diffs
@@ -30,10 +33,12 @@ def _config(**kw) -> GenerateConfig:
     return GenerateConfig(**{**TINY, **kw})
 
 
-@pytest.fixture(scope="module", params=["full", "minimal", "noblob"])
+@pytest.fixture(scope="module", params=[("full", True), ("minimal", True), ("noblob", False)],
+                ids=["full-ddl", "minimal-ddl", "noblob"])
 def generated(request, tmp_path_factory):
-    config = _config(row_image=request.param)
-    out = tmp_path_factory.mktemp(f"gen-{request.param}")
+    row_image, ddl = request.param
+    config = _config(row_image=row_image, ddl=ddl)
+    out = tmp_path_factory.mktemp(f"gen-{row_image}")
     result = generate(out, config)
     return config, out, result
 
@@ -47,9 +52,19 @@ def _decoded(out: Path):
 
 
 def _model(config: GenerateConfig):
-    """The model's own operation log: (gno, statement, change) in commit order."""
+    """The model's own row changes: (gno, statement, change) in commit order."""
     return [(t.gno, s, c) for _, _, txns in Workload(config).days() for t in txns for s in t.statements
             for c in s.changes]
+
+
+def _gno(gtid: str) -> int:
+    return int(gtid.rsplit(":", 1)[1])
+
+
+def _transactions(out: Path) -> list[tuple[int, str, list]]:
+    """(gno, kind, events) of every transaction of the binlogs, in order (rows not decoded)."""
+    return [(_gno(t.gtid), t.kind, t.events) for f in _binlogs(out)
+            for t in open_binlog(f, decode_rows=False).transactions()]
 
 
 def _same(decoded, model) -> bool:
@@ -104,7 +119,31 @@ def test_binlogs_decode_to_exactly_the_model_operations(generated):
     assert seen["partial"] > 20 and seen["multi"] > 5 and seen["full_json_fallback"] >= 1
     assert seen["op0"] and seen["op1"] and seen["op2"]               # REPLACE, INSERT and REMOVE diffs
     assert seen["pk_change"] >= 1 and seen["nulls"] > 100
-    assert seen["audit_log.update"] and seen["audit_log.delete"]      # the table without a primary key
+    no_pk = ("audit_log", "cart_items")                                # the tables without a primary key
+    assert sum(seen[f"{t}.update"] for t in no_pk) and sum(seen[f"{t}.delete"] for t in no_pk)
+
+
+def test_ddl_is_logged_alone_at_its_position(generated):
+    """Each DDL of the model is one transaction of its own: GTID and a QUERY with the statement and the database
+    (no BEGIN, no XID), at the position the manifest names; every other transaction is BEGIN ... XID."""
+    config, out, _ = generated
+    manifest = json.loads((out / "manifest.json").read_text())
+    model = [(t.gno, t.ddl_db, t.ddl) for _, _, txns in Workload(config).days() for t in txns if t.ddl]
+    decoded, where = [], {}
+    for f in _binlogs(out):
+        for trx in open_binlog(f, decode_rows=False).transactions():
+            bodies = [e.body for e in trx.events]
+            queries = [b for b in bodies if isinstance(b, ev.QueryEvent)]
+            if trx.kind == "ddl":
+                assert [type(b) for b in bodies] == [ev.GtidEvent, ev.QueryEvent]
+                decoded.append((_gno(trx.gtid), queries[0].db, queries[0].query))
+                where[_gno(trx.gtid)] = (f.name, trx.start_pos)
+            else:
+                assert trx.kind == "commit" and [q.query for q in queries] == ["BEGIN"]
+    assert decoded == model
+    assert [(d["gno"], d["db"], d["statement"]) for d in manifest["ddl"]] == model
+    assert all(where[d["gno"]] == (d["binlog_file"], d["binlog_pos"]) for d in manifest["ddl"])
+    assert len(model) == 1 + 4 + (5 + 12 + 1 if config.ddl else 1)   # CREATEs, the customers ALTER, the plan
 
 
 def test_binlog_files_are_rotated_compressed_and_checksummed(generated):
@@ -123,103 +162,194 @@ def test_binlog_files_are_rotated_compressed_and_checksummed(generated):
     assert types[C.GTID_LOG_EVENT] == manifest["days"][-1]["last_gno"] == result.transactions
 
 
-def _replay(out: Path, manifest: dict) -> dict[str, list[str]]:
-    """A tiny applier: decoded changes applied in order, JSON diffs with apply_json_diffs; returns the truth
-    lines of every table at the end of each day."""
-    tables = {t.name: t for t in base_tables()}
-    latest = {v["table"]: v for v in manifest["table_versions"]}
-    state: dict[str, dict] = {name: {} for name in tables}
-    day_ends = [d["last_gno"] for d in manifest["days"]]
-    snapshots: dict[str, list[str]] = {}
+def _replay(out: Path, manifest: dict) -> tuple[dict[str, list[str]], list[dict]]:
+    """A tiny applier: decoded changes applied in order (JSON diffs with apply_json_diffs), DDL as
+    binlake.pipeline.ddl reads it (ADD COLUMN's DEFAULT through its default_value), a table's columns from
+    its TABLE_MAPs (each one checked against the columns the DDL before it left). A table the manifest names
+    blocked keeps its rows and columns as of the blocking DDL; its later row changes are counted.
+
+    Returns the truth lines of every table name seen at the end of each day (no rows for a name no table
+    holds any more) and the counts of blocked row changes per day."""
+    from binlake.pipeline import ddl as D
+
+    transactions = _transactions(out)
+    changes: dict[int, list] = {}
+    for rc in _decoded(out):
+        changes.setdefault(_gno(rc.gtid), []).append(rc)
+    blocked = {gno: name.split(".", 1)[1] for name, gno in manifest["blocked"].items()}
+    tables: dict[str, dict] = {}                # name -> {"columns", "types", "pk", "rows"}
+    frozen: set[str] = set()
+    seen: dict[str, str] = {}                   # every table name -> its database
+    blocked_changes: dict[str, int] = {}
     serial = 0
 
-    def key(name, row):
-        pk = tables[name].primary_key
-        return tuple(row[c] for c in pk) if pk else None
+    def key(t: dict, row: dict):
+        return tuple(row[c] for c in t["pk"]) if t["pk"] else None
 
-    def snapshot(day: int) -> None:
-        from binlake.generate.tables import LOYALTY_POINTS, TableDef
-        for name, rows in state.items():
-            t = tables[name]
-            if latest[name]["version"] > 1 and day >= _alter_day(manifest):
-                t = TableDef(t.db, t.name, t.columns + (LOYALTY_POINTS,), t.primary_key)
-            names = [c.name for c in t.columns]
-            snapshots[f"{t.qualified}/day={manifest['days'][day]['date']}"] = truth_lines(
-                t, [tuple(_plain(r.get(n)) for n in names) for r in rows.values()])
+    def ddl(statement: str, db: str, gno: int) -> None:
+        for a in D.parse_ddl(statement, db):
+            if a.table in frozen:
+                continue
+            if isinstance(a, D.CreateTable):
+                tables[a.table] = {"columns": [], "types": {}, "pk": [], "rows": {}}
+                seen[a.table] = a.db
+            elif isinstance(a, D.Truncate):
+                tables[a.table]["rows"].clear()
+            elif isinstance(a, D.DropTable):
+                del tables[a.table]
+            elif isinstance(a, D.RenameTable):
+                tables[a.new_table] = tables.pop(a.table)
+                seen[a.new_table] = a.new_db
+            elif isinstance(a, D.AddColumn):
+                t = tables[a.table]
+                if a.position is None:
+                    t["columns"].append(a.column)
+                else:
+                    after = a.position.kind == "after"
+                    t["columns"].insert(t["columns"].index(a.position.column) + 1 if after else 0, a.column)
+                value = D.default_value(a.default_sql, D.silver_type_of(a.mysql_type_text), a.mysql_type_text,
+                                        a.not_null)
+                for row in t["rows"].values():
+                    row[a.column] = value
+            elif isinstance(a, (D.DropColumn, D.RenameColumn)):
+                t = tables[a.table]
+                old = a.column if isinstance(a, D.DropColumn) else a.old
+                at = t["columns"].index(old)
+                del t["columns"][at]
+                code = t["types"].pop(old)
+                if isinstance(a, D.RenameColumn):
+                    t["columns"].insert(at, a.new)
+                    t["types"][a.new] = code
+                for row in t["rows"].values():
+                    value = row.pop(old)
+                    if isinstance(a, D.RenameColumn):
+                        row[a.new] = value
+            elif isinstance(a, D.ModifyColumn):             # FLOAT -> DOUBLE: the float's exact value
+                t = tables[a.table]
+                if t["types"][a.column] == C.MYSQL_TYPE_FLOAT and D.silver_type_of(a.new_type_text) == "double":
+                    for row in t["rows"].values():
+                        if row[a.column] is not None:
+                            row[a.column] = struct.unpack("<f", struct.pack("<f", row[a.column]))[0]
+        if gno in blocked:
+            frozen.add(blocked[gno])
 
-    day = 0
-    for rc in _decoded(out):
-        gno = int(rc.gtid.rsplit(":", 1)[1])
-        while gno > day_ends[day]:
-            snapshot(day)
-            day += 1
-        rows = state[rc.table]
-        if rc.op == "insert":
-            serial += 1
-            rows[key(rc.table, rc.after) or serial] = dict(rc.after)
+    def snapshot(date: str) -> None:
+        for name, db in seen.items():
+            t = tables.get(name)
+            lines = []
+            if t is not None:
+                table = TableDef(db, name, tuple(ColumnDef(c, "", t["types"].get(c, 0)) for c in t["columns"]),
+                                 tuple(t["pk"]))
+                lines = truth_lines(table, [tuple(_plain(r.get(c)) for c in t["columns"]) for r in t["rows"].values()])
+            snapshots[f"{db}.{name}/day={date}"] = lines
+        counts.append({f"{seen[name]}.{name}": n for name, n in blocked_changes.items()})
+
+    snapshots: dict[str, list[str]] = {}
+    counts: list[dict] = []
+    days = iter(manifest["days"])
+    day = next(days)
+    for gno, kind, events in transactions:
+        while gno > day["last_gno"]:
+            snapshot(day["date"])
+            day = next(days)
+        if kind == "ddl":
+            query = events[-1].body
+            ddl(query.query, query.db, gno)
             continue
-        k = key(rc.table, rc.before)
-        if k is None:                                   # no primary key: the first row equal to the before image
-            k = next(s for s, r in rows.items() if all(r.get(n) == v for n, v in rc.before.items()))
-        row = rows.pop(k)
-        if rc.op == "update":
-            row.update(rc.after)
-            for name, diffs in (rc.diffs or {}).items():
-                result = apply_json_diffs(row[name], diffs)
-                assert result.ok, result.reason
-                row[name] = result.document
-            rows[key(rc.table, row) or k] = row
-    while day < len(day_ends):
-        snapshot(day)
-        day += 1
-    return snapshots
+        for tm in (e.body for e in events if isinstance(e.body, ev.TableMapEvent)):
+            t = tables[tm.table]
+            if tm.table in frozen:
+                continue
+            names = list(tm.column_names)
+            assert t["columns"] in ([], names), (gno, tm.table, t["columns"], names)
+            t["columns"] = names
+            t["types"] = dict(zip(names, tm.column_types))
+            t["pk"] = [names[i] for i in tm.simple_primary_key or ()]
+        for rc in changes.get(gno, ()):
+            if rc.table in frozen:
+                blocked_changes[rc.table] = blocked_changes.get(rc.table, 0) + 1
+                continue
+            t = tables[rc.table]
+            rows = t["rows"]
+            if rc.op == "insert":
+                serial += 1
+                rows[key(t, rc.after) or serial] = dict(rc.after)
+                continue
+            k = key(t, rc.before)
+            if k is None:                               # no primary key: the first row equal to the before image
+                k = next(s for s, r in rows.items() if all(r.get(n) == v for n, v in rc.before.items()))
+            row = rows.pop(k)
+            if rc.op == "update":
+                row.update(rc.after)
+                for name, diffs in (rc.diffs or {}).items():
+                    result = apply_json_diffs(row[name], diffs)
+                    assert result.ok, result.reason
+                    row[name] = result.document
+                rows[key(t, row) or k] = row
+    snapshot(day["date"])
+    for day in days:
+        snapshot(day["date"])
+    return snapshots, counts
 
 
 def _plain(value):
     return value.value if isinstance(value, BinaryJson) else value
 
 
-def _alter_day(manifest: dict) -> int:
-    alter = next(v for v in manifest["table_versions"] if v["version"] == 2)
-    dates = [d["date"] for d in manifest["days"]]
-    return dates.index(alter["commit_time"][:10])
-
-
 def test_replaying_decoded_changes_gives_the_truth_files(generated):
-    _, out, _ = generated
+    config, out, _ = generated
     manifest = json.loads((out / "manifest.json").read_text())
-    replayed = _replay(out, manifest)
-    truth_files = sorted((out / "truth").rglob("*.jsonl"))
-    assert len(truth_files) == 4 * 2
-    for path in truth_files:
-        expected = path.read_text(encoding="utf-8").splitlines()
-        assert replayed[f"{path.parent.name}/{path.stem}"] == expected, path
-        assert len(expected) > 3
+    replayed, blocked_changes = _replay(out, manifest)
+    truth_files = {f"{p.parent.name}/{p.stem}": p for p in (out / "truth").rglob("*.jsonl")}
+    assert set(replayed) == set(truth_files)
+    for name, path in truth_files.items():
+        assert replayed[name] == path.read_text(encoding="utf-8").splitlines(), path
+    assert blocked_changes == [d["blocked_changes"] for d in manifest["days"]]
+    days = [d["date"] for d in manifest["days"]]
+    empty = {name for name, lines in replayed.items() if not lines}
+    if config.ddl:      # renamed and dropped names are empty; the blocked table's later changes were counted
+        assert {f"shop.wishlists/day={d}" for d in days} | {f"shop.sessions/day={days[0]}"} <= empty
+        assert blocked_changes[-1]["shop.coupons"] > 3 and len(truth_files) > 10 * len(days)
+    else:
+        assert not empty and len(truth_files) == 4 * len(days)
 
 
-def test_sdi_parses_and_matches_every_table_version(generated):
+def test_sdi_of_each_table_version_matches_the_table_maps_that_follow_its_ddl(generated):
+    """Every TABLE_MAP names the newest version of its table at its position (its table id is that version's),
+    and that version's SDI gives its columns, types, signedness and primary key; the versions the TABLE_MAPs
+    name are exactly those the model wrote rows with."""
     from binlake.sdi import read_entries, table_schema
 
     config, out, _ = generated
     manifest = json.loads((out / "manifest.json").read_text())
-    versions = {(v["table"], v["version"]): v for v in manifest["table_versions"]}
-    assert set(versions) == {("customers", 1), ("customers", 2), ("products", 1), ("orders", 1), ("audit_log", 1)}
-    maps = {}
+    versions = {v["table_id"]: v for v in manifest["table_versions"]}
+    schemas = {}
+    for table_id, info in versions.items():
+        for rel in info["sdi"]:
+            tables = [d.table for d in (e.document() for e in read_entries(out / rel)) if d.table is not None]
+            assert [t.name for t in tables] == [info["table"]]
+            schemas.setdefault(table_id, table_schema(tables[0]))
+    newest: dict[str, int] = {}                 # table name -> table id of its newest version so far
+    ddl_at = {(v["binlog_file"], v["binlog_pos"]): v for v in manifest["table_versions"]}
+    named = set()
     for f in _binlogs(out):
         for e in read_events(open(f, "rb")):
-            if isinstance(e.body, ev.TableMapEvent):
-                maps[(e.body.table, e.body.column_count)] = e.body
-    for (name, version), info in versions.items():
-        for rel in info["sdi"]:
-            docs = [entry.document() for entry in read_entries(out / rel)]
-            table = next(d.table for d in docs if d.table is not None)
-            schema = table_schema(table)
-            tm = maps[(name, len(schema.columns))]
+            if e.payload_pos is None and (f.name, e.pos) in ddl_at:          # the GTID event of a DDL
+                v = ddl_at[(f.name, e.pos)]
+                newest[v["table"]] = v["table_id"]
+            if not isinstance(e.body, ev.TableMapEvent):
+                continue
+            tm = e.body
+            assert newest[tm.table] == tm.table_id, (f.name, e.pos, tm.table)
+            schema = schemas[tm.table_id]
             assert [c.name for c in schema.columns] == list(tm.column_names)
             assert [c.type_code for c in schema.columns] == list(tm.column_types)
             assert [c.unsigned for c in schema.columns if c.type_code in C.NUMERIC_TYPES] == list(tm.signedness)
             assert tuple(i for i, _ in schema.primary_key) == (tm.simple_primary_key or ())
-            assert (version == 2) == ("loyalty_points" in [c.name for c in schema.columns])
+            named.add(tm.table_id)
+    model = {s.table.table_id for _, _, txns in Workload(config).days() for t in txns for s in t.statements}
+    assert named == model
+    assert len(named) >= (15 if config.ddl else 5)
 
 
 def _digest(out: Path) -> dict[str, str]:
@@ -227,11 +357,12 @@ def _digest(out: Path) -> dict[str, str]:
             for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-def test_output_is_deterministic_per_seed(tmp_path):
-    config = _config(days=1, scale=0.001)
+@pytest.mark.parametrize("ddl", [False, True])
+def test_output_is_deterministic_per_seed(tmp_path, ddl):
+    config = _config(days=1, scale=0.001, ddl=ddl)
     generate(tmp_path / "a", config)
     generate(tmp_path / "b", config)
-    generate(tmp_path / "c", _config(days=1, scale=0.001, seed=2))
+    generate(tmp_path / "c", _config(days=1, scale=0.001, seed=2, ddl=ddl))
     a, b, c = _digest(tmp_path / "a"), _digest(tmp_path / "b"), _digest(tmp_path / "c")
     assert a == b and len(a) > 10
     assert a["landing/shop-primary/mysql-bin.000001"] != c["landing/shop-primary/mysql-bin.000001"]
@@ -293,7 +424,7 @@ def test_bigger_workload_decodes_and_replays_to_the_truth(tmp_path):
         for name, value in (rc.after or {}).items():
             assert _same(value, change.after[names.index(name)])
     manifest = json.loads((out / "manifest.json").read_text())
-    replayed = _replay(out, manifest)
+    replayed, _ = _replay(out, manifest)
     for path in sorted((out / "truth").rglob("*.jsonl")):
         assert replayed[f"{path.parent.name}/{path.stem}"] == path.read_text(encoding="utf-8").splitlines()
 

@@ -103,9 +103,9 @@ def _generate(out: Path, config: GenerateConfig) -> GenerateResult:
                 first = created.setdefault(t.qualified, ended or when)
                 paths = write_table_sdi(out / "sdi", t, when, first)
                 manifest["table_versions"].append({
-                    "db": t.db, "table": t.name, "version": t.version, "ddl": txn.ddl, "gno": txn.gno,
-                    "binlog_file": where.file, "binlog_pos": where.start, "commit_time": when.isoformat() + "Z",
-                    "sdi": [str(p.relative_to(out)) for p in paths]})
+                    "db": t.db, "table": t.name, "version": t.version, "table_id": t.table_id, "ddl": txn.ddl,
+                    "gno": txn.gno, "binlog_file": where.file, "binlog_pos": where.start,
+                    "commit_time": when.isoformat() + "Z", "sdi": [str(p.relative_to(out)) for p in paths]})
         tables = workload.truth()
         truth = [str(truth_writer.write(t, date, rows).relative_to(out)) for t, rows in tables]
         last_file = writer.current_file.name

@@ -1,6 +1,7 @@
 """The generator's DDL (``GenerateConfig.ddl``): five extra tables in ``shop`` and a plan of schema changes on
-them, run in order and spread evenly over the run's transactions, between the DML of every table (the four
-main tables keep their meaning; only the extra tables change).
+them: three migrations (each a few statements run back to back, as a deploy runs them) spread evenly over the
+run's transactions, with the DML of every table between them (the four main tables keep their meaning; only the
+extra tables change).
 
 The plan holds every change binlake follows: TRUNCATE TABLE (of a table with a primary key, whose
 AUTO_INCREMENT restarts so keys come back, and of one without), DROP TABLE and a later CREATE TABLE of the same
@@ -129,9 +130,8 @@ def _retyped(old: ColumnDef, new: ColumnDef, value: Any) -> Any:
     return value
 
 
-# --- the steps -------------------------------------------------------------------------------------------------
-# Each ALTER-like step's ``apply(table, table_id)`` gives (the next version, the statement, how each existing row
-# changes or None). ``table`` names the table as it is called when the step runs.
+# --- the plan's statements ------------------------------------------------------------------------------------
+# ``table`` names a table as it is called when the statement runs.
 
 @dataclass(frozen=True)
 class Truncate:
@@ -160,114 +160,146 @@ class CreateTable:
 
 @dataclass(frozen=True)
 class RenameTable:
+    """``RENAME TABLE db.a TO db.b``."""
+
     table: str
     new_name: str
-    alter: bool = False             # ALTER TABLE ... RENAME TO (else RENAME TABLE, database-qualified)
 
     def apply(self, t: TableDef, table_id: int) -> tuple[TableDef, str, Optional[RowMap]]:
-        sql = (f"ALTER TABLE `{t.name}` RENAME TO `{self.new_name}`" if self.alter else
-               f"RENAME TABLE `{t.db}`.`{t.name}` TO `{t.db}`.`{self.new_name}`")
+        sql = f"RENAME TABLE `{t.db}`.`{t.name}` TO `{t.db}`.`{self.new_name}`"
         return t.evolve(table_id, name=self.new_name), sql, None
 
 
+# ALTER TABLE clauses: ``change(t)`` gives the table as the clause leaves it (same version), the clause's text
+# and how each existing row changes (None: not at all)
+
 @dataclass(frozen=True)
 class AddColumn:
-    table: str
     column: ColumnDef               # with its DEFAULT (``default_sql``)
     value: Any                      # what existing rows get: the DEFAULT as MySQL stores it
     after: Optional[str] = None
     first: bool = False
 
-    def apply(self, t: TableDef, table_id: int) -> tuple[TableDef, str, Optional[RowMap]]:
-        new, sql = t.add_column(self.column, table_id, after=self.after, first=self.first)
-        at, value = new.index(self.column.name), self.value
-        return new, sql, lambda row: row[:at] + (value,) + row[at:]
+    def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
+        at = 0 if self.first else t.index(self.after) + 1 if self.after else len(t.columns)
+        where = " FIRST" if self.first else f" AFTER `{self.after}`" if self.after else ""
+        value = self.value
+        return (replace(t, columns=t.columns[:at] + (self.column,) + t.columns[at:]),
+                f"ADD COLUMN {self.column.ddl}{where}", lambda row: row[:at] + (value,) + row[at:])
 
 
 @dataclass(frozen=True)
 class DropColumn:
-    table: str
     column: str
 
-    def apply(self, t: TableDef, table_id: int) -> tuple[TableDef, str, Optional[RowMap]]:
+    def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
         at = t.index(self.column)
-        new = t.evolve(table_id, t.columns[:at] + t.columns[at + 1:])
-        return new, f"ALTER TABLE `{t.name}` DROP COLUMN `{self.column}`", lambda row: row[:at] + row[at + 1:]
+        return (replace(t, columns=t.columns[:at] + t.columns[at + 1:]), f"DROP COLUMN `{self.column}`",
+                lambda row: row[:at] + row[at + 1:])
 
 
 @dataclass(frozen=True)
 class RenameColumn:
-    table: str
     old: str
     new: str
 
-    def apply(self, t: TableDef, table_id: int) -> tuple[TableDef, str, Optional[RowMap]]:
+    def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
         at = t.index(self.old)
         columns = t.columns[:at] + (replace(t.columns[at], name=self.new),) + t.columns[at + 1:]
-        return (t.evolve(table_id, columns), f"ALTER TABLE `{t.name}` RENAME COLUMN `{self.old}` TO `{self.new}`",
-                None)
+        return replace(t, columns=columns), f"RENAME COLUMN `{self.old}` TO `{self.new}`", None
 
 
 @dataclass(frozen=True)
 class ChangeColumn:
     """``CHANGE COLUMN old <new definition>``: here a rename keeping the type."""
 
-    table: str
     old: str
     column: ColumnDef
 
-    def apply(self, t: TableDef, table_id: int) -> tuple[TableDef, str, Optional[RowMap]]:
+    def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
         at = t.index(self.old)
         columns = t.columns[:at] + (self.column,) + t.columns[at + 1:]
-        return (t.evolve(table_id, columns), f"ALTER TABLE `{t.name}` CHANGE COLUMN `{self.old}` {self.column.ddl}",
-                None)
+        return replace(t, columns=columns), f"CHANGE COLUMN `{self.old}` {self.column.ddl}", None
 
 
 @dataclass(frozen=True)
-class ModifyColumns:
-    """``MODIFY COLUMN`` of one or more columns in one ALTER. ``widening=False``: a change no safe widening
-    covers: binlake quarantines the table's changes from here on (its truth stays as of this statement)."""
+class ModifyColumn:
+    """``MODIFY COLUMN``. ``widening=False``: a change no safe widening covers: binlake quarantines the table's
+    changes from here on, so the table's truth stays as of this statement."""
 
-    table: str
-    columns: tuple[ColumnDef, ...]
+    column: ColumnDef
     widening: bool = True
 
-    def apply(self, t: TableDef, table_id: int) -> tuple[TableDef, str, Optional[RowMap]]:
-        changed = [(t.index(c.name), t.columns[t.index(c.name)], c) for c in self.columns]
-        columns = list(t.columns)
-        for at, _, c in changed:
-            columns[at] = c
+    def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
+        at = t.index(self.column.name)
+        old, new = t.columns[at], self.column
 
         def convert(row: tuple) -> tuple:
-            out = list(row)
-            for at, old, new in changed:
-                out[at] = _retyped(old, new, out[at])
-            return tuple(out)
+            return row[:at] + (_retyped(old, new, row[at]),) + row[at + 1:]
 
-        sql = f"ALTER TABLE `{t.name}` " + ", ".join(f"MODIFY COLUMN {c.ddl}" for c in self.columns)
-        return t.evolve(table_id, tuple(columns)), sql, convert
+        return replace(t, columns=t.columns[:at] + (new,) + t.columns[at + 1:]), f"MODIFY COLUMN {new.ddl}", convert
 
 
-Step = Any      # one of the classes above
+@dataclass(frozen=True)
+class RenameTo:
+    """``RENAME TO new`` (ALTER TABLE ... RENAME TO)."""
 
-# The plan, in order. Spread over the run, so with three days each day has some of it.
-PLAN: tuple[Step, ...] = (
-    Truncate("sessions"),
-    AddColumn("stock_moves", char_col("origin", "varchar", 8, nullable=False, default_sql="'manual'"), "manual",
-              after="sku"),
-    RenameTable("wishlists", "saved_items"),
-    ModifyColumns("stock_moves", (int_col("qty", "bigint", MYSQL_TYPE_LONGLONG, nullable=False),
-                                  char_col("sku", "varchar", 60, nullable=False))),
-    ModifyColumns("coupons", (int_col("code", "int", MYSQL_TYPE_LONG, nullable=False),), widening=False),
-    DropColumn("stock_moves", "legacy_code"),
-    Truncate("cart_items"),
-    ModifyColumns("stock_moves", (ColumnDef("cost", "decimal(12,2)", MYSQL_TYPE_NEWDECIMAL, precision=12, scale=2),)),
-    DropTable("sessions"),
-    CreateTable(SESSIONS_AGAIN),
-    AddColumn("stock_moves", int_col("lot", "int", MYSQL_TYPE_LONG, default_sql="7"), 7, first=True),
-    RenameTable("saved_items", "favourites", alter=True),
-    ModifyColumns("stock_moves", (ColumnDef("weight", "double", MYSQL_TYPE_DOUBLE),)),
-    AddColumn("cart_items", int_col("gift", "tinyint", MYSQL_TYPE_TINY, nullable=False, default_sql="0"), 0),
-    RenameColumn("stock_moves", "note", "remark"),
-    ChangeColumn("stock_moves", "moved_at", time_col("moved_on", "datetime", 0, nullable=False)),
+    new_name: str
+
+    def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
+        return replace(t, name=self.new_name), f"RENAME TO `{self.new_name}`", None
+
+
+@dataclass(frozen=True)
+class Alter:
+    """``ALTER TABLE t clause, clause, ...``: the clauses in order, one new table version."""
+
+    table: str
+    clauses: tuple[Any, ...]
+
+    @property
+    def blocks(self) -> bool:
+        return any(isinstance(c, ModifyColumn) and not c.widening for c in self.clauses)
+
+    def apply(self, t: TableDef, table_id: int) -> tuple[TableDef, str, Optional[RowMap]]:
+        new, parts, converts = t, [], []
+        for clause in self.clauses:
+            new, text, convert = clause.change(new)
+            parts.append(text)
+            if convert is not None:
+                converts.append(convert)
+
+        def convert_all(row: tuple) -> tuple:
+            for convert in converts:
+                row = convert(row)
+            return row
+
+        return (new.evolve(table_id), f"ALTER TABLE `{t.name}` " + ", ".join(parts), convert_all if converts else None)
+
+
+Step = Any      # Truncate, DropTable, CreateTable, RenameTable or Alter
+
+# The plan: migrations in order, spread evenly over the run (with three days one a day; the drop and the new
+# table of the same name are in different ones, so a day ends with the name gone).
+PLAN: tuple[tuple[Step, ...], ...] = (
+    (Truncate("wishlists"),
+     Alter("stock_moves", (AddColumn(char_col("origin", "varchar", 8, nullable=False, default_sql="'manual'"),
+                                     "manual", after="sku"),)),
+     RenameTable("wishlists", "saved_items"),
+     DropTable("sessions")),
+    (Alter("stock_moves", (ModifyColumn(int_col("qty", "bigint", MYSQL_TYPE_LONGLONG, nullable=False)),
+                           ModifyColumn(char_col("sku", "varchar", 60, nullable=False)),
+                           DropColumn("legacy_code"))),
+     Alter("coupons", (ModifyColumn(int_col("code", "int", MYSQL_TYPE_LONG, nullable=False), widening=False),)),
+     Truncate("cart_items"),
+     CreateTable(SESSIONS_AGAIN)),
+    (Alter("stock_moves", (AddColumn(int_col("lot", "int", MYSQL_TYPE_LONG, default_sql="7"), 7, first=True),
+                           ModifyColumn(ColumnDef("cost", "decimal(12,2)", MYSQL_TYPE_NEWDECIMAL, precision=12,
+                                                  scale=2)))),
+     Alter("saved_items", (RenameTo("favourites"),)),
+     Alter("cart_items", (AddColumn(int_col("gift", "tinyint", MYSQL_TYPE_TINY, nullable=False, default_sql="0"),
+                                    0),)),
+     Alter("stock_moves", (RenameColumn("note", "remark"),
+                           ChangeColumn("moved_at", time_col("moved_on", "datetime", 0, nullable=False)),
+                           ModifyColumn(ColumnDef("weight", "double", MYSQL_TYPE_DOUBLE))))),
 )

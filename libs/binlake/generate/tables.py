@@ -142,14 +142,9 @@ class TableDef:
         return replace(self, name=name or self.name, columns=self.columns if columns is None else columns,
                        version=self.version + 1, table_id=table_id)
 
-    def add_column(self, column: ColumnDef, table_id: int, *, after: str | None = None,
-                   first: bool = False) -> tuple["TableDef", str]:
-        """The next version with ``column`` added (last, ``FIRST`` or ``AFTER`` a column), and the ALTER
-        statement that makes it."""
-        at = 0 if first else self.index(after) + 1 if after else len(self.columns)
-        where = " FIRST" if first else f" AFTER `{after}`" if after else ""
-        new = self.evolve(table_id, self.columns[:at] + (column,) + self.columns[at:])
-        return new, f"ALTER TABLE `{self.name}` ADD COLUMN {column.ddl}{where}"
+    def add_column(self, column: ColumnDef, table_id: int) -> tuple["TableDef", str]:
+        """The next version with ``column`` appended, and the ALTER statement that makes it."""
+        return self.evolve(table_id, self.columns + (column,)), f"ALTER TABLE `{self.name}` ADD COLUMN {column.ddl}"
 
 
 def int_col(name: str, sql: str, code: int, **kw) -> ColumnDef:

@@ -89,10 +89,10 @@ class Workload:
         self.next_order = 1
         self.audit_serial = 0
         self.next_table_id = 200
-        # DDL (config.ddl): the extra tables by their first name (None while dropped), the plan's steps by the
-        # run's transaction index they precede, names no table holds any more, and the truth of blocked tables
+        # DDL (config.ddl): the extra tables by their first name (None while dropped), the plan's migrations by
+        # the run's transaction index they precede, names no table holds any more, and the truth of blocked tables
         self.extra: dict[str, _TableState | None] = {}
-        self.steps: dict[int, list[sc.Step]] = {}
+        self.migrations: dict[int, tuple[sc.Step, ...]] = {}
         self.gone: dict[str, TableDef] = {}
         self.frozen: dict[str, tuple[TableDef, list[tuple]]] = {}
         self.blocked: dict[str, int] = {}                   # qualified name -> GTID number of the blocking DDL
@@ -101,8 +101,7 @@ class Workload:
             for t in sc.extra_tables():
                 self.state[t.name] = self.extra[t.name] = _TableState(t)
             total = config.days * config.transactions_per_day
-            for k, step in enumerate(sc.PLAN):
-                self.steps.setdefault((k + 1) * total // (len(sc.PLAN) + 1), []).append(step)
+            self.migrations = {(k + 1) * total // (len(sc.PLAN) + 1): m for k, m in enumerate(sc.PLAN)}
         self.items: list[dict] | None = None              # shared order lines, made on the first order
         self.shared_parts: dict = {}                      # shared small sub-documents of orders
         upper = 0
@@ -134,7 +133,7 @@ class Workload:
         n = cfg.transactions_per_day
         alter_at = n // 2 if day == cfg.effective_alter_day and "customers" in self.state else -1
         seeds = [name for name in ("customers", "products") if name in self.state]
-        steps = sum(len(s) for i, s in self.steps.items() if i // n == day)
+        steps = sum(len(m) for i, m in self.migrations.items() if i // n == day)
         count = n + (alter_at >= 0) + steps + (2 + len(self.state) + self._seed_batches * len(seeds)
                                                + len(self.extra) if day == 0 else 0)
         # commit timestamps: evenly spread over the day, microsecond resolution, deterministic
@@ -155,7 +154,7 @@ class Workload:
         for i in range(n):
             if i == alter_at:
                 yield self._alter_customers(next(clock))
-            for step in self.steps.get(day * n + i, ()):
+            for step in self.migrations.get(day * n + i, ()):
                 yield self._schema_change(step, next(clock))
             yield self._random_transaction(next(clock))
 
@@ -201,7 +200,7 @@ class Workload:
             return self._ddl(ts, step.sql(), old.db, ends=old.qualified)
         new, sql, convert = step.apply(old, self._table_id())
         txn = self._ddl(ts, sql, new.db, new, ends=old.qualified if new.name != old.name else "")
-        if isinstance(step, sc.ModifyColumns) and not step.widening:
+        if isinstance(step, sc.Alter) and step.blocks:
             self.frozen[old.name] = (old, list(st.rows.values()))
             self.blocked[old.qualified] = txn.gno
         st.table = new
