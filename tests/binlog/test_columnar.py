@@ -640,3 +640,46 @@ def test_native_memory_is_bounded_by_the_event_size_cap(tmp_path) -> None:
     assert err == "EventTooLargeError" and refused - base < 16, (base, refused)
     held, err = peak_rss_mb(tmp_path, bomb, 1 << 30)
     assert err == "" and 48 < held - base < 3 * 64, (base, held)
+
+
+@needs_native
+def test_transactions_of_every_boundary_kind(monkeypatch, tmp_path) -> None:
+    """GTID, tagged GTID (decoded by the Python decoder for the native core), BEGIN/COMMIT, ROLLBACK, ROLLBACK TO
+    SAVEPOINT, XA PREPARE, a DDL alone and rows outside any transaction: gtid, trx_pos and commit_ts alike, and
+    equal to what the events say."""
+    from tests.binlog.test_events import SID, varlen, zigzag
+
+    def query(text: str) -> tuple[int, bytes]:
+        return 2, struct.pack("<IIBHH", 1, 0, 1, 0, 0) + b"d\x00" + text.encode()
+
+    def gtid(gno: int, ts: int) -> tuple[int, bytes]:
+        return 33, bytes([0]) + SID + struct.pack("<q", gno) + bytes([2]) + struct.pack("<qq", 0, 1) + \
+            ts.to_bytes(7, "little")
+
+    tagged_fields = (varlen(0) + varlen(1) + varlen(1) + b"".join(varlen(b) for b in SID) + varlen(2) + zigzag(9)
+                     + varlen(3) + varlen(4) + b"blue" + varlen(6) + varlen(1700000000123456))
+    tagged = (42, bytes([2]) + varlen(len(tagged_fields) + 4) + varlen(0) + tagged_fields)
+    tm = json_table()
+    row = build.rows_event(30, 7, 2, build.image([False, False], (1).to_bytes(4, "little"),
+                                                 (2).to_bytes(4, "little") + b"\x04\x00"))
+    xid = (16, (5).to_bytes(8, "little"))
+    xa = (38, bytes([0]) + struct.pack("<III", 1, 3, 2) + b"abcxy")
+    data = build.binlog(tm, row,                                            # rows outside a transaction
+                        gtid(1, 1700000000000001), query("BEGIN"), tm, row, xid,
+                        tagged, query("BEGIN"), tm, row, row, query("COMMIT"),
+                        query("BEGIN"), tm, row, query("ROLLBACK TO SAVEPOINT s"), row, query("ROLLBACK"),
+                        query("XA START 'x'"), tm, row, xa, query("  (create table t2 (a int))"), tm, row)
+    (tb,) = assert_same_batches(data)
+    rows = tb[6]
+    assert [r["gtid"] for r in rows[:4]] == [None, "3e11fa47-71ca-11e1-9e33-c80aa9429562:1",
+                                             "3e11fa47-71ca-11e1-9e33-c80aa9429562:blue:9",
+                                             "3e11fa47-71ca-11e1-9e33-c80aa9429562:blue:9"]
+    assert rows[0]["trx_pos"] is None and rows[0]["commit_ts"] is None
+    assert rows[1]["commit_ts"] == 1700000000000001 and rows[2]["commit_ts"] == 1700000000123456
+    assert rows[2]["trx_pos"] == rows[3]["trx_pos"] != rows[1]["trx_pos"]
+    assert rows[5]["gtid"] is None                                         # after ROLLBACK TO (binlake rows)
+    assert [r["commit_ts"] for r in rows[4:]] == [1700000000 * 10**6] * 3 + [None]  # header times; after a DDL
+    assert rows[4]["trx_pos"] == rows[5]["trx_pos"] != rows[6]["trx_pos"]
+    path = tmp_path / "trx.bin"
+    path.write_bytes(data)
+    assert_same_rows(monkeypatch, path)
