@@ -74,7 +74,8 @@ impl JsonSink {
         fmt::json_str(&layout.db, ascii, l);
         l.extend_from_slice(b", \"table\": ");
         fmt::json_str(&layout.table, ascii, l);
-        needs_ascii |= !valid(&layout.db) || !valid(&layout.table);
+        let checked = layout.names_utf8;     // every name is UTF-8: no name turns the line to ASCII
+        needs_ascii |= !checked && (!valid(&layout.db) || !valid(&layout.table));
         l.extend_from_slice(b", \"op\": \"");
         l.extend_from_slice(op);
         l.push(b'"');
@@ -97,9 +98,13 @@ impl JsonSink {
                     l.extend_from_slice(b", ");
                 }
                 let col = &layout.columns[c.col as usize];
-                fmt::json_str(&col.name, ascii, l);
-                needs_ascii |= !valid(&col.name);
-                l.extend_from_slice(b": ");
+                if checked && !ascii {
+                    l.extend_from_slice(&layout.json_keys[c.col as usize]);
+                } else {
+                    fmt::json_str(&col.name, ascii, l);
+                    needs_ascii |= !valid(&col.name);
+                    l.extend_from_slice(b": ");
+                }
                 if json_value(&c.val, col, d, ascii, l).is_err() {
                     return Err(value_error(py, p, r, i, c));
                 }

@@ -285,6 +285,10 @@ pub struct Layout {
     pub assumptions: Vec<String>,
     pub primary_key: Option<Vec<u32>>,
     pub dup_names: bool,
+    /// ``"name": `` of each column as ``binlake rows`` writes it (UTF-8 form), and whether the db, table and
+    /// every column name are UTF-8 (else lines holding them are written in the ASCII form)
+    pub json_keys: Vec<Vec<u8>>,
+    pub names_utf8: bool,
     /// the TABLE_MAP event's bytes (header included) and body end: the Python decoder rebuilds the layout from
     /// them when it must name an error of a rows event
     pub raw: Vec<u8>,
@@ -722,11 +726,19 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
     let mut sorted = names.clone();
     sorted.sort();
     let dup_names = sorted.windows(2).any(|w| w[0] == w[1]);
+    let names_utf8 = [&db, &table].into_iter().chain(names.iter()).all(|n| std::str::from_utf8(n).is_ok());
     Layout {
         table_id, db, table,
         json_columns: (0..n).filter(|&i| types[i] == T_JSON).map(|i| i as u32).collect(),
         columns, assumptions,
         primary_key: pk.map(|v| v.into_iter().map(|i| i as u32).collect()),
         dup_names, raw: Vec::new(), body_end: 0, plans: RefCell::new(HashMap::new()),
+        json_keys: names.iter().map(|n| {
+            let mut k = Vec::with_capacity(n.len() + 4);
+            crate::fmt::json_str(n, false, &mut k);
+            k.extend_from_slice(b": ");
+            k
+        }).collect(),
+        names_utf8,
     }
 }
