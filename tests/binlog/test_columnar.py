@@ -76,18 +76,16 @@ def assert_same_batches(source, **kw) -> list:
 def rows_output(monkeypatch, path: Path, use_native: bool, *args: str) -> tuple[bytes, str, int]:
     """``binlake rows PATH`` in-process, stdout a real file (the native core writes to its descriptor)."""
     monkeypatch.setenv("BINLAKE_NATIVE", "1" if use_native else "0")
-    raw = io.BytesIO()
-    with open(path.parent / f".{path.name}.out", "w+b") as f:
+    out_path = path.parent / f".{path.name}.out"
+    with open(out_path, "w+b") as f:
         out = io.TextIOWrapper(f, encoding="utf-8", newline="", write_through=True)
         err = io.StringIO()
         monkeypatch.setattr(sys, "stdout", out)
         monkeypatch.setattr(sys, "stderr", err)
         code = cli_main(["rows", str(path), *args])
         out.flush()
-        f.seek(0)
-        raw.write(f.read())
     monkeypatch.undo()
-    return raw.getvalue(), err.getvalue(), code
+    return out_path.read_bytes(), err.getvalue(), code
 
 
 def assert_same_rows(monkeypatch, path: Path, *args: str) -> bytes:
@@ -152,7 +150,7 @@ def test_generated_workload_covers_partial_json_and_compressed_transactions(gene
 def test_batch_values_are_the_decoders_values_typed_as_silver(generated) -> None:
     """Every column of every row equals the Python decoder's value converted as silver converts it."""
     from binlake.binlog.render import json_value
-    from binlake.pipeline.types import column_meta, silver_type, to_silver
+    from binlake.pipeline.types import silver_type, to_silver
 
     path = generated[0]
     changes = list(iter_row_changes(path))
