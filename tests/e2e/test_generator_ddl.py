@@ -2,10 +2,13 @@
 on the shop tables interleaved with TRUNCATE, DROP TABLE and a new table of the same name, RENAME TABLE,
 ALTER TABLE ... RENAME TO, ADD COLUMN ... DEFAULT (AFTER, FIRST, last), DROP/RENAME/CHANGE COLUMN, widening
 MODIFYs and one VARCHAR->INT. The binlogs land day by day (with the SDI of every table version); after
-``binlake run --end DAY`` for each day, on the embedded (rust) engine and on the spark engine, every table name the day's truth lists equals its truth file, nothing filtered: renamed and
-dropped names hold no live rows, each live table has exactly its columns at the end of that day, and the table
-the VARCHAR->INT blocked keeps its rows as of that statement while its later row changes, and nothing else, are
-in quarantine."""
+``binlake run --end DAY`` for each day every table name the day's truth lists equals its truth file, nothing
+filtered: a dropped or renamed-away name has no silver table, each live table has exactly its columns at the end
+of the day, and the table the VARCHAR->INT blocked keeps its rows as of that statement while its later row
+changes, and nothing else, are in quarantine.
+
+The embedded (rust) engine loads all three days; the spark engine the first (its MERGEs cost far more per table,
+and the plan's first migration holds one of each change the engines carry out differently)."""
 
 from __future__ import annotations
 
@@ -44,6 +47,7 @@ def land(out: Path, manifest: dict, day: dict, landing: Path) -> None:
 
 
 def quarantined(lake: Path) -> dict[tuple[str, str], int]:
+    """Rows of meta/quarantine per (db.table, kind)."""
     from deltalake import DeltaTable
 
     path = lake / "meta" / "quarantine"
@@ -65,25 +69,25 @@ def assert_day_equals_truth(out: Path, lake: Path, day: dict) -> None:
         actual = as_lines(silver_rows(lake, db, table), columns)
         assert actual == expected, f"{qualified} at the end of {date}: {diff_summary(expected, actual)}"
         held = silver_columns(lake, db, table)
-        if held is not None and qualified in day["columns"]:
+        if qualified not in day["columns"]:                 # dropped or renamed away: no silver table
+            assert held is None, f"{qualified} at the end of {date}: silver still has {held}"
+        elif held is not None:
             assert held == sorted(day["columns"][qualified]), f"{qualified} columns at the end of {date}"
-    expected_quarantine = {(t, "schema"): n for t, n in day["blocked_changes"].items() if n}
-    assert quarantined(lake) == expected_quarantine, date
+    assert quarantined(lake) == {(t, "schema"): n for t, n in day["blocked_changes"].items()}, date
 
 
-@pytest.mark.parametrize("engine", ["rust", "spark"])
-def test_ddl_day_by_day_equals_truth(spark, generated, tmp_path: Path, engine: str) -> None:
+@pytest.mark.parametrize("engine, days", [("rust", 3), ("spark", 1)])
+def test_ddl_day_by_day_equals_truth(spark, generated, tmp_path: Path, engine: str, days: int) -> None:
     out, manifest = generated
     lake, landing = tmp_path / "lake", tmp_path / "landing"
     (blocked, gno), = manifest["blocked"].items()
     first_gno = 1
-    for day in manifest["days"]:
+    for day in manifest["days"][:days]:
         land(out, manifest, day, landing)
         [summary] = binlake_run(landing, lake, "--end", day["date"], "--sdi", str(out / "sdi"), engine=engine)
         assert_day_equals_truth(out, lake, day)
         if first_gno <= gno <= day["last_gno"]:            # the run that meets the VARCHAR->INT names the table
             assert blocked in summary["blocked_tables"], summary
         first_gno = day["last_gno"] + 1
-    # the dropped table's first life is out of the live namespace; the renamed tables left nothing behind
+    # DROP TABLE retired the dropped table's silver folder (binlake's default), out of the live namespace
     assert list((lake / "silver" / "_retired").glob("shop__sessions__*"))
-    assert not (lake / "silver" / "shop__wishlists").exists() and not (lake / "silver" / "shop__saved_items").exists()

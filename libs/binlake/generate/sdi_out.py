@@ -4,7 +4,8 @@ Built as :class:`binlake.sdi.model.SdiDocument` values and serialized with :mod:
 files are in MySQL's own SDI JSON (``.sdi`` files as ``sdi_file::store`` writes them, and ``ibd2sdi`` output
 with the Table and Tablespace records of the ``.ibd``). Column attributes follow what the real 8.0 SDIs in
 the fixtures show (``char_length``, ``numeric_precision``, hidden InnoDB columns DB_TRX_ID/DB_ROLL_PTR, the
-PRIMARY index with its hidden elements).
+PRIMARY index with its hidden elements). A column's DEFAULT is in ``default_value_utf8`` (the binary
+``default_value`` record image is left empty).
 """
 
 from __future__ import annotations
@@ -98,8 +99,8 @@ def _hidden_column(name: str, dd_type: int, length: int, position: int, table_id
 
 
 def table_ids(t: TableDef) -> tuple[int, int]:
-    """(InnoDB table id, tablespace id) of a table version: new per ALTER (a table rebuild); unique, as the
-    TABLE_MAP table id is per version."""
+    """(InnoDB table id, tablespace id) of a table version: new per version (an ALTER rebuilds the table), from
+    its TABLE_MAP table id (one per version), so no two versions share one."""
     base = 1064 + 10 * t.table_id
     return base + t.version % 10, 2 + t.table_id % 100
 

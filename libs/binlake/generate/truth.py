@@ -67,14 +67,18 @@ def truth_lines(table: TableDef, rows: Iterable[tuple], line=None) -> list[str]:
 
 class TruthWriter:
     """Writes ``<root>/<db>.<table>/day=<date>.jsonl``, rendering each row version once: rows are immutable
-    tuples, so a row unchanged since the previous day reuses its line."""
+    tuples, so a row unchanged since the previous day reuses its line (while the table's columns are the same:
+    a renamed column changes the lines of rows that did not change)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._lines: dict[str, dict[int, tuple[tuple, str]]] = {}     # table -> id(row) -> (row, line)
+        # table -> (its columns, id(row) -> (row, line))
+        self._lines: dict[str, tuple[tuple, dict[int, tuple[tuple, str]]]] = {}
 
     def write(self, table: TableDef, date: dt.date, rows: Iterable[tuple]) -> Path:
-        before = self._lines.get(table.qualified, {})
+        columns, before = self._lines.get(table.qualified, (table.columns, {}))
+        if columns != table.columns:
+            before = {}
         now: dict[int, tuple[tuple, str]] = {}
 
         def line(t: TableDef, row: tuple) -> str:
@@ -84,7 +88,7 @@ class TruthWriter:
             return text
 
         lines = truth_lines(table, rows, line)
-        self._lines[table.qualified] = now
+        self._lines[table.qualified] = (table.columns, now)
         folder = self.root / table.qualified
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"day={date.isoformat()}.jsonl"
