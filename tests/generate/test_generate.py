@@ -412,7 +412,7 @@ def test_copy_of_generated_binlogs_is_byte_identical(generated, tmp_path):
 
 @pytest.mark.slow
 def test_bigger_workload_decodes_and_replays_to_the_truth(tmp_path):
-    config = GenerateConfig(days=3, scale=0.03, json_size=2500, alter_day=1, max_binlog_size=400_000)
+    config = GenerateConfig(days=3, scale=0.03, json_size=2500, alter_day=1, max_binlog_size=400_000, ddl=True)
     out = tmp_path / "gen"
     generate(out, config)
     model = _model(config)
