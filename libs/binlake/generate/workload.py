@@ -133,8 +133,8 @@ class Workload:
         n = cfg.transactions_per_day
         alter_at = n // 2 if day == cfg.effective_alter_day and "customers" in self.state else -1
         seeds = [name for name in ("customers", "products") if name in self.state]
-        steps = sum(len(m) for i, m in self.migrations.items() if i // n == day)
-        count = n + (alter_at >= 0) + steps + (2 + len(self.state) + self._seed_batches * len(seeds)
+        planned = sum(len(m) for i, m in self.migrations.items() if i // n == day)      # the plan's DDL today
+        count = n + (alter_at >= 0) + planned + (2 + len(self.state) + self._seed_batches * len(seeds)
                                                + len(self.extra) if day == 0 else 0)
         # commit timestamps: evenly spread over the day, microsecond resolution, deterministic
         start_us = int(dt.datetime.combine(cfg.date_of(day), dt.time(), dt.timezone.utc).timestamp()) * 1_000_000
@@ -154,8 +154,8 @@ class Workload:
         for i in range(n):
             if i == alter_at:
                 yield self._alter_customers(next(clock))
-            for step in self.migrations.get(day * n + i, ()):
-                yield self._schema_change(step, next(clock))
+            for statement in self.migrations.get(day * n + i, ()):
+                yield self._schema_change(statement, next(clock))
             yield self._random_transaction(next(clock))
 
     @property
@@ -180,7 +180,7 @@ class Workload:
         return Transaction(self.gno, ts, ddl=sql, ddl_db=db, new_table=table, ends=ends)
 
     def _schema_change(self, step: sc.Step, ts: int) -> Transaction:
-        """Run one step of the DDL plan on the model; its DDL transaction."""
+        """Run one statement of the DDL plan on the model; its DDL transaction."""
         if isinstance(step, sc.CreateTable):
             old = self.gone.pop(step.table, None)
             t = replace(step.definition, version=old.version + 1 if old else 1, table_id=self._table_id())
