@@ -20,6 +20,7 @@ from typing import Any, Iterator, Optional
 
 from binlake.binlog import BinlogError, Transaction, iter_transactions, open_binlog, row_changes_of
 from binlake.binlog.constants import LOG_EVENT_HEADER_LEN
+from binlake.binlog.errors import SchemaMismatchError
 from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.render import json_diffs, json_image
 from binlake.binlog.schema import SchemaProvider
@@ -99,8 +100,13 @@ class BronzeApplier(EventHandler):
             tm = layout.table_map
             names = layout.column_names
             pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ())
-            if not pk_idx and self.schema_provider is not None:
-                schema = self.schema_provider(tm.db, tm.table, tm.column_types)
+            # full row metadata names the columns: no primary-key field then means the table has none. Without
+            # it, the schema registry may know the key; a registry without this layout's version is no error here.
+            if not pk_idx and not tm.column_names and self.schema_provider is not None:
+                try:
+                    schema = self.schema_provider(tm.db, tm.table, tm.column_types)
+                except SchemaMismatchError:
+                    schema = None
                 pk_idx = tuple(i for i, _ in schema.primary_key) if schema is not None else ()
             pk = [names[i] for i in pk_idx] if pk_idx else None
             got = (_dumps([column_meta(c) for c in layout.columns]), _dumps(pk), pk)
