@@ -96,6 +96,16 @@ def silver(lake: Path, table: str) -> Counter:
     return Counter(json.dumps(r, default=str, sort_keys=True) for r in silver_rows(lake, "shop", table))
 
 
+def fetch_and_run(uri: str, landing: Path, lake: Path) -> dict:
+    """``binlake fetch`` of the server's binlogs, then ``binlake run`` of the landing folder: the run's summary."""
+    code, _, err = cli("fetch", "--source", uri, "--landing", str(landing))
+    assert code == 0, err
+    code, out, err = cli("run", "--landing", str(landing), "--lake", str(lake), "--engine", "rust", "--json")
+    assert code == 0, err
+    [summary] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return summary
+
+
 def test_snapshot_then_binlogs_equal_select_across_the_seam(tmp_path: Path, monkeypatch) -> None:
     require_mariadb()
     monkeypatch.setenv("BINLAKE_MYSQL_PASSWORD", "pw")
@@ -137,11 +147,7 @@ def test_snapshot_then_binlogs_equal_select_across_the_seam(tmp_path: Path, monk
         assert code == 0, err
         for n in range(200):
             change(cur, rng, n)
-        code, _, err = cli("fetch", "--source", uri, "--landing", str(landing))
-        assert code == 0, err
-        code, out, err = cli("run", "--landing", str(landing), "--lake", str(lake), "--engine", "rust", "--json")
-        assert code == 0, err
-        [summary] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        summary = fetch_and_run(uri, landing, lake)
         assert sorted(summary["seeded_tables"]) == ["shop.items", "shop.log"]
         assert summary["changes_applied"] > 0 and summary["quarantined"] == 0
         for table in TABLES:
@@ -154,11 +160,7 @@ def test_snapshot_then_binlogs_equal_select_across_the_seam(tmp_path: Path, monk
         assert code == 0, err
         for n in range(300, 400):
             change(cur, rng, n)
-        code, _, err = cli("fetch", "--source", uri, "--landing", str(landing))
-        assert code == 0, err
-        code, out, err = cli("run", "--landing", str(landing), "--lake", str(lake), "--engine", "rust", "--json")
-        assert code == 0, err
-        [summary] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        summary = fetch_and_run(uri, landing, lake)
         assert sorted(summary["seeded_tables"]) == ["shop.items", "shop.log"] and summary["quarantined"] == 0
         for table in TABLES:
             assert silver(lake, table) == select_all(server, table), table
