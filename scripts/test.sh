@@ -9,4 +9,16 @@ bash scripts/setup.sh
 bash scripts/install_mariadb.sh
 bash docker/install_validators.sh
 bash scripts/install_chromium.sh
-exec .venv/bin/python -m pytest -n "${BINLAKE_TEST_WORKERS:-2}" --dist loadgroup "$@"
+# The full log goes to .test-logs/; a short recap (failures, errors, slowest tests) ends the output, so a CI
+# view of the last lines names every failing test even when one assertion prints a long diff.
+mkdir -p .test-logs
+log=.test-logs/pytest-$(date +%Y%m%d-%H%M%S).log
+set +e
+.venv/bin/python -m pytest -n "${BINLAKE_TEST_WORKERS:-2}" --dist loadgroup "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+echo "==== recap (full log: $log) ===="
+sed -n '/slowest [0-9]* durations/,/^==/p' "$log" | head -17
+grep -E '^(FAILED|ERROR) ' "$log" | cut -c1-300
+tail -n 1 "$log"
+exit "$rc"
