@@ -167,14 +167,15 @@ impl TextDecoder for PyText<'_> {
     }
 }
 
-/// ``binlog_buf_uncompress`` (MariaDB compressed events): header byte 0x80|alg<<4|lenlen, big-endian
-/// length, zlib stream (read as far as the length needs, as ``zlib.decompressobj().decompress(data, n + 1)``).
+/// ``binlog_get_uncompress_len`` + ``binlog_buf_uncompress`` (MariaDB compressed events): header byte
+/// 0x80|alg<<4|lenlen (alg 0, zlib), a 1-4 byte big-endian length, one whole zlib stream of exactly that length
+/// (as the Python decoder's ``_mariadb_uncompress``).
 fn mariadb_uncompress(data: &[u8]) -> R<Vec<u8>> {
     use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
     use miniz_oxide::inflate::TINFLStatus;
     let h = *data.first().ok_or(())?;
     let lenlen = (h & 7) as usize;
-    if h & 0x80 == 0 || (h & 0x70) != 0 || !(1..=4).contains(&lenlen) || data.len() < 1 + lenlen {
+    if h & 0xF0 != 0x80 || !(1..=4).contains(&lenlen) || data.len() < 1 + lenlen {
         return Err(());
     }
     let size = data[1..1 + lenlen].iter().fold(0usize, |v, &b| v << 8 | b as usize);
@@ -187,11 +188,8 @@ fn mariadb_uncompress(data: &[u8]) -> R<Vec<u8>> {
     let flags = inflate_flags::TINFL_FLAG_PARSE_ZLIB_HEADER | inflate_flags::TINFL_FLAG_HAS_MORE_INPUT
         | inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF | inflate_flags::TINFL_FLAG_COMPUTE_ADLER32;
     let (status, _, produced) = decompress(&mut state, &data[1 + lenlen..], &mut out, 0, flags);
-    match status {
-        TINFLStatus::Done | TINFLStatus::NeedsMoreInput | TINFLStatus::HasMoreOutput => {}
-        _ => return Err(()),
-    }
-    if produced != size {
+    // ``uncompress()`` wants the whole stream (its Adler-32 checked) and exactly the stated length
+    if status != TINFLStatus::Done || produced != size {
         return Err(());
     }
     out.truncate(size);
@@ -468,6 +466,11 @@ impl Processor {
             }
             c.skip(extra as u64 - 2).map_err(bad)?;
         }
+        let ncols = c.packed().map_err(bad)?;
+        let nbytes = ((ncols as u128 + 7) >> 3).min(u64::MAX as u128) as u64;
+        let present = c.bytes(nbytes).map_err(bad)?;
+        let present_after = if is_update(t) { c.bytes(nbytes).map_err(bad)? } else { &[][..] };
+        // ``row_log_event_uncompress``: only the rows (``m_rows_buf``) after the plain bitmaps are compressed
         let owned;
         let (buf, start, end): (&[u8], usize, usize) = if (166..=171).contains(&t) {
             owned = mariadb_uncompress(c.rest()).map_err(bad)?;
@@ -475,11 +478,7 @@ impl Processor {
         } else {
             (&ev.raw[..ev.body_end], c.pos, ev.body_end)
         };
-        let mut c = Cur::new(buf, start, end);
-        let ncols = c.packed().map_err(bad)?;
-        let nbytes = ((ncols as u128 + 7) >> 3).min(u64::MAX as u128) as u64;
-        let present = c.bytes(nbytes).map_err(bad)?;
-        let present_after = if is_update(t) { c.bytes(nbytes).map_err(bad)? } else { &[][..] };
+        let c = Cur::new(buf, start, end);
         if c.remaining() == 0 {
             return Ok(());
         }

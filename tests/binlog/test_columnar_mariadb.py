@@ -2,19 +2,25 @@
 (every column type, inserts, updates, deletes, an ALTER TABLE, old-format temporals, a second file) written as
 MariaDB v1 rows events, once with MINIMAL images, MINIMAL metadata and no checksums, and once with compressed
 events (``--log-bin-compress``: QUERY_COMPRESSED and *_ROWS_COMPRESSED_EVENT_V1). Batches are equal row by row
-and ``binlake rows`` prints the same bytes; where the Python decoder fails (compressed rows events, see the xfail)
-the native core fails with the same typed error."""
+and ``binlake rows`` prints the same bytes. The compressed events decode to the rows ``mariadb-binlog -vv`` prints
+and the server's SELECT holds, and to the same rows as the same statements written without compression; a
+damaged compressed event is the same typed error in both engines."""
 
 from __future__ import annotations
 
 import pytest
 
-from binlake.binlog import native
+import io
+import struct
+import zlib
+
+from binlake.binlog import native, read_events
 from binlake.binlog.schema_files import load_schema_provider
+from tests.binlog.mariadb import oracle
+from tests.binlog.mariadb import test_mariadb_oracle as oracle_checks
 from tests.binlog.mariadb.oracle import old_time_schema
-from tests.binlog.mariadb.workload import run_workload
-from tests.binlog.test_columnar import assert_same_batches, assert_same_rows
-from tests.mariadb_server import BinlogSettings, MariaDBServer, require_mariadb
+from tests.binlog.test_columnar import assert_same_batches, assert_same_rows, batches
+from tests.mariadb_server import BinlogSettings, require_mariadb
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.slow,
               pytest.mark.skipif(not native.available(), reason="the native decoder core is not built")]
@@ -27,13 +33,17 @@ VARIANTS = {
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS), ids=list(VARIANTS))
-def binlogs(request, tmp_path_factory) -> tuple[str, list]:
+def binlogs(request, tmp_path_factory) -> tuple[str, oracle.WorkloadRun]:
     require_mariadb()
-    basedir = tmp_path_factory.mktemp(f"mariadb-{request.param}")
-    with MariaDBServer(basedir, VARIANTS[request.param]) as server:
-        run_workload(server)
-        files = server.binlog_files()
-    return request.param, files
+    return request.param, oracle.run_on_fresh_server(tmp_path_factory.mktemp(f"mariadb-{request.param}"),
+                                                     VARIANTS[request.param])
+
+
+@pytest.fixture(scope="module")
+def plain_run(tmp_path_factory) -> oracle.WorkloadRun:
+    """The same workload with the server's default binlog settings: no compression."""
+    require_mariadb()
+    return oracle.run_on_fresh_server(tmp_path_factory.mktemp("mariadb-plain"), BinlogSettings())
 
 
 def decoded_alike(monkeypatch, files) -> tuple[int, set]:
@@ -51,18 +61,49 @@ def decoded_alike(monkeypatch, files) -> tuple[int, set]:
 
 
 def test_mariadb_binlogs_decode_alike(monkeypatch, binlogs) -> None:
-    variant, files = binlogs
-    rows, event_types = decoded_alike(monkeypatch, files)
+    variant, run = binlogs
+    rows, event_types = decoded_alike(monkeypatch, run.files)
     if variant != "compressed-events":
         assert rows > 50 and event_types == {23, 24, 25}, (rows, event_types)       # v1 rows events
 
 
-@pytest.mark.xfail(strict=True, reason="the Python decoder (decode_rows_event) uncompresses a MariaDB compressed "
-                                       "rows event from its column count, but only the rows after the "
-                                       "columns-present bitmaps are compressed: CorruptEventError")
-def test_mariadb_compressed_rows_events_decode(monkeypatch, binlogs) -> None:
-    variant, files = binlogs
+def test_mariadb_compressed_rows_events_decode(monkeypatch, request, binlogs) -> None:
+    """``row_log_event_uncompress``: only the rows after the plain columns-present bitmaps are compressed."""
+    variant, run = binlogs
     if variant != "compressed-events":
         pytest.skip("this variant writes no compressed events")
-    rows, event_types = decoded_alike(monkeypatch, files)
-    assert rows > 50 and event_types & {166, 167, 168}, (rows, event_types)
+    rows, event_types = decoded_alike(monkeypatch, run.files)
+    # rows below --log-bin-compress-min-len stay in plain events
+    assert rows > 50 and {166, 167, 168} <= event_types <= {23, 24, 25, 166, 167, 168}, (rows, event_types)
+    # the server's own truth: the rows mariadb-binlog -vv prints, and the final SELECT
+    oracle_checks.test_binlake_rows_rebuild_the_select(run)
+    oracle_checks.test_binlake_rows_equal_mariadb_binlog(run)
+    # the same statements written without compression decode to the same row changes, in the same order
+    plain = request.getfixturevalue("plain_run")
+    assert decoded_alike(monkeypatch, plain.files)[1] == {23, 24, 25}
+    (got, got_problems), (want, want_problems) = oracle.binlake_changes(run), oracle.binlake_changes(plain)
+    assert not got_problems and not want_problems, got_problems + want_problems
+
+    def key(c: oracle.Change) -> tuple:
+        return c.file, c.gtid, c.table, c.op, c.before, c.after
+    assert len(got) == len(want) > 50
+    assert [key(c) for c in got] == [key(c) for c in want]
+
+
+def test_mariadb_damaged_compressed_rows_event_fails_alike(binlogs) -> None:
+    """The Adler-32 trailer of a real compressed rows event flipped (the event's CRC32 recomputed): a
+    CorruptEventError at that event in both engines."""
+    variant, run = binlogs
+    if variant != "compressed-events":
+        pytest.skip("this variant writes no compressed events")
+    data = bytearray(run.files[0].read_bytes())
+    event = next((e for e in read_events(io.BytesIO(bytes(data))) if e.header.type_code == 166), None)
+    assert event is not None, "no WRITE_ROWS_COMPRESSED_EVENT_V1 in the first file"
+    pos = event.header.log_pos - event.header.event_size
+    end = pos + event.header.event_size - 4                # the CRC32 follows the body
+    data[end - 1] ^= 0xFF                                  # the last byte of the zlib stream's Adler-32
+    data[end:end + 4] = struct.pack("<I", zlib.crc32(bytes(data[pos:end])))
+    py, py_err = batches(bytes(data), "python")
+    assert py is None and py_err[0] == "CorruptEventError" and py_err[3] == pos, py_err
+    assert "compressed rows: zlib data does not decompress" in py_err[1], py_err
+    assert_same_batches(bytes(data))

@@ -98,7 +98,7 @@ def test_mariadb_events_and_compressed_query_and_rows(tmp_path) -> None:
     tm = build.table_map(3, "db", "t", [3], b"", [False])
     v1_rows = (3).to_bytes(6, "little") + b"\x01\x00" + build.packed(1) + b"\x01"
     row = build.image([False], struct.pack("<i", -5))
-    compressed = (166, v1_rows[:8] + _mariadb_compress(v1_rows[8:] + row))
+    compressed = (166, v1_rows + _mariadb_compress(row))     # row_log_event_uncompress: rows only
     plain = (23, v1_rows + row)
     events = (163, gtid_list), (161, checkpoint), (162, gtid_xa), (165, query), tm, compressed, plain
     gl, cp, g, q, _, wc, wp = bodies(*events, server_version=mv)

@@ -194,23 +194,36 @@ def decode_start_v3(c: Cursor, h: EventHeader, ctx: DecodeContext) -> StartEvent
 
 # --- statement events ----------------------------------------------------------------------------------------
 
-def _mariadb_uncompress(data: bytes, c: Cursor, what: str) -> bytes:
-    """``binlog_buf_uncompress``: header byte 0x80|alg<<4|lenlen, big-endian length, zlib stream."""
-    if not data or not data[0] & 0x80:
-        raise c.corrupt(f"{what}: bad compression header", "a byte with bit 0x80 set", data[:1].hex())
-    lenlen = data[0] & 0x07
-    alg = (data[0] & 0x70) >> 4
-    if alg != 0 or not 1 <= lenlen <= 4 or len(data) < 1 + lenlen:
-        raise c.corrupt(f"{what}: unsupported compression header", "zlib (0) with a 1-4 byte length",
-                        data[:1].hex())
+def _mariadb_uncompress(c: Cursor, what: str) -> bytes:
+    """The rest of the event as ``binlog_get_uncompress_len`` + ``binlog_buf_uncompress`` read it: a header
+    byte ``0x80 | alg << 4 | lenlen`` (alg 0 = zlib; ``binlog_buf_compress`` writes ``0x80 | lenlen``), the
+    uncompressed length in ``lenlen`` (1-4) big-endian bytes, then one whole zlib stream of exactly that length.
+    Errors point at the header byte."""
+    start = c.pos
+    data = c.rest()
+    head = data[0] if data else None
+    if head is None or head & 0xE0 != 0x80 or head & 0x10 or not 1 <= head & 0x07 <= 4:
+        c.pos = start
+        raise c.corrupt(f"{what}: bad compression header", "0x80 | lenlen (zlib, a 1-4 byte length)",
+                        f"0x{head:02x}" if head is not None else "end of event")
+    lenlen = head & 0x07
+    if len(data) < 1 + lenlen:
+        c.pos = start
+        raise c.corrupt(f"{what}: compressed data shorter than its length field", f"{1 + lenlen} bytes",
+                        f"{len(data)} bytes")
     size = int.from_bytes(data[1:1 + lenlen], "big")
+    d = zlib.decompressobj()
     try:
-        d = zlib.decompressobj()
         out = d.decompress(data[1 + lenlen:], size + 1)
     except zlib.error as exc:
-        raise c.corrupt(f"{what}: zlib data does not decompress ({exc})") from None
-    if len(out) != size:
-        raise c.corrupt(f"{what}: uncompressed size differs from the stored size", size, len(out))
+        c.pos = start
+        raise c.corrupt(f"{what}: zlib data does not decompress", f"a zlib stream of {size} bytes", exc) from None
+    if len(out) != size or not d.eof:
+        c.pos = start
+        raise c.corrupt(f"{what}: compressed data does not hold its stated uncompressed size",
+                        f"a complete zlib stream of {size} bytes",
+                        f"{len(out)}{'+' if len(out) > size else ''} bytes"
+                        f"{'' if d.eof else ', stream not ended'}")
     return out
 
 
@@ -234,9 +247,10 @@ def decode_query(c: Cursor, h: EventHeader, ctx: DecodeContext) -> QueryEvent:
     status = c.bytes(status_len, "status variables")
     db = c.bytes(db_len, "database name")
     c.skip(1, "NUL after the database name")
-    query = c.rest()
     if h.type_code == C.QUERY_COMPRESSED_EVENT:
-        query = _mariadb_uncompress(query, c, "QUERY_COMPRESSED_EVENT")
+        query = _mariadb_uncompress(c, "compressed statement")
+    else:
+        query = c.rest()
     return QueryEvent(thread_id, exec_time, error_code, status, surrogate_str(db), surrogate_str(query))
 
 
@@ -707,14 +721,16 @@ def decode_rows_event(c: Cursor, h: EventHeader, ctx: DecodeContext) -> object:
         if extra_len < 2:
             raise c.corrupt("extra row info length below its own size", ">= 2", extra_len)
         extra = c.bytes(extra_len - 2, "extra row info")
-    if t in C.MARIADB_COMPRESSED_ROWS_TYPES:
-        body = _mariadb_uncompress(c.rest(), c, h.type_name)
-        c = Cursor(body, base=c.base)   # offsets inside are offsets of the uncompressed body
     ncols = c.packed_int("column count")
     nbytes = (ncols + 7) >> 3
     present = c.bytes(nbytes, "columns-present bitmap")
     update = t in C.UPDATE_ROWS_TYPES
     present_after = c.bytes(nbytes, "after-image columns-present bitmap") if update else b""
+    compressed_at = None
+    if t in C.MARIADB_COMPRESSED_ROWS_TYPES:
+        # row_log_event_uncompress: only the rows (m_rows_buf) are compressed, after the plain bitmaps
+        compressed_at = c.base + c.pos
+        c = Cursor(_mariadb_uncompress(c, "compressed rows"), base=compressed_at)
     rows: tuple = ()
     if c.remaining() and ctx.decode_rows:
         layout = ctx.tables.get(table_id)
@@ -728,7 +744,13 @@ def decode_rows_event(c: Cursor, h: EventHeader, ctx: DecodeContext) -> object:
         try:
             rows = decode_rows(layout, t, buf, c.pos, c.end, present, present_after, ctx.row_dicts)
         except BinlogError as exc:
-            if exc.offset is not None:
+            if compressed_at is not None:
+                # an offset inside the uncompressed rows is no file offset: name it, point at the compressed data
+                if exc.offset is not None:
+                    exc.message += f" (byte {exc.offset} of the uncompressed rows)"
+                exc.offset = compressed_at
+                exc.args = (str(exc),)
+            elif exc.offset is not None:
                 exc.offset += c.base
             raise
     cls = _ROWS_CLASSES[t]

@@ -45,12 +45,16 @@ HEADER_TYPES: tuple[tuple[bytes, int, str], ...] = (
     (b"Gtid list", 163, "GTID_LIST_EVENT"),
     (b"Binlog checkpoint", 161, "BINLOG_CHECKPOINT_EVENT"),
     (b"GTID ", 162, "GTID_EVENT"),
+    (b"Query_compressed", 165, "QUERY_COMPRESSED_EVENT"),
     (b"Query", 2, "QUERY_EVENT"),
     (b"Annotate_rows", 160, "ANNOTATE_ROWS_EVENT"),
     (b"Table_map", 19, "TABLE_MAP_EVENT"),
     (b"Write_rows", 23, "WRITE_ROWS_EVENT_V1"),
     (b"Update_rows", 24, "UPDATE_ROWS_EVENT_V1"),
     (b"Delete_rows", 25, "DELETE_ROWS_EVENT_V1"),
+    (b"Write_compressed_rows", 166, "WRITE_ROWS_COMPRESSED_EVENT_V1"),       # --log-bin-compress
+    (b"Update_compressed_rows", 167, "UPDATE_ROWS_COMPRESSED_EVENT_V1"),
+    (b"Delete_compressed_rows", 168, "DELETE_ROWS_COMPRESSED_EVENT_V1"),
     (b"Xid", 16, "XID_EVENT"),
     (b"Rotate to", 4, "ROTATE_EVENT"),
     (b"Stop", 3, "STOP_EVENT"),
@@ -58,7 +62,7 @@ HEADER_TYPES: tuple[tuple[bytes, int, str], ...] = (
     (b"Rand", 13, "RAND_EVENT"),
     (b"User_var", 14, "USER_VAR_EVENT"),
 )
-ROWS_TYPE_CODES = {23: "insert", 24: "update", 25: "delete"}
+ROWS_TYPE_CODES = {23: "insert", 24: "update", 25: "delete", 166: "insert", 167: "update", 168: "delete"}
 
 AT_RE = re.compile(rb"^# at (\d+)$")
 HEADER_RE = re.compile(
