@@ -111,3 +111,36 @@ def diff_summary(expected: list[str], actual: list[str], limit: int = 3) -> str:
     extra = sorted(act - exp)[:limit]
     return (f"{len(expected)} expected vs {len(actual)} actual rows; missing {len(exp - act)}: {missing}; "
             f"unexpected {len(act - exp)}: {extra}")
+
+
+def history_versions(lake: Path, db: str, table: str) -> list[tuple[str, int, str]]:
+    """(key, ``_binlake_seq``, op) of every version in silver.<db>__<table>__history, sorted."""
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(Path(lake, "silver", f"{db}__{table}__history"))).to_pyarrow_table(
+        columns=["_binlake_key", "_binlake_seq", "_binlake_op"]).to_pylist()
+    return sorted((r["_binlake_key"], r["_binlake_seq"], r["_binlake_op"]) for r in rows)
+
+
+def versions_from_bronze(lake: Path, db: str, table: str, before_us: int) -> list[tuple[str, int, str]]:
+    """The versions the SCD2 history of a table with a primary key must hold, from bronze's change rows committed
+    before ``before_us`` alone: an insert, an update and a delete each make one version of their key; an update
+    that changes the key makes a delete of the old key and an update of the new one (same seq)."""
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(Path(lake, "bronze", "binlog_events"))).to_pyarrow_table(
+        columns=["db", "table_name", "op", "_binlake_seq", "commit_ts", "key_before", "key_after"]).to_pylist()
+    out = []
+    for r in rows:
+        if (r["db"], r["table_name"]) != (db, table) or r["commit_ts"] >= before_us:
+            continue
+        seq, op, old, new = r["_binlake_seq"], r["op"], r["key_before"], r["key_after"]
+        if op == "insert":
+            out.append((new, seq, "insert"))
+        elif op == "delete":
+            out.append((old, seq, "delete"))
+        elif op == "update" and new is not None and new != old:
+            out += [(old, seq, "delete"), (new, seq, "update")]
+        elif op == "update":
+            out.append((old, seq, "update"))
+    return sorted(out)

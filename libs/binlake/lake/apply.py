@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from binlake.lake.arrow import spark_ddl, to_arrow
@@ -405,6 +407,15 @@ def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
                         spark_ddl(OUT_COLUMNS)))
 
 
+def _staged(spark: "SparkSession", folded: "DataFrame", folder: Path) -> "DataFrame":
+    """The folded batch, computed once: executors write it as Parquet under the lake's staging folder and every
+    later step reads those files. Caching would not do: delta-spark recomputes each cached plan that reads a
+    table it writes, and the fold reads silver and ``meta/tombstones``, which the steps after it change (the
+    recomputed fold took the batch's own tombstones for applied changes and lost their history versions)."""
+    folded.write.mode("overwrite").parquet(str(folder))
+    return spark.read.schema(folded.schema).parquet(str(folder))
+
+
 # --- 4. typed frames to write --------------------------------------------------------------------------------------
 
 def _silver_rows(r: dict[str, Any], row: list, has_pk: bool) -> list[tuple]:
@@ -674,7 +685,6 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                    run_id: str, batch: "DataFrame", info: BatchInfo, blocked: dict[TableId, str], gtids: str,
                    report: ApplyReport) -> str:
     """Fold and write one stretch of the batch without DDL inside, then its checkpoint; returns the GTID set."""
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     if info.last is None:
@@ -690,8 +700,8 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
         for t in held:
             info.changes -= info.tables.pop(t).changes
     t0 = time.perf_counter()
-    folded = fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text)
-    folded = folded.persist(StorageLevel.MEMORY_AND_DISK)
+    staged = Path(lake.staging, f"fold-{run_id}-{info.last[0]}")
+    folded = _staged(spark, fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text), staged)
     ops: Counter = Counter()
     try:
         for r in folded.filter("kind = 'stats'").select("record").collect():
@@ -736,7 +746,7 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                                "invalid_temporals": json.dumps(invalid, sort_keys=True) if invalid else None})
         _add_seconds(report, "merge", t0)
     finally:
-        folded.unpersist()
+        shutil.rmtree(staged, ignore_errors=True)
     report.changes += info.changes
     report.table_names = sorted(set(report.table_names) | {f"{db}.{t}" for db, t in info.tables})
     report.tables = len(report.table_names)
