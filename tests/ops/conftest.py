@@ -79,8 +79,8 @@ def loaded_lake(spark, tmp_path_factory) -> LoadedLake:  # noqa: F811
         names = sorted(p.name for p in folder.glob("mysql-bin.0*"))
         (folder / "mysql-bin.index").write_text("".join(f"./{n}\n" for n in names))
         # the last day also validates (binlake run --validate): the report's pass-rate plot has a real point
-        summaries.append(binlake_run(landing, lake, "--end", day, *(["--validate"] if day == days[-1] else []),
-                                     engine="rust")[0])
+        summaries.append(binlake_run(landing, lake, "--end", day, "--sdi", str(out / "sdi"),
+                                     *(["--validate"] if day == days[-1] else []), engine="rust")[0])
     return LoadedLake(out, landing, lake, days, summaries, model_truth(cfg))
 
 
