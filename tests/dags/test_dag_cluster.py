@@ -1,5 +1,5 @@
 """mysql_cdc_daily with its ``spark_default`` connection pointed at a real Spark standalone cluster (a master and
-two workers on 127.0.0.1): ``dag.test()`` of two days succeeds, silver equals the generator's truth, and the
+two workers on 127.0.0.1): ``dag.test()`` of a day succeeds, silver equals the generator's truth, and the
 Spark jobs ran on the cluster's workers (each app the DAG submitted has executor folders there)."""
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def test_daily_dag_on_a_standalone_cluster(spark_cluster, tmp_path: Path) -> Non
     airflow_home.mkdir()
 
     out, lake = tmp_path / "gen", tmp_path / "lake"
-    generate(out, GenerateConfig(seed=9, days=2, scale=0.003, start_date=START, max_binlog_size=96 * 1024))
+    # one day: the multi-day behaviour of the DAG is tested on local Spark (test_dag_e2e); here, that the jobs
+    # run on the cluster and give the truth
+    generate(out, GenerateConfig(seed=9, days=1, scale=0.003, start_date=START, max_binlog_size=96 * 1024))
     host, port = spark_cluster.master_url.rsplit(":", 1)
     conn = {"conn_type": "spark", "host": host, "port": int(port),
             "extra": {"deploy-mode": "client", "spark-binary": "spark-submit"}}
@@ -40,12 +42,10 @@ def test_daily_dag_on_a_standalone_cluster(spark_cluster, tmp_path: Path) -> Non
     subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True,
                    timeout=300)
     apps_before = {d.name for w in spark_cluster.work_dirs if w.is_dir() for d in w.iterdir()}
-    for i in range(2):
-        day = START + dt.timedelta(days=i)
-        run = dag_test(env, "mysql_cdc_daily", f"{day + dt.timedelta(days=1)}T00:00:00+00:00")
-        assert run["state"] == "success", run["tasks"]
-        assert silver_differences(out, lake, day.isoformat()) == {}
+    run = dag_test(env, "mysql_cdc_daily", f"{START + dt.timedelta(days=1)}T00:00:00+00:00")
+    assert run["state"] == "success", run["tasks"]
+    assert silver_differences(out, lake, START.isoformat()) == {}
     apps = {w: {d.name for d in w.iterdir()} - apps_before for w in spark_cluster.work_dirs}
-    # per day: snapshot_sdi, ingest, apply and validate were submitted to the cluster; both workers took part
+    # snapshot_sdi, ingest, apply and validate were submitted to the cluster; both workers took part
     assert all(apps[w] for w in spark_cluster.work_dirs), apps
-    assert len(set().union(*apps.values())) >= 8
+    assert len(set().union(*apps.values())) >= 4

@@ -719,8 +719,11 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
         report.quarantined += sum(quarantined.values())
         crash_point("after_quarantine")
         if counts["dead"]:      # before the MERGEs that delete them: a rerun knows what a deleted key had
+            # tombstones and history versions are one row per key by the fold's construction, and new unless
+            # a crash came between their MERGE and the checkpoint (then the rerun's MERGE matches and only
+            # commits an empty version): ``effective`` skips the checks that cost a Spark job each
             engine.merge(lake.tombstones, tombstone_frame(folded, opts.source), ["db", "table_name", "row_key"],
-                         SEQ_COL, op_col=None)
+                         SEQ_COL, op_col=None, effective=True)
             crash_point("after_tombstones")
         table_rows = []
         for table in sorted(info.tables):
@@ -729,7 +732,7 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
             has_pk = bool(ti.pk)
             if opts.history and counts.get(("history", *table)):
                 engine.merge(lake.history(*table), table_frame(folded, "history", table, cols, has_pk),
-                             [KEY_COL, SEQ_COL], SEQ_COL, op_col=None)
+                             [KEY_COL, SEQ_COL], SEQ_COL, op_col=None, effective=True)
                 crash_point("after_history")
             if counts.get(("effective", *table)):
                 keys, null_safe = merge_keys(ti.pk, cols)

@@ -82,7 +82,9 @@ def build_session(app_name: str = "binlake", *, master: str | None = None, shuff
         builder = builder.config("spark.jars", ",".join(jars))
     if have_delta:
         builder = (builder.config("spark.sql.extensions", DELTA_EXTENSION)
-                   .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG))
+                   .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
+                   # a table's state (its log replay) in as many partitions as a shuffle, not Delta's 50
+                   .config("spark.databricks.delta.snapshotPartitions", str(shuffle_partitions)))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
