@@ -10,6 +10,28 @@ JVM, Spark's Python workers) is measured: the peak resident memory of the tree i
 per engine and size: changes/s, MB/s, peak memory, the stage breakdown; then the ratios 4x/1x of time (aim:
 about 4, linear) and of peak memory (aim: about 1: memory must not grow with the input). Live silver row
 counts are checked against the generator's truth, so a fast wrong run does not count.
+
+The issue's end-to-end target, on a real MariaDB binlog (``--mariadb``):
+
+    python bench/pipeline.py --mariadb [--mb 40] [--engine spark|rust|both] [--binlog-dir DIR] [--json]
+
+1. gets the binlog with bench/decode.py's ``build_binlog`` (one OLTP table ``bench.orders`` of 19 column types:
+   multi-row INSERTs, UPDATEs of every row, DELETEs; needs ``bash scripts/install_mariadb.sh``), cached in
+   ``--binlog-dir`` (default /tmp/binlake-bench, decode.py's own cache) for the 1x size of ``--mb`` MB, and in
+   ``<binlog-dir>-2x`` for the 2x size: a second build asked for twice the megabytes (the workload is
+   deterministic, so it is twice as many rounds of the same statements; a renamed copy of the 1x file would
+   repeat its GTIDs and be skipped);
+2. times python-mysql-replication (pmr) decode-only on the same file(s) with decode.py's ``pmr_row_changes`` and
+   ``timed`` (one core, values decoded). The same pass records which ``id`` each row change inserts or deletes
+   (a set add/discard per row, well under 1% of pmr's per-row cost, inside its clock): the ids the server held
+   at the end, independent of binlake's decoder;
+3. links the file(s) into ``<workdir>/landing-<N>x/bench/`` (source ``bench``) and runs ``binlake run --landing
+   ... --lake <fresh lake> --engine ENGINE --json`` as a fresh process per engine and size (validation off);
+4. fails loudly unless silver ``bench__orders`` holds exactly those ids (one live row each) and the 2x run applied
+   about twice the 1x run's changes;
+5. prints per engine and size: changes, wall seconds (process start included), changes/s, the run's own
+   ``seconds`` and ``stage_seconds``; and against the targets, with MET / NOT MET: binlake changes/s over pmr
+   decode rows/s >= 3 (by wall time and by the run's own seconds) and time(2x)/time(1x) <= 2.1.
 """
 
 from __future__ import annotations
@@ -91,6 +113,182 @@ def check(truth_dir: Path, lake: Path) -> None:
             raise SystemExit(f"bench: {db}.{table} has {got} live rows in silver, truth has {expected}")
 
 
+# -- --mariadb: the end-to-end target on a real MariaDB binlog ------------------------------------------------------
+TARGET_X_PMR = 3.0        # binlake run changes/s over python-mysql-replication decode-only rows/s: at least
+TARGET_2X_OVER_1X = 2.1   # time(2x) / time(1x): at most
+MARIADB_SOURCE = "bench"
+
+
+def load_decode_bench():
+    """bench/decode.py as a module (bench/ is not on sys.path, see above)."""
+    import importlib.util
+
+    name = "binlake_bench_decode"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCH_DIR / "decode.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module   # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def pmr_decode_and_live_ids(decode, paths: list[Path], megabytes: float) -> tuple[object, set]:
+    """python-mysql-replication decode-only timing of ``paths`` (decode.py's ``timed``), and the ``id`` values of
+    ``bench.orders`` live at the end of them, from pmr's decoded rows: inserted minus deleted (an UPDATE that
+    changes the key moves it)."""
+    live: set = set()
+
+    def changes(files: list[Path]):
+        for table, op, before, after in decode.pmr_row_changes(files):
+            if table == "orders":
+                if before is not None:
+                    live.discard(before["id"])
+                if after is not None:
+                    live.add(after["id"])
+            yield table, op, before, after
+
+    timing = decode.timed("python-mysql-replication", changes, paths, megabytes, 50_000)
+    return timing, live
+
+
+def land(files: list[Path], landing: Path) -> Path:
+    """``landing/bench/<file name>`` for each binlog file: hard links where possible, else copies."""
+    shutil.rmtree(landing, ignore_errors=True)
+    folder = landing / MARIADB_SOURCE
+    folder.mkdir(parents=True)
+    for f in files:
+        try:
+            os.link(f, folder / f.name)
+        except OSError:
+            shutil.copy2(f, folder / f.name)
+    return landing
+
+
+def check_ids(lake: Path, expected: set) -> int:
+    """Silver ``bench__orders`` holds exactly the ``expected`` ids, one live row each; returns the live count."""
+    from deltalake import DeltaTable
+
+    path = lake / "silver" / f"{MARIADB_SOURCE}__orders"
+    if not path.exists():
+        raise SystemExit(f"bench: FAILED: {path} does not exist")
+    table = DeltaTable(str(path))
+    names = {f.name for f in table.schema().fields}
+    rows = table.to_pyarrow_table(columns=["id"] + (["_binlake_op"] if "_binlake_op" in names else [])).to_pydict()
+    ops = rows.get("_binlake_op") or [None] * len(rows["id"])
+    ids = [i for i, op in zip(rows["id"], ops) if op != "delete"]
+    got = set(ids)
+    if len(ids) != len(got) or got != expected:
+        raise SystemExit(f"bench: FAILED: {path} has {len(ids)} live rows ({len(got)} distinct ids), the server "
+                         f"held {len(expected)}: {len(got - expected)} ids too many, {len(expected - got)} missing")
+    return len(ids)
+
+
+def verdict(ok: bool) -> str:
+    return "MET" if ok else "NOT MET"
+
+
+def main_mariadb(args: argparse.Namespace) -> int:
+    decode = load_decode_bench()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="binlake-bench-mariadb-"))
+    work.mkdir(parents=True, exist_ok=True)
+    binlake = str(Path(sys.executable).with_name("binlake"))
+    engines = ("spark", "rust") if args.engine == "both" else (args.engine,)
+
+    sizes = []   # (name, factor, files, megabytes, pmr timing, live ids)
+    for name, factor, binlog_dir in (("1x", 1, args.binlog_dir),
+                                     ("2x", 2, args.binlog_dir.with_name(args.binlog_dir.name + "-2x"))):
+        binlog_dir.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        files = decode.build_binlog(binlog_dir, args.mb * factor)
+        build_s = time.perf_counter() - started
+        mb = sum(f.stat().st_size for f in files) / 1e6
+        decode.log(f"input {name}: {', '.join(str(f) for f in files)} ({mb:.1f} MB; got in {build_s:.0f} s)")
+        timing, live = pmr_decode_and_live_ids(decode, files, mb)
+        sizes.append((name, factor, files, mb, timing, live))
+
+    results = []
+    for engine in engines:
+        for name, factor, files, mb, pmr, live in sizes:
+            landing = land(files, work / f"landing-{name}")
+            lake = work / f"lake-mariadb-{engine}-{name}"
+            shutil.rmtree(lake, ignore_errors=True)
+            argv = [binlake, "run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json"]
+            decode.log(f"run: {engine} {name}: {' '.join(argv)}")
+            summary, seconds, peak = run_measured(argv)
+            changes = summary["changes_applied"]
+            live_rows = check_ids(lake, live)
+            run_s = summary["seconds"]
+            decode.log(f"run: {engine} {name}: {changes} changes in {seconds:.1f} s wall ({run_s:.1f} s in the run); "
+                       f"silver: {live_rows} live rows, as the server held")
+            results.append({
+                "engine": engine, "size": name, "mb": round(mb, 2), "changes": changes,
+                "pmr_rows": pmr.rows, "live_rows": live_rows,
+                "wall_seconds": round(seconds, 2), "changes_per_s": round(changes / seconds),
+                "run_seconds": run_s, "run_changes_per_s": round(changes / run_s) if run_s else None,
+                "x_pmr_wall": round(changes / seconds / pmr.rows_per_s, 2),
+                "x_pmr_run": round(changes / run_s / pmr.rows_per_s, 2) if run_s else None,
+                "peak_mb": round(peak / 2**20), "stages": summary["stage_seconds"]})
+
+    ratios = {}
+    for engine in engines:
+        one, two = (next(r for r in results if r["engine"] == engine and r["size"] == s) for s in ("1x", "2x"))
+        if not 1.8 <= two["changes"] / one["changes"] <= 2.2:
+            raise SystemExit(f"bench: FAILED: {engine} applied {two['changes']} changes at 2x, {one['changes']} at "
+                             "1x: not about twice")
+        ratios[engine] = {"changes_2x_over_1x": round(two["changes"] / one["changes"], 3),
+                          "wall_2x_over_1x": round(two["wall_seconds"] / one["wall_seconds"], 2),
+                          "run_2x_over_1x": round(two["run_seconds"] / one["run_seconds"], 2)}
+    targets = {}   # label -> (value, target text, met)
+    for r in results:
+        for kind, key in (("wall", "x_pmr_wall"), ("run seconds", "x_pmr_run")):
+            value = r[key] or 0.0
+            targets[f"{r['engine']} {r['size']} x pmr ({kind})"] = (value, f">= {TARGET_X_PMR:g}",
+                                                                     value >= TARGET_X_PMR)
+    for engine, ratio in ratios.items():
+        for kind, key in (("wall", "wall_2x_over_1x"), ("run seconds", "run_2x_over_1x")):
+            targets[f"{engine} time 2x/1x ({kind})"] = (ratio[key], f"<= {TARGET_2X_OVER_1X:g}",
+                                                        ratio[key] <= TARGET_2X_OVER_1X)
+    load_avg = os.getloadavg()[0]
+    pmr_out = {name: {"mb": round(mb, 2), "rows": t.rows, "seconds": round(t.seconds, 2),
+                      "rows_per_s": round(t.rows_per_s), "cpu_seconds": round(t.cpu_seconds, 2),
+                      "rows_per_cpu_s": round(t.rows_per_cpu_s), "live_ids": len(live),
+                      "files": [str(f) for f in files]}
+               for name, _, files, mb, t, live in sizes}
+    if args.json:
+        print(json.dumps({"mode": "mariadb", "work": str(work), "pmr": pmr_out, "results": results,
+                          "ratios": ratios, "targets": {"x_pmr_at_least": TARGET_X_PMR,
+                                                        "time_2x_over_1x_at_most": TARGET_2X_OVER_1X},
+                          "met": {label: {"value": v, "target": t, "met": ok}
+                                  for label, (v, t, ok) in targets.items()}, "load_average": load_avg, "cpus": os.cpu_count()}, indent=2))
+        return 0
+    print()
+    print(f"work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} (other work slows every stage); "
+          "each run a fresh `binlake run` process, default settings, validation off")
+    for name, p in pmr_out.items():
+        print(f"  pmr {name}: {p['mb']:6.1f} MB, {p['rows']:8d} rows decoded in {p['seconds']:7.2f} s = "
+              f"{p['rows_per_s']:,} rows/s (CPU {p['cpu_seconds']:.2f} s = {p['rows_per_cpu_s']:,} rows/CPU s); "
+              f"{p['live_ids']} ids live at the end")
+    print(f"{'engine':>6} {'size':>4} {'changes':>8} {'wall s':>8} {'changes/s':>10} {'x pmr':>6} "
+          f"{'run s':>8} {'changes/s':>10} {'x pmr':>6} {'peak MB':>8}  stages (s)")
+    for r in results:
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in r["stages"].items())
+        print(f"{r['engine']:>6} {r['size']:>4} {r['changes']:>8d} {r['wall_seconds']:>8.2f} "
+              f"{r['changes_per_s']:>10,} {r['x_pmr_wall']:>6.2f} {r['run_seconds']:>8.2f} "
+              f"{r['run_changes_per_s']:>10,} {r['x_pmr_run']:>6.2f} {r['peak_mb']:>8}  {stages}")
+    print("stages: ingest + apply make up the run's seconds (wall minus run s: process and Spark session start); "
+          "scan, fold and merge are parts of apply")
+    print(f"targets: changes/s over pmr decode rows/s >= {TARGET_X_PMR:g}; time 2x/1x <= {TARGET_2X_OVER_1X:g} "
+          "(wall: the whole `binlake run` process; run s: its own summary's seconds)")
+    for engine, ratio in ratios.items():
+        print(f"{engine:>6}: changes 2x/1x {ratio['changes_2x_over_1x']:.3f}; time 2x/1x wall "
+              f"{ratio['wall_2x_over_1x']:.2f}, run {ratio['run_2x_over_1x']:.2f} (target <= {TARGET_2X_OVER_1X:g})")
+    for label, (value, target, ok) in targets.items():
+        print(f"  {label:<34} {value:6.2f}  (target {target:<7}) {verdict(ok)}")
+    print("correctness: silver bench__orders holds exactly the ids pmr's decoded rows leave live, in every run")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=float, default=0.05, help="generator scale of the first size (default 0.05)")
@@ -99,7 +297,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--end", help="with --landing: the last day to apply (YYYY-MM-DD)")
     p.add_argument("--workdir", type=Path, help="where to generate and load (default: a temp folder)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--mariadb", action="store_true",
+                   help="measure the end-to-end target on a real MariaDB binlog (bench/decode.py's), 1x and 2x")
+    p.add_argument("--mb", type=int, default=40, help="with --mariadb: the 1x binlog size in MB (default 40)")
+    p.add_argument("--binlog-dir", type=Path, default=Path(tempfile.gettempdir()) / "binlake-bench",
+                   help="with --mariadb: where the 1x binlog is built and cached (default: %(default)s, "
+                        "bench/decode.py's); the 2x one goes to <this>-2x")
     args = p.parse_args(argv)
+    if args.mariadb:
+        return main_mariadb(args)
 
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
