@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from binlake.lake.maintain import SAFE_RETENTION_HOURS, UnsafeRetentionError, check_retention
+from binlake.lake.maintain import SAFE_RETENTION_HOURS, UnsafeRetentionError, check_retention, stale_staging
 from binlake.lake.status import duration, iso
 from binlake.quality.report import PALETTE, svg_bar_chart, svg_line_chart
 
@@ -41,3 +41,23 @@ def test_charts_draw_one_mark_per_value_scaled_to_the_axis() -> None:
     line = svg_line_chart("t", "hours", ["r1", "r2", "r3"], {"s": [1.5, None, 3]}, chart_id="l")
     assert re.findall(r'data-value="([^"]+)"', line) == ["1.5", "3"]
     assert "<polyline" in line and 'id="l"' in line
+
+
+def test_stale_staging_folders_older_than_the_retention_are_deleted(tmp_path) -> None:
+    import os
+    import time
+
+    staging = tmp_path / "_staging"
+    old_fold, new_fold = staging / "fold-run1-42", staging / "fold-run2-43"
+    old_merge = staging / "binlake-staging" / "abc"
+    for folder in (old_fold, new_fold, old_merge):
+        folder.mkdir(parents=True)
+        (folder / "part-0.parquet").write_bytes(b"x")
+    week_ago = time.time() - 8 * 86400
+    for path in (old_fold, old_fold / "part-0.parquet", old_merge, old_merge / "part-0.parquet"):
+        os.utime(path, (week_ago, week_ago))
+    assert stale_staging(str(staging), SAFE_RETENTION_HOURS, dry_run=True) == sorted([str(old_fold), str(old_merge)])
+    assert old_fold.exists() and old_merge.exists()             # a dry run deletes nothing
+    assert stale_staging(str(staging), SAFE_RETENTION_HOURS) == sorted([str(old_fold), str(old_merge)])
+    assert not old_fold.exists() and not old_merge.exists() and new_fold.exists()
+    assert stale_staging(str(tmp_path / "absent"), SAFE_RETENTION_HOURS) == []

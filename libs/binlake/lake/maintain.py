@@ -1,6 +1,7 @@
 """Table maintenance (``binlake maintain``, the ``lake_maintenance`` DAG): for every Delta table of the lake
 (bronze, silver with its history tables, meta), compact small files, vacuum files no version within the
-retention references, and write a Delta log checkpoint.
+retention references, and write a Delta log checkpoint. Scratch folders under ``<lake>/_staging`` older than the
+retention (left by a job that was killed; a finished job removes its own) are deleted too.
 
 Daily MERGEs leave many small files and old versions behind. Compaction rewrites a table's small files into
 few large ones without changing its rows (a new version whose data equals the previous one); vacuum deletes
@@ -15,6 +16,7 @@ fails and is retried by Airflow).
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -79,11 +81,13 @@ class MaintenanceReport:
     vacuum_hours: float
     dry_run: bool
     tables: list[TableResult] = field(default_factory=list)
+    staging_removed: list[str] = field(default_factory=list)   # stale _staging folders (dry run: would be)
 
     def as_dict(self) -> dict[str, Any]:
         t = self.tables
         return {"lake": self.lake, "engine": self.engine, "vacuum_hours": self.vacuum_hours,
                 "dry_run": self.dry_run, "tables": [asdict(r) for r in t],
+                "staging_removed": self.staging_removed,
                 "totals": {"tables": len(t), "files_before": sum(r.files_before for r in t),
                            "files_after": sum(r.files_after for r in t),
                            "files_compacted": sum(r.files_compacted for r in t),
@@ -116,6 +120,20 @@ def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: 
     return r
 
 
+def stale_staging(staging_root: str, older_than_hours: float, *, dry_run: bool = False,
+                  now: float | None = None) -> list[str]:
+    """The scratch folders under ``staging_root`` (a fold's Parquet, the embedded engine's MERGE sources) not
+    modified for ``older_than_hours``: deleted unless ``dry_run``; their paths."""
+    cutoff = (time.time() if now is None else now) - older_than_hours * 3600
+    root = Path(staging_root)
+    found = [p for p in (*root.glob("fold-*"), *root.glob("binlake-staging/*"))
+             if p.is_dir() and max((f.stat().st_mtime for f in p.rglob("*")), default=p.stat().st_mtime) < cutoff]
+    if not dry_run:
+        for p in found:
+            shutil.rmtree(p, ignore_errors=True)
+    return sorted(str(p) for p in found)
+
+
 def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: float = SAFE_RETENTION_HOURS,
                   force: bool = False, dry_run: bool = False,
                   progress: Callable[[str], None] = lambda text: None) -> MaintenanceReport:
@@ -130,6 +148,10 @@ def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: fl
         progress(f"[{n}/{len(tables)}] {rel}: {r.files_before} -> {r.files_after} data file(s), "
                  f"{r.files_vacuumed} file(s) {'to vacuum' if dry_run else 'vacuumed'}")
         report.tables.append(r)
+    report.staging_removed = stale_staging(lake.staging, vacuum_hours, dry_run=dry_run)
+    if report.staging_removed:
+        progress(f"_staging: {len(report.staging_removed)} stale folder(s) "
+                 f"{'to delete' if dry_run else 'deleted'}")
     return report
 
 
@@ -147,4 +169,7 @@ def format_report(report: MaintenanceReport) -> str:
     t = d["totals"]
     lines.append(f"data files {t['files_before']} -> {t['files_after']}; {t['files_compacted']} compacted into "
                  f"{t['files_written']}; {t['files_vacuumed']} {'to vacuum' if report.dry_run else 'vacuumed'}")
+    if report.staging_removed:
+        lines.append(f"_staging: {len(report.staging_removed)} stale folder(s) left by killed jobs "
+                     f"{'to delete' if report.dry_run else 'deleted'}")
     return "\n".join(lines)
