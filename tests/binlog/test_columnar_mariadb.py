@@ -8,11 +8,11 @@ damaged compressed event is the same typed error in both engines."""
 
 from __future__ import annotations
 
-import pytest
-
 import io
 import struct
 import zlib
+
+import pytest
 
 from binlake.binlog import native, read_events
 from binlake.binlog.schema_files import load_schema_provider
