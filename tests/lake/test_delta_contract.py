@@ -54,6 +54,16 @@ def test_append_and_read_keep_exact_types(engine, spark, table_path):
     assert collected(as_text) == TYPES_TEXT
 
 
+def test_read_rows_filters_by_equal_values_and_by_tuples_of_them(engine, spark, table_path):
+    engine.append(table_path, spark.createDataFrame(TYPES_ROWS, TYPES_DDL))
+    assert engine.read_rows(spark, table_path, ("id",), {"name": ""}) == [{"id": 9223372036854775807}]
+    got = engine.read_rows(spark, table_path, ("id", "small"), {"name": ("naïve ✓", "", "absent")})
+    assert sorted(r["id"] for r in got) == [1, 9223372036854775807]
+    assert engine.read_rows(spark, table_path, ("id",), {"id": (2, 3)}) == [{"id": 2}]
+    assert engine.read_rows(spark, table_path, ("id",), {"id": (2, 1), "name": ("naïve ✓",)}) == [{"id": 1}]
+    assert engine.read_rows(spark, str(table_path) + "-absent", ("id",), {"id": (1,)}) == []
+
+
 def test_appends_make_versions_and_time_travel_reads_them(engine, spark, table_path):
     assert engine.append(table_path, frame(spark, cases.TARGET[:2])) == 0
     assert engine.append(table_path, frame(spark, cases.TARGET[2:])) == 1

@@ -11,7 +11,8 @@ import pytest
 
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.gaps import check_sequence
-from binlake.lake.ingest import IngestedFile, plan_ingest
+from binlake.lake.ingest import MIN_TASK_BYTES, IngestedFile, plan_ingest, task_bytes
+from tests.support import fixture_path
 
 
 def fake_binlog(path, created: int, size: int) -> None:
@@ -68,3 +69,29 @@ def test_a_file_replaced_below_the_ingested_position_stops_the_source(tmp_path):
         plan_ingest(str(tmp_path), "src", other, chunk_bytes=1 << 20)
     same = {"binlog.000001": IngestedFile(frozenset({(200, hashlib.sha256(head[:200]).hexdigest())}), 200)}
     assert [t.start for t in plan_ingest(str(tmp_path), "src", same, chunk_bytes=1 << 20).tasks] == [200]
+
+
+def test_task_size_spreads_the_new_bytes_over_every_core_within_bounds():
+    mib = 1 << 20
+    assert task_bytes(45 * mib, 64 * mib, 2) == -(-45 * mib // 2)       # one 45 MB file: two tasks on two cores
+    assert task_bytes(45 * mib, 64 * mib, 1) == 64 * mib
+    assert task_bytes(900 * mib, 64 * mib, 4) == 64 * mib                # never above --chunk-mb
+    assert task_bytes(6 * mib, 64 * mib, 8) == MIN_TASK_BYTES            # never below the minimum task
+    assert task_bytes(6 * mib, 1 * mib, 8) == 1 * mib                    # ... unless --chunk-mb asks for less
+    assert task_bytes(0, 64 * mib, 8) == 64 * mib
+
+
+def test_a_plan_with_parallelism_splits_a_real_binlog_at_transactions(tmp_path):
+    from binlake.pipeline.split import transaction_starts
+
+    path = fixture_path("binlog", "mysql-binlog-connector-java", "mysql-bin.checksum-crc32")   # 60 GTIDs
+    (tmp_path / "binlog.000001").write_bytes(path.read_bytes())
+    size = path.stat().st_size
+    one = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30)
+    assert [(t.start, t.end) for t in one.tasks] == [(4, None)]
+    starts = set(transaction_starts(str(tmp_path / "binlog.000001")))
+    many = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30, parallelism=size // MIN_TASK_BYTES + 4)
+    assert len(many.tasks) == 1          # below the minimum task size: splitting is not worth it
+    small = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=size // 3, parallelism=2)
+    assert len(small.tasks) >= 3 and all(t.start in starts for t in small.tasks[1:])
+    assert [t.end for t in small.tasks[:-1]] == [t.start for t in small.tasks[1:]]

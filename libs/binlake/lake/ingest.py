@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 BRONZE_COLUMNS_TYPES = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 END_OPS = ("file_end", "chunk_end")
+MIN_TASK_BYTES = 4 << 20        # a smaller share of the input is not worth a task of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,15 +81,27 @@ class IngestPlan:
         return sum(f.size for f in self.files)
 
 
+def task_bytes(new_bytes: int, chunk_bytes: int, parallelism: int) -> int:
+    """The chunk size to plan with: at most ``chunk_bytes``, and small enough that the new bytes make at least
+    ``parallelism`` tasks (every core decodes; one 45 MB file on two cores is two tasks), but not below
+    :data:`MIN_TASK_BYTES` (a task has a fixed cost)."""
+    if parallelism <= 1 or new_bytes <= 0:
+        return chunk_bytes
+    return max(min(chunk_bytes, MIN_TASK_BYTES), min(chunk_bytes, -(-new_bytes // parallelism)))
+
+
 def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *, chunk_bytes: int,
-                verify_hashes: bool = False, seam_file: Optional[str] = None) -> IngestPlan:
+                verify_hashes: bool = False, seam_file: Optional[str] = None, parallelism: int = 1) -> IngestPlan:
     """The chunks to decode: new files, and the new tail of grown ones; :mod:`binlake.lake.gaps` checks first
-    that the files continue what bronze holds (``seam_file``: where the newest snapshot's position is).
+    that the files continue what bronze holds (``seam_file``: where the newest snapshot's position is). Chunks
+    are at most ``chunk_bytes`` and spread the new bytes over ``parallelism`` tasks at least
+    (:func:`task_bytes`).
 
     A file whose name and size match an ingested identity is skipped without hashing it again (binlogs are
     append-only: hashing the whole landing folder on every run would cost O(history)); with
     ``verify_hashes`` every file is hashed and compared."""
     plan = IngestPlan()
+    starts: list[tuple[str, FileIdentity, int]] = []
     paths = landing_files(landing_dir)
     check_sequence(source, [*done, *map(os.path.basename, paths)], seam_file)
     for path in paths:
@@ -105,7 +118,10 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
             check_grown(source, path, prev.identities, prev.end_pos)
         start = prev.end_pos if prev is not None else 4
         plan.files.append(ident)
-        plan.tasks.extend(plan_chunks(path, ident, start, chunk_bytes))
+        starts.append((path, ident, start))
+    size = task_bytes(sum(ident.size - start for _, ident, start in starts), chunk_bytes, parallelism)
+    for path, ident, start in starts:
+        plan.tasks.extend(plan_chunks(path, ident, start, size))
     return plan
 
 
@@ -151,7 +167,8 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     started = time.perf_counter()
     seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir))
     done = ingested_files(spark, engine, lake.bronze, opts.source)
-    plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes, seam_file=seeded.seam_file)
+    plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes, seam_file=seeded.seam_file,
+                       parallelism=spark.sparkContext.defaultParallelism)
     report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes, seeded=seeded)
     if plan.tasks:
         applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
@@ -188,13 +205,13 @@ def _counters(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, so
     wanted = {(f.name, f.sha256) for f in files}
     rows: Counter = Counter()
     totals: dict[str, int] = {}
-    for op in END_OPS:
-        for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_sha256", "statement"),
-                                  {"source": source, "op": op}):
-            if (r["binlog_file"], r["file_sha256"]) not in wanted:
-                continue
-            rows[op] += 1
-            _add_stats(json.loads(r["statement"]), rows, totals)
+    names = tuple(sorted({f.name for f in files}))
+    for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_sha256", "op", "statement"),
+                              {"source": source, "op": END_OPS, "binlog_file": names}):
+        if (r["binlog_file"], r["file_sha256"]) not in wanted:
+            continue
+        rows[r["op"]] += 1
+        _add_stats(json.loads(r["statement"]), rows, totals)
     return rows, totals
 
 

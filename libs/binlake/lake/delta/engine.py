@@ -48,8 +48,9 @@ class DeltaEngine(ABC):
     @abstractmethod
     def read_rows(self, spark: SparkSession | None, table_path: str, columns: Sequence[str],
                   equal: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Selected columns of the rows whose columns equal ``equal``, on the driver: for small or well filtered
-        tables only (checkpoints, the registry, a source's file_end rows). No table: no rows."""
+        """Selected columns of the rows whose columns equal ``equal`` (a tuple value: equal one of its items), on
+        the driver: for small or well filtered tables only (checkpoints, the registry, a source's file_end rows).
+        No table: no rows."""
 
     @abstractmethod
     def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:

@@ -164,8 +164,10 @@ class RustEngine(DeltaEngine):
 
         expr = None
         for name, value in (equal or {}).items():
-            field = ds.field(name).cast(pa.string()) if isinstance(value, str) else ds.field(name)
-            expr = field == value if expr is None else expr & (field == value)
+            text = isinstance(value, str) or (isinstance(value, tuple) and all(isinstance(v, str) for v in value))
+            field = ds.field(name).cast(pa.string()) if text else ds.field(name)
+            term = field.isin(list(value)) if isinstance(value, tuple) else field == value
+            expr = term if expr is None else expr & term
         return self._table(table_path).to_pyarrow_dataset().to_table(columns=list(columns), filter=expr).to_pylist()
 
     def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:

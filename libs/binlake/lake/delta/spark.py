@@ -52,7 +52,8 @@ class SparkEngine(DeltaEngine):
 
         df = self.read(self._spark, table_path)
         for name, value in (equal or {}).items():
-            df = df.filter(F.col(quote_spark(name)) == F.lit(value))
+            col = F.col(quote_spark(name))
+            df = df.filter(col.isin(*value) if isinstance(value, tuple) else col == F.lit(value))
         return [r.asDict() for r in df.select(*[quote_spark(c) for c in columns]).collect()]
 
     def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:
