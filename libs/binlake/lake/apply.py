@@ -272,8 +272,10 @@ def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Opti
 
 
 def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", batch: "DataFrame",
-                 info: BatchInfo) -> Optional["DataFrame"]:
-    """Silver's current rows of the keys the batch touches, as fold records (joined in the executors)."""
+                 info: BatchInfo, source: str, after_seq: int) -> Optional["DataFrame"]:
+    """Silver's current rows of the keys the batch touches, as fold records (joined in the executors), and the
+    source's tombstones newer than its checkpoint ``after_seq`` (written by an attempt that did not reach its
+    checkpoint; older ones are of applied changes and change nothing: ``binlake maintain`` purges them)."""
     from pyspark.sql import functions as F
 
     keyed = None
@@ -289,7 +291,8 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
     if engine.exists(lake.tombstones):
         dependent = [_table_tag(*t) for t, ti in info.tables.items() if ti.dependent]
         dep = F.concat_ws("\x00", "db", "table_name").isin(dependent) if dependent else F.lit(False)
-        dead = engine.read(spark, lake.tombstones).select(
+        dead = engine.read(spark, lake.tombstones).filter(
+            (F.col("source") == source) & (F.col(SEQ_COL) > after_seq)).select(
             "db", "table_name", F.when(dep, F.lit("")).otherwise(F.col("row_key")).alias("fold_key"),
             F.lit(True).alias("base"), F.lit(None).cast("int").alias("file_seq"),
             F.lit(None).cast("bigint").alias("pos"), F.lit(None).cast("int").alias("row"), SEQ_COL,
@@ -389,12 +392,12 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[Tab
 
 
 def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", batch: "DataFrame",
-               info: BatchInfo, history: bool, temporal_text: bool = False) -> "DataFrame":
+               info: BatchInfo, history: bool, temporal_text: bool, *, source: str, after_seq: int) -> "DataFrame":
     """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters."""
     from pyspark.sql import functions as F
 
     records = change_records(batch, info, temporal_text)
-    bases = base_records(spark, engine, lake, batch, info)
+    bases = base_records(spark, engine, lake, batch, info, source, after_seq)
     if bases is not None:
         records = records.unionByName(bases)
     pks = {t: ti.pk for t, ti in info.tables.items()}
@@ -564,7 +567,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     lo = ckpt.seq
     for ddl, actions in ddls:
         part = batch.filter(F.col(SEQ_COL) < ddl[SEQ_COL]).filter(F.col(SEQ_COL) > lo)
-        gtids = _apply_segment(spark, engine, lake, opts, run_id, part, scan_batch(part), blocked, gtids, report)
+        gtids = _apply_segment(spark, engine, lake, opts, run_id, part, scan_batch(part), blocked, gtids, report,
+                               lo)
         _apply_ddl(spark, engine, lake, opts, ddl, actions, blocked, report)
         gtids = ",".join(g for g in (gtids, ddl["gtid"]) if g)
         write_checkpoints(spark, engine, lake.checkpoints,
@@ -574,7 +578,7 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
         batch = batch.filter(F.col(SEQ_COL) > lo)
         info = scan_batch(batch)
     if info.last is not None:
-        _apply_segment(spark, engine, lake, opts, run_id, batch, info, blocked, gtids, report)
+        _apply_segment(spark, engine, lake, opts, run_id, batch, info, blocked, gtids, report, lo)
     report.schema_mismatches = check_against_registry(spark, engine, lake, report.ddl_tables, opts.cutoff_us)
     report.seconds = time.perf_counter() - started
     return report
@@ -683,8 +687,9 @@ def _apply_ddl(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
 
 def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
                    run_id: str, batch: "DataFrame", info: BatchInfo, blocked: dict[TableId, str], gtids: str,
-                   report: ApplyReport) -> str:
-    """Fold and write one stretch of the batch without DDL inside, then its checkpoint; returns the GTID set."""
+                   report: ApplyReport, after_seq: int) -> str:
+    """Fold and write one stretch of the batch without DDL inside (its rows after the checkpoint ``after_seq``),
+    then its checkpoint; returns the GTID set."""
     from pyspark.sql import functions as F
 
     if info.last is None:
@@ -701,7 +706,8 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
             info.changes -= info.tables.pop(t).changes
     t0 = time.perf_counter()
     staged = Path(lake.staging, f"fold-{run_id}-{info.last[0]}")
-    folded = _staged(spark, fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text), staged)
+    folded = _staged(spark, fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text,
+                                       source=opts.source, after_seq=after_seq), staged)
     ops: Counter = Counter()
     try:
         for r in folded.filter("kind = 'stats'").select("record").collect():
@@ -760,8 +766,6 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
     crash_point("before_checkpoint")
     write_checkpoints(spark, engine, lake.checkpoints,
                       [_source_row(opts, run_id, last, last_file, last_pos, gtids, report), *table_rows])
-    if counts["dead"]:
-        engine.delete(lake.tombstones, {"source": opts.source})   # the checkpoint now says they are applied
     report.checkpoint_seq = last
     return gtids
 

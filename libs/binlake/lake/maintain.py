@@ -1,7 +1,8 @@
 """Table maintenance (``binlake maintain``, the ``lake_maintenance`` DAG): for every Delta table of the lake
 (bronze, silver with its history tables, meta), compact small files, vacuum files no version within the
 retention references, and write a Delta log checkpoint. Scratch folders under ``<lake>/_staging`` older than the
-retention (left by a job that was killed; a finished job removes its own) are deleted too.
+retention (left by a job that was killed; a finished job removes its own) are deleted too, and so are the rows of
+``meta/tombstones`` at or below their source's checkpoint (loads leave them: they are of applied changes).
 
 Daily MERGEs leave many small files and old versions behind. Compaction rewrites a table's small files into
 few large ones without changing its rows (a new version whose data equals the previous one); vacuum deletes
@@ -82,12 +83,13 @@ class MaintenanceReport:
     dry_run: bool
     tables: list[TableResult] = field(default_factory=list)
     staging_removed: list[str] = field(default_factory=list)   # stale _staging folders (dry run: would be)
+    tombstones_purged: int = 0                                  # applied tombstones deleted (dry run: 0)
 
     def as_dict(self) -> dict[str, Any]:
         t = self.tables
         return {"lake": self.lake, "engine": self.engine, "vacuum_hours": self.vacuum_hours,
                 "dry_run": self.dry_run, "tables": [asdict(r) for r in t],
-                "staging_removed": self.staging_removed,
+                "staging_removed": self.staging_removed, "tombstones_purged": self.tombstones_purged,
                 "totals": {"tables": len(t), "files_before": sum(r.files_before for r in t),
                            "files_after": sum(r.files_after for r in t),
                            "files_compacted": sum(r.files_compacted for r in t),
@@ -134,12 +136,27 @@ def stale_staging(staging_root: str, older_than_hours: float, *, dry_run: bool =
     return sorted(str(p) for p in found)
 
 
+def purge_tombstones(engine: "DeltaEngine", lake: "LakeLayout") -> int:
+    """Delete the tombstones each source's checkpoint has passed (its loads read only newer ones); how many."""
+    from binlake.lake.checkpoints import SOURCE_ROW
+    from binlake.lake.delta.plan import SEQ_COL
+
+    purged = 0
+    for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL), {"table_name": SOURCE_ROW}):
+        if r[SEQ_COL] is not None:
+            purged += engine.delete(lake.tombstones, {"source": r["source"]}, at_most=(SEQ_COL, r[SEQ_COL]))
+    return purged
+
+
 def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: float = SAFE_RETENTION_HOURS,
                   force: bool = False, dry_run: bool = False,
                   progress: Callable[[str], None] = lambda text: None) -> MaintenanceReport:
     """Maintain every table of the lake (see the module docstring); progress per table."""
     check_retention(vacuum_hours, force)
     report = MaintenanceReport(lake.root, engine.name, vacuum_hours, dry_run)
+    if not dry_run:      # first: the compaction below then rewrites what is left
+        report.tombstones_purged = purge_tombstones(engine, lake)
+        progress(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes purged")
     tables = lake_tables(lake)
     for n, path in enumerate(tables, 1):
         rel = str(Path(path).relative_to(lake.root))
@@ -169,6 +186,8 @@ def format_report(report: MaintenanceReport) -> str:
     t = d["totals"]
     lines.append(f"data files {t['files_before']} -> {t['files_after']}; {t['files_compacted']} compacted into "
                  f"{t['files_written']}; {t['files_vacuumed']} {'to vacuum' if report.dry_run else 'vacuumed'}")
+    if report.tombstones_purged:
+        lines.append(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes purged")
     if report.staging_removed:
         lines.append(f"_staging: {len(report.staging_removed)} stale folder(s) left by killed jobs "
                      f"{'to delete' if report.dry_run else 'deleted'}")

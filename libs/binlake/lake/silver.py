@@ -2,8 +2,8 @@
 
 Columns: the table's columns (types from :mod:`binlake.pipeline.types`), then ``_binlake_seq`` (ordering key of
 the last change applied to the row) and ``_binlake_op`` (``insert``/``update``: the last change). Silver holds
-only live rows: a deleted row is removed (``meta/tombstones`` remembers deleted keys, out of readers' sight, until
-the checkpoint passes them, so a rerun after a crash can not replay a change the MERGE already applied). A table
+only live rows: a deleted row is removed (``meta/tombstones`` remembers deleted keys out of readers' sight; a rerun
+after a crash reads those newer than its checkpoint, so it can not replay a change the MERGE already applied). A table
 without a primary key holds one physical row per source row; equal rows are told apart by ``_binlake_dup``
 (0, 1, ... among equal rows), so deleting one of several equal rows removes exactly one. New columns (ALTER
 TABLE ... ADD COLUMN, seen in TABLE_MAP) widen the table.

@@ -53,8 +53,10 @@ class DeltaEngine(ABC):
         No table: no rows."""
 
     @abstractmethod
-    def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:
-        """Delete the rows whose columns equal ``equal`` (all rows without it); returns how many."""
+    def delete(self, table_path: str, equal: dict[str, Any] | None = None,
+               at_most: tuple[str, int] | None = None) -> int:
+        """Delete the rows whose columns equal ``equal`` and (``at_most=(column, n)``) whose column is at most
+        ``n`` (all rows without either); returns how many."""
 
     def frame(self, spark: SparkSession | None, table: Any) -> Any:
         """A small Arrow table as this engine's write input (a DataFrame for spark; the table itself here)."""

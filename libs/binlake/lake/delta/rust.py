@@ -170,10 +170,14 @@ class RustEngine(DeltaEngine):
             expr = term if expr is None else expr & term
         return self._table(table_path).to_pyarrow_dataset().to_table(columns=list(columns), filter=expr).to_pylist()
 
-    def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:
+    def delete(self, table_path: str, equal: dict[str, Any] | None = None,
+               at_most: tuple[str, int] | None = None) -> int:
         if not self.exists(table_path):
             return 0
-        where = " AND ".join(f"{quote_ansi(k)} = {sql_literal(v)}" for k, v in (equal or {}).items()) or None
+        terms = [f"{quote_ansi(k)} = {sql_literal(v)}" for k, v in (equal or {}).items()]
+        if at_most is not None:
+            terms.append(f"{quote_ansi(at_most[0])} <= {sql_literal(at_most[1])}")
+        where = " AND ".join(terms) or None
         return self._table(table_path).delete(where).get("num_deleted_rows", 0)
 
     def compact(self, table_path: str) -> tuple[int, int]:

@@ -56,7 +56,8 @@ class SparkEngine(DeltaEngine):
             df = df.filter(col.isin(*value) if isinstance(value, tuple) else col == F.lit(value))
         return [r.asDict() for r in df.select(*[quote_spark(c) for c in columns]).collect()]
 
-    def delete(self, table_path: str, equal: dict[str, Any] | None = None) -> int:
+    def delete(self, table_path: str, equal: dict[str, Any] | None = None,
+               at_most: tuple[str, int] | None = None) -> int:
         if not self.exists(table_path):
             return 0
         from pyspark.sql import functions as F
@@ -64,6 +65,9 @@ class SparkEngine(DeltaEngine):
         cond = None
         for name, value in (equal or {}).items():
             term = F.col(quote_spark(name)) == F.lit(value)
+            cond = term if cond is None else cond & term
+        if at_most is not None:
+            term = F.col(quote_spark(at_most[0])) <= F.lit(at_most[1])
             cond = term if cond is None else cond & term
         table = self._table(table_path)
         before = self.version(table_path)
