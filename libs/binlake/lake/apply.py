@@ -172,10 +172,30 @@ def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
     yield info
 
 
+def _scan_arrow(batches: Iterator[Any]) -> Iterator[Any]:
+    """mapInArrow function: a partition's scan rows -> one row holding its pickled :class:`BatchInfo`."""
+    import pickle
+
+    import pyarrow as pa
+
+    for info in _scan(r for b in batches for r in b.to_pylist()):
+        yield pa.RecordBatch.from_pydict({"info": [pickle.dumps(info)]}, pa.schema([("info", pa.binary())]))
+
+
 def scan_batch(batch: "DataFrame") -> BatchInfo:
+    """The batch's :class:`BatchInfo`, scanned in the executors (Arrow in, one small record per partition out);
+    an after image travels only for key-changing updates, raw bytes only for undecodable stretches."""
+    import pickle
+
+    from pyspark.sql import functions as F
+
+    after, before = F.col("key_after"), F.col("key_before")
+    kc = (F.col("op") == "update") & after.isNotNull() & ~after.eqNullSafe(before)     # as key_change
+    pruned = {"after": F.when(kc, F.col("after")), "raw": F.when(F.col("op") == "error", F.col("raw"))}
+    rows = batch.select(*[pruned[c].alias(c) if c in pruned else c for c in SCAN_COLUMNS])
     out = BatchInfo()
-    for part in batch.select(*SCAN_COLUMNS).rdd.mapPartitions(_scan).collect():
-        out.add(part)
+    for r in rows.mapInArrow(_scan_arrow, "info binary").collect():
+        out.add(pickle.loads(r["info"]))
     return out
 
 

@@ -98,14 +98,17 @@ class MaintenanceReport:
 
 
 def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: float,
-                   dry_run: bool) -> TableResult:
-    """Compact, vacuum and checkpoint one table (with ``dry_run``: only count what vacuum would delete)."""
+                   dry_run: bool, first: Callable[[], Any] | None = None) -> TableResult:
+    """Compact, vacuum and checkpoint one table (with ``dry_run``: only count what vacuum would delete);
+    ``first`` runs before the compaction (a purge of rows)."""
     started = time.perf_counter()
     r = TableResult(rel)
     try:
         r.version_before = engine.version(path)
         r.files_before = len(engine.data_files(path))
-        if not dry_run and r.files_before > 1:
+        if first is not None and not dry_run:
+            first()
+        if not dry_run and len(engine.data_files(path)) > 1:
             r.files_compacted, r.files_written = engine.compact(path)
         r.files_vacuumed = len(engine.vacuum(path, vacuum_hours, dry_run=dry_run))
         if not dry_run:
@@ -154,14 +157,17 @@ def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: fl
     """Maintain every table of the lake (see the module docstring); progress per table."""
     check_retention(vacuum_hours, force)
     report = MaintenanceReport(lake.root, engine.name, vacuum_hours, dry_run)
-    if not dry_run:      # first: the compaction below then rewrites what is left
+
+    def purge() -> None:
         report.tombstones_purged = purge_tombstones(engine, lake)
         progress(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes purged")
+
     tables = lake_tables(lake)
     for n, path in enumerate(tables, 1):
         rel = str(Path(path).relative_to(lake.root))
         progress(f"[{n}/{len(tables)}] {rel}: {'counting' if dry_run else 'compacting, vacuuming, checkpointing'}")
-        r = maintain_table(engine, path, rel, vacuum_hours=vacuum_hours, dry_run=dry_run)
+        r = maintain_table(engine, path, rel, vacuum_hours=vacuum_hours, dry_run=dry_run,
+                           first=purge if Path(path) == Path(lake.tombstones) else None)
         progress(f"[{n}/{len(tables)}] {rel}: {r.files_before} -> {r.files_after} data file(s), "
                  f"{r.files_vacuumed} file(s) {'to vacuum' if dry_run else 'vacuumed'}")
         report.tables.append(r)
