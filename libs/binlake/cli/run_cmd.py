@@ -69,7 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="memory of the embedded Spark driver, which also runs the tasks (default 2g, or "
                         "$BINLAKE_DRIVER_MEMORY)")
     p.add_argument("--chunk-mb", type=int, default=64, metavar="MB",
-                   help="split binlog files into Spark tasks of about this size (default 64)")
+                   help="split binlog files into Spark tasks of at most this size (default 64; smaller when "
+                        "that gives every core a task, not below 4)")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="a Spark setting for the embedded session (repeatable), e.g. spark.sql.shuffle.partitions=8")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object per source")
