@@ -298,6 +298,9 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
     checkpoint; older ones are of applied changes and change nothing: ``binlake maintain`` purges them)."""
     from pyspark.sql import functions as F
 
+    touched = (batch.filter(F.col("op").isin(*CHANGE_OPS))
+               .select("db", "table_name", F.explode(F.array("key_before", "key_after")).alias("row_key"))
+               .where(F.col("row_key").isNotNull()).distinct())
     keyed = None
     for (db, table), ti in info.tables.items():
         path = lake.silver(db, table)
@@ -305,6 +308,7 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
             continue
         silver = engine.read(spark, path)
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
+        silver = _integer_key_prefilter(silver, dict(kinds), ti.pk, touched, db, table)
         part = silver.mapInArrow(_keyed_silver(kinds, column_metas(ti.metas), ti.pk, db, table, ti.dependent),
                                  spark_ddl(RECORD_COLUMNS))
         keyed = part if keyed is None else keyed.unionByName(part)
@@ -324,10 +328,26 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
         keyed = dead if keyed is None else keyed.unionByName(dead)
     if keyed is None:
         return None
-    touched = (batch.filter(F.col("op").isin(*CHANGE_OPS))
-               .select("db", "table_name", F.explode(F.array("key_before", "key_after")).alias("row_key"))
-               .where(F.col("row_key").isNotNull()).distinct())
     return keyed.join(touched, ["db", "table_name", "row_key"], "left_semi")
+
+
+INTEGER_KINDS = ("tinyint", "smallint", "int", "bigint")
+
+
+def _integer_key_prefilter(silver: "DataFrame", kinds: dict[str, str], pk: Optional[list[str]],
+                           touched: "DataFrame", db: str, table: str) -> "DataFrame":
+    """``silver`` cut to the rows whose primary key the batch touches, in SQL, when every key column is an
+    integer (its bronze key, ``[1,2]``, reads exactly as silver's values); then only those rows are converted
+    in Python, not the whole table. Other tables: ``silver`` whole (the exact semi-join on the row key follows
+    either way)."""
+    from pyspark.sql import functions as F
+
+    if not pk or any(kinds.get(c) not in INTEGER_KINDS for c in pk):
+        return silver
+    values = F.from_json("row_key", "array<bigint>")
+    keys = (touched.filter((F.col("db") == db) & (F.col("table_name") == table))
+            .select(*[values.getItem(i).cast(kinds[c]).alias(c) for i, c in enumerate(pk)]))
+    return silver.join(keys.distinct(), pk, "left_semi")
 
 
 def _add_base(folder: _Folder, key: str, st: RowState) -> None:
