@@ -136,7 +136,7 @@ def key_change(op: str, key_before: Optional[str], key_after: Optional[str]) -> 
     return op == "update" and key_after is not None and key_after != key_before
 
 
-def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
+def _scan(rows: Iterator[Any]) -> BatchInfo:
     info = BatchInfo()
     gtids = GtidSet()
     loads = json.loads
@@ -169,7 +169,7 @@ def _scan(rows: Iterator[Any]) -> Iterator[BatchInfo]:
                                             len(loads(r["after"] or "{}")) >= len(loads(r["columns"] or "[]")))
             t.dependent = not whole
     info.gtids = gtids.to_text()
-    yield info
+    return info
 
 
 def _scan_arrow(batches: Iterator[Any]) -> Iterator[Any]:
@@ -178,8 +178,8 @@ def _scan_arrow(batches: Iterator[Any]) -> Iterator[Any]:
 
     import pyarrow as pa
 
-    for info in _scan(r for b in batches for r in b.to_pylist()):
-        yield pa.RecordBatch.from_pydict({"info": [pickle.dumps(info)]}, pa.schema([("info", pa.binary())]))
+    info = _scan(r for b in batches for r in b.to_pylist())
+    yield pa.RecordBatch.from_pydict({"info": [pickle.dumps(info)]}, pa.schema([("info", pa.binary())]))
 
 
 def scan_batch(batch: "DataFrame") -> BatchInfo:
