@@ -30,8 +30,8 @@ The issue's end-to-end target, on a real MariaDB binlog (``--mariadb``):
 4. fails loudly unless silver ``bench__orders`` holds exactly those ids (one live row each) and the 2x run applied
    about twice the 1x run's changes;
 5. prints per engine and size: changes, wall seconds (process start included), changes/s, the run's own
-   ``seconds`` and ``stage_seconds``; and against the targets, with MET / NOT MET: binlake changes/s over pmr
-   decode rows/s >= 3 (by wall time and by the run's own seconds) and time(2x)/time(1x) <= 2.1.
+   ``seconds`` and ``stage_seconds``, bronze bytes per change (Parquet on disk, Arrow in flight); and against
+   the targets, with MET / NOT MET: binlake changes/s over pmr decode rows/s >= 3 (by wall time and by the run's own seconds) and time(2x)/time(1x) <= 2.1.
 """
 
 from __future__ import annotations
@@ -184,6 +184,18 @@ def check_ids(lake: Path, expected: set) -> int:
     return len(ids)
 
 
+def bronze_bytes(lake: Path) -> tuple[int, int, int]:
+    """(bronze rows, bytes of bronze's Parquet files on disk, bytes of its Arrow form: what travels between the
+    decoder and Spark, and what the apply reads back)."""
+    from deltalake import DeltaTable
+
+    path = lake / "bronze" / "binlog_events"
+    table = DeltaTable(str(path))
+    disk = sum(Path(uri.removeprefix("file://")).stat().st_size for uri in table.file_uris())
+    arrow = table.to_pyarrow_table()
+    return arrow.num_rows, disk, arrow.nbytes
+
+
 def verdict(ok: bool) -> str:
     return "MET" if ok else "NOT MET"
 
@@ -219,6 +231,7 @@ def main_mariadb(args: argparse.Namespace) -> int:
             changes = summary["changes_applied"]
             live_rows = check_ids(lake, live)
             run_s = summary["seconds"]
+            _, disk, arrow = bronze_bytes(lake)
             decode.log(f"run: {engine} {name}: {changes} changes in {seconds:.1f} s wall ({run_s:.1f} s in the run); "
                        f"silver: {live_rows} live rows, as the server held")
             results.append({
@@ -228,7 +241,9 @@ def main_mariadb(args: argparse.Namespace) -> int:
                 "run_seconds": run_s, "run_changes_per_s": round(changes / run_s) if run_s else None,
                 "x_pmr_wall": round(changes / seconds / pmr.rows_per_s, 2),
                 "x_pmr_run": round(changes / run_s / pmr.rows_per_s, 2) if run_s else None,
-                "peak_mb": round(peak / 2**20), "stages": summary["stage_seconds"]})
+                "peak_mb": round(peak / 2**20), "stages": summary["stage_seconds"],
+                "bronze_disk_bytes_per_change": round(disk / changes), "bronze_arrow_bytes_per_change":
+                round(arrow / changes)})
 
     ratios = {}
     for engine in engines:
@@ -270,14 +285,15 @@ def main_mariadb(args: argparse.Namespace) -> int:
               f"{p['rows_per_s']:,} rows/s (CPU {p['cpu_seconds']:.2f} s = {p['rows_per_cpu_s']:,} rows/CPU s); "
               f"{p['live_ids']} ids live at the end")
     print(f"{'engine':>6} {'size':>4} {'changes':>8} {'wall s':>8} {'changes/s':>10} {'x pmr':>6} "
-          f"{'run s':>8} {'changes/s':>10} {'x pmr':>6} {'peak MB':>8}  stages (s)")
+          f"{'run s':>8} {'changes/s':>10} {'x pmr':>6} {'peak MB':>8} {'bronze B/change':>15}  stages (s)")
     for r in results:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in r["stages"].items())
         print(f"{r['engine']:>6} {r['size']:>4} {r['changes']:>8d} {r['wall_seconds']:>8.2f} "
               f"{r['changes_per_s']:>10,} {r['x_pmr_wall']:>6.2f} {r['run_seconds']:>8.2f} "
-              f"{r['run_changes_per_s']:>10,} {r['x_pmr_run']:>6.2f} {r['peak_mb']:>8}  {stages}")
+              f"{r['run_changes_per_s']:>10,} {r['x_pmr_run']:>6.2f} {r['peak_mb']:>8} "
+              f"{r['bronze_disk_bytes_per_change']:>6} / {r['bronze_arrow_bytes_per_change']:<6}  {stages}")
     print("stages: ingest + apply make up the run's seconds (wall minus run s: process and Spark session start); "
-          "scan, fold and merge are parts of apply")
+          "scan, fold and merge are parts of apply; bronze B/change: on disk (Parquet) / in Arrow (in flight)")
     print(f"targets: changes/s over pmr decode rows/s >= {TARGET_X_PMR:g}; time 2x/1x <= {TARGET_2X_OVER_1X:g} "
           "(wall: the whole `binlake run` process; run s: its own summary's seconds)")
     for engine, ratio in ratios.items():

@@ -13,7 +13,7 @@ import pytest
 from binlake.binlog import read_events
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
-from binlake.pipeline.bronze import BRONZE_COLUMNS, CHANGE_OPS, ChunkTask, decode_chunk
+from binlake.pipeline.bronze import BRONZE_COLUMNS, CHANGE_OPS, LAYOUT_OP, ChunkTask, decode_chunk, layout_id
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import identify, landing_files
 from binlake.pipeline.split import TRANSACTION_START_TYPES, plan_chunks
@@ -116,3 +116,36 @@ def test_a_corrupt_event_ends_the_file_with_an_error_row(generated, tmp_path):
     assert errors[0][BRONZE_COLUMNS.index("pos")] <= middle
     good = changes(decode(path))
     assert changes(rows) == good[: len(changes(rows))] and 0 < len(changes(rows)) < len(good)
+
+
+def test_each_chunk_states_each_table_layout_once_before_its_changes(generated):
+    """Column metadata is not repeated per change: a ``layout`` row per (chunk, layout) holds it, before the
+    chunk's first change naming it; its column names are the TABLE_MAP's (read apart from the bronze code)."""
+    from binlake.binlog.events import TableMapEvent
+
+    out, manifest = generated
+    path = Path(landing_files(out / "landing" / manifest["source"])[0])
+    with open(path, "rb") as f:
+        maps = {(ev.body.db, ev.body.table, tuple(ev.body.column_names)) for ev in read_events(f)
+                if isinstance(ev.body, TableMapEvent)}
+    col = {c: BRONZE_COLUMNS.index(c) for c in ("layout", "columns", "primary_key", "db")}
+    tasks = plan_chunks(str(path), identify("s", path), chunk_bytes=20_000)
+    assert len(tasks) > 3
+    stated_total = 0
+    for task in tasks:
+        stated: dict[str, tuple] = {}
+        for r in decode_chunk(task, TransactionFilter(), "run"):
+            if r[OP] == LAYOUT_OP:
+                lid = r[col["layout"]]
+                assert lid not in stated and lid == layout_id(r[col["columns"]], r[col["primary_key"]])
+                stated[lid] = r
+                names = tuple(c[0] for c in json.loads(r[col["columns"]]))
+                assert (r[col["db"]], r[TABLE], names) in maps
+            elif r[OP] in CHANGE_OPS:
+                assert r[col["columns"]] is None and r[col["primary_key"]] is None
+                layout = stated[r[col["layout"]]]          # stated earlier in this chunk
+                assert (layout[col["db"]], layout[TABLE]) == (r[col["db"]], r[TABLE]) and layout[SEQ] <= r[SEQ]
+            else:
+                assert r[col["layout"]] is None
+        stated_total += len(stated)
+    assert stated_total < len(changes(decode(path))) / 5

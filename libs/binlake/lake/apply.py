@@ -33,11 +33,12 @@ from binlake.lake.arrow import spark_ddl, to_arrow
 from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoints
 from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
+from binlake.lake.errors import LayoutMissingError
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
 from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, column_metas, data_columns,
                                  merge_keys, silver_converters, table_columns)
-from binlake.pipeline.bronze import CHANGE_OPS
+from binlake.pipeline.bronze import CHANGE_OPS, LAYOUT_OP
 from binlake.pipeline.filters import GtidSet
 from binlake.pipeline.fold import DELETE, RowState, _Folder, change_from_bronze, row_key
 from binlake.pipeline.types import invalid_temporal
@@ -80,8 +81,9 @@ def unapplied(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, so
     from pyspark.sql import functions as F
 
     rows = engine.read(spark, bronze_path).filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
-    if "raw" not in rows.columns:      # bronze written before undecodable bytes were kept
-        rows = rows.withColumn("raw", F.lit(None).cast("binary"))
+    for name, kind in (("raw", "binary"), ("layout", "string")):
+        if name not in rows.columns:   # bronze written before undecodable bytes were kept / layouts stated once
+            rows = rows.withColumn(name, F.lit(None).cast(kind))
     if cutoff_us is None:
         return rows
     late = (rows.filter((F.col("commit_ts") >= cutoff_us) & F.col("op").isin(*CHANGE_OPS, "ddl"))
@@ -98,6 +100,9 @@ class TableInfo:
     changes: int = 0
     last_seq: int = -1
     dependent: bool = False          # has a key-changing update that needs the old row: fold as one group
+    layouts: set[str] = field(default_factory=set)                # layout ids of its change rows
+    key_change_after: dict[str, int] = field(default_factory=dict)   # layout id -> fewest after-image columns
+    # of its key-changing updates without diffs (fewer than the layout's columns: a MINIMAL image, dependent)
 
     def add(self, other: "TableInfo") -> None:
         self.pk = other.pk or self.pk
@@ -105,6 +110,9 @@ class TableInfo:
         self.changes += other.changes
         self.last_seq = max(self.last_seq, other.last_seq)
         self.dependent |= other.dependent
+        self.layouts |= other.layouts
+        for lid, n in other.key_change_after.items():
+            self.key_change_after[lid] = min(n, self.key_change_after.get(lid, n))
 
 
 @dataclass
@@ -115,6 +123,7 @@ class BatchInfo:
     errors: list[dict[str, Any]] = field(default_factory=list)   # undecodable stretches
     ddls: list[dict[str, Any]] = field(default_factory=list)     # DDL statements, applied at their position
     changes: int = 0
+    layouts: dict[str, tuple[str, Optional[str]]] = field(default_factory=dict)   # id -> (columns, primary key)
 
     def add(self, other: "BatchInfo") -> "BatchInfo":
         for t, info in other.tables.items():
@@ -125,11 +134,34 @@ class BatchInfo:
         self.errors += other.errors
         self.ddls += other.ddls
         self.changes += other.changes
+        self.layouts.update(other.layouts)
+        return self
+
+    def resolve_layouts(self, lookup: Any) -> "BatchInfo":
+        """Give each table the columns and primary key of the layouts its change rows name (a layout row the
+        batch does not hold, when it starts inside a chunk, comes from ``lookup(ids) -> {id: (columns, pk)}``)."""
+        wanted = {lid for t in self.tables.values() for lid in t.layouts}
+        missing = wanted - self.layouts.keys()
+        if missing:
+            self.layouts.update(lookup(sorted(missing)))
+            if missing - self.layouts.keys():
+                raise LayoutMissingError(f"bronze names table layout(s) {sorted(missing - self.layouts.keys())} "
+                                         f"without their layout rows: bronze is damaged; re-ingest the source")
+        for t in self.tables.values():
+            for lid in sorted(t.layouts):
+                columns, pk = self.layouts[lid]
+                t.metas.add(columns)
+                if pk and t.pk is None:
+                    t.pk = json.loads(pk)
+                n = t.key_change_after.get(lid)
+                if n is not None and pk and n < len(json.loads(columns)):
+                    t.dependent = True
+            t.layouts, t.key_change_after = set(), {}
         return self
 
 
 SCAN_COLUMNS = (SEQ_COL, "binlog_file", "pos", "gtid", "op", "db", "table_name", "columns", "primary_key",
-                "key_before", "key_after", "after", "diffs", "statement", "commit_ts", "raw")
+                "key_before", "key_after", "after", "diffs", "statement", "commit_ts", "raw", "layout")
 
 
 def key_change(op: str, key_before: Optional[str], key_after: Optional[str]) -> bool:
@@ -147,6 +179,9 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
         if r["gtid"]:
             gtids.add(r["gtid"])
         op = r["op"]
+        if op == LAYOUT_OP:
+            info.layouts[r["layout"]] = (r["columns"], r["primary_key"])
+            continue
         if op not in CHANGE_OPS:
             if op in ("error", "ddl"):
                 (info.errors if op == "error" else info.ddls).append(
@@ -158,16 +193,24 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
         t = info.tables.get((r["db"], r["table_name"]))
         if t is None:
             t = info.tables[r["db"], r["table_name"]] = TableInfo()
-        if r["primary_key"] and t.pk is None:
-            t.pk = loads(r["primary_key"])
-        if r["columns"]:
-            t.metas.add(r["columns"])
+        lid = r["layout"]
+        if lid:
+            t.layouts.add(lid)
+        else:                           # bronze written before layouts were stated once per chunk
+            if r["primary_key"] and t.pk is None:
+                t.pk = loads(r["primary_key"])
+            if r["columns"]:
+                t.metas.add(r["columns"])
         t.changes += 1
         t.last_seq = max(t.last_seq, seq)
         if not t.dependent and key_change(op, r["key_before"], r["key_after"]):
-            whole = r["diffs"] is None and (not r["primary_key"] or
-                                            len(loads(r["after"] or "{}")) >= len(loads(r["columns"] or "[]")))
-            t.dependent = not whole
+            if r["diffs"] is not None:
+                t.dependent = True
+            elif lid:                   # whole unless fewer columns than the layout's (resolve_layouts)
+                n = len(loads(r["after"] or "{}"))
+                t.key_change_after[lid] = min(n, t.key_change_after.get(lid, n))
+            elif r["primary_key"]:
+                t.dependent = len(loads(r["after"] or "{}")) < len(loads(r["columns"] or "[]"))
     info.gtids = gtids.to_text()
     return info
 
@@ -182,9 +225,10 @@ def _scan_arrow(batches: Iterator[Any]) -> Iterator[Any]:
     yield pa.RecordBatch.from_pydict({"info": [pickle.dumps(info)]}, pa.schema([("info", pa.binary())]))
 
 
-def scan_batch(batch: "DataFrame") -> BatchInfo:
+def scan_batch(batch: "DataFrame", lookup: Any) -> BatchInfo:
     """The batch's :class:`BatchInfo`, scanned in the executors (Arrow in, one small record per partition out);
-    an after image travels only for key-changing updates, raw bytes only for undecodable stretches."""
+    an after image travels only for key-changing updates, raw bytes only for undecodable stretches. Layouts
+    the batch names but does not hold come from ``lookup`` (:func:`bronze_layouts`)."""
     import pickle
 
     from pyspark.sql import functions as F
@@ -196,7 +240,16 @@ def scan_batch(batch: "DataFrame") -> BatchInfo:
     out = BatchInfo()
     for r in rows.mapInArrow(_scan_arrow, "info binary").collect():
         out.add(pickle.loads(r["info"]))
-    return out
+    return out.resolve_layouts(lookup)
+
+
+def bronze_layouts(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str) -> Any:
+    """``ids -> {id: (columns, primary key)}`` from the source's ``layout`` rows in bronze."""
+    def lookup(ids: list[str]) -> dict[str, tuple[str, Optional[str]]]:
+        rows = engine.read_rows(spark, bronze_path, ("layout", "columns", "primary_key"),
+                                {"source": source, "op": LAYOUT_OP, "layout": tuple(ids)})
+        return {r["layout"]: (r["columns"], r["primary_key"]) for r in rows}
+    return lookup
 
 
 # --- 3. the fold -------------------------------------------------------------------------------------------------
@@ -594,7 +647,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     batch = unapplied(spark, engine, lake.bronze, opts.source, ckpt.seq, opts.cutoff_us)
     table_seams = seams(engine, lake, opts.source)
     batch = after_seams(batch, table_seams)
-    info = scan_batch(batch)
+    layouts = bronze_layouts(spark, engine, lake.bronze, opts.source)
+    info = scan_batch(batch, layouts)
     report.stage_seconds["scan"] = time.perf_counter() - t0
     if info.last is None:
         return report
@@ -607,8 +661,8 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     lo = ckpt.seq
     for ddl, actions in ddls:
         part = batch.filter(F.col(SEQ_COL) < ddl[SEQ_COL]).filter(F.col(SEQ_COL) > lo)
-        gtids = _apply_segment(spark, engine, lake, opts, run_id, part, scan_batch(part), blocked, gtids, report,
-                               lo)
+        gtids = _apply_segment(spark, engine, lake, opts, run_id, part, scan_batch(part, layouts), blocked, gtids,
+                               report, lo)
         _apply_ddl(spark, engine, lake, opts, ddl, actions, blocked, report)
         gtids = ",".join(g for g in (gtids, ddl["gtid"]) if g)
         write_checkpoints(spark, engine, lake.checkpoints,
@@ -616,7 +670,7 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
         lo = ddl[SEQ_COL]
     if ddls:
         batch = batch.filter(F.col(SEQ_COL) > lo)
-        info = scan_batch(batch)
+        info = scan_batch(batch, layouts)
     if info.last is not None:
         _apply_segment(spark, engine, lake, opts, run_id, batch, info, blocked, gtids, report, lo)
     report.schema_mismatches = check_against_registry(spark, engine, lake, report.ddl_tables, opts.cutoff_us)

@@ -35,3 +35,7 @@ class SparkJobFailed(LakeError):
 class BinlogGapError(LakeError):
     """A source's binlogs do not continue from what the lake holds: a file missing between two others, or a file
     that changed below the position already ingested. The source stops; a snapshot is the way forward."""
+
+
+class LayoutMissingError(LakeError):
+    """Bronze change rows name a table layout whose ``layout`` row is not in bronze."""

@@ -177,10 +177,11 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         if opts.on_decode_error == "fail":
             frame = frame.cache()                   # decoded once: checked, then appended
             _stop_at_decode_error(frame)
-        report.version = engine.append(lake.bronze, frame)
+        observed, ends = _observe_ends(frame)
+        report.version = engine.append(lake.bronze, observed)
         frame.unpersist()                           # (nothing to do unless cached)
         crash_point("after_bronze")
-        report.rows, report.totals = _counters(spark, engine, lake.bronze, opts.source, plan.files)
+        report.rows, report.totals = _counters(ends.get["ends"])
     report.seconds = time.perf_counter() - started
     return report
 
@@ -198,23 +199,25 @@ def _stop_at_decode_error(frame: "DataFrame") -> None:
                            f"this stretch in meta/quarantine")
 
 
-def _counters(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str,
-              files: list[FileIdentity]) -> tuple[Counter, dict[str, int]]:
-    """Bronze rows per op and the decode totals of this ingest, from its chunks' end rows (an identity is
-    ingested once, so the end rows of the planned identities are exactly this ingest's)."""
-    wanted = {(f.name, f.sha256) for f in files}
+def _observe_ends(frame: "DataFrame") -> tuple["DataFrame", Any]:
+    """``frame`` observed while it is written: its chunks' end rows (one per task) are collected by the write
+    itself (Spark's ``Observation``: metrics of the successful task attempts), not read back from bronze."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    ends = Observation("bronze_ends")
+    end = F.when(F.col("op").isin(*END_OPS), F.struct("op", "statement"))
+    return frame.observe(ends, F.collect_list(end).alias("ends")), ends
+
+
+def _counters(ends: list[Any]) -> tuple[Counter, dict[str, int]]:
+    """Bronze rows per op and the decode totals of this ingest, from its chunks' end rows."""
     rows: Counter = Counter()
     totals: dict[str, int] = {}
-    names = tuple(sorted({f.name for f in files}))
-    for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_sha256", "op", "statement"),
-                              {"source": source, "op": END_OPS, "binlog_file": names}):
-        if (r["binlog_file"], r["file_sha256"]) not in wanted:
-            continue
+    for r in ends:
         rows[r["op"]] += 1
         _add_stats(json.loads(r["statement"]), rows, totals)
     return rows, totals
-
-
 def _add_stats(stats: dict[str, Any], rows: Counter, totals: dict[str, int]) -> None:
     for k, v in stats.items():
         if k == "rows":

@@ -1,6 +1,8 @@
 """``bronze.binlog_events`` as plain Python: its columns, and the rows one binlog (or one chunk of it) gives.
 
-One row per row change, one per DDL statement, one ``error`` row per undecodable stretch (the rest of the chunk
+One row per row change, one ``layout`` row per table layout and chunk (placed before the layout's first change
+in the chunk: its ``columns`` and ``primary_key``, which change rows name by their ``layout`` id instead of
+repeating them), one per DDL statement, one ``error`` row per undecodable stretch (the rest of the chunk
 after it; ``raw`` holds its first :data:`RAW_CAP` bytes, the apply step quarantines it with the reason and those
 bytes), one ``chunk_end`` row per chunk but the last, and one ``file_end`` row per file, whose presence in bronze
 means the file (with that identity) is completely ingested: the Delta append that adds it is atomic. Their
@@ -14,6 +16,7 @@ transaction into bronze rows, carrying its GTID, start position and commit time.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
@@ -47,22 +50,24 @@ BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("commit_ts", "bigint", False),        # commit time, microseconds since the epoch (UTC)
     ("db", "string", True),
     ("table_name", "string", True),
-    ("op", "string", False),               # insert | update | delete | ddl | error | file_end
+    ("op", "string", False),               # insert|update|delete, layout, ddl, error, chunk_end, file_end
     ("before", "string", True),            # images: JSON objects in the `binlake rows` value encoding
     ("after", "string", True),
     ("diffs", "string", True),             # partial JSON: {column: [{"op", "path", "value"}]}
-    ("columns", "string", True),           # [[name, type_code, real_type, metadata, unsigned, collation_id]]
-    ("primary_key", "string", True),       # ["col", ...]; null: the table has no primary key
+    ("columns", "string", True),           # layout: [[name, type_code, real_type, metadata, unsigned, collation]]
+    ("primary_key", "string", True),       # layout: ["col", ...]; null: the table has no primary key
     ("key_before", "string", True),        # fold.row_key of the before image / of the row after the change
     ("key_after", "string", True),         # (null when a MINIMAL after image lacks the key: key unchanged)
     ("event_type", "int", False),
     ("statement", "string", True),         # ddl: the query; error: the reason; file_end: stats JSON
     ("ingest_run", "string", False),
     ("raw", "binary", True),               # error: the stretch's first RAW_CAP bytes, from ``pos``
+    ("layout", "string", True),            # change and layout rows: layout_id(columns, primary_key)
 )
 BRONZE_COLUMNS = tuple(c for c, _, _ in BRONZE_SCHEMA)
 OP_INDEX = BRONZE_COLUMNS.index("op")
 CHANGE_OPS = ("insert", "update", "delete")
+LAYOUT_OP = "layout"
 DECODE_ERROR_POLICIES = ("quarantine", "fail")
 RAW_CAP = LOG_EVENT_HEADER_LEN + (64 << 10)    # bytes of an undecodable stretch kept: an event header and 64 KiB
 
@@ -81,6 +86,11 @@ def _dumps(value: Any) -> Optional[str]:
     return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def layout_id(columns: Optional[str], primary_key: Optional[str]) -> str:
+    """The id of a table layout (the TABLE_MAP's columns and the primary key, as bronze holds them as JSON)."""
+    return hashlib.sha256(f"{columns}\n{primary_key}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 class BronzeApplier(EventHandler):
     """The applier at the end of the ingest chain: a transaction -> bronze rows (appended to ``rows``)."""
 
@@ -90,11 +100,13 @@ class BronzeApplier(EventHandler):
         self.schema_provider = schema_provider
         self.tables = tables                          # the reader's table_id -> TableLayout
         self.rows: list[tuple] = []
-        self._meta: dict[int, tuple[Optional[str], Optional[str]]] = {}   # id(layout) -> (columns, pk)
+        self._meta: dict[int, tuple[str, Optional[str], Optional[str], Optional[list[str]]]] = {}  # id(layout) ->
+        self._stated: set[str] = set()                # layout ids with a layout row in this chunk
         ident = task.identity
         self._head = (ident.source, ident.name, ident.sequence, ident.size, ident.sha256)
 
-    def _layout_meta(self, layout: Any) -> tuple[Optional[str], Optional[str], Optional[list[str]]]:
+    def _layout_meta(self, layout: Any) -> tuple[str, Optional[str], Optional[str], Optional[list[str]]]:
+        """(layout id, columns JSON, primary key JSON, primary key) of a reader's TableLayout."""
         got = self._meta.get(id(layout))
         if got is None:
             tm = layout.table_map
@@ -109,7 +121,8 @@ class BronzeApplier(EventHandler):
                     schema = None
                 pk_idx = tuple(i for i, _ in schema.primary_key) if schema is not None else ()
             pk = [names[i] for i in pk_idx] if pk_idx else None
-            got = (_dumps([column_meta(c) for c in layout.columns]), _dumps(pk), pk)
+            cols, pk_json = _dumps([column_meta(c) for c in layout.columns]), _dumps(pk)
+            got = (layout_id(cols, pk_json), cols, pk_json, pk)
             self._meta[id(layout)] = got
         return got
 
@@ -131,13 +144,18 @@ class BronzeApplier(EventHandler):
                 pos = ev.payload_pos if ev.payload_pos is not None else ev.pos
                 if pos != last_pos:
                     last_pos, next_row = pos, 0
-                cols, pk_json, pk = self._layout_meta(layout)
+                lid, cols, pk_json, pk = self._layout_meta(layout)
+                if lid not in self._stated:
+                    self._stated.add(lid)
+                    out.append((*head, pos, next_row, seq_of(file_seq, pos, next_row), gtid, trx_pos, commit_us,
+                                layout.db, layout.table, LAYOUT_OP, None, None, None, cols, pk_json, None, None,
+                                ev.header.type_code, None, run, None, lid))
                 for c in row_changes_of(ev, layout, gtid=gtid, first_row=next_row):
                     before, after = json_image(c.before), json_image(c.after)
                     key_before, key_after = change_keys(before, after, pk)
                     out.append((*head, c.pos, c.row, seq_of(file_seq, c.pos, c.row), gtid, trx_pos, commit_us,
                                 c.db, c.table, c.op, _dumps(before), _dumps(after), _dumps(json_diffs(c.diffs)),
-                                cols, pk_json, key_before, key_after, c.event_type, None, run, None))
+                                None, None, key_before, key_after, c.event_type, None, run, None, lid))
                 next_row += len(b.rows)
         if trx.kind == "ddl":
             q = trx.events[-1]
@@ -145,7 +163,7 @@ class BronzeApplier(EventHandler):
             assert isinstance(body, QueryEvent)
             out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, body.db or None,
                         None, "ddl", None, None, None, None, None, None, None, q.header.type_code, body.query, run,
-                        None))
+                        None, None))
         self.next(trx, cont)
 
 
@@ -228,7 +246,7 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
             f.seek(at)
             raw = f.read(min(RAW_CAP, (task.end or ident.size) - at))
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
-                     None, None, None, None, None, None, 0, reason, run_id, raw))
+                     None, None, None, None, None, None, 0, reason, run_id, raw, None))
     handed(rows)
     s = tf.stats
     stats = {"transactions": transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
@@ -237,5 +255,5 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
              "end_pos": end_pos, "error": error is not None, "rows": ops}
     rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
                  "file_end" if task.end is None else "chunk_end", None, None, None, None, None, None, None, 0,
-                 _dumps(stats), run_id, None))
+                 _dumps(stats), run_id, None, None))
     yield rows

@@ -34,7 +34,7 @@ SOURCE_CHECKPOINT = "*"               # meta.checkpoints: the row of a whole sou
 
 
 def bronze_changes(bronze: "DataFrame") -> "DataFrame":
-    """Bronze's row changes and DDL rows (not the bookkeeping rows ``chunk_end``/``file_end``/``error``)."""
+    """Bronze's row changes and DDL rows (not the bookkeeping rows ``layout``/``chunk_end``/``file_end``/``error``)."""
     from pyspark.sql import functions as F
 
     return bronze.where(F.col("op").isin(*CHANGE_OPS, "ddl"))

@@ -35,7 +35,7 @@ REGISTRY = "meta.schema_registry"
 TEMPORALS = "silver.invalid_temporals"
 PIPELINE_SUITES = (BRONZE_ORDER, BRONZE_SEQUENCE, BRONZE_OPS, RECONCILIATION, QUARANTINE, REGISTRY, TEMPORALS)
 
-BRONZE_OPS_KNOWN = ("insert", "update", "delete", "ddl", "error", "chunk_end", "file_end")
+BRONZE_OPS_KNOWN = ("insert", "update", "delete", "layout", "ddl", "error", "chunk_end", "file_end")
 
 
 def silver_table_name(db: str, table: str) -> str:
