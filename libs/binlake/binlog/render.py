@@ -28,25 +28,41 @@ from binlake.mysqljson import BinaryJson, DiffOp, JsonError, render_mysqlbinlog
 _TEMPORALS = (MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp)
 
 
+def _float(value: float) -> float:
+    if not math.isfinite(value):
+        raise CorruptEventError("FLOAT/DOUBLE value is not a finite number", expected="a finite number (MySQL "
+                                "stores no NaN or infinity)", found=repr(value))
+    return value
+
+
+def _text(value: str) -> Any:
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return {"hex": value.encode("utf-8", "surrogateescape").hex()}
+
+
+# the renderers of the exact types the decoder gives (json_value's dispatch, without its isinstance chain)
+_RENDER = {float: _float, str: _text, Decimal: lambda v: format(v, "f"), bytes: lambda v: {"hex": v.hex()},
+           MysqlDate: str, MysqlDateTime: str, MysqlTime: str, MysqlTimestamp: str}
+
+
 def json_value(value: Any) -> Any:
     """A column value in the ``binlake rows`` JSON encoding. Text that did not decode in its charset (kept with
     surrogate escapes, e.g. non-UTF-8 text whose charset the TABLE_MAP does not say) is ``{"hex": ...}`` of its
     bytes, so the output is always valid UTF-8 and lossless."""
+    render = _RENDER.get(type(value))
+    if render is not None:
+        return render(value)
     if value is None or isinstance(value, int):
         return value
     if isinstance(value, float):
-        if not math.isfinite(value):
-            raise CorruptEventError("FLOAT/DOUBLE value is not a finite number", expected="a finite number (MySQL "
-                                    "stores no NaN or infinity)", found=repr(value))
-        return value
+        return _float(value)
     if isinstance(value, str):
-        if value.isascii():
-            return value
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return {"hex": value.encode("utf-8", "surrogateescape").hex()}
+        return _text(value)
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -63,12 +79,18 @@ def json_value(value: Any) -> Any:
     raise CorruptEventError(f"no JSON encoding for a {type(value).__name__} value")
 
 
+_AS_IS = frozenset((int, type(None)))
+
+
 def json_image(image: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
-    """A row image in the ``binlake rows`` JSON encoding; a value that does not render names its column."""
+    """A row image in the ``binlake rows`` JSON encoding; a value that does not render names its column.
+    (Integers and NULLs, most values, render as they are; the decoder's other types go straight to their
+    renderer.)"""
     if image is None:
         return None
     try:
-        return {k: json_value(v) for k, v in image.items()}
+        render = _RENDER.get
+        return {k: v if type(v) in _AS_IS else render(type(v), json_value)(v) for k, v in image.items()}
     except BinlogError:
         for k, v in image.items():
             try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import datetime as _dt
+import time as _time
 from typing import NamedTuple
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -120,8 +121,9 @@ class MysqlTimestamp(NamedTuple):
     def __str__(self) -> str:
         if self.seconds == 0 and self.microsecond == 0:
             return "0000-00-00 00:00:00" + _frac(0, self.fsp)
-        d = _EPOCH + _dt.timedelta(seconds=self.seconds)
-        return d.strftime("%Y-%m-%d %H:%M:%S") + _frac(self.microsecond, self.fsp)
+        t = _time.gmtime(self.seconds)          # (an unsigned 32-bit count: always in gmtime's range)
+        return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d} {t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+                + _frac(self.microsecond, self.fsp))
 
     def to_datetime(self) -> _dt.datetime:
         if self.seconds == 0 and self.microsecond == 0:

@@ -82,8 +82,11 @@ class ChunkTask:
     end: Optional[int]          # None: to the end of the file (this chunk writes the file_end row)
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _dumps(value: Any) -> Optional[str]:
-    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return None if value is None else _encode(value)
 
 
 def layout_id(columns: Optional[str], primary_key: Optional[str]) -> str:

@@ -67,12 +67,15 @@ class FoldResult:
     stats: Counter = field(default_factory=Counter)
 
 
+_encode_key = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode_sorted = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+
+
 def row_key(values: dict[str, Any], pk: Optional[Sequence[str]]) -> str:
     """The identity of a row: its primary key values, or (no primary key) all its non-NULL values."""
     if pk:
-        return json.dumps([values.get(c) for c in pk], separators=(",", ":"), ensure_ascii=False)
-    return json.dumps({k: v for k, v in values.items() if v is not None}, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+        return _encode_key([values.get(c) for c in pk])
+    return _encode_sorted({k: v for k, v in values.items() if v is not None})
 
 
 def _diffs(items: list[dict[str, Any]]) -> list[JsonDiff]:
