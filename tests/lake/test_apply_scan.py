@@ -8,7 +8,7 @@ import pytest
 
 from binlake.lake.apply import SCAN_COLUMNS, BatchInfo, _scan
 from binlake.lake.errors import LayoutMissingError
-from binlake.pipeline.bronze import layout_id
+from binlake.pipeline.bronze import CHANGE_OPS, layout_id
 
 COLUMNS = json.dumps([["id", 3, 3, 0, False, None], ["name", 15, 15, 40, False, 255], ["qty", 3, 3, 0, False, None]])
 PK = json.dumps(["id"])
@@ -73,3 +73,44 @@ def test_bronze_rows_with_their_own_columns_still_scan():
     old.update(layout=None, columns=COLUMNS, primary_key=PK)
     t = scanned([old]).tables["d", "t"]
     assert t.metas == {COLUMNS} and t.pk == ["id"] and t.dependent
+
+
+def test_layouts_of_a_batch_starting_inside_a_chunk_are_read_from_bronze(tmp_path):
+    """A real generated binlog decoded to bronze (written with delta-rs): a batch that starts after a chunk's
+    layout rows gets the same table metadata from the lookup as the whole chunk's batch has in itself."""
+    import datetime as dt
+
+    from binlake.generate.config import GenerateConfig
+    from binlake.generate.run import generate
+    from binlake.lake.apply import bronze_layouts
+    from binlake.lake.arrow import to_arrow
+    from binlake.lake.delta.rust import RustEngine
+    from binlake.lake.ingest import BRONZE_COLUMNS_TYPES
+    from binlake.pipeline.bronze import BRONZE_COLUMNS, ChunkTask, decode_chunk
+    from binlake.pipeline.filters import TransactionFilter
+    from binlake.pipeline.identity import identify, landing_files
+
+    generate(tmp_path / "gen", GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1)))
+    path = landing_files(tmp_path / "gen" / "landing" / "shop-primary")[0]
+    rows = decode_chunk(ChunkTask(path, identify("src", path), 4, None), TransactionFilter(), "run")
+    engine, bronze = RustEngine(), str(tmp_path / "bronze")
+    engine.append(bronze, to_arrow(BRONZE_COLUMNS_TYPES, rows))
+    dicts = [dict(zip(BRONZE_COLUMNS, r)) for r in rows]
+    last_layout = max(i for i, r in enumerate(dicts) if r["op"] == "layout")
+    whole = _scan(iter(dicts)).resolve_layouts(lambda ids: {})
+    asked = []
+
+    def lookup(ids):
+        asked.append(ids)
+        return bronze_layouts(None, engine, bronze, "src")(ids)
+
+    later = _scan(iter(dicts[last_layout + 1:])).resolve_layouts(lookup)
+    stated = {r["layout"]: r for r in dicts if r["op"] == "layout"}
+    named: dict = {}
+    for r in dicts[last_layout + 1:]:
+        if r["op"] in CHANGE_OPS:
+            named.setdefault((r["db"], r["table_name"]), set()).add(stated[r["layout"]]["columns"])
+    assert asked and named and set(later.tables) == set(named)
+    for t, info in later.tables.items():
+        assert info.metas == named[t] and info.pk == whole.tables[t].pk
+    assert bronze_layouts(None, engine, bronze, "another source")(asked[0]) == {}
