@@ -103,11 +103,18 @@ def landed_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("binlog.*")) if folder.is_dir() else 0
 
 
-def wait_for(condition, what: str) -> None:
+def wait_for(condition, what: str, fetcher: subprocess.Popen[bytes] | None = None,
+             writer: threading.Thread | None = None) -> None:
+    """Wait for ``condition``; fail at once, saying why, when the fetcher exits or the workload's thread ends."""
     deadline = time.monotonic() + WAIT_S
     while not condition():
+        if fetcher is not None and fetcher.poll() is not None:
+            _, err = fetcher.communicate()
+            pytest.fail(f"the fetcher exited ({fetcher.returncode}) while waiting for {what}: "
+                        f"{err.decode(errors='replace')[-2000:]}")
         if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what} after {WAIT_S:.0f} s")
+            state = "" if writer is None else f" (workload thread {'running' if writer.is_alive() else 'ended'})"
+            pytest.fail(f"gave up waiting for {what} after {WAIT_S:.0f} s{state}")
         time.sleep(0.05)
 
 
@@ -157,7 +164,8 @@ def test_sigkill_mid_stream_then_resume(mariadb_server: MariaDBServer, tmp_path:
     try:
         for kill in range(3):
             fetcher = start_fetcher(server, tmp_path)
-            wait_for(lambda: landed_bytes(folder) > stored + 20000, "the fetcher to store more events")
+            wait_for(lambda: landed_bytes(folder) > stored + 20000, "the fetcher to store more events", fetcher,
+                     writer)
             fetcher.send_signal(signal.SIGKILL)
             _, err = fetcher.communicate(timeout=WAIT_S)
             assert fetcher.returncode == -signal.SIGKILL

@@ -218,6 +218,8 @@ def _counters(ends: list[Any]) -> tuple[Counter, dict[str, int]]:
         rows[r["op"]] += 1
         _add_stats(json.loads(r["statement"]), rows, totals)
     return rows, totals
+
+
 def _add_stats(stats: dict[str, Any], rows: Counter, totals: dict[str, int]) -> None:
     for k, v in stats.items():
         if k == "rows":
