@@ -206,3 +206,14 @@ def test_spark_engine_source_checks_run_without_delta(spark):
         engine._check_unique("t", frame(spark, [(9, "x", 20, "insert"), (9, "y", 21, "update")]), ["id"])
     live = engine._without_deletes(frame(spark, cases.BATCH + [(8, "n", 1, None)]), MergeSpec(("id",)))
     assert sorted(r["id"] for r in live.collect()) == [1, 3, 5, 8]
+
+
+def test_count_says_what_delete_would_delete(engine, spark, table_path):
+    engine.append(table_path, spark.createDataFrame(TYPES_ROWS, TYPES_DDL))
+    checks = [({"name": "naïve ✓"}, None, 1), ({}, ("id", 2), 2), ({"small": 2147483647}, ("id", 2), 0),
+              ({}, None, 3)]
+    for equal, at_most, n in checks:
+        assert engine.count(table_path, equal, at_most) == n, (equal, at_most)
+    assert engine.count(str(table_path) + "-absent") == 0
+    assert engine.delete(table_path, {}, ("id", 1)) == 1
+    assert engine.count(table_path, {}, ("id", 2)) == 1 and engine.count(table_path) == 2

@@ -16,7 +16,8 @@ Maintain every Delta table of the lake (bronze, silver and its history tables, m
 
 The retention (--vacuum-hours, default 168 = 7 days, Delta's default) keeps time travel and readers working
 within it; a shorter one is refused unless --force is given. Run it while no load writes the lake (the
-weekly lake_maintenance DAG does). --dry-run changes nothing and lists what vacuum would delete per table.
+weekly lake_maintenance DAG does). --dry-run changes nothing and counts what vacuum would delete per table and
+the tombstones it would purge.
 """
 
 
@@ -29,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--vacuum-hours", type=float, default=SAFE_RETENTION_HOURS, metavar="N",
                    help=f"vacuum retention in hours (default {SAFE_RETENTION_HOURS:g}; below it needs --force)")
     p.add_argument("--force", action="store_true", help="allow a retention below the safe minimum")
-    p.add_argument("--dry-run", action="store_true", help="change nothing; count what vacuum would delete")
+    p.add_argument("--dry-run", action="store_true",
+                   help="change nothing; count what vacuum would delete and the tombstones it would purge")
     p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto",
                    help="Delta engine (rust needs no Spark; auto picks spark when its jars are set up)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")

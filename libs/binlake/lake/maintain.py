@@ -83,7 +83,7 @@ class MaintenanceReport:
     dry_run: bool
     tables: list[TableResult] = field(default_factory=list)
     staging_removed: list[str] = field(default_factory=list)   # stale _staging folders (dry run: would be)
-    tombstones_purged: int = 0                                  # applied tombstones deleted (dry run: 0)
+    tombstones_purged: int = 0                   # applied tombstones deleted (dry run: that would be deleted)
 
     def as_dict(self) -> dict[str, Any]:
         t = self.tables
@@ -100,13 +100,13 @@ class MaintenanceReport:
 def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: float,
                    dry_run: bool, first: Callable[[], Any] | None = None) -> TableResult:
     """Compact, vacuum and checkpoint one table (with ``dry_run``: only count what vacuum would delete);
-    ``first`` runs before the compaction (a purge of rows)."""
+    ``first`` runs before the compaction (a purge of rows, that counts them in a dry run)."""
     started = time.perf_counter()
     r = TableResult(rel)
     try:
         r.version_before = engine.version(path)
         r.files_before = len(engine.data_files(path))
-        if first is not None and not dry_run:
+        if first is not None:
             first()
         if not dry_run and len(engine.data_files(path)) > 1:
             r.files_compacted, r.files_written = engine.compact(path)
@@ -139,15 +139,17 @@ def stale_staging(staging_root: str, older_than_hours: float, *, dry_run: bool =
     return sorted(str(p) for p in found)
 
 
-def purge_tombstones(engine: "DeltaEngine", lake: "LakeLayout") -> int:
-    """Delete the tombstones each source's checkpoint has passed (its loads read only newer ones); how many."""
+def purge_tombstones(engine: "DeltaEngine", lake: "LakeLayout", *, dry_run: bool = False) -> int:
+    """Delete the tombstones each source's checkpoint has passed (its loads read only newer ones); how many
+    (``dry_run``: only count them)."""
     from binlake.lake.checkpoints import SOURCE_ROW
     from binlake.lake.delta.plan import SEQ_COL
 
     purged = 0
     for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL), {"table_name": SOURCE_ROW}):
         if r[SEQ_COL] is not None:
-            purged += engine.delete(lake.tombstones, {"source": r["source"]}, at_most=(SEQ_COL, r[SEQ_COL]))
+            purge = engine.count if dry_run else engine.delete
+            purged += purge(lake.tombstones, {"source": r["source"]}, at_most=(SEQ_COL, r[SEQ_COL]))
     return purged
 
 
@@ -159,8 +161,9 @@ def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: fl
     report = MaintenanceReport(lake.root, engine.name, vacuum_hours, dry_run)
 
     def purge() -> None:
-        report.tombstones_purged = purge_tombstones(engine, lake)
-        progress(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes purged")
+        report.tombstones_purged = purge_tombstones(engine, lake, dry_run=dry_run)
+        progress(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes "
+                 f"{'to purge' if dry_run else 'purged'}")
 
     tables = lake_tables(lake)
     for n, path in enumerate(tables, 1):
@@ -193,7 +196,8 @@ def format_report(report: MaintenanceReport) -> str:
     lines.append(f"data files {t['files_before']} -> {t['files_after']}; {t['files_compacted']} compacted into "
                  f"{t['files_written']}; {t['files_vacuumed']} {'to vacuum' if report.dry_run else 'vacuumed'}")
     if report.tombstones_purged:
-        lines.append(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes purged")
+        lines.append(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes "
+                     f"{'to purge' if report.dry_run else 'purged'}")
     if report.staging_removed:
         lines.append(f"_staging: {len(report.staging_removed)} stale folder(s) left by killed jobs "
                      f"{'to delete' if report.dry_run else 'deleted'}")

@@ -58,6 +58,11 @@ class DeltaEngine(ABC):
         """Delete the rows whose columns equal ``equal`` and (``at_most=(column, n)``) whose column is at most
         ``n`` (all rows without either); returns how many."""
 
+    @abstractmethod
+    def count(self, table_path: str, equal: dict[str, Any] | None = None,
+              at_most: tuple[str, int] | None = None) -> int:
+        """How many rows :meth:`delete` with the same arguments would delete (no table: 0)."""
+
     def frame(self, spark: SparkSession | None, table: Any) -> Any:
         """A small Arrow table as this engine's write input (a DataFrame for spark; the table itself here)."""
         return table

@@ -31,6 +31,25 @@ if TYPE_CHECKING:
 MERGE_BATCH_ROWS = 250_000        # source rows per delta-rs MERGE (bounded driver memory)
 
 
+def _expression(equal: dict[str, Any] | None, at_most: tuple[str, int] | None = None) -> Any:
+    """A pyarrow dataset filter: the columns equal ``equal`` (a tuple: one of its items), ``at_most``'s column
+    is at most its value; None for no condition."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    terms = []
+    for name, value in (equal or {}).items():
+        text = isinstance(value, str) or (isinstance(value, tuple) and all(isinstance(v, str) for v in value))
+        field = ds.field(name).cast(pa.string()) if text else ds.field(name)
+        terms.append(field.isin(list(value)) if isinstance(value, tuple) else field == value)
+    if at_most is not None:
+        terms.append(ds.field(at_most[0]) <= at_most[1])
+    expr = None
+    for term in terms:
+        expr = term if expr is None else expr & term
+    return expr
+
+
 class RustEngine(DeltaEngine):
     name = "rust"
 
@@ -159,16 +178,14 @@ class RustEngine(DeltaEngine):
         """Through delta-rs's Arrow dataset on the driver (column pruning, predicate pushdown, no Spark job)."""
         if not self.exists(table_path):
             return []
-        import pyarrow as pa
-        import pyarrow.dataset as ds
+        dataset = self._table(table_path).to_pyarrow_dataset()
+        return dataset.to_table(columns=list(columns), filter=_expression(equal)).to_pylist()
 
-        expr = None
-        for name, value in (equal or {}).items():
-            text = isinstance(value, str) or (isinstance(value, tuple) and all(isinstance(v, str) for v in value))
-            field = ds.field(name).cast(pa.string()) if text else ds.field(name)
-            term = field.isin(list(value)) if isinstance(value, tuple) else field == value
-            expr = term if expr is None else expr & term
-        return self._table(table_path).to_pyarrow_dataset().to_table(columns=list(columns), filter=expr).to_pylist()
+    def count(self, table_path: str, equal: dict[str, Any] | None = None,
+              at_most: tuple[str, int] | None = None) -> int:
+        if not self.exists(table_path):
+            return 0
+        return self._table(table_path).to_pyarrow_dataset().count_rows(filter=_expression(equal, at_most))
 
     def delete(self, table_path: str, equal: dict[str, Any] | None = None,
                at_most: tuple[str, int] | None = None) -> int:

@@ -24,6 +24,19 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
+def _condition(equal: dict[str, Any] | None, at_most: tuple[str, int] | None) -> Any:
+    """The Column condition of :meth:`DeltaEngine.delete`'s arguments; None for no condition."""
+    from pyspark.sql import functions as F
+
+    terms = [F.col(quote_spark(name)) == F.lit(value) for name, value in (equal or {}).items()]
+    if at_most is not None:
+        terms.append(F.col(quote_spark(at_most[0])) <= F.lit(at_most[1]))
+    cond = None
+    for term in terms:
+        cond = term if cond is None else cond & term
+    return cond
+
+
 class SparkEngine(DeltaEngine):
     name = "spark"
 
@@ -60,15 +73,7 @@ class SparkEngine(DeltaEngine):
                at_most: tuple[str, int] | None = None) -> int:
         if not self.exists(table_path):
             return 0
-        from pyspark.sql import functions as F
-
-        cond = None
-        for name, value in (equal or {}).items():
-            term = F.col(quote_spark(name)) == F.lit(value)
-            cond = term if cond is None else cond & term
-        if at_most is not None:
-            term = F.col(quote_spark(at_most[0])) <= F.lit(at_most[1])
-            cond = term if cond is None else cond & term
+        cond = _condition(equal, at_most)
         table = self._table(table_path)
         before = self.version(table_path)
         table.delete(cond)
@@ -76,6 +81,14 @@ class SparkEngine(DeltaEngine):
             return 0
         metrics = table.history(1).first()["operationMetrics"] or {}
         return int(metrics.get("numDeletedRows", 0))
+
+    def count(self, table_path: str, equal: dict[str, Any] | None = None,
+              at_most: tuple[str, int] | None = None) -> int:
+        if not self.exists(table_path):
+            return 0
+        cond = _condition(equal, at_most)
+        rows = self.read(self._spark, table_path)
+        return (rows if cond is None else rows.where(cond)).count()
 
     def frame(self, spark: SparkSession | None, table: Any) -> DataFrame:
         return self._spark.createDataFrame(table)
