@@ -40,7 +40,7 @@ from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, col
                                  merge_keys, silver_converters, table_columns)
 from binlake.pipeline.bronze import CHANGE_OPS, LAYOUT_OP
 from binlake.pipeline.filters import GtidSet
-from binlake.pipeline.fold import DELETE, RowState, _Folder, change_from_bronze, row_key
+from binlake.pipeline.fold import DELETE, RowState, _Folder, change_from_bronze, compact_json, row_key
 from binlake.pipeline.types import invalid_temporal
 
 if TYPE_CHECKING:
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
 TableId = tuple[str, str]
 OUT_BATCH_ROWS = 8192
-_encode_values = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode   # fold values as bronze has
 
 # What the fold reads: one row per change half and per silver row of a touched key.
 RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -145,9 +144,10 @@ class BatchInfo:
         missing = wanted - self.layouts.keys()
         if missing:
             self.layouts.update(lookup(sorted(missing)))
-            if missing - self.layouts.keys():
-                raise LayoutMissingError(f"bronze names table layout(s) {sorted(missing - self.layouts.keys())} "
-                                         f"without their layout rows: bronze is damaged; re-ingest the source")
+            absent = sorted(missing - self.layouts.keys())
+            if absent:
+                raise LayoutMissingError(f"bronze names table layout(s) {absent} without their layout rows: "
+                                         f"bronze is damaged; re-ingest the source")
         for t in self.tables.values():
             for lid in sorted(t.layouts):
                 columns, pk = self.layouts[lid]
@@ -339,7 +339,7 @@ def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Opti
                 key = row_key(values, pk)
                 rows.append((db, table, "" if dependent else key, True, None, None, None, r[SEQ_COL] or 0,
                              r[OP_COL] or "insert", "", None, None, None, None, None, None, key,
-                             _encode_values(values), 1))
+                             compact_json(values), 1))
             if rows:
                 yield from to_arrow(RECORD_COLUMNS, rows).to_batches()
     return run
@@ -436,7 +436,7 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[Tab
                 return
             db, table, _ = group
             res = folder.out
-            dumps = _encode_values
+            dumps = compact_json
             checks = temporals.get((db, table), ())
             for key, st in folder.state.items():
                 base = folder.base.get(key)

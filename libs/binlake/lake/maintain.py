@@ -106,9 +106,11 @@ def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: 
     try:
         r.version_before = engine.version(path)
         r.files_before = len(engine.data_files(path))
+        files = r.files_before
         if first is not None:
             first()
-        if not dry_run and len(engine.data_files(path)) > 1:
+            files = len(engine.data_files(path))
+        if not dry_run and files > 1:
             r.files_compacted, r.files_written = engine.compact(path)
         r.files_vacuumed = len(engine.vacuum(path, vacuum_hours, dry_run=dry_run))
         if not dry_run:
@@ -145,10 +147,10 @@ def purge_tombstones(engine: "DeltaEngine", lake: "LakeLayout", *, dry_run: bool
     from binlake.lake.checkpoints import SOURCE_ROW
     from binlake.lake.delta.plan import SEQ_COL
 
+    purge = engine.count if dry_run else engine.delete
     purged = 0
     for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL), {"table_name": SOURCE_ROW}):
         if r[SEQ_COL] is not None:
-            purge = engine.count if dry_run else engine.delete
             purged += purge(lake.tombstones, {"source": r["source"]}, at_most=(SEQ_COL, r[SEQ_COL]))
     return purged
 

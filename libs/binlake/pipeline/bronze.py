@@ -17,7 +17,6 @@ transaction into bronze rows, carrying its GTID, start position and commit time.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -30,7 +29,7 @@ from binlake.binlog.schema import SchemaProvider
 from binlake.errors import BinlakeError
 from binlake.mysqljson import JsonError
 from binlake.pipeline.filters import TransactionFilter
-from binlake.pipeline.fold import row_key
+from binlake.pipeline.fold import compact_json, row_key
 from binlake.pipeline.handlers import Continuation, EventHandler, FilterHandler
 from binlake.pipeline.identity import FileIdentity, ordering_key
 from binlake.pipeline.types import column_meta
@@ -82,11 +81,8 @@ class ChunkTask:
     end: Optional[int]          # None: to the end of the file (this chunk writes the file_end row)
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
 def _dumps(value: Any) -> Optional[str]:
-    return None if value is None else _encode(value)
+    return None if value is None else compact_json(value)
 
 
 def layout_id(columns: Optional[str], primary_key: Optional[str]) -> str:

@@ -67,14 +67,15 @@ class FoldResult:
     stats: Counter = field(default_factory=Counter)
 
 
-_encode_key = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# bronze's JSON text (images, keys, layouts) and the fold's values: compact, not ASCII-escaped; built once
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _encode_sorted = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 
 
 def row_key(values: dict[str, Any], pk: Optional[Sequence[str]]) -> str:
     """The identity of a row: its primary key values, or (no primary key) all its non-NULL values."""
     if pk:
-        return _encode_key([values.get(c) for c in pk])
+        return compact_json([values.get(c) for c in pk])
     return _encode_sorted({k: v for k, v in values.items() if v is not None})
 
 
