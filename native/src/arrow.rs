@@ -157,6 +157,11 @@ impl Node {
     }
 }
 
+/// A struct array (a record batch) of ``children``, each ``len`` long.
+pub fn struct_node(children: Vec<Node>, len: usize) -> Node {
+    Node { format: "+s".into(), name: String::new(), nullable: false, len, null_count: 0, buffers: vec![None], children }
+}
+
 /// (schema capsule, array capsule) of a struct array: what ``__arrow_c_array__`` returns.
 pub fn capsules<'py>(py: Python<'py>, node: Node) -> PyResult<Bound<'py, PyTuple>> {
     let schema = SendSchema(node.schema());
@@ -222,7 +227,7 @@ enum Data {
     List { offsets: Vec<i32>, values: Vec<f32> },
 }
 
-struct Col {
+pub(crate) struct Col {
     format: String,
     name: String,
     valid: Validity,
@@ -230,7 +235,7 @@ struct Col {
 }
 
 impl Col {
-    fn new(name: &str, format: String) -> Col {
+    pub(crate) fn new(name: &str, format: String) -> Col {
         Col::with_capacity(name, format, 0)
     }
     /// A column with room for ``cap`` values (a table's previous batch size: no regrowth).
@@ -253,7 +258,7 @@ impl Col {
         };
         Col { format, name: name.to_string(), valid: Validity { bits: Vec::with_capacity(cap / 8 + 1), len: 0, nulls: 0 }, data }
     }
-    fn null(&mut self) {
+    pub(crate) fn null(&mut self) {
         self.valid.push(false);
         match &mut self.data {
             Data::I8(v) => v.push(0),
@@ -267,7 +272,7 @@ impl Col {
             Data::List { offsets, values } => offsets.push(values.len() as i32),
         }
     }
-    fn int(&mut self, x: i64) {
+    pub(crate) fn int(&mut self, x: i64) {
         self.valid.push(true);
         match &mut self.data {
             Data::I8(v) => v.push(x as i8),
@@ -277,20 +282,20 @@ impl Col {
             _ => unreachable!(),
         }
     }
-    fn bytes(&mut self, b: &[u8]) {
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.valid.push(true);
         if let Data::Var { offsets, bytes } = &mut self.data {
             bytes.extend_from_slice(b);
             offsets.push(bytes.len() as i64);
         }
     }
-    fn opt_str(&mut self, s: Option<&[u8]>) {
+    pub(crate) fn opt_str(&mut self, s: Option<&[u8]>) {
         match s {
             Some(s) => self.bytes(s),
             None => self.null(),
         }
     }
-    fn node(&mut self) -> Node {
+    pub(crate) fn node(&mut self) -> Node {
         let len = self.valid.len;
         let null_count = self.valid.nulls;
         let validity = self.valid.take();
@@ -302,6 +307,11 @@ impl Col {
             Data::F32(v) => (vec![validity, Some(Buf::F32(v))], vec![]),
             Data::F64(v) => (vec![validity, Some(Buf::F64(v))], vec![]),
             Data::I128(v) => (vec![validity, Some(Buf::I128(v))], vec![]),
+            // "u"/"z": utf8/binary with 32-bit offsets (the writer keeps a batch's bytes under 2 GiB)
+            Data::Var { offsets, bytes } if matches!(self.format.as_str(), "u" | "z") => {
+                let small = offsets.into_iter().map(|o| o as i32).collect();
+                (vec![validity, Some(Buf::I32(small)), Some(Buf::U8(bytes))], vec![])
+            }
             Data::Var { offsets, bytes } => (vec![validity, Some(Buf::I64(offsets)), Some(Buf::U8(bytes))], vec![]),
             Data::List { offsets, values } => {
                 let n = values.len();
@@ -620,7 +630,7 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
 /// ``str({"hex": ...})``: what silver's string columns hold for bytes (``binlake.pipeline.types.to_silver``).
 fn hex_repr(raw: &[u8], pad: usize, out: &mut Vec<u8>) {
     let mut tmp = Vec::new();
-    push_hex_object(raw, pad, &mut tmp);
+    push_hex_object(raw, pad, false, &mut tmp);
     let hex = &tmp[9..tmp.len() - 2];
     out.extend_from_slice(b"{'hex': '");
     out.extend_from_slice(hex);
@@ -722,7 +732,8 @@ impl Sink for ArrowSink {
     fn rows(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent) -> Result<(), Fail> {
         append(self, py, p, r)
     }
-    fn group_end(&mut self, commit_us: i64, trx_pos: u64) {
+    fn group_end(&mut self, _py: Python<'_>, _p: &Processor, g: &crate::engine::GroupEnd) -> Result<(), Fail> {
+        let (commit_us, trx_pos) = (g.commit_us, g.start);
         for b in &mut self.buffers {
             if let Some(from) = b.pending_from.take() {
                 for i in from..b.rows {
@@ -737,6 +748,7 @@ impl Sink for ArrowSink {
                 }
             }
         }
+        Ok(())
     }
 }
 

@@ -119,6 +119,56 @@ pub struct Group {
     pub start: u64,
     pub last_ts: u32,
     pub gtid_ts: u64,
+    /// the GTID that opened the group (``Transaction.gtid``)
+    pub gtid: Option<String>,
+    /// just past the group's last event in the file (``Transaction.end_pos``: inner events count as their payload)
+    pub end: u64,
+}
+
+impl Group {
+    fn new(ev: &Event) -> Group {
+        let end = if ev.payload_pos.is_none() { ev.pos + ev.header.size as u64 } else { ev.at() };
+        Group { start: ev.at(), last_ts: ev.header.timestamp, gtid_ts: 0, gtid: None, end }
+    }
+    fn add(&mut self, ev: &Event) {
+        self.last_ts = ev.header.timestamp;
+        if ev.payload_pos.is_none() {
+            self.end = ev.pos + ev.header.size as u64;
+        }
+    }
+}
+
+/// How a group ended (``Transaction.kind``).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum TrxKind {
+    Commit,
+    Rollback,
+    Ddl,
+    XaPrepare,
+    Open,
+}
+
+impl TrxKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TrxKind::Commit => "commit",
+            TrxKind::Rollback => "rollback",
+            TrxKind::Ddl => "ddl",
+            TrxKind::XaPrepare => "xa_prepare",
+            TrxKind::Open => "open",
+        }
+    }
+}
+
+/// A transaction that ended: its kind, commit time (the GTID's immediate_commit_timestamp, else the last
+/// event's header time), first event, end, GTID, and for a DDL the statement's event.
+pub struct GroupEnd<'e> {
+    pub kind: TrxKind,
+    pub commit_us: i64,
+    pub start: u64,
+    pub end: u64,
+    pub gtid: Option<&'e str>,
+    pub statement: Option<&'e Event>,
 }
 
 /// Where a sink gets the rows of one event.
@@ -135,7 +185,9 @@ pub struct RowsEvent<'e, 'a> {
 pub trait Sink {
     fn rows(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent) -> Result<(), Fail>;
     /// the transaction holding the rows given since the last call ended (``iter_transactions``)
-    fn group_end(&mut self, _commit_us: i64, _trx_pos: u64) {}
+    fn group_end(&mut self, _py: Python<'_>, _p: &Processor, _g: &GroupEnd) -> Result<(), Fail> {
+        Ok(())
+    }
 }
 
 pub struct Processor {
@@ -154,6 +206,8 @@ pub struct Processor {
     began: bool,
     /// a schema provider fills TABLE_MAPs without metadata (the Python decoder's ``schema_provider``)
     has_schema: bool,
+    /// events read, inner events of payloads included (``ReadStats.events``)
+    pub events: u64,
 }
 
 struct PyText<'py>(Python<'py>, &'py PyObject);
@@ -205,7 +259,7 @@ impl Processor {
     pub fn new(reader: Reader, delegate: PyObject, registered: Vec<bool>, has_schema: bool) -> Processor {
         Processor { reader, delegate, tables: TableMaps::default(), cache: HashMap::new(), cache_columns: 0,
                     registered, unknown: BTreeMap::new(), assumptions: Vec::new(), gtid: None, last_pos: None,
-                    next_row: 0, group: None, began: false, has_schema }
+                    next_row: 0, group: None, began: false, has_schema, events: 0 }
     }
 
     fn post_len(&self, t: u8, default: u8) -> u8 {
@@ -237,7 +291,7 @@ impl Processor {
         let ev = match self.reader.next(&mut on_fde) {
             Ok(Some(ev)) => ev,
             Ok(None) => {
-                self.end_group(sink);
+                self.end_group(py, sink, TrxKind::Open, None)?;
                 return Ok(false);
             }
             Err(f) => return Err(f),
@@ -246,7 +300,8 @@ impl Processor {
             Ok(s) => s,
             Err(f) => return Err(self.resolve(py, f)),
         };
-        self.transactions(&ev, &summary, sink);
+        self.events += 1;
+        self.transactions(py, &ev, &summary, sink)?;
         if ev.payload_pos.is_none() {
             let enc = match summary {
                 Summary::Encryption(a, b) => Some((a, b)),
@@ -257,53 +312,55 @@ impl Processor {
         Ok(true)
     }
 
-    fn end_group(&mut self, sink: &mut dyn Sink) {
-        if let Some(g) = self.group.take() {
-            let commit = if g.gtid_ts != 0 { g.gtid_ts as i64 } else { g.last_ts as i64 * 1_000_000 };
-            sink.group_end(commit, g.start);
-        }
+    fn end_group(&mut self, py: Python<'_>, sink: &mut dyn Sink, kind: TrxKind, statement: Option<&Event>)
+                 -> Result<(), Fail> {
         self.began = false;
+        let Some(g) = self.group.take() else { return Ok(()) };
+        let commit_us = if g.gtid_ts != 0 { g.gtid_ts as i64 } else { g.last_ts as i64 * 1_000_000 };
+        let end = GroupEnd { kind, commit_us, start: g.start, end: g.end, gtid: g.gtid.as_deref(), statement };
+        sink.group_end(py, self, &end)
     }
 
     /// ``iter_transactions``: GTID or BEGIN opens a group; XID, COMMIT, ROLLBACK or XA_PREPARE closes it; any
     /// other statement outside BEGIN is a group alone; events outside groups belong to none.
-    fn transactions(&mut self, ev: &Event, s: &Summary, sink: &mut dyn Sink) {
-        let new = |ev: &Event| Group { start: ev.at(), last_ts: ev.header.timestamp, gtid_ts: 0 };
+    fn transactions(&mut self, py: Python<'_>, ev: &Event, s: &Summary, sink: &mut dyn Sink) -> Result<(), Fail> {
         match s {
             Summary::Gtid { commit_ts, began, .. } => {
-                if self.group.is_some() {
-                    self.end_group(sink);
-                }
-                let mut g = new(ev);
+                self.end_group(py, sink, TrxKind::Open, None)?;
+                let mut g = Group::new(ev);
                 g.gtid_ts = *commit_ts;
+                g.gtid = self.gtid.clone();
                 self.group = Some(g);
                 self.began = *began;
             }
             Summary::Query(stmt) => {
-                if self.group.is_none() {
-                    self.group = Some(new(ev));
+                match self.group.as_mut() {
+                    Some(g) => g.add(ev),
+                    None => self.group = Some(Group::new(ev)),
                 }
-                self.group.as_mut().unwrap().last_ts = ev.header.timestamp;
                 match stmt {
                     Stmt::Begin => self.began = true,
-                    Stmt::Commit | Stmt::XaCommit | Stmt::Rollback | Stmt::XaRollback => self.end_group(sink),
-                    _ if !self.began => self.end_group(sink),
+                    Stmt::Commit | Stmt::XaCommit => self.end_group(py, sink, TrxKind::Commit, None)?,
+                    Stmt::Rollback | Stmt::XaRollback => self.end_group(py, sink, TrxKind::Rollback, None)?,
+                    _ if !self.began => self.end_group(py, sink, TrxKind::Ddl, Some(ev))?,
                     _ => {}
                 }
             }
             Summary::Xid | Summary::XaPrepare => {
-                if self.group.is_none() {
-                    self.group = Some(new(ev));
+                match self.group.as_mut() {
+                    Some(g) => g.add(ev),
+                    None => self.group = Some(Group::new(ev)),
                 }
-                self.group.as_mut().unwrap().last_ts = ev.header.timestamp;
-                self.end_group(sink);
+                let kind = if matches!(s, Summary::Xid) { TrxKind::Commit } else { TrxKind::XaPrepare };
+                self.end_group(py, sink, kind, None)?;
             }
             _ => {
                 if let Some(g) = self.group.as_mut() {
-                    g.last_ts = ev.header.timestamp;
+                    g.add(ev);
                 }
             }
         }
+        Ok(())
     }
 
     /// Decode one event body and pass its rows to the sink.

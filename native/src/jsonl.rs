@@ -29,7 +29,7 @@ fn valid(b: &[u8]) -> bool {
 }
 
 /// The members of an image as ``dict`` keeps them: a duplicate name keeps its first position and its last value.
-fn members<'c, 'a>(layout: &Layout, cells: &'c [Cell<'a>], keep: impl Fn(&Val) -> bool) -> Vec<&'c Cell<'a>> {
+pub fn members<'c, 'a>(layout: &Layout, cells: &'c [Cell<'a>], keep: impl Fn(&Val) -> bool) -> Vec<&'c Cell<'a>> {
     let mut out: Vec<&Cell> = Vec::with_capacity(cells.len());
     for c in cells.iter().filter(|c| keep(&c.val)) {
         if layout.dup_names {
@@ -105,7 +105,7 @@ impl JsonSink {
                     needs_ascii |= !valid(&col.name);
                     l.extend_from_slice(b": ");
                 }
-                if json_value(&c.val, col, d, ascii, l).is_err() {
+                if json_value(&c.val, col, d, ascii, false, l).is_err() {
                     return Err(value_error(py, p, r, i, c));
                 }
             }

@@ -7,6 +7,7 @@
 //! raised as RuntimeError; it never crosses into Python.
 
 mod arrow;
+mod bronze;
 mod engine;
 mod fmt;
 mod json;
@@ -19,7 +20,7 @@ mod values;
 use engine::Processor;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use reader::{Arg, Fail, Reader, Source};
 use std::fs::File;
 use std::io::{BufReader, Cursor};
@@ -174,6 +175,67 @@ impl Batches {
     }
 }
 
+/// The bronze rows of one chunk (``binlake.pipeline.bronze_native``), pulled as record batches.
+#[pyclass(unsendable)]
+struct BronzeRows {
+    p: Processor,
+    sink: bronze::BronzeSink,
+    batch_rows: usize,
+    finished: bool,
+    error: Option<PyErr>,
+}
+
+#[pymethods]
+impl BronzeRows {
+    /// ``head``: (source, file name, file sequence, file size, SHA-256, ingest run); ``end``: ``ChunkTask.end``.
+    #[new]
+    fn new(src: &Bound<'_, PyAny>, options: Options, delegate: PyObject, head: (String, String, i64, i64, String, String),
+           end: Option<u64>, batch_rows: usize) -> PyResult<Self> {
+        let (source, file, file_seq, size, sha256, run) = head;
+        Ok(BronzeRows { p: processor(src, options, delegate)?,
+                        sink: bronze::BronzeSink::new(source, file, file_seq, size, sha256, run, end),
+                        batch_rows: batch_rows.max(1), finished: false, error: None })
+    }
+
+    /// The next batch of whole transactions' rows (schema and array capsules); None at the end. A decode error
+    /// is raised after the rows of the transactions before it have been handed on.
+    fn next_batch<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        guarded(|| {
+            let mut steps = 0u32;
+            while !self.finished && !self.sink.full(self.batch_rows) {
+                steps = steps.wrapping_add(1);
+                if steps % SIGNAL_EVERY == 0 {
+                    py.check_signals()?;
+                }
+                match self.p.step(py, &mut self.sink) {
+                    Ok(more) => self.finished = !more || self.sink.stop,
+                    Err(f) => {
+                        self.finished = true;
+                        self.error = Some(to_pyerr(py, &self.p, f));
+                    }
+                }
+            }
+            if self.sink.rows > 0 {
+                return Ok(Some(arrow::capsules(py, self.sink.take())?));
+            }
+            match self.error.take() {
+                Some(e) => Err(e),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// (transactions, end of the last complete one, whether the input ended inside one, events read, unknown
+    /// events, [(op, rows)] in first-seen order, the incomplete final event's error or None).
+    #[allow(clippy::type_complexity)]
+    fn counters(&mut self, py: Python<'_>) -> PyResult<(u64, u64, bool, u64, u64, Vec<(&'static str, u64)>, PyObject)> {
+        let (unknown, _, incomplete) = stats(py, &mut self.p)?;
+        let unknown_total: u64 = unknown.values().iter().map(|v| v.extract::<u64>()).sum::<PyResult<u64>>()?;
+        let s = &self.sink;
+        Ok((s.transactions, s.end_pos, s.open_at_end, self.p.events, unknown_total, s.ops.clone(), incomplete))
+    }
+}
+
 /// ``binlake rows --format jsonl`` to the file descriptor ``fd``; returns what the read saw (see ``stats``).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -218,9 +280,10 @@ fn rows_jsonl<'py>(py: Python<'py>, src: &Bound<'py, PyAny>, options: Options, d
 #[pymodule]
 fn binlake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Batches>()?;
+    m.add_class::<BronzeRows>()?;
     m.add_function(wrap_pyfunction!(rows_jsonl, m)?)?;
     m.add("__doc__", "binlake's native binlog decoder core (see binlake.binlog.columnar)")?;
     // the interface binlake.binlog.native speaks: a module built from other sources is not used
-    m.add("API", 1)?;
+    m.add("API", 2)?;
     Ok(())
 }

@@ -84,8 +84,9 @@ pub fn text_bytes<'a>(v: &Val<'a>, col: &Column, d: &'a Decoded, scratch: &'a mu
     Some(if std::str::from_utf8(raw).is_ok() { Ok(raw) } else { Err(raw) })
 }
 
-pub fn push_hex_object(raw: &[u8], pad: usize, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"{\"hex\": \"");
+/// ``{"hex": "..."}`` of bytes (``compact``: without the space, as ``binlake.pipeline.fold.compact_json``).
+pub fn push_hex_object(raw: &[u8], pad: usize, compact: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(if compact { b"{\"hex\":\"" } else { b"{\"hex\": \"" });
     fmt::hex(raw, out);
     for _ in raw.len()..pad {
         out.extend_from_slice(b"00");
@@ -93,8 +94,9 @@ pub fn push_hex_object(raw: &[u8], pad: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\"}");
 }
 
-/// ``json.dumps(json_value(v))`` of one value; ``ascii``: ``ensure_ascii``.
-pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, out: &mut Vec<u8>) -> Result<(), BadValue> {
+/// ``json.dumps(json_value(v))`` of one value; ``ascii``: ``ensure_ascii``; ``compact``: the separators of
+/// ``binlake.pipeline.fold.compact_json`` (bronze) instead of ``json.dumps``'s.
+pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, compact: bool, out: &mut Vec<u8>) -> Result<(), BadValue> {
     let mut s = String::new();
     match v {
         Val::Null => out.extend_from_slice(b"null"),
@@ -116,8 +118,8 @@ pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, out: &mut Vec
             out.extend_from_slice(s.as_bytes());
         }
         Val::Bit(raw) => out.extend_from_slice(bit_digits(raw).as_bytes()),
-        Val::Bytes(raw) => push_hex_object(raw, 0, out),
-        Val::Padded(raw, n) => push_hex_object(raw, *n, out),
+        Val::Bytes(raw) => push_hex_object(raw, 0, compact, out),
+        Val::Padded(raw, n) => push_hex_object(raw, *n, compact, out),
         Val::Json(raw) => {
             crate::json::json_text(raw, &mut s).map_err(|_| BadValue)?;
             fmt::json_string(&s, ascii, out);
@@ -130,7 +132,7 @@ pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, out: &mut Vec
                     return Err(BadValue);
                 }
                 if k > 0 {
-                    out.extend_from_slice(b", ");
+                    out.extend_from_slice(if compact { b"," } else { b", " });
                 }
                 s.clear();
                 fmt::py_float_repr(x, &mut s);
@@ -146,7 +148,7 @@ pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, out: &mut Vec
                 let mut scratch = Vec::new();
                 match text_bytes(v, col, d, &mut scratch) {
                     Some(Ok(t)) => fmt::json_str(t, ascii, out),
-                    Some(Err(raw)) => push_hex_object(raw, 0, out),
+                    Some(Err(raw)) => push_hex_object(raw, 0, compact, out),
                     None => return Err(BadValue),
                 }
             }

@@ -130,7 +130,7 @@ def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int 
 
 # --- native ----------------------------------------------------------------------------------------------------
 
-class _Capsules:
+class ArrowCapsules:
     def __init__(self, capsules: tuple) -> None:
         self.capsules = capsules
 
@@ -149,7 +149,7 @@ def _native_batches(reader: Any, name: str, provider: Optional[SchemaProvider]) 
             db, table = surrogate_str(db), surrogate_str(table)
             pk = pk or _provider_key(provider, db, table, [c[1] for c in cols])
             yield TableBatch(name, db, table, cols, tuple(cols[i][0] for i in pk) if pk else None,
-                             pa.record_batch(_Capsules(capsules)))
+                             pa.record_batch(ArrowCapsules(capsules)))
 
 
 def _provider_key(provider: Optional[SchemaProvider], db: str, table: str, types: list[int]) -> tuple[int, ...]:

@@ -30,7 +30,7 @@ from binlake.binlog.reader import EVENT_HEADER, MAX_EVENT_SIZE, _decode_one
 from binlake.binlog.rows import DECODE_FAILURES, decode_failure
 from binlake.binlog.schema import SchemaProvider
 
-API = 1                 # the interface of native/src/lib.rs this module speaks
+API = 2                 # the interface of native/src/lib.rs this module speaks
 _module: Any = None
 _tried = False
 
@@ -122,11 +122,19 @@ class Delegate:
         if header.type_code in C.ROWS_EVENT_TYPES:
             self.ctx.tables.clear()
             if table_map is not None:
-                tm_raw, tm_end = table_map
-                decode_body(Cursor(tm_raw, C.LOG_EVENT_HEADER_LEN, tm_end, 0),
-                            EventHeader(*EVENT_HEADER.unpack_from(tm_raw)), self.ctx)
+                self.table_map(*table_map)
+        return summary(self.body(raw, body_end, pos, payload_pos))
+
+    def table_map(self, raw: bytes, body_end: int) -> object:
+        """Decode a TABLE_MAP the native core read (``ctx.tables`` then holds its layout)."""
+        return decode_body(Cursor(raw, C.LOG_EVENT_HEADER_LEN, body_end, 0),
+                           EventHeader(*EVENT_HEADER.unpack_from(raw)), self.ctx)
+
+    def body(self, raw: bytes, body_end: int, pos: int, payload_pos: Optional[int]) -> object:
+        """One event body as the Python reader decodes it, or its located error."""
+        header = EventHeader(*EVENT_HEADER.unpack_from(raw))
         if payload_pos is None:
-            return summary(_decode_one(pos, header, raw, body_end, self.ctx, self.file))
+            return _decode_one(pos, header, raw, body_end, self.ctx, self.file)
         where = f"inside TRANSACTION_PAYLOAD_EVENT at {payload_pos}"
         try:
             body = decode_body(Cursor(raw, C.LOG_EVENT_HEADER_LEN, body_end, 0), header, self.ctx)
@@ -138,7 +146,7 @@ class Delegate:
             raise decode_failure(exc, f"event body ({where}, inner offset {pos})",
                                  body_end - C.LOG_EVENT_HEADER_LEN).located(
                 file=self.file, offset=payload_pos, event_type=header.type_name) from None
-        return summary(body)
+        return body
 
     def schema(self, db: bytes, table: bytes, types: bytes) -> Optional[list[tuple]]:
         """The schema provider's columns for a TABLE_MAP without metadata (``build_layout``), as plain values:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from binlake.binlog import BinlogError, Transaction, iter_transactions, open_binlog, row_changes_of
-from binlake.binlog.constants import LOG_EVENT_HEADER_LEN
+from binlake.binlog.constants import LOG_EVENT_HEADER_LEN, event_type_name
 from binlake.binlog.errors import SchemaMismatchError
 from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.render import json_diffs, json_image
@@ -90,8 +90,29 @@ def layout_id(columns: Optional[str], primary_key: Optional[str]) -> str:
     return hashlib.sha256(f"{columns}\n{primary_key}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def layout_meta(layout: Any, schema_provider: Optional[SchemaProvider]
+                ) -> tuple[str, Optional[str], Optional[str], tuple[int, ...]]:
+    """A reader's TableLayout as bronze states it: (layout id, columns JSON, primary key JSON, primary key
+    column indexes)."""
+    tm = layout.table_map
+    names = layout.column_names
+    pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ())
+    # full row metadata names the columns: no primary-key field then means the table has none. Without it, the
+    # schema registry may know the key; a registry without this layout's version is no error here.
+    if not pk_idx and not tm.column_names and schema_provider is not None:
+        try:
+            schema = schema_provider(tm.db, tm.table, tm.column_types)
+        except SchemaMismatchError:
+            schema = None
+        pk_idx = tuple(i for i, _ in schema.primary_key) if schema is not None else ()
+    cols = _dumps([column_meta(c) for c in layout.columns])
+    pk_json = _dumps([names[i] for i in pk_idx] if pk_idx else None)
+    return layout_id(cols, pk_json), cols, pk_json, tuple(pk_idx)
+
+
 class BronzeApplier(EventHandler):
-    """The applier at the end of the ingest chain: a transaction -> bronze rows (appended to ``rows``)."""
+    """The applier at the end of the ingest chain: a transaction -> bronze rows (appended to ``rows``; a
+    transaction whose rows do not render adds none, and raises the value's error located at its row)."""
 
     def __init__(self, task: ChunkTask, tf: TransactionFilter, run_id: str,
                  schema_provider: Optional[SchemaProvider], tables: dict) -> None:
@@ -108,20 +129,8 @@ class BronzeApplier(EventHandler):
         """(layout id, columns JSON, primary key JSON, primary key) of a reader's TableLayout."""
         got = self._meta.get(id(layout))
         if got is None:
-            tm = layout.table_map
-            names = layout.column_names
-            pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ())
-            # full row metadata names the columns: no primary-key field then means the table has none. Without
-            # it, the schema registry may know the key; a registry without this layout's version is no error here.
-            if not pk_idx and not tm.column_names and self.schema_provider is not None:
-                try:
-                    schema = self.schema_provider(tm.db, tm.table, tm.column_types)
-                except SchemaMismatchError:
-                    schema = None
-                pk_idx = tuple(i for i, _ in schema.primary_key) if schema is not None else ()
-            pk = [names[i] for i in pk_idx] if pk_idx else None
-            cols, pk_json = _dumps([column_meta(c) for c in layout.columns]), _dumps(pk)
-            got = (layout_id(cols, pk_json), cols, pk_json, pk)
+            lid, cols, pk_json, pk_idx = layout_meta(layout, self.schema_provider)
+            got = (lid, cols, pk_json, [layout.column_names[i] for i in pk_idx] or None)
             self._meta[id(layout)] = got
         return got
 
@@ -129,7 +138,9 @@ class BronzeApplier(EventHandler):
         gtid = trx.gtid
         trx_pos = trx.start_pos
         commit_us = trx.events[-1].header.timestamp * 1_000_000
-        head, run, seq_of, out = self._head, self.run_id, ordering_key, self.rows
+        head, run, seq_of = self._head, self.run_id, ordering_key
+        out: list[tuple] = []
+        stated: set[str] = set()
         file_seq = head[2]
         last_pos, next_row = -1, 0
         for ev in trx.events:
@@ -144,16 +155,21 @@ class BronzeApplier(EventHandler):
                 if pos != last_pos:
                     last_pos, next_row = pos, 0
                 lid, cols, pk_json, pk = self._layout_meta(layout)
-                if lid not in self._stated:
-                    self._stated.add(lid)
+                if lid not in self._stated and lid not in stated:
+                    stated.add(lid)
                     out.append((*head, pos, next_row, seq_of(file_seq, pos, next_row), gtid, trx_pos, commit_us,
                                 layout.db, layout.table, LAYOUT_OP, None, None, None, cols, pk_json, None, None,
                                 ev.header.type_code, None, run, None, lid))
                 for c in row_changes_of(ev, layout, gtid=gtid, first_row=next_row):
-                    before, after = json_image(c.before), json_image(c.after)
+                    try:
+                        before, after, diffs = json_image(c.before), json_image(c.after), json_diffs(c.diffs)
+                    except BinlogError as exc:      # located as ``binlake rows`` locates it
+                        exc.message += f" (row {c.row} of `{c.db}`.`{c.table}`)"
+                        raise exc.located(file=self.task.path, offset=c.pos,
+                                          event_type=event_type_name(c.event_type)) from None
                     key_before, key_after = change_keys(before, after, pk)
                     out.append((*head, c.pos, c.row, seq_of(file_seq, c.pos, c.row), gtid, trx_pos, commit_us,
-                                c.db, c.table, c.op, _dumps(before), _dumps(after), _dumps(json_diffs(c.diffs)),
+                                c.db, c.table, c.op, _dumps(before), _dumps(after), _dumps(diffs),
                                 None, None, key_before, key_after, c.event_type, None, run, None, lid))
                 next_row += len(b.rows)
         if trx.kind == "ddl":
@@ -163,6 +179,8 @@ class BronzeApplier(EventHandler):
             out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, body.db or None,
                         None, "ddl", None, None, None, None, None, None, None, q.header.type_code, body.query, run,
                         None, None))
+        self.rows.extend(out)
+        self._stated |= stated
         self.next(trx, cont)
 
 
@@ -202,8 +220,6 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
     applier = BronzeApplier(task, tf, run_id, schema_provider, binlog.context.tables)
     chain = FilterHandler(tf)
     chain.plug(applier)
-    ident = task.identity
-    head = applier._head
     end_pos = task.start
     transactions = 0
     open_at_end = False
@@ -221,22 +237,54 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
         for trx in iter_transactions(binlog):
             if task.end is not None and trx.start_pos >= task.end:
                 break
+            cont.signal()
+            try:
+                chain.handle(trx, cont)
+            except (BinlogError, JsonError):
+                tf.stats.kept -= 1                  # it is in the error stretch, not in bronze
+                raise
             open_at_end = trx.kind == "open"
             if not open_at_end:
                 end_pos = trx.end_pos
                 transactions += 1
-            cont.signal()
-            chain.handle(trx, cont)
             if len(applier.rows) >= batch_rows:
                 yield handed(applier.rows)
                 applier.rows = []
     except (BinlogError, JsonError) as exc:       # bad bytes: the stretch from here on is quarantined
         error = exc
-    rows = applier.rows
+    rows = handed(applier.rows)
+    counts = ChunkCounts(transactions, end_pos, open_at_end, sum(binlog.stats.events.values()),
+                         binlog.stats.unknown_total, binlog.stats.incomplete is not None, ops)
+    rows.extend(chunk_end_rows(task, tf, run_id, error, counts))
+    yield rows
+
+
+@dataclass
+class ChunkCounts:
+    """What the decode of a chunk counted, for its end row."""
+
+    transactions: int
+    end_pos: int                # just past the last complete transaction
+    open_at_end: bool           # the input ended inside a transaction
+    events: int
+    unknown_events: int
+    incomplete: bool            # the input ended inside an event
+    ops: dict[str, int]         # bronze rows handed on, per op, in first-seen order
+
+
+def chunk_end_rows(task: ChunkTask, tf: TransactionFilter, run_id: str, error: Optional[BinlakeError],
+                   counts: ChunkCounts) -> list[tuple]:
+    """The last rows of a chunk: its ``error`` row (``error``: the decode error that ended it) and its
+    ``chunk_end``/``file_end`` row with the counters as JSON."""
+    ident = task.identity
+    head = (ident.source, ident.name, ident.sequence, ident.size, ident.sha256)
+    end_pos = counts.end_pos
     if task.end is not None:
         end_pos = task.end
-    elif error is None and not open_at_end and binlog.stats.incomplete is None:
+    elif error is None and not counts.open_at_end and not counts.incomplete:
         end_pos = ident.size                        # the whole file (events after the last group too)
+    rows = []
+    ops = dict(counts.ops)
     if error is not None:
         at = error.offset if isinstance(error, BinlogError) and error.offset is not None else end_pos
         located = isinstance(error, BinlogError) and error.file is not None and error.offset is not None
@@ -246,13 +294,13 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
             raw = f.read(min(RAW_CAP, (task.end or ident.size) - at))
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
                      None, None, None, None, None, None, 0, reason, run_id, raw, None))
-    handed(rows)
+        ops["error"] = ops.get("error", 0) + 1
     s = tf.stats
-    stats = {"transactions": transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
+    stats = {"transactions": counts.transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
              "rolled_back": s.rolled_back, "incomplete": s.incomplete, "rows_filtered": s.rows_filtered,
-             "events": sum(binlog.stats.events.values()), "unknown_events": binlog.stats.unknown_total,
-             "end_pos": end_pos, "error": error is not None, "rows": ops}
+             "events": counts.events, "unknown_events": counts.unknown_events, "end_pos": end_pos,
+             "error": error is not None, "rows": ops}
     rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
                  "file_end" if task.end is None else "chunk_end", None, None, None, None, None, None, None, 0,
                  _dumps(stats), run_id, None, None))
-    yield rows
+    return rows

@@ -1,0 +1,243 @@
+"""The native bronze writer (``binlake.pipeline.bronze_native``, issue #17) against the Python one
+(``binlake.pipeline.bronze.iter_chunk_rows``, the reference): the same bronze rows, every column compared
+(images, partial JSON diffs, row keys, layout rows, DDL statements, error rows with their bytes, end rows with
+their counters), on every real fixture, on generated MySQL 8 workloads (partial JSON, compressed transactions,
+FULL/MINIMAL/NOBLOB images, DDL) cut into chunks and read with table and GTID filters, on hand-built
+transactions of every boundary kind, on hostile input and on mutations of the fuzz corpus.
+
+Skips when the native core is not built (``bash scripts/setup.sh`` builds it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import struct
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pytest
+
+from binlake.binlog import native, read_events
+from binlake.generate.config import GenerateConfig
+from binlake.generate.run import generate
+from binlake.lake.arrow import to_arrow
+from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
+from binlake.pipeline.bronze_native import iter_native_batches
+from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
+from binlake.pipeline.identity import identify
+from binlake.pipeline.split import plan_chunks
+from tests.binlog import build
+from tests.binlog.test_columnar import FIXTURE_FILES, json_table, mutate, payload_body
+
+pytestmark = pytest.mark.skipif(not native.available(), reason="the native decoder core is not built "
+                                "(bash scripts/setup.sh builds it when cargo is installed)")
+
+COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
+Filter = Callable[[], TransactionFilter]
+
+
+def python_rows(task: ChunkTask, tf: Filter) -> list[dict]:
+    return to_arrow(COLUMNS, decode_chunk(task, tf(), "run-1")).to_pylist()
+
+
+def native_rows(task: ChunkTask, tf: Filter, batch_rows: int = 8192) -> list[dict]:
+    batches = list(iter_native_batches(task, tf(), "run-1", batch_rows=batch_rows))
+    for b in batches:
+        b.validate(full=True)           # offsets, validity and UTF-8 of what came through the C interface
+    return pa.Table.from_batches(batches).to_pylist()
+
+
+def assert_same_bronze(path: Path, tf: Filter = TransactionFilter, start: int = 4, end: int | None = None,
+                       batch_rows: int = 8192) -> list[dict]:
+    task = ChunkTask(str(path), identify("s", path), start, end)
+    py = outcome(lambda: python_rows(task, tf))
+    nat = outcome(lambda: native_rows(task, tf, batch_rows))
+    if isinstance(py, str) or isinstance(nat, str):
+        assert nat == py            # both fail alike (names that are not UTF-8 have no bronze form in either)
+        return []
+    if any(r["op"] == "error" for r in py):
+        # events read when the error stopped the chunk: Python reads the failing transaction to its end before
+        # rendering it, the native writer stops at the failing event
+        for r in py[-1:] + nat[-1:]:
+            r["statement"] = json.dumps({**json.loads(r["statement"]), "events": None})
+    assert len(nat) == len(py)
+    for i, (a, b) in enumerate(zip(py, nat)):
+        assert b == a, f"{path} [{start}, {end}) row {i}"
+    return py
+
+
+def outcome(read: Callable[[], list[dict]]) -> list[dict] | str:
+    try:
+        return read()
+    except Exception as exc:        # noqa: BLE001 - compared: the same class from both writers
+        return type(exc).__name__
+
+
+def ops(rows: list[dict]) -> set[str]:
+    return {r["op"] for r in rows}
+
+
+# --- real fixtures ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=[p.name for p in FIXTURE_FILES])
+def test_fixture_bronze_rows_equal_the_python_writer(tmp_path, path: Path) -> None:
+    link = tmp_path / "binlog.000001"           # landing names end with a sequence number
+    link.symlink_to(path.resolve())
+    assert_same_bronze(link)
+
+
+# --- generated MySQL 8 workloads --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=["full", "minimal", "noblob"])
+def generated(request, tmp_path_factory) -> list[Path]:
+    out = tmp_path_factory.mktemp(f"gen-{request.param}")
+    generate(out, GenerateConfig(days=2, scale=0.004, compression_share=0.4, max_binlog_size=120_000,
+                                 row_image=request.param, ddl=True, seed=3, start_date=dt.date(2024, 3, 1)))
+    return sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
+
+
+def test_generated_workload_in_chunks_equals_the_python_writer(generated) -> None:
+    seen: set[str] = set()
+    keys = 0
+    for path in generated:
+        ident = identify("s", path)
+        for task in plan_chunks(str(path), ident, 4, 40_000):
+            rows = assert_same_bronze(path, start=task.start, end=task.end, batch_rows=50)
+            seen |= ops(rows)
+            keys += sum(r["key_before"] is not None or r["key_after"] is not None for r in rows)
+    assert {"insert", "update", "delete", "layout", "ddl", "chunk_end", "file_end"} <= seen
+    assert keys > 0
+
+
+def test_generated_workload_has_partial_json_and_compressed_transactions(generated) -> None:
+    rows = [r for p in generated for r in assert_same_bronze(p)]
+    assert any(r["diffs"] for r in rows), "no partial JSON update"
+    payloads = set()
+    for p in generated:
+        with open(p, "rb") as f:
+            payloads |= {ev.pos for ev in read_events(f) if ev.header.type_code == 40}
+    assert payloads & {r["pos"] for r in rows}, "no rows of a compressed transaction"
+    changes = [(r["binlog_file"], r["pos"], r["row"]) for r in rows if r["op"] in ("insert", "update", "delete")]
+    assert len(set(changes)) == len(changes)
+
+
+def test_table_and_gtid_filters_count_alike(generated) -> None:
+    path = generated[0]
+    gtids = sorted({r["gtid"] for r in assert_same_bronze(path) if r["gtid"]})
+    applied = GtidSet()
+    for g in gtids[::2]:
+        applied.add(g)
+
+    def tf() -> TransactionFilter:
+        return TransactionFilter(TableFilter(exclude=("*.orders",)), GtidSet.parse(str(applied)))
+    rows = assert_same_bronze(path, tf)
+    stats = json.loads(rows[-1]["statement"])
+    assert stats["skipped_gtid"] == len(gtids[::2]) and stats["rows_filtered"] > 0
+    assert not any(r["table_name"] == "orders" for r in rows)
+
+
+# --- hand-built transactions -----------------------------------------------------------------------------------
+
+def query(text: str, db: bytes = b"d") -> tuple[int, bytes]:
+    return 2, struct.pack("<IIBHH", 1, 0, len(db), 0, 0) + db + b"\x00" + text.encode()
+
+
+def gtid(gno: int, ts: int = 0) -> tuple[int, bytes]:
+    from tests.binlog.test_events import SID
+    return 33, bytes([0]) + SID + struct.pack("<q", gno) + bytes([2]) + struct.pack("<qq", 0, 1) + \
+        ts.to_bytes(7, "little")
+
+
+XID = (16, (5).to_bytes(8, "little"))
+
+
+def row_of(a: int, b: int) -> bytes:
+    return build.image([False, False], a.to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04" + bytes([b]))
+
+
+def written(tmp_path: Path, data: bytes, name: str = "b.000001") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_transactions_of_every_boundary_kind(tmp_path) -> None:
+    """Rows outside a transaction, GTID and BEGIN/COMMIT transactions, ROLLBACK, ROLLBACK TO SAVEPOINT,
+    XA PREPARE, a DDL alone, and an incomplete transaction at the end."""
+    tm = json_table()
+    ins = build.rows_event(30, 7, 2, row_of(1, 1))
+    upd = build.rows_event(31, 7, 2, row_of(1, 1) + row_of(2, 2))
+    xa = (38, bytes([0]) + struct.pack("<III", 1, 3, 2) + b"abcxy")
+    data = build.binlog(tm, ins,
+                        gtid(1, 1700000000000001), query("BEGIN"), tm, ins, XID,
+                        query("BEGIN"), tm, ins, upd, query("COMMIT"),
+                        query("BEGIN"), tm, ins, query("ROLLBACK TO SAVEPOINT s"), ins, query("ROLLBACK"),
+                        query("XA START 'x'"), tm, ins, xa,
+                        gtid(2), query("  (create table t2 (a int))", b"shop"),
+                        gtid(3), query("BEGIN"), tm, ins)
+    rows = assert_same_bronze(written(tmp_path, data))
+    assert [r["op"] for r in rows] == ["layout", "insert", "insert", "update", "insert", "ddl", "file_end"]
+    assert rows[5]["statement"] == "  (create table t2 (a int))" and rows[5]["db"] == "shop"
+    stats = json.loads(rows[-1]["statement"])
+    assert (stats["rolled_back"], stats["incomplete"], stats["kept"]) == (1, 1, 4)
+    assert rows[1]["commit_ts"] == 1700000000000001 and rows[1]["key_after"] == '{"@1":1,"@2":"true"}'
+
+
+def test_a_layout_is_stated_again_when_its_transaction_was_dropped(tmp_path) -> None:
+    tm = json_table()
+    ins = build.rows_event(30, 7, 2, row_of(1, 1))
+    data = build.binlog(query("BEGIN"), tm, ins, query("ROLLBACK"), query("BEGIN"), tm, ins, XID)
+    rows = assert_same_bronze(written(tmp_path, data))
+    assert [r["op"] for r in rows] == ["layout", "insert", "file_end"]
+
+
+HOSTILE = ["corrupt-json-cell", "unknown-table", "bad-checksum", "not-finite-double", "truncated-row", "corrupt-zstd"]
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
+    """A good transaction, then the damage: the good rows, an ``error`` row (the reason names the file and the
+    offset; the stretch's first bytes) and the end row with the same counters."""
+    tm = json_table()
+    good = (query("BEGIN"), tm, build.rows_event(30, 7, 2, row_of(1, 1)), XID)
+    if case == "corrupt-json-cell":
+        bad = build.image([False, False], (2).to_bytes(4, "little"), (3).to_bytes(4, "little") + b"\x00\x09\x00")
+        damage = (query("BEGIN"), tm, build.rows_event(30, 7, 2, row_of(5, 5) + bad), XID)
+    elif case == "unknown-table":
+        damage = (query("BEGIN"), build.rows_event(30, 8, 2, row_of(2, 2)), XID)
+    elif case == "not-finite-double":
+        dbl = build.table_map(3, "d", "t", [5], bytes([8]), [True])
+        damage = (query("BEGIN"), dbl, build.rows_event(30, 3, 1, build.image([False], b"\x00" * 6 + b"\xf8\x7f")),
+                  XID)
+    elif case == "truncated-row":
+        damage = (query("BEGIN"), tm, build.rows_event(30, 7, 2, row_of(2, 2)[:-3]), XID)
+    elif case == "corrupt-zstd":
+        body = payload_body(build.event(16, (7).to_bytes(8, "little"), crc=False) * 40)
+        frame = body.index(b"\x28\xb5\x2f\xfd")
+        damage = ((40, body[:frame] + b"\x00\x00\x00\x00" + body[frame + 4:]),)
+    else:
+        damage = good
+    data = build.binlog(*good, *damage, *good)
+    if case == "bad-checksum":
+        data = data[:-40] + bytes([data[-40] ^ 1]) + data[-39:]
+    path = written(tmp_path, data)
+    rows = assert_same_bronze(path)
+    ops_seen = [r["op"] for r in rows]
+    assert ops_seen[:2] == ["layout", "insert"] and "error" in ops_seen and ops_seen[-1] == "file_end"
+    err = next(r for r in rows if r["op"] == "error")
+    assert str(path) in err["statement"] and str(err["pos"]) in err["statement"]
+    assert err["raw"] == data[err["pos"]:err["pos"] + len(err["raw"])] and err["raw"]
+
+
+def test_fuzz_corpus_and_mutations_write_alike(tmp_path) -> None:
+    """The small seeds of the fuzz corpus and a fixed set of their mutations, each read as one chunk."""
+    from tests.fuzz.targets import seeds
+    corpus = [s for s in seeds("binlog") if len(s) < 16_000]
+    rng = random.Random(41)
+    for n in range(80):
+        data = mutate(rng, rng.choice(corpus)) if n >= len(corpus) else corpus[n]
+        if len(data) < 4 or data[:4] != b"\xfebin":
+            continue
+        assert_same_bronze(written(tmp_path, data, f"m.{n:06d}"))
