@@ -24,12 +24,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from binlake.lake.arrow import spark_ddl, to_arrow
+from binlake.lake.arrow import spark_ddl
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.gaps import check_grown, check_sequence
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
-from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, iter_chunk_rows
+from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
+from binlake.pipeline.bronze_native import iter_chunk_batches
 from binlake.pipeline.errors import DecodeFailed
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_files
@@ -127,8 +128,8 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
 
 def bronze_frame(spark: "SparkSession", tasks: list[ChunkTask], tables: TableFilter, applied_gtids: str,
                  run_id: str, registry: Optional[list[dict]] = None) -> "DataFrame":
-    """The bronze rows of ``tasks`` as a DataFrame computed by the executors: one partition per chunk, decoded
-    by :func:`binlake.pipeline.bronze.iter_chunk_rows` into Arrow batches (bounded memory per task)."""
+    """The bronze rows of ``tasks`` as a DataFrame computed by the executors: one partition per chunk, written
+    by :func:`binlake.pipeline.bronze_native.iter_chunk_batches` as Arrow batches (bounded memory per task)."""
 
     def decode(batches: Any) -> Any:
         provider = None
@@ -139,8 +140,7 @@ def bronze_frame(spark: "SparkSession", tasks: list[ChunkTask], tables: TableFil
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 tf = TransactionFilter(tables, GtidSet.parse(applied_gtids))
-                for rows in iter_chunk_rows(tasks[index], tf, run_id, provider):
-                    yield from to_arrow(BRONZE_COLUMNS_TYPES, rows).to_batches()
+                yield from iter_chunk_batches(tasks[index], tf, run_id, provider)
 
     n = len(tasks)
     return spark.range(n, numPartitions=max(1, n)).mapInArrow(decode, spark_ddl(BRONZE_COLUMNS_TYPES))

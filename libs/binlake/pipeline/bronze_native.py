@@ -21,12 +21,28 @@ from binlake.binlog.events import QueryEvent
 from binlake.binlog.schema import SchemaProvider
 from binlake.mysqljson import JsonError
 from binlake.pipeline.bronze import (BATCH_ROWS, BRONZE_SCHEMA, ChunkCounts, ChunkTask, chunk_end_rows,
-                                     layout_meta)
+                                     iter_chunk_rows, layout_meta)
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.identity import POS_BITS, ordering_key
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
+
+
+def iter_chunk_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
+                       schema_provider: Optional[SchemaProvider] = None,
+                       batch_rows: int = BATCH_ROWS) -> Iterator["pa.RecordBatch"]:
+    """The bronze rows of one chunk as Arrow record batches: written by the native core where it is built
+    (:func:`usable`), else the Python writer's rows (``BINLAKE_NATIVE=0``, no Rust compiler at setup)."""
+    if usable(task):
+        yield from iter_native_batches(task, tf, run_id, schema_provider, batch_rows)
+        return
+    from binlake.lake.arrow import to_arrow
+
+    for rows in iter_chunk_rows(task, tf, run_id, schema_provider, batch_rows):
+        yield from to_arrow(COLUMNS, rows).to_batches()
 
 
 class BronzeDelegate(native.Delegate):
@@ -73,8 +89,7 @@ def iter_native_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
 
     from binlake.lake.arrow import arrow_schema, to_arrow
 
-    columns = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
-    schema = arrow_schema(columns)
+    schema = arrow_schema(COLUMNS)
     ident = task.identity
     ordering_key(ident.sequence, 0, 0)              # a file sequence out of range fails here, as in Python
     delegate = BronzeDelegate(task.path, schema_provider, tf)
@@ -94,5 +109,5 @@ def iter_native_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
     transactions, end_pos, open_at_end, events, unknown, ops, incomplete = reader.counters()
     counts = ChunkCounts(transactions, end_pos if transactions else task.start, open_at_end, events, unknown,
                          incomplete is not None, dict(ops))
-    yield from to_arrow(columns, chunk_end_rows(task, tf, run_id, error, counts)).to_batches()
+    yield from to_arrow(COLUMNS, chunk_end_rows(task, tf, run_id, error, counts)).to_batches()
 
