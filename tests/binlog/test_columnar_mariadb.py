@@ -4,7 +4,8 @@ MariaDB v1 rows events, once with MINIMAL images, MINIMAL metadata and no checks
 events (``--log-bin-compress``: QUERY_COMPRESSED and *_ROWS_COMPRESSED_EVENT_V1). Batches are equal row by row
 and ``binlake rows`` prints the same bytes. The compressed events decode to the rows ``mariadb-binlog -vv`` prints
 and the server's SELECT holds, and to the same rows as the same statements written without compression; a
-damaged compressed event is the same typed error in both engines."""
+damaged compressed event is the same typed error in both engines. The native bronze writer writes the Python
+writer's bronze rows for every file, whole and in chunks."""
 
 from __future__ import annotations
 
@@ -65,6 +66,23 @@ def test_mariadb_binlogs_decode_alike(monkeypatch, binlogs) -> None:
     rows, event_types = decoded_alike(monkeypatch, run.files)
     if variant != "compressed-events":
         assert rows > 50 and event_types == {23, 24, 25}, (rows, event_types)       # v1 rows events
+
+
+def test_mariadb_bronze_rows_equal_the_python_writer(binlogs) -> None:
+    """The native bronze writer (binlake.pipeline.bronze_native) writes the Python writer's rows, byte for byte,
+    for a real server's files: whole, and cut into chunks at transaction boundaries."""
+    from binlake.pipeline.identity import identify
+    from binlake.pipeline.split import plan_chunks
+    from tests.pipeline.test_bronze_native import assert_same_bronze
+
+    provider = load_schema_provider([str(old_time_schema(binlogs[1].files[0].parent))])
+    changes = 0
+    for path in binlogs[1].files:
+        rows = assert_same_bronze(path, provider=provider)
+        changes += sum(r["op"] in ("insert", "update", "delete") for r in rows)
+        for task in plan_chunks(str(path), identify("s", path), 4, 4096):
+            assert_same_bronze(path, start=task.start, end=task.end, batch_rows=20, provider=provider)
+    assert changes > 50
 
 
 @pytest.mark.parametrize("binlogs", ["compressed-events"], indirect=True)

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 
 from binlake.binlog import native, read_events
+from binlake.binlog.schema import SchemaProvider
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
 from binlake.lake.arrow import to_arrow
@@ -38,22 +39,23 @@ COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 Filter = Callable[[], TransactionFilter]
 
 
-def python_rows(task: ChunkTask, tf: Filter) -> list[dict]:
-    return to_arrow(COLUMNS, decode_chunk(task, tf(), "run-1")).to_pylist()
+def python_rows(task: ChunkTask, tf: Filter, provider: SchemaProvider | None = None) -> list[dict]:
+    return to_arrow(COLUMNS, decode_chunk(task, tf(), "run-1", provider)).to_pylist()
 
 
-def native_rows(task: ChunkTask, tf: Filter, batch_rows: int = 8192) -> list[dict]:
-    batches = list(iter_native_batches(task, tf(), "run-1", batch_rows=batch_rows))
+def native_rows(task: ChunkTask, tf: Filter, batch_rows: int = 8192,
+                provider: SchemaProvider | None = None) -> list[dict]:
+    batches = list(iter_native_batches(task, tf(), "run-1", provider, batch_rows))
     for b in batches:
         b.validate(full=True)           # offsets, validity and UTF-8 of what came through the C interface
     return pa.Table.from_batches(batches).to_pylist()
 
 
 def assert_same_bronze(path: Path, tf: Filter = TransactionFilter, start: int = 4, end: int | None = None,
-                       batch_rows: int = 8192) -> list[dict]:
+                       batch_rows: int = 8192, provider: SchemaProvider | None = None) -> list[dict]:
     task = ChunkTask(str(path), identify("s", path), start, end)
-    py = outcome(lambda: python_rows(task, tf))
-    nat = outcome(lambda: native_rows(task, tf, batch_rows))
+    py = outcome(lambda: python_rows(task, tf, provider))
+    nat = outcome(lambda: native_rows(task, tf, batch_rows, provider))
     if isinstance(py, str) or isinstance(nat, str):
         assert nat == py            # both fail alike (names that are not UTF-8 have no bronze form in either)
         return []
