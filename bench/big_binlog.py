@@ -6,6 +6,10 @@ tree is sampled, and silver is compared with the server's own ``SELECT`` row by 
     python bench/big_binlog.py                       # 1.5M changes, both engines
     python bench/big_binlog.py --changes 300000 --engine rust
     python bench/big_binlog.py --reuse DIR           # keep the generated landing folder in DIR between runs
+    python bench/big_binlog.py --python-writer       # each engine also with the Python bronze writer: the ratio
+
+``--python-writer`` runs each engine a second time with ``BINLAKE_NATIVE=0`` (the pure-Python bronze writer,
+the baseline) and prints the ratios of run and ingest seconds, Python writer over native writer.
 
 Needs MariaDB (``scripts/install_mariadb.sh``). Prints changes/s, MB/s, peak MB and the stage breakdown per
 engine; exits non-zero when silver differs from the server.
@@ -90,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--changes", type=int, default=1_500_000)
     p.add_argument("--engine", choices=("both", "rust", "spark"), default="both")
     p.add_argument("--reuse", type=Path, help="keep (or reuse) the landing folder and the expected rows here")
+    p.add_argument("--python-writer", action="store_true",
+                   help="also run each engine with the pure-Python bronze writer (BINLAKE_NATIVE=0): the baseline")
     args = p.parse_args(argv)
 
     import json
@@ -115,18 +121,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"landing: {len(list(landing.iterdir()))} file(s), {size / 1e6:.0f} MB; server holds {len(expected)} rows")
     binlake = str(Path(sys.executable).with_name("binlake"))
     failed = False
+    writers = {"native": {}, "python": {"BINLAKE_NATIVE": "0"}} if args.python_writer else {"": {}}
     for engine in (("spark", "rust") if args.engine == "both" else (args.engine,)):
-        lake = work / f"lake-{engine}"
-        shutil.rmtree(lake, ignore_errors=True)
-        summary, seconds, peak = bench.run_measured([binlake, "run", "--landing", str(landing.parent), "--lake",
-                                                     str(lake), "--engine", engine, "--json"])
-        same = silver_rows(lake) == expected
-        failed |= not same
-        stages = ", ".join(f"{k} {v:.1f}s" for k, v in summary["stage_seconds"].items())
-        print(f"{engine:>5}: {summary['changes_applied']} changes, {summary['bytes'] / 1e6:.0f} MB in {seconds:.1f} s "
-              f"= {summary['changes_applied'] / seconds:.0f} changes/s, {summary['bytes'] / 1e6 / seconds:.2f} MB/s; "
-              f"peak {peak / 2**20:.0f} MB; silver {'equals' if same else 'DIFFERS FROM'} the server's SELECT "
-              f"({stages})", flush=True)
+        timed: dict[str, tuple[float, float]] = {}
+        for writer, env in writers.items():
+            lake = work / f"lake-{engine}"
+            shutil.rmtree(lake, ignore_errors=True)
+            summary, seconds, peak = bench.run_measured([binlake, "run", "--landing", str(landing.parent), "--lake",
+                                                         str(lake), "--engine", engine, "--json"], env)
+            same = silver_rows(lake) == expected
+            failed |= not same
+            stages = summary["stage_seconds"]
+            timed[writer] = (summary["seconds"], stages["ingest"])
+            label = f"{engine}{', ' + writer + ' writer' if writer else ''}"
+            print(f"{label}: {summary['changes_applied']} changes, {summary['bytes'] / 1e6:.0f} MB in {seconds:.1f} s "
+                  f"= {summary['changes_applied'] / seconds:.0f} changes/s, {summary['bytes'] / 1e6 / seconds:.2f} "
+                  f"MB/s; peak {peak / 2**20:.0f} MB; silver {'equals' if same else 'DIFFERS FROM'} the server's "
+                  f"SELECT ({', '.join(f'{k} {v:.1f}s' for k, v in stages.items())})", flush=True)
+        if args.python_writer:
+            (run_n, ingest_n), (run_p, ingest_p) = timed["native"], timed["python"]
+            print(f"{engine}: Python writer / native writer: run {run_p / run_n:.2f}x, ingest {ingest_p / ingest_n:.2f}x",
+                  flush=True)
     return 1 if failed else 0
 
 

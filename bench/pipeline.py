@@ -54,6 +54,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import Optional
 
 START = dt.date(2024, 3, 1)
 
@@ -76,10 +77,12 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_measured(argv: list[str]) -> tuple[dict, float, int]:
-    """(the run's JSON summary, wall seconds, peak tree RSS in bytes) of one ``binlake run`` process."""
+def run_measured(argv: list[str], env: Optional[dict] = None) -> tuple[dict, float, int]:
+    """(the run's JSON summary, wall seconds, peak tree RSS in bytes) of one ``binlake run`` process (``env``:
+    variables set for it)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
     peak = 0
     done = threading.Event()
 

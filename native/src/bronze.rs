@@ -174,7 +174,8 @@ impl BronzeSink {
         Ok(out)
     }
 
-    fn push_image(&mut self, info: &Info, m: &Members) -> Span {
+    /// ``{"name":value,...}`` of rendered members.
+    fn push_object(&mut self, info: &Info, m: &[(u32, usize, usize)]) -> Span {
         let start = self.arena.len();
         self.arena.push(b'{');
         for (k, (c, a, b)) in m.iter().enumerate() {
@@ -226,15 +227,7 @@ impl BronzeSink {
                 }
                 all.retain(|&(_, a, b)| &self.values[a..b] != b"null");
                 all.sort_by(|x, y| layout.columns[x.0 as usize].name.cmp(&layout.columns[y.0 as usize].name));
-                self.arena.push(b'{');
-                for (k, (c, a, b)) in all.iter().enumerate() {
-                    if k > 0 {
-                        self.arena.push(b',');
-                    }
-                    self.arena.extend_from_slice(&info.keys[*c as usize]);
-                    self.arena.extend_from_slice(&self.values[*a..*b]);
-                }
-                self.arena.push(b'}');
+                return self.push_object(info, &all);
             }
         }
         Some((start, self.arena.len()))
@@ -379,8 +372,8 @@ impl Sink for BronzeSink {
             let before = image(&before_cells)?;
             let after = image(&after_cells)?;
             let items = if partial { Some(diff_items(py, p, r, i)?) } else { None };
-            let before_json = before.as_ref().and_then(|m| self.push_image(&info, m));
-            let after_json = after.as_ref().and_then(|m| self.push_image(&info, m));
+            let before_json = before.as_ref().and_then(|m| self.push_object(&info, m));
+            let after_json = after.as_ref().and_then(|m| self.push_object(&info, m));
             let diffs = items.as_ref().and_then(|items| self.push_diffs(layout, items));
             let key_before = before.as_ref().and_then(|m| self.push_key(layout, &info, m, None));
             let key_after = after.as_ref().and_then(|m| {
