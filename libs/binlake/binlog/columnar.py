@@ -131,6 +131,8 @@ def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int 
 # --- native ----------------------------------------------------------------------------------------------------
 
 class ArrowCapsules:
+    """The native core's (schema, array) capsules as an object pyarrow imports (``__arrow_c_array__``)."""
+
     def __init__(self, capsules: tuple) -> None:
         self.capsules = capsules
 
