@@ -7,7 +7,7 @@
 //! which counts), so a rolled back, incomplete, already applied or failing transaction leaves nothing. Python
 //! also gives, once per table layout, whether its table is kept and its bronze layout (``layout_id``, columns,
 //! primary key, from the Python decoder's TABLE_MAP), and a DDL's statement; it writes the chunk's error and end
-//! rows (``binlake.pipeline.bronze_native``).
+//! rows (``binlake.lake.bronze_native``).
 
 use crate::arrow::{struct_node, Col, Node};
 use crate::engine::{GroupEnd, Processor, RowsEvent, Sink, TrxKind};

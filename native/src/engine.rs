@@ -321,6 +321,14 @@ impl Processor {
         sink.group_end(py, self, &end)
     }
 
+    /// Add a statement or XID to the open group, or open one with it.
+    fn join(&mut self, ev: &Event) {
+        match self.group.as_mut() {
+            Some(g) => g.add(ev),
+            None => self.group = Some(Group::new(ev)),
+        }
+    }
+
     /// ``iter_transactions``: GTID or BEGIN opens a group; XID, COMMIT, ROLLBACK or XA_PREPARE closes it; any
     /// other statement outside BEGIN is a group alone; events outside groups belong to none.
     fn transactions(&mut self, py: Python<'_>, ev: &Event, s: &Summary, sink: &mut dyn Sink) -> Result<(), Fail> {
@@ -334,10 +342,7 @@ impl Processor {
                 self.began = *began;
             }
             Summary::Query(stmt) => {
-                match self.group.as_mut() {
-                    Some(g) => g.add(ev),
-                    None => self.group = Some(Group::new(ev)),
-                }
+                self.join(ev);
                 match stmt {
                     Stmt::Begin => self.began = true,
                     Stmt::Commit | Stmt::XaCommit => self.end_group(py, sink, TrxKind::Commit, None)?,
@@ -347,10 +352,7 @@ impl Processor {
                 }
             }
             Summary::Xid | Summary::XaPrepare => {
-                match self.group.as_mut() {
-                    Some(g) => g.add(ev),
-                    None => self.group = Some(Group::new(ev)),
-                }
+                self.join(ev);
                 let kind = if matches!(s, Summary::Xid) { TrxKind::Commit } else { TrxKind::XaPrepare };
                 self.end_group(py, sink, kind, None)?;
             }

@@ -175,7 +175,7 @@ impl Batches {
     }
 }
 
-/// The bronze rows of one chunk (``binlake.pipeline.bronze_native``), pulled as record batches.
+/// The bronze rows of one chunk (``binlake.lake.bronze_native``), pulled as record batches.
 #[pyclass(unsendable)]
 struct BronzeRows {
     p: Processor,

@@ -30,7 +30,7 @@ from binlake.lake.gaps import check_grown, check_sequence
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
-from binlake.pipeline.bronze_native import iter_chunk_batches
+from binlake.lake.bronze_native import iter_chunk_batches
 from binlake.pipeline.errors import DecodeFailed
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_files
@@ -129,7 +129,7 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
 def bronze_frame(spark: "SparkSession", tasks: list[ChunkTask], tables: TableFilter, applied_gtids: str,
                  run_id: str, registry: Optional[list[dict]] = None) -> "DataFrame":
     """The bronze rows of ``tasks`` as a DataFrame computed by the executors: one partition per chunk, written
-    by :func:`binlake.pipeline.bronze_native.iter_chunk_batches` as Arrow batches (bounded memory per task)."""
+    by :func:`binlake.lake.bronze_native.iter_chunk_batches` as Arrow batches (bounded memory per task)."""
 
     def decode(batches: Any) -> Any:
         provider = None
