@@ -40,7 +40,7 @@ from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, col
                                  merge_keys, silver_converters, table_columns)
 from binlake.pipeline.bronze import CHANGE_OPS, LAYOUT_OP
 from binlake.pipeline.filters import GtidSet
-from binlake.pipeline.fold import DELETE, RowState, _Folder, change_from_bronze, compact_json, row_key
+from binlake.pipeline.fold import DELETE, Change, RowState, _Folder, compact_json, row_key
 from binlake.pipeline.types import invalid_temporal
 
 if TYPE_CHECKING:
@@ -103,6 +103,8 @@ class TableInfo:
     layouts: set[str] = field(default_factory=set)                # layout ids of its change rows
     key_change_after: dict[str, int] = field(default_factory=dict)   # layout id -> fewest after-image columns
     # of its key-changing updates without diffs (fewer than the layout's columns: a MINIMAL image, dependent)
+    legacy: bool = False             # has change rows that carry their own columns (bronze before layout rows)
+    keys_exact: bool = False         # every layout has the same primary key: bronze's row keys are the fold's
 
     def add(self, other: "TableInfo") -> None:
         self.pk = other.pk or self.pk
@@ -110,6 +112,7 @@ class TableInfo:
         self.changes += other.changes
         self.last_seq = max(self.last_seq, other.last_seq)
         self.dependent |= other.dependent
+        self.legacy |= other.legacy
         self.layouts |= other.layouts
         for lid, n in other.key_change_after.items():
             self.key_change_after[lid] = min(n, self.key_change_after.get(lid, n))
@@ -149,6 +152,7 @@ class BatchInfo:
                 raise LayoutMissingError(f"bronze names table layout(s) {absent} without their layout rows: "
                                          f"bronze is damaged; re-ingest the source")
         for t in self.tables.values():
+            t.keys_exact = not t.legacy and len({self.layouts[lid][1] for lid in t.layouts}) == 1
             for lid in sorted(t.layouts):
                 columns, pk = self.layouts[lid]
                 t.metas.add(columns)
@@ -198,6 +202,7 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
         if lid:
             t.layouts.add(lid)
         else:                           # bronze written before layouts were stated once per chunk
+            t.legacy = True
             if r["primary_key"] and t.pk is None:
                 t.pk = loads(r["primary_key"])
             if r["columns"]:
@@ -420,9 +425,12 @@ def _add_base(folder: _Folder, key: str, st: RowState) -> None:
 
 
 def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[TableId, list[tuple[str, str]]],
-                    history: bool, normalize: dict[TableId, list[tuple[str, str]]]) -> Any:
+                    history: bool, normalize: dict[TableId, list[tuple[str, str]]],
+                    exact_keys: frozenset[TableId] = frozenset()) -> Any:
     """mapInArrow function: sorted fold records -> OUT_COLUMNS rows, one group (table, key) at a time. Counts
-    the zero or invalid dates a state writes as NULL per column (``invalid_temporal`` counters)."""
+    the zero or invalid dates a state writes as NULL per column (``invalid_temporal`` counters). In the
+    ``exact_keys`` tables (:attr:`TableInfo.keys_exact`, a primary key), a group's fold key is the row key
+    its changes touch (bronze computed it as ``row_key``), so the fold does not encode keys again."""
 
     def run(batches: Any) -> Any:
         out: list[tuple] = []
@@ -440,7 +448,7 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[Tab
             checks = temporals.get((db, table), ())
             for key, st in folder.state.items():
                 base = folder.base.get(key)
-                out.append(("state", db, table, key, dumps(st.values), st.seq, st.op, st.count if st.live else 0,
+                out.append(("state", db, table, key, st.encoded(), st.seq, st.op, st.count if st.live else 0,
                             base.count if base is not None and base.live else 0, None, None))
                 if st.live:
                     for name, kind in checks:
@@ -455,27 +463,32 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[Tab
                     out.append(("history", db, table, key, dumps(st.values), st.seq, st.op, st.count, None, ts, None))
             stats.update(res.stats)
 
+        loads = json.loads
+        hint = False
         for batch in batches:
-            for r in batch.to_pylist():
-                gk = (r["db"], r["table_name"], r["fold_key"])
-                if gk != group:
+            for (db, table, fold_key, is_base, file_seq, pos, row, seq, op, split, before, after, diffs, commit_ts,
+                 binlog_file, gtid, key, values, count) in zip(*(batch.column(n).to_pylist() for n, _ in
+                                                                 RECORD_COLUMNS)):
+                if (db, table, fold_key) != group:
                     flush()
-                    group = gk
-                    folder = _Folder(pks.get((gk[0], gk[1])), {}, history)
-                    cols = normalize.get((gk[0], gk[1]))
+                    group = (db, table, fold_key)
+                    folder = _Folder(pks.get((db, table)), {}, history)
+                    cols = normalize.get((db, table))
                     norm = _normalizer(cols) if cols else None
+                    hint = bool(fold_key) and (db, table) in exact_keys
                     if len(out) >= OUT_BATCH_ROWS:
                         yield from to_arrow(OUT_COLUMNS, out).to_batches()
                         out = []
                 assert folder is not None
-                if r["base"]:
-                    _add_base(folder, r["row_key"], RowState(json.loads(r["values"]), r[SEQ_COL], r["op"],
-                                                             r["count"]))
-                else:
-                    ch = change_from_bronze(r)
-                    if norm is not None:
-                        ch = dataclasses.replace(ch, before=norm(ch.before), after=norm(ch.after))
-                    folder.step(ch)
+                if is_base:
+                    _add_base(folder, key, RowState(loads(values), seq, op, count))
+                    continue
+                ch = Change(seq, (file_seq, pos, row), op, loads(before) if before else None,
+                            loads(after) if after else None, loads(diffs) if diffs else None, commit_ts,
+                            binlog_file, gtid, split or "", fold_key if hint else None, after)
+                if norm is not None:
+                    ch = dataclasses.replace(ch, before=norm(ch.before), after=norm(ch.after), after_text=None)
+                folder.step(ch)
         flush()
         out.append(("stats", None, None, None, None, None, None, None, None, None, json.dumps(stats)))
         yield from to_arrow(OUT_COLUMNS, out).to_batches()
@@ -497,7 +510,9 @@ def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     return (records.repartition(n, "db", "table_name", "fold_key")
             .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
-            .mapInArrow(_fold_partition(pks, temporals, history, identity_temporals(info, temporal_text)),
+            .mapInArrow(_fold_partition(pks, temporals, history, identity_temporals(info, temporal_text),
+                                        frozenset(t for t, ti in info.tables.items()
+                                                  if ti.pk and ti.keys_exact and not ti.dependent)),
                         spark_ddl(OUT_COLUMNS)))
 
 

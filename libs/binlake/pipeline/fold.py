@@ -45,6 +45,8 @@ class Change:
     binlog_file: str = ""
     gtid: Optional[str] = None
     split: str = ""                        # "old"/"new": the two halves of a key-changing update (see fold_key)
+    key: Optional[str] = field(default=None, compare=False)   # its row key, when known to be row_key's
+    after_text: Optional[str] = field(default=None, compare=False)   # ``after`` as bronze's JSON text
 
 
 @dataclass(slots=True)
@@ -53,6 +55,10 @@ class RowState:
     seq: int
     op: str                                # insert | update | delete (tombstone)
     count: int = 1                         # multiplicity (tables without a primary key)
+    text: Optional[str] = field(default=None, compare=False)   # ``values`` as JSON text, when known
+
+    def encoded(self) -> str:
+        return self.text if self.text is not None else compact_json(self.values)
 
     @property
     def live(self) -> bool:
@@ -169,15 +175,15 @@ class _Folder:
             self.apply_split(ch)
             return
         if ch.op == "insert":
-            key = row_key(ch.after or {}, pk)
+            key = ch.key or row_key(ch.after or {}, pk)
             cur = self.get(key)
             if self.applied_before(key, cur, ch):
                 return
             self.heal(key, ch.after)
-            self.put(key, RowState(dict(ch.after or {}), ch.seq, "insert"), ch)
+            self.put(key, RowState(dict(ch.after or {}), ch.seq, "insert", text=ch.after_text), ch)
             self.out.stats["insert"] += 1
             return
-        key = row_key(ch.before or {}, pk)
+        key = ch.key or row_key(ch.before or {}, pk)
         cur = self.get(key)
         if self.applied_before(key, cur, ch):
             return
@@ -194,14 +200,15 @@ class _Folder:
         new.update(ch.after or {})
         self.heal(key, ch.after)
         self.resolve_json(ch, key, base, new)
-        new_key = row_key(new, pk)
+        new_key = key if ch.key else row_key(new, pk)
         if new_key != key:
             self.put(key, RowState(dict(base if base is not None else ch.before or {}), ch.seq, DELETE), ch)
             self.out.stats["key_change"] += 1
             for col in list(self.poisoned):
                 if col[0] == key:
                     self.poisoned[new_key, col[1]] = self.poisoned.pop(col)
-        self.put(new_key, RowState(new, ch.seq, "update"), ch)
+        whole = ch.after_text is not None and not ch.diffs and len(new) == len(ch.after or ())   # new == after
+        self.put(new_key, RowState(new, ch.seq, "update", text=ch.after_text if whole else None), ch)
         self.out.stats["update"] += 1
 
     def apply_split(self, ch: Change) -> None:
@@ -210,7 +217,7 @@ class _Folder:
         key's group, so keys fold independently."""
         full = {**(ch.before or {}), **(ch.after or {})}
         if ch.split == "old":
-            key = row_key(ch.before or {}, self.pk)
+            key = ch.key or row_key(ch.before or {}, self.pk)
             cur = self.get(key)
             if self.applied_before(key, cur, ch):
                 return
@@ -218,7 +225,7 @@ class _Folder:
             self.put(key, RowState(dict(base if base is not None else ch.before or {}), ch.seq, DELETE), ch)
             self.out.stats["key_change"] += 1
             return
-        key = row_key(full, self.pk)
+        key = ch.key or row_key(full, self.pk)
         cur = self.get(key)
         if self.applied_before(key, cur, ch):
             return
@@ -290,11 +297,3 @@ def fold_sorted(changes: Iterable[Change], base: dict[str, RowState], pk: Option
         folder.out.history = list(last.values())
     return folder.out
 
-
-def change_from_bronze(row: dict[str, Any]) -> Change:
-    """A :class:`Change` from a bronze row (a dict with the bronze column names, ``split`` optional)."""
-    loads = json.loads
-    return Change(row["_binlake_seq"], (row["file_seq"], row["pos"], row["row"]), row["op"],
-                  loads(row["before"]) if row["before"] else None, loads(row["after"]) if row["after"] else None,
-                  loads(row["diffs"]) if row["diffs"] else None, row["commit_ts"], row["binlog_file"], row["gtid"],
-                  row.get("split") or "")
