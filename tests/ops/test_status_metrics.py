@@ -37,7 +37,8 @@ def test_run_metrics_per_day_match_the_model(loaded_lake) -> None:
     assert len(runs) == len(loaded_lake.days)
     landed = sorted((loaded_lake.landing / "shop-primary").glob("mysql-bin.0*"))
     assert sum(r["bytes_ingested"] for r in rows if r["table_name"] == "*") == sum(p.stat().st_size for p in landed)
-    for run, summary, truth in zip(runs, loaded_lake.summaries, loaded_lake.truth):
+    last_seen: dict[str, int] = {}          # every table changed so far -> its newest change (a run reads only
+    for run, summary, truth in zip(runs, loaded_lake.summaries, loaded_lake.truth):   # its own bronze rows)
         assert run == summary["run_id"]
         mine = [r for r in rows if r["run_id"] == run]
         [total] = [r for r in mine if r["table_name"] == "*"]
@@ -56,9 +57,11 @@ def test_run_metrics_per_day_match_the_model(loaded_lake) -> None:
         changed = {name for (name, _), n in truth.changes.items() if n}
         assert {r["table_name"] for r in mine if r["changes"] and r["table_name"] != "*"} == changed
         assert total["changes"] == sum(truth.changes.values())
-        for name, last_us in truth.table_last_us.items():
+        last_seen.update(truth.table_last_us)
+        assert {r["table_name"] for r in mine} - {"*"} == set(last_seen)
+        for name, last_us in last_seen.items():
             [r] = [r for r in mine if r["table_name"] == name]
-            assert r["last_commit_time"] == utc(last_us)
+            assert r["last_commit_time"] == utc(last_us), (run, name)
 
 
 def test_rerun_records_nothing(loaded_lake) -> None:

@@ -9,7 +9,9 @@ applied), and a source stopped by a gap in its binlogs (``result = 'gap'``).
 
 Counts come from the lake, not from the job's counters: the changes of a run are the source's bronze rows
 between the checkpoint the previous recorded run reached and the checkpoint now (one Spark aggregation), so
-they hold for every engine and for reruns. A run before any recorded one counts everything up to its
+they hold for every engine and for reruns. Only those rows are read (bronze's data skipping on
+``_binlake_seq``), so recording costs a run's size, not the source's history; a table they do not touch keeps
+the last change time of its newest recorded row. A run before any recorded one counts everything up to its
 checkpoint. A run that changed nothing (a rerun) appends nothing, so reruns keep every table's version.
 """
 
@@ -56,11 +58,13 @@ def utc(us: Optional[int]) -> Optional[dt.datetime]:
 
 
 def applied_commits(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
-                    checkpoints: dict[str, int], after: Optional[dict[str, int]] = None) -> "DataFrame":
+                    checkpoints: dict[str, int], after: Optional[dict[str, int]] = None,
+                    only_after: bool = False) -> "DataFrame":
     """Per (source, db, table_name) of the bronze rows applied (``_binlake_seq`` up to each source's checkpoint
     seq in ``checkpoints``): ``last_change_us`` (newest commit time of a row change), ``last_commit_us`` (of a
     row change or DDL), and the rows after ``after[source]`` (this run's) by op: ``inserts``, ``updates``,
-    ``deletes``, ``decode_errors``. DDL and undecodable stretches group under NULL tables."""
+    ``deletes``, ``decode_errors``. DDL and undecodable stretches group under NULL tables. ``only_after``:
+    only the rows after ``after[source]`` are read (a run's, not the source's whole history)."""
     from pyspark.sql import functions as F
 
     if not checkpoints or not engine.exists(lake.bronze):
@@ -74,6 +78,8 @@ def applied_commits(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLay
             .join(F.broadcast(bounds), "source")
             .where(F.col(SEQ_COL) <= F.col("ckpt_seq")))
     new = F.col(SEQ_COL) > F.col("after_seq")
+    if only_after:
+        rows = rows.where(new)
 
     def count(op: str) -> Any:
         return F.sum(F.when(new & (F.col("op") == op), 1).otherwise(0)).cast("bigint")
@@ -93,12 +99,28 @@ def source_checkpoints(engine: "DeltaEngine", lake: "LakeLayout") -> dict[str, i
                                                               {"table_name": CKPT_SOURCE_ROW})}
 
 
-def last_recorded_seq(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> int:
-    """The checkpoint the newest recorded run of ``source`` reached (-1: none recorded)."""
-    rows = engine.read_rows(None, metrics_path(lake), ("checkpoint_seq",),
-                            {"source": source, "table_name": SOURCE_ROW})
-    seqs = [r["checkpoint_seq"] for r in rows if r["checkpoint_seq"] is not None]
-    return max(seqs, default=-1)
+def _us(ts: Optional[dt.datetime]) -> Optional[int]:
+    return None if ts is None else (ts - utc(0).replace(tzinfo=ts.tzinfo)) // dt.timedelta(microseconds=1)
+
+
+def _unchanged_tables(recorded: list[dict[str, Any]], groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Groups for the tables the recorded runs of a source saw that this run's rows do not touch: no changes,
+    their last change time as the newest recorded row of each has it (so a run reads its own bronze rows, not
+    the source's history, and still reports every table's lag)."""
+    seen = {f"{g['db']}.{g['table_name']}" for g in groups if g["db"] is not None and g["table_name"] is not None}
+    newest: dict[str, dict[str, Any]] = {}
+    for r in recorded:
+        name = r["table_name"]
+        if name != SOURCE_ROW and name not in seen and r["last_commit_time"] is not None and (
+                name not in newest or r["run_end"] > newest[name]["run_end"]):
+            newest[name] = r
+    out = []
+    for name, r in newest.items():
+        db, _, table = name.partition(".")
+        last = _us(r["last_commit_time"])
+        out.append({"source": r["source"], "db": db, "table_name": table, "last_change_us": last,
+                    "last_commit_us": last, "inserts": 0, "updates": 0, "deletes": 0, "decode_errors": 0})
+    return out
 
 
 def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: "RunReport",
@@ -109,9 +131,13 @@ def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLa
     source = report.source
     started = ended - dt.timedelta(seconds=report.seconds)
     seq = source_checkpoints(engine, lake).get(source)
-    prev = last_recorded_seq(engine, lake, source)
+    recorded = [r for r in read_metrics(lake) if r["source"] == source]
+    prev = max((r["checkpoint_seq"] for r in recorded if r["table_name"] == SOURCE_ROW
+                and r["checkpoint_seq"] is not None), default=-1)
     groups = ([] if seq is None else
-              [r.asDict() for r in applied_commits(spark, engine, lake, {source: seq}, {source: prev}).collect()])
+              [r.asDict() for r in applied_commits(spark, engine, lake, {source: seq}, {source: prev},
+                                                   only_after=prev >= 0).collect()])
+    groups += _unchanged_tables(recorded, groups)
     quarantined: dict[tuple, int] = {}
     if engine.exists(lake.quarantine):
         for r in (engine.read(spark, lake.quarantine)
