@@ -817,18 +817,20 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                                        source=opts.source, after_seq=after_seq), staged)
     ops: Counter = Counter()
     try:
-        for r in folded.filter("kind = 'stats'").select("record").collect():
-            ops.update(json.loads(r["record"]))
         dead = (F.col("kind") == "state") & ((F.col("op") == DELETE) | (F.col("count") == 0))
         counts: Counter = Counter()
-        for r in folded.groupBy("kind", "db", "table_name", dead.alias("dead"),
-                                _state_no_op(info).alias("no_op")).count().collect():
+        for r in folded.groupBy("kind", "db", "table_name", dead.alias("dead"), _state_no_op(info).alias("no_op")).agg(
+                F.count(F.lit(1)).alias("count"),
+                F.collect_list(F.when(F.col("kind") == "stats", F.col("record"))).alias("stats")).collect():
+            for stats in r["stats"]:
+                ops.update(json.loads(stats))
             counts[r["kind"], r["db"], r["table_name"]] += r["count"]
             counts["dead"] += r["count"] if r["dead"] else 0
             counts["effective", r["db"], r["table_name"]] += r["count"] if r["kind"] == "state" and not r["no_op"] else 0
         _add_seconds(report, "fold", t0)
         t0 = time.perf_counter()
-        quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id)
+        quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id,
+                                        {t: counts["quarantine", *t] for t in info.tables})
         report.quarantined += sum(quarantined.values())
         crash_point("after_quarantine")
         if counts["dead"]:      # before the MERGEs that delete them: a rerun knows what a deleted key had
@@ -905,18 +907,20 @@ def _write_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
 
 
 def _write_quarantine(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", folded: "DataFrame",
-                      info: BatchInfo, source: str, run_id: str) -> dict[tuple, int]:
-    """The fold's quarantine records and the batch's undecodable stretches, in one insert-only MERGE; returns
-    how many the batch quarantined per (db, table) (rows already there from an interrupted earlier run
-    included; (None, None) for undecodable stretches)."""
+                      info: BatchInfo, source: str, run_id: str, records: dict[TableId, int]) -> dict[tuple, int]:
+    """The fold's quarantine records (``records``: how many per table) and the batch's undecodable stretches,
+    in one insert-only MERGE; returns how many the batch quarantined per (db, table) (rows already there from
+    an interrupted earlier run included; (None, None) for undecodable stretches)."""
     errors = [quarantine_row({SEQ_COL: e[SEQ_COL], "binlog_file": e["binlog_file"], "pos": e["pos"], "row": 0,
                               "column_name": "", "status": "ERROR", "reason": e["statement"], "raw": e["raw"]},
                              source=source, db=None, table=None, kind="decode", run_id=run_id)
               for e in info.errors]
-    frame = quarantine_frame(folded, source, run_id)
+    per_table: dict[tuple, int] = {t: n for t, n in records.items() if n}
     if errors:
-        frame = frame.unionByName(spark.createDataFrame(to_arrow(QUARANTINE_COLUMNS, errors)))
-    per_table = {(r["db"], r["table_name"]): r["count"] for r in frame.groupBy("db", "table_name").count().collect()}
+        per_table[None, None] = len(errors)
     if per_table:
+        frame = quarantine_frame(folded, source, run_id)
+        if errors:
+            frame = frame.unionByName(spark.createDataFrame(to_arrow(QUARANTINE_COLUMNS, errors)))
         write_quarantine(engine, lake.quarantine, frame)
     return per_table
