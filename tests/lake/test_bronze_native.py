@@ -142,8 +142,26 @@ def test_table_and_gtid_filters_count_alike(generated) -> None:
 
 # --- hand-built transactions -----------------------------------------------------------------------------------
 
-def query(text: str, db: bytes = b"d") -> tuple[int, bytes]:
-    return 2, struct.pack("<IIBHH", 1, 0, len(db), 0, 0) + db + b"\x00" + text.encode()
+def query(text: str | bytes, db: bytes = b"d", status: bytes = b"") -> tuple[int, bytes]:
+    raw = text if isinstance(text, bytes) else text.encode()
+    return 2, struct.pack("<IIBHH", 1, 0, len(db), 0, len(status)) + status + db + b"\x00" + raw
+
+
+# Q_FLAGS2, Q_SQL_MODE, Q_CATALOG_NZ "std", then Q_CHARSET_CODE: latin1_swedish_ci (8) client, utf8mb4 rest
+LATIN1_CLIENT = (b"\x00" + bytes(4) + b"\x01" + bytes(8) + b"\x06\x03std" + b"\x04"
+                 + struct.pack("<HHH", 8, 255, 255))
+
+
+def test_a_ddl_statement_in_the_client_character_set(tmp_path) -> None:
+    """A statement a latin1 client wrote is decoded with its ``Q_CHARSET_CODE``, as the server read it (UTF-8
+    bytes too); without one, invalid UTF-8 becomes U+FFFD: bronze gets text either way, never a failed ingest."""
+    ddl = b"ALTER TABLE t COMMENT 'caf\xe9 \x80'"
+    data = build.binlog(gtid(1), query(ddl, status=LATIN1_CLIENT), gtid(2), query(ddl),
+                        gtid(3), query("ALTER TABLE t COMMENT 'caf\u00e9'", status=LATIN1_CLIENT))
+    rows = assert_same_bronze(written(tmp_path, data))
+    assert [r["statement"] for r in rows if r["op"] == "ddl"] == [
+        "ALTER TABLE t COMMENT 'caf\u00e9 \u20ac'", "ALTER TABLE t COMMENT 'caf\ufffd \ufffd'",
+        "ALTER TABLE t COMMENT 'caf\u00c3\u00a9'"]
 
 
 def gtid(gno: int, ts: int = 0) -> tuple[int, bytes]:

@@ -21,7 +21,7 @@ from binlake.binlog.events import QueryEvent
 from binlake.binlog.schema import SchemaProvider
 from binlake.mysqljson import JsonError
 from binlake.pipeline.bronze import (BATCH_ROWS, BRONZE_SCHEMA, ChunkCounts, ChunkTask, chunk_end_rows,
-                                     iter_chunk_rows, layout_meta)
+                                     iter_chunk_rows, layout_meta, statement_text)
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.identity import POS_BITS, ordering_key
 
@@ -72,7 +72,7 @@ class BronzeDelegate(native.Delegate):
         """(db or None, statement) of the QUERY event that makes a transaction a DDL."""
         body = self.body(raw, body_end, pos, payload_pos)
         assert isinstance(body, QueryEvent)
-        return body.db or None, body.query
+        return body.db or None, statement_text(body)
 
 
 def usable(task: ChunkTask) -> bool:

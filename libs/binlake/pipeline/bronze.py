@@ -24,6 +24,7 @@ from binlake.binlog import BinlogError, Transaction, iter_transactions, open_bin
 from binlake.binlog.constants import LOG_EVENT_HEADER_LEN, event_type_name
 from binlake.binlog.errors import SchemaMismatchError
 from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
+from binlake.binlog.query_status import client_collation
 from binlake.binlog.render import json_diffs, json_image
 from binlake.binlog.schema import SchemaProvider
 from binlake.errors import BinlakeError
@@ -33,6 +34,7 @@ from binlake.pipeline.fold import compact_json, row_key
 from binlake.pipeline.handlers import Continuation, EventHandler, FilterHandler
 from binlake.pipeline.identity import FileIdentity, ordering_key
 from binlake.pipeline.types import column_meta
+from binlake.sdi.charsets import charset_of
 
 # (column, Spark SQL type, nullable): the schema of bronze.binlog_events
 BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
@@ -177,11 +179,28 @@ class BronzeApplier(EventHandler):
             body = q.body
             assert isinstance(body, QueryEvent)
             out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, body.db or None,
-                        None, "ddl", None, None, None, None, None, None, None, q.header.type_code, body.query, run,
-                        None, None))
+                        None, "ddl", None, None, None, None, None, None, None, q.header.type_code,
+                        statement_text(body), run, None, None))
         self.rows.extend(out)
         self._stated |= stated
         self.next(trx, cont)
+
+
+def statement_text(query: QueryEvent) -> str:
+    """A QUERY event's statement as bronze holds it: its bytes in the client character set it was written in
+    (``Q_CHARSET_CODE``; a latin1 client's ``COMMENT 'café'`` is not UTF-8), as the server read them, else
+    UTF-8 (the decoder's text). Bytes that character set does not map become U+FFFD: bronze always gets text."""
+    text = query.query
+    collation = client_collation(query.status_vars)
+    charset = charset_of(collation) if collation is not None else None
+    codec = charset.codec if charset is not None else "utf-8"
+    if codec == "utf-8":
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            pass
+    return text.encode("utf-8", "surrogateescape").decode(codec, "replace")
 
 
 def change_keys(before: Optional[dict], after: Optional[dict],
