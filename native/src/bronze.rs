@@ -141,13 +141,17 @@ impl BronzeSink {
         node
     }
 
-    fn info(&mut self, py: Python<'_>, p: &Processor, layout: &Rc<Layout>) -> Result<Rc<Info>, Fail> {
+    /// The bronze layout of ``layout``, asked of the delegate at the first rows event using it (at ``at``, of
+    /// ``event_type``: where the delegate locates a name that is not UTF-8).
+    fn info(&mut self, py: Python<'_>, p: &Processor, layout: &Rc<Layout>, at: u64, event_type: u8)
+            -> Result<Rc<Info>, Fail> {
         if let Some((_, info)) = self.infos.get(&Rc::as_ptr(layout)) {
             return Ok(info.clone());
         }
         type Got = (bool, String, String, Option<String>, Option<Vec<u32>>, String, String);
         let (keep, id, columns, primary_key, pk, db, table): Got = p.delegate
-            .call_method1(py, "layout", (PyBytes::new(py, &layout.raw), layout.body_end))?.extract(py)?;
+            .call_method1(py, "layout", (PyBytes::new(py, &layout.raw), layout.body_end, at, event_type))?
+            .extract(py)?;
         let keys = layout.columns.iter().map(|c| {
             let mut k = Vec::with_capacity(c.name.len() + 3);
             json_str(&c.name, false, &mut k);
@@ -334,7 +338,7 @@ impl Sink for BronzeSink {
         if self.stop || self.end.is_some_and(|e| start >= e) {
             return Ok(());
         }
-        let info = self.info(py, p, r.layout)?;
+        let info = self.info(py, p, r.layout, r.ev.at(), r.ev.header.type_code)?;
         let (layout, d) = (r.layout, r.d);
         if !info.keep {
             self.trx_filtered += d.rows.len() as u64;

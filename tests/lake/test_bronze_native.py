@@ -213,7 +213,16 @@ def test_a_layout_is_stated_again_when_its_transaction_was_dropped(tmp_path) -> 
     assert [r["op"] for r in rows] == ["layout", "insert", "file_end"]
 
 
-HOSTILE = ["corrupt-json-cell", "unknown-table", "bad-checksum", "not-finite-double", "truncated-row", "corrupt-zstd"]
+HOSTILE = ["corrupt-json-cell", "unknown-table", "bad-checksum", "not-finite-double", "truncated-row", "corrupt-zstd",
+           "non-utf8-table-name", "non-utf8-column-name", "non-utf8-ddl-database"]
+
+
+def renamed_table_map(table: bytes = b"t", columns: list[bytes] | None = None) -> tuple[int, bytes]:
+    """``json_table`` with raw bytes for its table name and, optionally, COLUMN_NAME metadata (type 4)."""
+    names = b"" if columns is None else b"".join(build.packed(len(n)) + n for n in columns)
+    code, body = build.table_map(7, "d", "tX", [3, 245], bytes([4]), [False, True],
+                                 b"" if columns is None else bytes([4]) + build.packed(len(names)) + names)
+    return code, body.replace(b"\x02tX\x00", bytes([len(table)]) + table + b"\x00", 1)
 
 
 @pytest.mark.parametrize("case", HOSTILE)
@@ -233,6 +242,13 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
                   XID)
     elif case == "truncated-row":
         damage = (query("BEGIN"), tm, build.rows_event(30, 7, 2, row_of(2, 2)[:-3]), XID)
+    elif case == "non-utf8-table-name":
+        damage = (query("BEGIN"), renamed_table_map(b"t\xff"), build.rows_event(30, 7, 2, row_of(2, 2)), XID)
+    elif case == "non-utf8-column-name":
+        damage = (query("BEGIN"), renamed_table_map(b"t", [b"id", b"caf\xe9"]), build.rows_event(30, 7, 2, row_of(2, 2)),
+                  XID)
+    elif case == "non-utf8-ddl-database":
+        damage = (gtid(5), query("ALTER TABLE t ADD COLUMN c INT", b"sh\xf6p"))
     elif case == "corrupt-zstd":
         body = payload_body(build.event(16, (7).to_bytes(8, "little"), crc=False) * 40)
         frame = body.index(b"\x28\xb5\x2f\xfd")
@@ -249,6 +265,8 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
     err = next(r for r in rows if r["op"] == "error")
     assert str(path) in err["statement"] and str(err["pos"]) in err["statement"]
     assert err["raw"] == data[err["pos"]:err["pos"] + len(err["raw"])] and err["raw"]
+    if case.startswith("non-utf8"):
+        assert "is not UTF-8" in err["statement"]
 
 
 def test_fuzz_corpus_and_mutations_write_alike(tmp_path) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Iterator, Optional
 
 from binlake.binlog import BinlogError, Transaction, iter_transactions, open_binlog, row_changes_of
 from binlake.binlog.constants import LOG_EVENT_HEADER_LEN, event_type_name
-from binlake.binlog.errors import SchemaMismatchError
+from binlake.binlog.errors import CorruptEventError, SchemaMismatchError
 from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.query_status import client_collation
 from binlake.binlog.render import json_diffs, json_image
@@ -92,12 +92,25 @@ def layout_id(columns: Optional[str], primary_key: Optional[str]) -> str:
     return hashlib.sha256(f"{columns}\n{primary_key}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def utf8_name(kind: str, name: str) -> str:
+    """``name`` (an identifier from a binlog event); :class:`CorruptEventError` when its bytes are not UTF-8:
+    MySQL writes identifiers in utf8mb3, and bronze holds text (the caller locates the error)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CorruptEventError(f"{kind} name {name.encode('utf-8', 'surrogateescape')!r} is not UTF-8",
+                                expected="an identifier in UTF-8", found="bytes that are not UTF-8") from None
+    return name
+
+
 def layout_meta(layout: Any, schema_provider: Optional[SchemaProvider]
                 ) -> tuple[str, Optional[str], Optional[str], tuple[int, ...]]:
     """A reader's TableLayout as bronze states it: (layout id, columns JSON, primary key JSON, primary key
-    column indexes)."""
+    column indexes). A name that is not UTF-8 raises :func:`utf8_name`'s error."""
     tm = layout.table_map
     names = layout.column_names
+    for kind, name in (("database", layout.db), ("table", layout.table), *(("column", n) for n in names)):
+        utf8_name(kind, name)
     pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ())
     # full row metadata names the columns: no primary-key field then means the table has none. Without it, the
     # schema registry may know the key; a registry without this layout's version is no error here.
@@ -156,7 +169,11 @@ class BronzeApplier(EventHandler):
                 pos = ev.payload_pos if ev.payload_pos is not None else ev.pos
                 if pos != last_pos:
                     last_pos, next_row = pos, 0
-                lid, cols, pk_json, pk = self._layout_meta(layout)
+                try:
+                    lid, cols, pk_json, pk = self._layout_meta(layout)
+                except BinlogError as exc:
+                    raise exc.located(file=self.task.path, offset=pos,
+                                      event_type=event_type_name(ev.header.type_code)) from None
                 if lid not in self._stated and lid not in stated:
                     stated.add(lid)
                     out.append((*head, pos, next_row, seq_of(file_seq, pos, next_row), gtid, trx_pos, commit_us,
@@ -178,7 +195,11 @@ class BronzeApplier(EventHandler):
             q = trx.events[-1]
             body = q.body
             assert isinstance(body, QueryEvent)
-            out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, body.db or None,
+            try:
+                db = utf8_name("database", body.db) or None
+            except BinlogError as exc:
+                raise exc.located(file=self.task.path, offset=q.pos, event_type=q.header.type_name) from None
+            out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, db,
                         None, "ddl", None, None, None, None, None, None, None, q.header.type_code,
                         statement_text(body), run, None, None))
         self.rows.extend(out)
