@@ -367,8 +367,9 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
             continue
         silver = engine.read(spark, path)
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
-        silver = _integer_key_prefilter(silver, dict(kinds), ti.pk, touched, db, table)
-        part = silver.mapInArrow(_keyed_silver(kinds, column_metas(ti.metas), ti.pk, db, table, ti.dependent),
+        metas = column_metas(ti.metas)
+        silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table)
+        part = silver.mapInArrow(_keyed_silver(kinds, metas, ti.pk, db, table, ti.dependent),
                                  spark_ddl(RECORD_COLUMNS))
         keyed = part if keyed is None else keyed.unionByName(part)
     if engine.exists(lake.tombstones):
@@ -393,20 +394,45 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
 INTEGER_KINDS = ("tinyint", "smallint", "int", "bigint")
 
 
-def _integer_key_prefilter(silver: "DataFrame", kinds: dict[str, str], pk: Optional[list[str]],
-                           touched: "DataFrame", db: str, table: str) -> "DataFrame":
-    """``silver`` cut to the rows whose primary key the batch touches, in SQL, when every key column is an
-    integer (its bronze key, ``[1,2]``, reads exactly as silver's values); then only those rows are converted
-    in Python, not the whole table. Other tables: ``silver`` whole (the exact semi-join on the row key follows
-    either way)."""
+def _key_prefilter(silver: "DataFrame", kinds: dict[str, str], metas: dict[str, list], pk: Optional[list[str]],
+                   touched: "DataFrame", db: str, table: str) -> "DataFrame":
+    """``silver`` cut to the rows whose primary key the batch touches, so that only those rows are converted to
+    fold records in Python, not the whole table. Every key column an integer: in SQL (the bronze key ``[1,2]``
+    reads exactly as silver's values). Other keys (strings, UUIDs in BINARY(16), dates, decimals): each row's
+    key is computed in Python from its key columns alone, with the converters the fold records use, so it is
+    the bronze key exactly; silver is cut to the touched ones by a join on its typed key columns. No primary
+    key: ``silver`` whole (a row's identity is all its values). The exact semi-join on the row key follows
+    either way."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
 
-    if not pk or any(kinds.get(c) not in INTEGER_KINDS for c in pk):
+    if not pk:
         return silver
-    values = F.from_json("row_key", "array<bigint>")
-    keys = (touched.filter((F.col("db") == db) & (F.col("table_name") == table))
-            .select(*[values.getItem(i).cast(kinds[c]).alias(c) for i, c in enumerate(pk)]))
-    return silver.join(keys.distinct(), pk, "left_semi")
+    mine = touched.filter((F.col("db") == db) & (F.col("table_name") == table))
+    if all(kinds.get(c) in INTEGER_KINDS for c in pk):
+        values = F.from_json("row_key", "array<bigint>")
+        keys = mine.select(*[values.getItem(i).cast(kinds[c]).alias(c) for i, c in enumerate(pk)])
+        return silver.join(keys.distinct(), pk, "left_semi")
+    columns = silver.select(*pk)
+    keyed = columns.mapInArrow(_row_keys(list(kinds.items()), metas, pk),
+                               StructType([*columns.schema.fields, StructField("row_key", StringType())]))
+    return silver.join(keyed.join(mine.select("row_key"), "row_key", "left_semi").drop("row_key"), pk, "left_semi")
+
+
+def _row_keys(kinds: list[tuple[str, str]], metas: dict[str, list], pk: list[str]) -> Any:
+    """mapInArrow function: silver's key columns -> the same with each row's ``row_key``, as ``_keyed_silver``
+    computes it."""
+    converters = [(name, conv) for name, conv in silver_converters(kinds, metas) if name in pk]
+
+    def run(batches: Any) -> Any:
+        import pyarrow as pa
+
+        for batch in batches:
+            cols = [(name, conv, batch.column(name).to_pylist()) for name, conv in converters]
+            keys = [row_key({name: conv(values[i]) for name, conv, values in cols}, pk)
+                    for i in range(batch.num_rows)]
+            yield batch.append_column("row_key", pa.array(keys, pa.string()))
+    return run
 
 
 def _add_base(folder: _Folder, key: str, st: RowState) -> None:
