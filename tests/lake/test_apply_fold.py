@@ -1,7 +1,8 @@
 """The fold's partition function (``binlake.lake.apply._fold_partition``) on the bronze rows of generated
 workloads: with the known row keys of ``keys_exact`` tables (no key encoded again, states reusing bronze's
-after-image text) it folds exactly as it does when it computes every key itself. No Spark: the fold records are
-built here the way ``change_records`` builds them."""
+after-image text), and with a dependent table's keys grouped by the key changes that link them (or the table
+as one group), it folds exactly as ``fold_sorted`` folds each table's changes in order. No Spark: the fold
+records are built here the way ``change_records`` and ``_linked_keys_grouped`` build them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
+from binlake.lake import apply
 from binlake.lake.apply import RECORD_COLUMNS, _fold_partition, _scan, key_change
 from binlake.lake.arrow import to_arrow
 from binlake.pipeline.bronze import BRONZE_SCHEMA, CHANGE_OPS, ChunkTask, decode_chunk
@@ -32,21 +34,23 @@ def bronze(tmp_path, row_image: str) -> list[dict]:
     return rows
 
 
-def records(rows: list[dict], dependent: set) -> pa.Table:
-    """``change_records``: one record per change, two per independent key-changing update."""
+def records(rows: list[dict], info) -> pa.Table:
+    """``change_records`` and ``_linked_keys_grouped``: one record per change, two per independent key-changing
+    update; a dependent table's linked keys share their group's fold key."""
     out = []
     for r in rows:
         if r["op"] not in CHANGE_OPS:
             continue
         t = (r["db"], r["table_name"])
-        halves = (["old", "new"] if key_change(r["op"], r["key_before"], r["key_after"]) and t not in dependent
-                  else [""])
+        ti = info.tables[t]
+        groups = ti.key_groups()
+        halves = ["old", "new"] if key_change(r["op"], r["key_before"], r["key_after"]) and not ti.dependent else [""]
         for split in halves:
-            key = ("" if t in dependent else r["key_after"] if split == "new" or r["op"] == "insert"
-                   else r["key_before"])
-            out.append((*t, key or "", False, r["file_seq"], r["pos"], r["row"], r["_binlake_seq"], r["op"], split,
-                        r["before"], r["after"], r["diffs"], r["commit_ts"], r["binlog_file"], r["gtid"], None,
-                        None, None))
+            key = ("" if ti.one_group else r["key_after"] if split == "new" or r["op"] == "insert"
+                   else r["key_before"]) or ""
+            out.append((*t, groups.get(key, key), False, r["file_seq"], r["pos"], r["row"], r["_binlake_seq"],
+                        r["op"], split, r["before"], r["after"], r["diffs"], r["commit_ts"], r["binlog_file"],
+                        r["gtid"], None, None, None))
     out.sort(key=lambda x: (x[0], x[1], x[2], x[4], x[5], x[6]))
     return to_arrow(RECORD_COLUMNS, out)
 
@@ -75,17 +79,36 @@ def reference(table: pa.Table, info) -> dict:
     return out
 
 
-@pytest.mark.parametrize("row_image", ["full", "minimal"])
-def test_known_row_keys_fold_as_computed_ones(tmp_path, row_image):
+@pytest.mark.parametrize("row_image, links", [("full", None), ("minimal", None), ("minimal", 0)],
+                         ids=["full", "minimal", "minimal-one-group"])
+def test_known_row_keys_fold_as_computed_ones(tmp_path, monkeypatch, row_image, links):
+    """(``links`` 0: too many key changes to group by key, so a dependent table folds as one group.)"""
+    if links is not None:
+        monkeypatch.setattr(apply, "MAX_KEY_LINKS", links)
     rows = bronze(tmp_path, row_image)
     info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
     exact = frozenset(t for t, ti in info.tables.items() if ti.pk and ti.keys_exact and not ti.dependent)
     assert exact, "no table to fold with known keys"
-    table = records(rows, {t for t, ti in info.tables.items() if ti.dependent})
+    table = records(rows, info)
     truth = reference(table, info)
     assert len(truth) > 100
+    if row_image == "minimal":       # key-changing updates of a MINIMAL image: grouped by the keys they link
+        assert any(ti.dependent and (ti.one_group if links == 0 else ti.key_groups())
+                   for ti in info.tables.values())
     assert folded(table, info, frozenset()) == truth
     assert folded(table, info, exact) == truth
+
+
+def test_linked_keys_share_the_smallest_key_of_their_set():
+    from binlake.lake.apply import TableInfo
+
+    t = TableInfo(pk=["id"], dependent=True)
+    for old, new in (("[5]", "[3]"), ("[3]", "[9]"), ("[7]", "[8]"), ("[9]", "[4]")):
+        t.link(old, new)
+    assert t.key_groups() == {"[3]": "[3]", "[4]": "[3]", "[5]": "[3]", "[9]": "[3]", "[7]": "[7]", "[8]": "[7]"}
+    assert not t.one_group and TableInfo(pk=["id"]).key_groups() == {}
+    t.links = None
+    assert t.one_group and t.key_groups() == {}
 
 
 def test_a_table_whose_layouts_disagree_on_the_primary_key_computes_its_keys():

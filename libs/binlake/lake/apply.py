@@ -10,9 +10,10 @@ plans, commits and reports (it holds per-table metadata and counters, never the 
    after image holds the whole row becomes two halves: a tombstone at the old key, the row at the new key, so
    keys fold independently); silver's current row of every touched key joins its group. Groups are spread over
    partitions by (table, key) and sorted by the exact binlog order inside each, then folded one at a time by
-   :mod:`binlake.pipeline.fold` (partial JSON diffs resolved against the key's current document). A table with
-   a key-changing update that needs the old row (a MINIMAL after image, a partial JSON update) folds as one
-   group, in order.
+   :mod:`binlake.pipeline.fold` (partial JSON diffs resolved against the key's current document). The keys that
+   key-changing updates needing the old row (a MINIMAL after image, a partial JSON update) link fold together as
+   one group, in order (a table without a primary key, or with more than :data:`MAX_KEY_LINKS` of them: the
+   whole table).
 4. **Write**: quarantine (insert-only MERGE), then per table the history and the silver MERGE guarded by
    ``_binlake_seq``, then the checkpoint. A crash between any two commits followed by a rerun converges: a
    change not newer than a row's ``_binlake_seq`` is already applied.
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
 TableId = tuple[str, str]
 OUT_BATCH_ROWS = 8192
+MAX_KEY_LINKS = 100_000     # key-changing updates of a table the driver groups by key; beyond: one group
 
 # What the fold reads: one row per change half and per silver row of a touched key.
 RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -99,7 +101,9 @@ class TableInfo:
     metas: set[str] = field(default_factory=set)
     changes: int = 0
     last_seq: int = -1
-    dependent: bool = False          # has a key-changing update that needs the old row: fold as one group
+    dependent: bool = False          # has a key-changing update that needs the old row (see key_groups)
+    links: Optional[list[tuple[str, str]]] = field(default_factory=list)   # (old key, new key) of its
+    # key-changing updates; None: more than MAX_KEY_LINKS
     layouts: set[str] = field(default_factory=set)                # layout ids of its change rows
     key_change_after: dict[str, int] = field(default_factory=dict)   # layout id -> fewest after-image columns
     # of its key-changing updates without diffs (fewer than the layout's columns: a MINIMAL image, dependent)
@@ -112,10 +116,43 @@ class TableInfo:
         self.changes += other.changes
         self.last_seq = max(self.last_seq, other.last_seq)
         self.dependent |= other.dependent
+        if self.links is not None and other.links is not None and len(self.links) + len(other.links) <= MAX_KEY_LINKS:
+            self.links += other.links
+        else:
+            self.links = None
         self.legacy |= other.legacy
         self.layouts |= other.layouts
         for lid, n in other.key_change_after.items():
             self.key_change_after[lid] = min(n, self.key_change_after.get(lid, n))
+
+    def link(self, old: str, new: str) -> None:
+        if self.links is not None:
+            self.links.append((old, new))
+            if len(self.links) > MAX_KEY_LINKS:
+                self.links = None
+
+    @property
+    def one_group(self) -> bool:
+        """Whether the table folds as one group, in order: dependent, with too many key changes to group."""
+        return self.dependent and self.links is None
+
+    def key_groups(self) -> dict[str, str]:
+        """A dependent table's fold groups: every key a key-changing update links to another, mapped to the
+        smallest key of its linked set (union-find over ``links``); other keys fold on their own."""
+        if not self.dependent or not self.links:
+            return {}
+        parent: dict[str, str] = {}
+
+        def root(k: str) -> str:
+            while parent.setdefault(k, k) != k:
+                parent[k] = parent[parent[k]]
+                k = parent[k]
+            return k
+        for old, new in self.links:
+            a, b = root(old), root(new)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+        return {k: root(k) for k in parent}
 
 
 @dataclass
@@ -162,6 +199,8 @@ class BatchInfo:
                 if n is not None and pk and n < len(json.loads(columns)):
                     t.dependent = True
             t.layouts, t.key_change_after = set(), {}
+            if not t.pk:             # identities of rows without a key change with every update: one group
+                t.links = None
         return self
 
 
@@ -209,8 +248,11 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
                 t.metas.add(r["columns"])
         t.changes += 1
         t.last_seq = max(t.last_seq, seq)
-        if not t.dependent and key_change(op, r["key_before"], r["key_after"]):
-            if r["diffs"] is not None:
+        if key_change(op, r["key_before"], r["key_after"]):
+            t.link(r["key_before"], r["key_after"])
+            if t.dependent:
+                pass
+            elif r["diffs"] is not None:
                 t.dependent = True
             elif lid:                   # whole unless fewer columns than the layout's (resolve_layouts)
                 n = len(loads(r["after"] or "{}"))
@@ -316,12 +358,11 @@ def change_records(batch: "DataFrame", info: BatchInfo, temporal_text: bool = Fa
         tagged = F.concat_ws("\x00", "db", "table_name").isin(tags) & F.col("op").isin(*CHANGE_OPS)
         batch = batch.filter(~tagged).unionByName(batch.filter(tagged).mapInArrow(_rekey(rekey), batch.schema))
 
-    dependent = [_table_tag(*t) for t, ti in info.tables.items() if ti.dependent]
-    dep = F.concat_ws("\x00", "db", "table_name").isin(dependent) if dependent else F.lit(False)
+    dep = _tables_where(info, lambda ti: ti.dependent)
     kc = ((F.col("op") == "update") & F.col("key_after").isNotNull() & (F.col("key_after") != F.col("key_before")))
     changes = batch.filter(F.col("op").isin(*CHANGE_OPS)).withColumn(
         "split", F.explode(F.when(kc & ~dep, F.array(F.lit("old"), F.lit("new"))).otherwise(F.array(F.lit("")))))
-    key = (F.when(dep, F.lit("")).when(F.col("split") == "new", F.col("key_after"))
+    key = (F.when(_tables_where(info, lambda ti: ti.one_group), F.lit("")).when(F.col("split") == "new", F.col("key_after"))
            .when(F.col("op") == "insert", F.col("key_after")).otherwise(F.col("key_before")))
     return changes.select(
         "db", "table_name", F.coalesce(key, F.lit("")).alias("fold_key"), F.lit(False).alias("base"),
@@ -330,8 +371,32 @@ def change_records(batch: "DataFrame", info: BatchInfo, temporal_text: bool = Fa
         F.lit(None).cast("bigint").alias("count"))
 
 
+def _tables_where(info: BatchInfo, test: Any) -> Any:
+    """Column: whether a row's table is one of the batch's tables whose TableInfo passes ``test``."""
+    from pyspark.sql import functions as F
+
+    tags = [_table_tag(*t) for t, ti in info.tables.items() if test(ti)]
+    return F.concat_ws("\x00", "db", "table_name").isin(tags) if tags else F.lit(False)
+
+
+def _linked_keys_grouped(spark: "SparkSession", records: "DataFrame", info: BatchInfo) -> "DataFrame":
+    """``records`` with the fold key of every key a dependent table's key-changing updates link (and of the
+    keys those link on) replaced by its group's (:meth:`TableInfo.key_groups`): the linked keys fold together,
+    in order, and the table's other keys on their own."""
+    from pyspark.sql import functions as F
+
+    groups = [(db, table, key, group) for (db, table), ti in info.tables.items()
+              for key, group in ti.key_groups().items()]
+    if not groups:
+        return records
+    frame = spark.createDataFrame(groups, "db string, table_name string, fold_key string, fold_group string")
+    return (records.join(F.broadcast(frame), ["db", "table_name", "fold_key"], "left")
+            .withColumn("fold_key", F.coalesce("fold_group", "fold_key")).drop("fold_group")
+            .select(*(name for name, _ in RECORD_COLUMNS)))
+
+
 def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Optional[list[str]], db: str,
-                  table: str, dependent: bool) -> Any:
+                  table: str, one_group: bool) -> Any:
     """mapInArrow function: silver rows -> base fold records (values in the bronze JSON encoding, row key;
     each physical row counts one)."""
     converters = silver_converters(kinds, metas)
@@ -342,7 +407,7 @@ def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Opti
             for r in batch.to_pylist():
                 values = {name: conv(r[name]) for name, conv in converters}
                 key = row_key(values, pk)
-                rows.append((db, table, "" if dependent else key, True, None, None, None, r[SEQ_COL] or 0,
+                rows.append((db, table, "" if one_group else key, True, None, None, None, r[SEQ_COL] or 0,
                              r[OP_COL] or "insert", "", None, None, None, None, None, None, key,
                              compact_json(values), 1))
             if rows:
@@ -369,15 +434,14 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
         metas = column_metas(ti.metas)
         silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table)
-        part = silver.mapInArrow(_keyed_silver(kinds, metas, ti.pk, db, table, ti.dependent),
+        part = silver.mapInArrow(_keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group),
                                  spark_ddl(RECORD_COLUMNS))
         keyed = part if keyed is None else keyed.unionByName(part)
     if engine.exists(lake.tombstones):
-        dependent = [_table_tag(*t) for t, ti in info.tables.items() if ti.dependent]
-        dep = F.concat_ws("\x00", "db", "table_name").isin(dependent) if dependent else F.lit(False)
+        whole = _tables_where(info, lambda ti: ti.one_group)
         dead = engine.read(spark, lake.tombstones).filter(
             (F.col("source") == source) & (F.col(SEQ_COL) > after_seq)).select(
-            "db", "table_name", F.when(dep, F.lit("")).otherwise(F.col("row_key")).alias("fold_key"),
+            "db", "table_name", F.when(whole, F.lit("")).otherwise(F.col("row_key")).alias("fold_key"),
             F.lit(True).alias("base"), F.lit(None).cast("int").alias("file_seq"),
             F.lit(None).cast("bigint").alias("pos"), F.lit(None).cast("int").alias("row"), SEQ_COL,
             F.lit(DELETE).alias("op"), F.lit("").alias("split"), *[F.lit(None).cast("string").alias(c) for c in
@@ -530,6 +594,7 @@ def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     bases = base_records(spark, engine, lake, batch, info, source, after_seq)
     if bases is not None:
         records = records.unionByName(bases)
+    records = _linked_keys_grouped(spark, records, info)
     pks = {t: ti.pk for t, ti in info.tables.items()}
     temporals = {t: [(n, k) for n, k in data_columns(column_metas(ti.metas), temporal_text)
                      if k in ("date", "timestamp", "timestamp_ntz")] for t, ti in info.tables.items()}
