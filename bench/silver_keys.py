@@ -8,7 +8,8 @@ A Parquet table of ``--rows`` rows (a VARCHAR key and 12 more columns of silver 
 row keys of it; the fold records of those keys (``_keyed_silver`` then the exact semi-join on the row key, what
 ``base_records`` builds) are computed with the key cut first (``_key_prefilter``: row keys from the key column
 alone, then a join on it) and, as the baseline in the same Spark session, without it (every row converted to
-the bronze encoding in Python, as before). Prints both times, the ratio, and checks both give the same records. Each way runs twice, alternating; the faster run counts.
+the bronze encoding in Python, as before). Each way runs twice, alternating, and the faster run counts. Prints
+both times and the ratio, and checks both give the same records.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
 
     def records(frame):
-        return (frame.mapInArrow(_keyed_silver(kinds, {}, ["sku"], "shop", "products", False), spark_ddl(RECORD_COLUMNS))
+        return (frame.mapInArrow(_keyed_silver(kinds, {}, ["sku"], "shop", "products", False),
+                                 spark_ddl(RECORD_COLUMNS))
                 .join(touched, ["db", "table_name", "row_key"], "left_semi"))
 
     timings: dict[str, float] = {}

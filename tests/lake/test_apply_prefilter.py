@@ -59,4 +59,5 @@ def test_other_keys_are_cut_by_their_row_keys(spark):
 
 def test_a_table_without_a_primary_key_stays_whole(spark):
     names = spark.createDataFrame([("a", 1), ("b", 2)], "code string, v int")
-    assert _key_prefilter(names, {"code": "string", "v": "int"}, {}, None, touched_frame(spark), "shop", "codes") is names
+    kinds = {"code": "string", "v": "int"}
+    assert _key_prefilter(names, kinds, {}, None, touched_frame(spark), "shop", "codes") is names

@@ -245,8 +245,8 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
     elif case == "non-utf8-table-name":
         damage = (query("BEGIN"), renamed_table_map(b"t\xff"), build.rows_event(30, 7, 2, row_of(2, 2)), XID)
     elif case == "non-utf8-column-name":
-        damage = (query("BEGIN"), renamed_table_map(b"t", [b"id", b"caf\xe9"]), build.rows_event(30, 7, 2, row_of(2, 2)),
-                  XID)
+        damage = (query("BEGIN"), renamed_table_map(b"t", [b"id", b"caf\xe9"]),
+                  build.rows_event(30, 7, 2, row_of(2, 2)), XID)
     elif case == "non-utf8-ddl-database":
         damage = (gtid(5), query("ALTER TABLE t ADD COLUMN c INT", b"sh\xf6p"))
     elif case == "corrupt-zstd":

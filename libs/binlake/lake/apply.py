@@ -116,10 +116,10 @@ class TableInfo:
         self.changes += other.changes
         self.last_seq = max(self.last_seq, other.last_seq)
         self.dependent |= other.dependent
-        if self.links is not None and other.links is not None and len(self.links) + len(other.links) <= MAX_KEY_LINKS:
-            self.links += other.links
-        else:
+        if self.links is None or other.links is None or len(self.links) + len(other.links) > MAX_KEY_LINKS:
             self.links = None
+        else:
+            self.links += other.links
         self.legacy |= other.legacy
         self.layouts |= other.layouts
         for lid, n in other.key_change_after.items():
@@ -251,8 +251,8 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
         if key_change(op, r["key_before"], r["key_after"]):
             t.link(r["key_before"], r["key_after"])
             if t.dependent:
-                pass
-            elif r["diffs"] is not None:
+                continue
+            if r["diffs"] is not None:
                 t.dependent = True
             elif lid:                   # whole unless fewer columns than the layout's (resolve_layouts)
                 n = len(loads(r["after"] or "{}"))
@@ -362,7 +362,8 @@ def change_records(batch: "DataFrame", info: BatchInfo, temporal_text: bool = Fa
     kc = ((F.col("op") == "update") & F.col("key_after").isNotNull() & (F.col("key_after") != F.col("key_before")))
     changes = batch.filter(F.col("op").isin(*CHANGE_OPS)).withColumn(
         "split", F.explode(F.when(kc & ~dep, F.array(F.lit("old"), F.lit("new"))).otherwise(F.array(F.lit("")))))
-    key = (F.when(_tables_where(info, lambda ti: ti.one_group), F.lit("")).when(F.col("split") == "new", F.col("key_after"))
+    key = (F.when(_tables_where(info, lambda ti: ti.one_group), F.lit(""))
+           .when(F.col("split") == "new", F.col("key_after"))
            .when(F.col("op") == "insert", F.col("key_after")).otherwise(F.col("key_before")))
     return changes.select(
         "db", "table_name", F.coalesce(key, F.lit("")).alias("fold_key"), F.lit(False).alias("base"),
@@ -917,7 +918,8 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                 ops.update(json.loads(stats))
             counts[r["kind"], r["db"], r["table_name"]] += r["count"]
             counts["dead"] += r["count"] if r["dead"] else 0
-            counts["effective", r["db"], r["table_name"]] += r["count"] if r["kind"] == "state" and not r["no_op"] else 0
+            if r["kind"] == "state" and not r["no_op"]:
+                counts["effective", r["db"], r["table_name"]] += r["count"]
         _add_seconds(report, "fold", t0)
         t0 = time.perf_counter()
         quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id,

@@ -45,7 +45,8 @@ class Change:
     binlog_file: str = ""
     gtid: Optional[str] = None
     split: str = ""                        # "old"/"new": the two halves of a key-changing update (see fold_key)
-    key: Optional[str] = field(default=None, compare=False)   # its row key, when known to be row_key's
+    key: Optional[str] = field(default=None, compare=False)   # row_key's text of the key it touches, known
+    # to the caller for a change that keeps its row's key (the fold then does not encode it again)
     after_text: Optional[str] = field(default=None, compare=False)   # ``after`` as bronze's JSON text
 
 
