@@ -1,7 +1,7 @@
 """The apply job's cut of silver to the touched keys (``_key_prefilter``) before whole rows are converted: it keeps
 exactly the rows whose primary key the batch touches (of this table, not another's): integer keys, composite ones
-included, in SQL; string, binary (UUID), date and decimal keys by their row keys; a table without a primary key
-stays whole. The touched keys and expected rows are written out by hand, as bronze spells the keys."""
+included, in SQL; string, binary (UUID), date and decimal keys by their row keys (from ``KEY_CUT_MIN_ROWS``
+silver rows on); a table without a primary key stays whole. The touched keys and expected rows are written out by hand, as bronze spells the keys."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from binlake.lake.apply import _key_prefilter
+from binlake.lake.apply import KEY_CUT_MIN_ROWS, _key_prefilter, silver_size
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -55,6 +55,23 @@ def test_other_keys_are_cut_by_their_row_keys(spark):
     prices = spark.createDataFrame([(Decimal("12.50"), 1), (Decimal("12.51"), 2)], "p decimal(10,2), v int")
     kept = _key_prefilter(prices, {"p": "decimal(10,2)", "v": "int"}, {}, ["p"], touched, "shop", "prices")
     assert [r["v"] for r in kept.collect()] == [1]
+
+    # a table smaller than the cut's own cost is converted whole; from the threshold on it is cut
+    kinds = {"code": "string", "v": "int"}
+    small = KEY_CUT_MIN_ROWS - 1
+    assert _key_prefilter(codes, kinds, {}, ["code"], touched, "shop", "codes", small) is codes
+    kept = _key_prefilter(codes, kinds, {}, ["code"], touched, "shop", "codes", KEY_CUT_MIN_ROWS)
+    assert sorted(r["v"] for r in kept.collect()) == [2, 3]
+
+
+def test_a_silver_tables_size_comes_from_its_delta_log(tmp_path):
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    path = str(tmp_path / "t")
+    for n in (3, 4):
+        write_deltalake(path, pa.table({"id": list(range(n))}), mode="append")
+    assert silver_size(path) == 7
 
 
 def test_a_table_without_a_primary_key_stays_whole(spark):

@@ -434,7 +434,7 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
         silver = engine.read(spark, path)
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
         metas = column_metas(ti.metas)
-        silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table)
+        silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table, silver_size(path))
         part = silver.mapInArrow(_keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group),
                                  spark_ddl(RECORD_COLUMNS))
         keyed = part if keyed is None else keyed.unionByName(part)
@@ -457,17 +457,29 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
 
 
 INTEGER_KINDS = ("tinyint", "smallint", "int", "bigint")
+# silver rows from which cutting a non-integer key first is cheaper than converting every row (its extra Spark
+# stages cost a few seconds; converting costs about 10 us a row: bench/silver_keys.py)
+KEY_CUT_MIN_ROWS = 300_000
+
+
+def silver_size(path: str) -> Optional[int]:
+    """A Delta table's rows by its log's file statistics (delta-rs on the driver, no Spark job; rows hidden by
+    deletion vectors count too); None when a file has no statistics."""
+    from deltalake import DeltaTable
+
+    counts = DeltaTable(path).get_add_actions(flatten=True).column("num_records").to_pylist()
+    return None if any(c is None for c in counts) else sum(counts)
 
 
 def _key_prefilter(silver: "DataFrame", kinds: dict[str, str], metas: dict[str, list], pk: Optional[list[str]],
-                   touched: "DataFrame", db: str, table: str) -> "DataFrame":
+                   touched: "DataFrame", db: str, table: str, size: Optional[int] = None) -> "DataFrame":
     """``silver`` cut to the rows whose primary key the batch touches, so that only those rows are converted to
     fold records in Python, not the whole table. Every key column an integer: in SQL (the bronze key ``[1,2]``
     reads exactly as silver's values). Other keys (strings, UUIDs in BINARY(16), dates, decimals): each row's
     key is computed in Python from its key columns alone, with the converters the fold records use, so it is
-    the bronze key exactly; silver is cut to the touched ones by a join on its typed key columns. No primary
-    key: ``silver`` whole (a row's identity is all its values). The exact semi-join on the row key follows
-    either way."""
+    the bronze key exactly; silver is cut to the touched ones by a join on its typed key columns, when it holds
+    at least :data:`KEY_CUT_MIN_ROWS` rows (``size``; None: unknown). No primary key: ``silver`` whole (a row's
+    identity is all its values). The exact semi-join on the row key follows either way."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
@@ -478,6 +490,8 @@ def _key_prefilter(silver: "DataFrame", kinds: dict[str, str], metas: dict[str, 
         values = F.from_json("row_key", "array<bigint>")
         keys = mine.select(*[values.getItem(i).cast(kinds[c]).alias(c) for i, c in enumerate(pk)])
         return silver.join(keys.distinct(), pk, "left_semi")
+    if size is not None and size < KEY_CUT_MIN_ROWS:
+        return silver
     columns = silver.select(*pk)
     keyed = columns.mapInArrow(_row_keys(list(kinds.items()), metas, pk),
                                StructType([*columns.schema.fields, StructField("row_key", StringType())]))
