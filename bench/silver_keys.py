@@ -15,6 +15,7 @@ both times and the ratio, and checks both give the same records.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds in timings.items():
         print(f"  {name:<42} {seconds:8.2f} s")
     print(f"  speed-up (before / after, same session)    {before / after:8.2f}x")
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -464,10 +464,15 @@ KEY_CUT_MIN_ROWS = 300_000
 
 def silver_size(path: str) -> Optional[int]:
     """A Delta table's rows by its log's file statistics (delta-rs on the driver, no Spark job; rows hidden by
-    deletion vectors count too); None when a file has no statistics."""
+    deletion vectors count too); None when a file has no statistics or delta-rs can not read the log (a table
+    feature it lacks): the cut is exact at any size, only its cost differs."""
     from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError
 
-    counts = DeltaTable(path).get_add_actions(flatten=True).column("num_records").to_pylist()
+    try:
+        counts = DeltaTable(path).get_add_actions(flatten=True).column("num_records").to_pylist()
+    except DeltaError:
+        return None
     return None if any(c is None for c in counts) else sum(counts)
 
 
