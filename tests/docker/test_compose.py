@@ -122,7 +122,7 @@ def test_airflow_runs_on_postgresql_with_one_shared_configuration(services: dict
     assert url.scheme == "postgresql+psycopg2" and url.hostname == "postgres"
     assert (url.username, url.password, url.path.lstrip("/")) == (pg["POSTGRES_USER"], pg["POSTGRES_PASSWORD"],
                                                                   pg["POSTGRES_DB"])
-    assert "psycopg2-binary==" in (DOCKER / "airflow" / "requirements.txt").read_text()
+    assert "psycopg2-binary==" in (DOCKER.parent / "requirements.txt").read_text()   # local Airflow's driver too
     assert shared["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
     assert shared["AIRFLOW__API_AUTH__JWT_SECRET"]            # one JWT secret, or task tokens fail between services
     api = urlsplit(shared["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"])

@@ -96,7 +96,6 @@ def test_docker_requirement_pins_equal_the_project_pins() -> None:
         assert REQUIREMENTS.get(name) == version, f"docker/spark/requirements.txt {name}=={version}"
         assert CONSTRAINTS[name] == version
     deploy = pins(AIRFLOW_REQUIREMENTS)
-    assert deploy, "docker/airflow/requirements.txt pins nothing"
     for name, version in deploy.items():          # additions only: never a second pin of a project package
         assert name not in REQUIREMENTS and name not in CONSTRAINTS, name
     lines = [ln for ln in AIRFLOW_REQUIREMENTS.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
