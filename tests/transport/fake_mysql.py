@@ -75,6 +75,9 @@ class Script:
     silent: bool = False                        # accept the connection and never send anything
     silent_stream: bool = False                 # answer the sign-on, then send nothing after the dump command
     binlog_names: list[str] | None = None       # names SHOW BINARY LOGS lists instead of the files' own
+    auth_plugin: str = "mysql_native_password"  # the plugin the greeting announces
+    auth_switch: bytes | None = None            # AuthSwitchRequest body after 0xFE (plugin NUL data) to send
+    received: list[bytes] = field(default_factory=list)   # every packet payload the client sent, in order
     log: list[tuple[str, bytes]] = field(default_factory=list)
     acks: list[tuple[str, int]] = field(default_factory=list)
     dumps: list[bytes] = field(default_factory=list)
@@ -130,7 +133,10 @@ class _Session:
         if head is None:
             return None
         self.seq = (head[3] + 1) % 256
-        return self._exact(int.from_bytes(head[:3], "little"))
+        payload = self._exact(int.from_bytes(head[:3], "little"))
+        if payload is not None:
+            self.s.received.append(payload)
+        return payload
 
     def _exact(self, n: int) -> bytes | None:
         buf = b""
@@ -197,13 +203,17 @@ class _Session:
         caps = CAPABILITIES
         payload = (b"\x0a" + self.s.version.encode() + b"\x00" + struct.pack("<I", 7) + salt[:8] + b"\x00"
                    + struct.pack("<HBHH", caps & 0xFFFF, 255, SERVER_STATUS_AUTOCOMMIT, caps >> 16)
-                   + bytes([21]) + b"\x00" * 10 + salt[8:] + b"\x00" + b"mysql_native_password\x00")
+                   + bytes([21]) + b"\x00" * 10 + salt[8:] + b"\x00" + self.s.auth_plugin.encode() + b"\x00")
         if self.s.handshake_cut is not None:
             self.send(payload[:self.s.handshake_cut])
             self._exact(1)
             raise OSError("handshake cut")
         self.send(payload)
         self.recv()           # HandshakeResponse41: accepted whatever the password
+        if self.s.auth_switch is not None:
+            self.send(b"\xfe" + self.s.auth_switch)
+            if self.recv() is None:     # the client's answer (recorded in ``received``), or it hung up
+                raise OSError("client left during the auth switch")
         self.ok()
 
     def _query(self, sql: str) -> None:

@@ -95,6 +95,6 @@ def test_password_from_env_or_file(tmp_path, monkeypatch) -> None:
     assert "s3cret" not in repr(src) and "s3cret" not in src.display()
     secret = tmp_path / "pw"
     secret.write_text("from-file\nignored\n")
-    assert parse_mysql_uri(f"mysql://u@h/?server_id=1&password_file={secret}").password() == "from-file"
+    assert parse_mysql_uri("mysql://u@h/?server_id=1", password_file=secret).password() == "from-file"
     with pytest.raises(SourceUriError, match="cannot read the password file"):
         parse_mysql_uri("mysql://u@h/?server_id=1", password_file=tmp_path / "missing").password()

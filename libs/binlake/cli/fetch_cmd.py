@@ -41,6 +41,9 @@ def register(subparsers: Any) -> None:
     secret = parser.add_mutually_exclusive_group()
     secret.add_argument("--password-env", metavar="VAR", help="environment variable with the password")
     secret.add_argument("--password-file", metavar="FILE", help="file whose first line is the password")
+    parser.add_argument("--allow-cleartext-password", action="store_true",
+                        help="let a server that asks (mysql_clear_password, PAM dialog) have the password in clear "
+                             "text, only over TLS verified with ssl_ca in the URI (default: refused)")
     parser.add_argument("--start-file", metavar="BINLOG",
                         help="for an empty landing folder: start at this server file instead of the oldest")
     parser.add_argument("--allow-statement-format", action="store_true",
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="binlake fetch: %(message)s")
     source = parse_mysql_uri(args.source, password_env=args.password_env, password_file=args.password_file,
-                             name=args.name)
+                             name=args.name, allow_cleartext_password=args.allow_cleartext_password)
     retries = args.max_retries if args.max_retries is not None else (None if args.stop_never else 5)
     options = FetchOptions(until_now=not args.stop_never, start_file=args.start_file,
                            require_row_format=not args.allow_statement_format, max_retries=retries)

@@ -42,6 +42,9 @@ def register(subparsers: Any) -> None:
     secret = parser.add_mutually_exclusive_group()
     secret.add_argument("--password-env", metavar="VAR", help="environment variable with the password")
     secret.add_argument("--password-file", metavar="FILE", help="file whose first line is the password")
+    parser.add_argument("--allow-cleartext-password", action="store_true",
+                        help="let a server that asks (mysql_clear_password, PAM dialog) have the password in clear "
+                             "text, only over TLS verified with ssl_ca in the URI (default: refused)")
     parser.add_argument("--chunk-rows", type=int, default=100_000, metavar="N",
                         help="rows per primary-key chunk and per Parquet file (default 100000)")
     parser.set_defaults(func=run)
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from binlake.transport import parse_mysql_uri
 
     source = parse_mysql_uri(args.source, password_env=args.password_env, password_file=args.password_file,
-                             name=args.name)
+                             name=args.name, allow_cleartext_password=args.allow_cleartext_password)
     options = SnapshotOptions(TableFilter(tuple(args.include), tuple(args.exclude)), chunk_rows=args.chunk_rows)
     result = take_snapshot(source, args.landing, options, stream=sys.stderr)
     print(result.summary())

@@ -31,6 +31,7 @@ from binlake.snapshot.columns import ColumnReader, column_reader, quote_name
 from binlake.snapshot.errors import (ServerUnreachableError, SnapshotAccessError, SnapshotError,
                                      SnapshotServerError, TableChangedError, UnknownTableError)
 from binlake.snapshot.manifest import KeyValue, Position
+from binlake.transport.auth import auth_plugin_map
 from binlake.transport.uri import MySQLSource
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
@@ -114,7 +115,7 @@ class ServerSession:
                 host=src.host, port=src.port, user=src.user, password=src.password() or "",
                 connect_timeout=src.connect_timeout_s, read_timeout=max(src.read_timeout_s, MIN_READ_TIMEOUT_S),
                 ssl=src.pymysql_ssl(), charset="utf8mb4", autocommit=True, conv=dict(_ENCODERS_ONLY),
-                init_command="SET time_zone = '+00:00'")
+                init_command="SET time_zone = '+00:00'", auth_plugin_map=auth_plugin_map(src))
         except pymysql.err.MySQLError as exc:
             raise self._error(exc, "connecting") from None
         version, server_id = self.query_one("SELECT VERSION(), @@server_id", what="reading the server version")

@@ -26,6 +26,7 @@ import pymysql
 import pymysql.err
 
 from binlake.transport import protocol
+from binlake.transport.auth import auth_plugin_map
 from binlake.transport.errors import (
     AuthenticationError,
     BinlogPurgedError,
@@ -106,7 +107,7 @@ class ReplicationClient:
             self._conn = self._connector(
                 host=src.host, port=src.port, user=src.user, password=src.password() or "",
                 connect_timeout=src.connect_timeout_s, autocommit=True, charset="utf8mb4",
-                ssl=src.pymysql_ssl(), read_timeout=src.read_timeout_s)
+                ssl=src.pymysql_ssl(), read_timeout=src.read_timeout_s, auth_plugin_map=auth_plugin_map(src))
         except pymysql.err.MySQLError as exc:
             raise self._translate(exc, "connecting") from None
         except (struct.error, IndexError, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:

@@ -6,8 +6,10 @@ Query parameters:
 ``server_id`` (required)  the replica id binlake registers with; must differ from every other replica's and from
                           the server's own (a server drops the older of two replicas that share an id).
 ``name``                  the landing sub-folder (default ``<host>-<port>``).
-``password_env``          environment variable holding the password (default ``BINLAKE_MYSQL_PASSWORD``).
-``password_file``         file whose first line is the password (wins over ``password_env``).
+``password_env``          environment variable holding the password (default ``BINLAKE_MYSQL_PASSWORD``); in the URI
+                          only a name starting with ``BINLAKE_`` or ``MYSQL_`` (any name: ``--password-env``).
+``password_file``         refused in the URI: a file whose first line is the password is named on the command
+                          line only (``--password-file``; it wins over ``password_env``).
 ``heartbeat``             seconds between server heartbeats when the binlog is idle (default 5; 0 disables).
 ``semi_sync``             ``1`` to ACK events as a semi-sync replica, after they are fsynced (default 0).
 ``connect_timeout``       seconds (default 10).
@@ -20,7 +22,12 @@ Query parameters:
 ``max_packet``            largest replication packet (one event plus its OK byte and semi-sync header) accepted,
                           in bytes (default 1 GiB plus 1 KiB: MySQL's largest ``max_allowed_packet`` plus headers).
 
-A password in the URI itself is refused: URIs end up in process lists, DAG files and logs.
+A password in the URI itself is refused: URIs end up in process lists, DAG files and logs. A URI may also come
+from configuration someone else wrote, so it can not point binlake at an arbitrary secret of the machine (any
+environment variable or file would be sent to the server it names): those choices belong to the command line,
+and so does ``--allow-cleartext-password`` (``allow_cleartext_password=True``): a server that asks for the password
+in clear text (``mysql_clear_password``, MariaDB PAM's ``dialog``) gets it only with that option and only over TLS
+verified with ``ssl_ca``; otherwise the login is refused (:mod:`binlake.transport.auth`).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ KNOWN_PARAMS = frozenset({"server_id", "name", "password_env", "password_file", 
                           "connect_timeout", "read_timeout", "ssl", "ssl_ca", "max_packet"})
 MAX_PACKET = (1 << 30) + 1024
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+URI_PASSWORD_ENV_RE = re.compile(r"(BINLAKE|MYSQL)_[A-Za-z0-9_]{1,120}\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +69,7 @@ class MySQLSource:
     ssl_ca: Path | None = None
     binlog_file: str | None = None
     max_packet: int = MAX_PACKET
+    allow_cleartext_password: bool = False
 
     def display(self) -> str:
         """The URI without secrets, for messages and logs."""
@@ -85,7 +94,7 @@ class MySQLSource:
 
 
 def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file: str | os.PathLike[str] | None = None,
-                    name: str | None = None) -> MySQLSource:
+                    name: str | None = None, allow_cleartext_password: bool = False) -> MySQLSource:
     """Parse a ``mysql://`` URI; keyword arguments (from the CLI) override the URI's own parameters."""
     try:
         parts = urlsplit(uri)
@@ -118,11 +127,20 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
     if not NAME_RE.match(landing_name):
         raise SourceUriError(f"source name {landing_name!r} is not usable as a folder name"
                              " (letters, digits, '.', '_', '-'; at most 128)")
-    pw_file = password_file if password_file is not None else params.get("password_file")
+    if "password_file" in params:
+        raise SourceUriError(f"source {_safe(uri)}: password_file in a URI is refused (a URI must not send any file of"
+                             " this machine to a server); pass --password-file FILE on the command line instead")
+    pw_file = password_file
+    uri_env = params.get("password_env")
+    if not password_env and uri_env and not URI_PASSWORD_ENV_RE.match(uri_env):
+        raise SourceUriError(f"source {_safe(uri)}: password_env={uri_env!r} in a URI must name a variable starting "
+                             "with BINLAKE_ or MYSQL_ (a URI must not send just any environment variable to a "
+                             "server); rename the variable, or pass --password-env on the command line")
     return MySQLSource(
         host=host, port=port, user=unquote(parts.username), server_id=server_id, name=landing_name,
-        password_env=password_env or params.get("password_env") or DEFAULT_PASSWORD_ENV,
+        password_env=password_env or uri_env or DEFAULT_PASSWORD_ENV,
         password_file=Path(pw_file) if pw_file else None,
+        allow_cleartext_password=allow_cleartext_password,
         heartbeat_s=_float(params.get("heartbeat", "5"), "heartbeat", 0.0, 4294967.0),
         semi_sync=_flag(params.get("semi_sync", "0"), "semi_sync"),
         connect_timeout_s=_float(params.get("connect_timeout", "10"), "connect_timeout", 0.1, 3600.0),
