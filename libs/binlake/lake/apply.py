@@ -35,6 +35,7 @@ from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoi
 from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LayoutMissingError
+from binlake.lake.owned import scratch_folder
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
 from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, column_metas, data_columns,
@@ -923,7 +924,7 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
         for t in held:
             info.changes -= info.tables.pop(t).changes
     t0 = time.perf_counter()
-    staged = Path(lake.staging, f"fold-{run_id}-{info.last[0]}")
+    staged = scratch_folder(lake.staging, f"fold-{run_id}-{info.last[0]}")     # not through a link
     folded = _staged(spark, fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text,
                                        source=opts.source, after_seq=after_seq), staged)
     ops: Counter = Counter()

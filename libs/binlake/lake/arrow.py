@@ -87,7 +87,11 @@ class ArrowSource:
         """Have Spark's executors write ``df`` as Parquet under ``staging_root`` (no row reaches the driver)."""
         import pyarrow.dataset as ds
 
-        folder = Path(staging_root or tempfile.gettempdir(), "binlake-staging", uuid.uuid4().hex)
+        from binlake.lake.owned import scratch_folder
+
+        # never through a link: Spark's overwrite and release()'s rmtree would delete where it points
+        folder = scratch_folder(staging_root or tempfile.gettempdir(), "binlake-staging", uuid.uuid4().hex,
+                                check_base=bool(staging_root))
         df.write.mode("overwrite").parquet(str(folder))
         files = sorted(str(p) for p in folder.glob("*.parquet"))
         return cls(delta_arrow_schema(df.schema), dataset=ds.dataset(files, format="parquet"), staged=folder)

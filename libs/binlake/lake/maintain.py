@@ -13,10 +13,16 @@ or a load running longer than the retention, or time travel further back, would 
 
 Run it while no load writes the lake: a concurrent MERGE and compaction of the same table conflict (one
 fails and is retried by Airflow).
+
+Maintenance deletes only what it can prove is the lake's own (:mod:`binlake.lake.owned`): a table folder that is
+a symbolic link, lies outside the lake, or holds a link anywhere inside (VACUUM would follow it and delete the
+files it points to) is skipped whole, with the reason in the report; so are a ``_staging`` or
+``_staging/binlake-staging`` that is a link, and a scratch folder that is one.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -24,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from binlake.lake.errors import LakeError
+from binlake.lake.owned import LINK_ADVICE, OutsideLakeError, link_problem, links_inside, tree_problem
 
 if TYPE_CHECKING:
     from binlake.lake.delta import DeltaEngine
@@ -83,6 +90,7 @@ class MaintenanceReport:
     dry_run: bool
     tables: list[TableResult] = field(default_factory=list)
     staging_removed: list[str] = field(default_factory=list)   # stale _staging folders (dry run: would be)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"}: not provably the lake's
     tombstones_purged: int = 0                   # applied tombstones deleted (dry run: that would be deleted)
 
     def as_dict(self) -> dict[str, Any]:
@@ -90,6 +98,7 @@ class MaintenanceReport:
         return {"lake": self.lake, "engine": self.engine, "vacuum_hours": self.vacuum_hours,
                 "dry_run": self.dry_run, "tables": [asdict(r) for r in t],
                 "staging_removed": self.staging_removed, "tombstones_purged": self.tombstones_purged,
+                "skipped": self.skipped,
                 "totals": {"tables": len(t), "files_before": sum(r.files_before for r in t),
                            "files_after": sum(r.files_after for r in t),
                            "files_compacted": sum(r.files_compacted for r in t),
@@ -103,6 +112,9 @@ def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: 
     ``first`` runs before the compaction (a purge of rows, that counts them in a dry run)."""
     started = time.perf_counter()
     r = TableResult(rel)
+    links = [path] if os.path.islink(path) else [os.path.join(path, p) for p in links_inside(path)]
+    if links:       # VACUUM (delta-spark) follows links; compaction and checkpoints would write through them
+        raise OutsideLakeError(f"{links[0]} is a symbolic link: the table {rel} is not maintained; {LINK_ADVICE}")
     try:
         r.version_before = engine.version(path)
         r.files_before = len(engine.data_files(path))
@@ -128,16 +140,33 @@ def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: 
 
 
 def stale_staging(staging_root: str, older_than_hours: float, *, dry_run: bool = False,
-                  now: float | None = None) -> list[str]:
+                  now: float | None = None, skipped: list[dict[str, str]] | None = None) -> list[str]:
     """The scratch folders under ``staging_root`` (a fold's Parquet, the embedded engine's MERGE sources) not
-    modified for ``older_than_hours``: deleted unless ``dry_run``; their paths."""
+    modified for ``older_than_hours``: deleted unless ``dry_run``; their paths. Nothing is deleted through a
+    symbolic link: ``staging_root`` or its ``binlake-staging`` that is one, or resolves outside the lake (the
+    parent of ``staging_root``), and scratch folders that are links, are left alone and added to ``skipped``."""
     cutoff = (time.time() if now is None else now) - older_than_hours * 3600
     root = Path(staging_root)
-    found = [p for p in (*root.glob("fold-*"), *root.glob("binlake-staging/*"))
-             if p.is_dir() and max((f.stat().st_mtime for f in p.rglob("*")), default=p.stat().st_mtime) < cutoff]
+    refused = skipped if skipped is not None else []
+    problem = link_problem(root.parent, root)
+    if problem is not None:
+        refused.append({"path": str(root), "reason": f"{problem}; {LINK_ADVICE}"})
+        return []
+    merges = root / "binlake-staging"
+    candidates = list(root.glob("fold-*"))
+    if merges.is_symlink():
+        refused.append({"path": str(merges), "reason": f"{link_problem(root, merges)}; {LINK_ADVICE}"})
+    else:
+        candidates += merges.glob("*")
+    found = []
+    for p in candidates:
+        if p.is_symlink():
+            refused.append({"path": str(p), "reason": f"{link_problem(root, p)}; {LINK_ADVICE}"})
+        elif p.is_dir() and max((f.lstat().st_mtime for f in p.rglob("*")), default=p.lstat().st_mtime) < cutoff:
+            found.append(p)
     if not dry_run:
         for p in found:
-            shutil.rmtree(p, ignore_errors=True)
+            shutil.rmtree(p, ignore_errors=True)     # never follows a link inside (fd-based on Linux)
     return sorted(str(p) for p in found)
 
 
@@ -170,13 +199,21 @@ def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: fl
     tables = lake_tables(lake)
     for n, path in enumerate(tables, 1):
         rel = str(Path(path).relative_to(lake.root))
+        problem = tree_problem(lake.root, path)
+        if problem is not None:
+            report.skipped.append({"path": rel, "reason": f"{problem}; {LINK_ADVICE}"})
+            progress(f"[{n}/{len(tables)}] {rel}: WARNING: skipped, {problem}")
+            continue
         progress(f"[{n}/{len(tables)}] {rel}: {'counting' if dry_run else 'compacting, vacuuming, checkpointing'}")
         r = maintain_table(engine, path, rel, vacuum_hours=vacuum_hours, dry_run=dry_run,
                            first=purge if Path(path) == Path(lake.tombstones) else None)
         progress(f"[{n}/{len(tables)}] {rel}: {r.files_before} -> {r.files_after} data file(s), "
                  f"{r.files_vacuumed} file(s) {'to vacuum' if dry_run else 'vacuumed'}")
         report.tables.append(r)
-    report.staging_removed = stale_staging(lake.staging, vacuum_hours, dry_run=dry_run)
+    refused = len(report.skipped)
+    report.staging_removed = stale_staging(lake.staging, vacuum_hours, dry_run=dry_run, skipped=report.skipped)
+    for s in report.skipped[refused:]:
+        progress(f"WARNING: {s['path']} skipped: {s['reason']}")
     if report.staging_removed:
         progress(f"_staging: {len(report.staging_removed)} stale folder(s) "
                  f"{'to delete' if dry_run else 'deleted'}")
@@ -200,6 +237,8 @@ def format_report(report: MaintenanceReport) -> str:
     if report.tombstones_purged:
         lines.append(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes "
                      f"{'to purge' if report.dry_run else 'purged'}")
+    for s in report.skipped:
+        lines.append(f"WARNING: {s['path']} skipped: {s['reason']}")
     if report.staging_removed:
         lines.append(f"_staging: {len(report.staging_removed)} stale folder(s) left by killed jobs "
                      f"{'to delete' if report.dry_run else 'deleted'}")

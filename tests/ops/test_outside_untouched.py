@@ -1,0 +1,208 @@
+"""Nothing outside the lake and the landing changes (issue 25, cases 4, 5, 6 and 9's ``_snapshots``): a "victim"
+folder beside them is reached only through a symbolic link, a tampered manifest or a hostile server's file
+name, every operation runs, and every file and folder of the victim is compared before and after (path, kind,
+size, mtime, SHA-256 of the bytes)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from binlake.cli import main
+
+MONTH_AGO = time.time() - 30 * 86400
+
+
+def tree_state(folder: Path) -> dict[str, tuple]:
+    """Every entry under ``folder`` (itself included; links not followed): kind, size, mtime in ns and, for a
+    file, the SHA-256 of its bytes; a link: its target."""
+    out = {}
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        for name in [None, *dirs, *files]:
+            path = Path(top) if name is None else Path(top, name)
+            if name is None and path != folder:
+                continue
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                what: tuple = ("link", os.readlink(path))
+            elif stat.S_ISREG(st.st_mode):
+                what = ("file", st.st_size, hashlib.sha256(path.read_bytes()).hexdigest())
+            else:
+                what = ("dir",)
+            out[str(path.relative_to(folder))] = (*what, st.st_mtime_ns)
+    return out
+
+
+@contextlib.contextmanager
+def untouched(*folders: Path) -> Iterator[None]:
+    """Assert that nothing under ``folders`` changed while the block ran (even when it raised)."""
+    before = {f: tree_state(f) for f in folders}
+    try:
+        yield
+    finally:
+        for f in folders:
+            after = tree_state(f)
+            changed = sorted(k for k in set(before[f]) | set(after) if before[f].get(k) != after.get(k))
+            assert not changed, f"{f} changed: {changed}"
+
+
+def aged(path: Path) -> Path:
+    """``path`` and everything under it a month old (older than any vacuum retention or scratch folder)."""
+    for p in [*path.rglob("*"), path]:
+        os.utime(p, (MONTH_AGO, MONTH_AGO), follow_symlinks=False)
+    return path
+
+
+def put(path: Path, data: bytes = b"not the lake's") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_helper_sees_a_deleted_a_rewritten_and_a_touched_file(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    a, b, c = put(victim / "a"), put(victim / "d" / "b"), put(victim / "c")
+    for change in (a.unlink, lambda: b.write_bytes(b"not the lake's"), lambda: os.utime(c, (1, 1)),
+                   lambda: (victim / "new").mkdir()):
+        with pytest.raises(AssertionError, match="changed"):
+            with untouched(victim):
+                change()
+    with untouched(victim):
+        (victim / "d" / "b").read_bytes()
+
+
+# --- case 4: binlake maintain ------------------------------------------------------------------------------------
+
+def delta_table(path: Path) -> Path:
+    """A Delta table whose first file the second version replaced (vacuum's to delete: a removed file)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    write_deltalake(str(path), pa.table({"id": [1, 2]}))
+    write_deltalake(str(path), pa.table({"id": [3]}), mode="overwrite")
+    return path
+
+
+def linked_lake(tmp_path: Path) -> tuple[Path, Path]:
+    """A lake with a table of its own (a removed file for vacuum to delete), a table folder that is a
+    link into the victim (an old untracked file there), a table holding a link to a victim folder (old files
+    there), a ``_staging`` link to the victim with old scratch-like folders; and the victim."""
+    lake, victim = tmp_path / "lake", tmp_path / "victim"
+    delta_table(lake / "silver" / "a__own")
+    aged(put(victim / "table" / "part-00000-untracked.snappy.parquet").parent)
+    delta_table(victim / "table")
+    aged(put(victim / "data" / "part-00000-old.snappy.parquet").parent)
+    (lake / "silver" / "b__linked").symlink_to(victim / "table")
+    inner = delta_table(lake / "silver" / "c__inner")
+    (inner / "data").symlink_to(victim / "data")
+    for folder in ("fold-run-1", "binlake-staging/abc"):
+        aged(put(victim / "staging" / folder / "part-0.parquet").parent)
+    (lake / "_staging").symlink_to(victim / "staging")
+    aged(victim)
+    return lake, victim
+
+
+def own_rows(lake: Path) -> list[int]:
+    from deltalake import DeltaTable
+
+    return sorted(DeltaTable(str(lake / "silver" / "a__own")).to_pyarrow_table().column("id").to_pylist())
+
+
+def _skipped(summary: dict) -> dict[str, str]:
+    return {Path(s["path"]).name: s["reason"] for s in summary["skipped"]}
+
+
+def _check_linked_lake_maintained(lake: Path, summary: dict) -> None:
+    skipped = _skipped(summary)
+    assert set(skipped) == {"b__linked", "c__inner", "_staging"}
+    assert "is a symbolic link" in skipped["b__linked"] and "symbolic link(s) (data)" in skipped["c__inner"]
+    assert [t["table"] for t in summary["tables"]] == ["silver/a__own"]        # its own table is maintained
+    assert summary["tables"][0]["files_vacuumed"] == 1
+    assert summary["staging_removed"] == []
+
+
+def test_maintain_rust_never_deletes_through_a_link(tmp_path: Path) -> None:
+    lake, victim = linked_lake(tmp_path)
+    with untouched(victim):
+        dry_run = cli("maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0", "--force",
+                      "--dry-run", "--json")
+        run = cli("maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0", "--force", "--json")
+    assert dry_run[0] == 0 and run[0] == 0, (dry_run[2], run[2])
+    dry, done = json.loads(dry_run[1]), json.loads(run[1])
+    _check_linked_lake_maintained(lake, dry)
+    _check_linked_lake_maintained(lake, done)
+    # the dry run predicted what the run did
+    assert [t["files_vacuumed"] for t in dry["tables"]] == [t["files_vacuumed"] for t in done["tables"]]
+    assert _skipped(dry) == _skipped(done)
+    assert own_rows(lake) == [3] and len(list((lake / "silver" / "a__own").glob("*.parquet"))) == 1
+    assert "WARNING: silver/b__linked skipped" in cli("maintain", "--lake", str(lake), "--engine", "rust")[1]
+
+
+def test_maintain_leaves_a_linked_binlake_staging_and_linked_scratch_folders(tmp_path: Path) -> None:
+    staging, victim = tmp_path / "lake" / "_staging", tmp_path / "victim"
+    (tmp_path / "lake" / "meta").mkdir(parents=True)
+    aged(put(victim / "abc" / "part-0.parquet").parent)
+    aged(put(victim / "own" / "part-0.parquet").parent)
+    own = aged(put(staging / "fold-run-2-7" / "part-0.parquet").parent)
+    (staging / "binlake-staging").symlink_to(victim)
+    (staging / "fold-run-1-5").symlink_to(victim / "own")
+    (staging / "fold-dangling").symlink_to(victim / "nothing")
+    aged(victim)
+    with untouched(victim):
+        code, out, err = cli("maintain", "--lake", str(tmp_path / "lake"), "--engine", "rust", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["staging_removed"] == [str(own)] and not own.exists()
+    assert sorted(_skipped(summary)) == ["binlake-staging", "fold-dangling", "fold-run-1-5"]
+    assert all("symbolic link" in reason for reason in _skipped(summary).values())
+
+
+def test_the_scratch_folders_of_a_run_are_never_behind_a_link(tmp_path: Path) -> None:
+    from binlake.lake.owned import OutsideLakeError, scratch_folder
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "_staging").symlink_to(victim)
+    with pytest.raises(OutsideLakeError, match="_staging is a symbolic link"):
+        scratch_folder(str(tmp_path / "_staging"), "fold-r-1")
+    (tmp_path / "s2").mkdir()
+    (tmp_path / "s2" / "binlake-staging").symlink_to(victim)
+    with pytest.raises(OutsideLakeError, match="binlake-staging is a symbolic link"):
+        scratch_folder(str(tmp_path / "s2"), "binlake-staging", "abc", check_base=False)
+    assert scratch_folder(str(tmp_path / "s3"), "fold-r-1") == tmp_path / "s3" / "fold-r-1"
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_maintain_spark_never_deletes_through_a_link(spark, tmp_path: Path) -> None:
+    """delta-spark's VACUUM follows a linked folder inside a table and deletes untracked files of a linked table
+    folder: such tables are not maintained; the lake's own table is."""
+    from binlake.lake.delta import engine_for
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.maintain import maintain_lake
+
+    lake, victim = linked_lake(tmp_path)
+    engine = engine_for(spark, "spark")
+    with untouched(victim):
+        dry = maintain_lake(engine, LakeLayout(str(lake)), vacuum_hours=0, force=True, dry_run=True).as_dict()
+        done = maintain_lake(engine, LakeLayout(str(lake)), vacuum_hours=0, force=True).as_dict()
+    for summary in (dry, done):
+        _check_linked_lake_maintained(lake, summary)
+    assert [t["files_vacuumed"] for t in dry["tables"]] == [t["files_vacuumed"] for t in done["tables"]]
+    assert own_rows(lake) == [3] and len(list((lake / "silver" / "a__own").glob("*.parquet"))) == 1
