@@ -1,7 +1,10 @@
 # shellcheck shell=bash
 # Airflow settings for running binlake's DAGs locally. Source it:  . scripts/airflow_env.sh
 #
-# AIRFLOW_HOME      airflow/home/ in the checkout (git-ignored): SQLite metadata DB, logs, passwords file
+# AIRFLOW_HOME      airflow/home/ in the checkout (git-ignored): logs, passwords file, pg/ (the metadata database)
+# Metadata DB       PostgreSQL: a private cluster in $BINLAKE_PG_DIR (default $AIRFLOW_HOME/pg) on
+#                   127.0.0.1:$BINLAKE_PG_PORT (default 54320), database/user/password airflow, started by
+#                   scripts/airflow_postgres.sh (airflow_standalone.sh does it); LocalExecutor
 # DAGs              dags/ of the checkout; no example DAGs
 # UI and REST API   http://127.0.0.1:${AIRFLOW__API__PORT:-8080}/ ; simple auth manager, user admin / admin
 # spark_default     local[*] through the venv's spark-submit (AIRFLOW_CONN_SPARK_DEFAULT); point the connection
@@ -17,7 +20,10 @@ export AIRFLOW__CORE__DAGS_FOLDER="${AIRFLOW__CORE__DAGS_FOLDER:-$BINLAKE_REPO/d
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__CORE__PARALLELISM="${AIRFLOW__CORE__PARALLELISM:-4}"
 export AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG="${AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG:-4}"
-export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-sqlite:///$AIRFLOW_HOME/airflow.db}"
+export BINLAKE_PG_DIR="${BINLAKE_PG_DIR:-$AIRFLOW_HOME/pg}"
+export BINLAKE_PG_PORT="${BINLAKE_PG_PORT:-54320}"
+export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-postgresql+psycopg2://airflow:airflow@127.0.0.1:$BINLAKE_PG_PORT/airflow}"
+export AIRFLOW__CORE__EXECUTOR="${AIRFLOW__CORE__EXECUTOR:-LocalExecutor}"
 export AIRFLOW__CORE__AUTH_MANAGER=airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS:-admin:admin}"
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE="$AIRFLOW_HOME/simple_auth_manager_passwords.json"

@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/install_mariadb.sh
+bash scripts/install_postgres.sh
 bash docker/install_validators.sh
 bash scripts/install_chromium.sh
 # The full log goes to .test-logs/; a short recap (failures, errors, slowest tests) ends the output, so a CI

@@ -1,4 +1,5 @@
-"""One Airflow home for the whole test session (SQLite, migrated once), and Airflow run in child processes.
+"""One Airflow home for the whole test session (SQLite, migrated once: ``dag.test()`` needs nothing concurrent),
+and Airflow run in child processes. The tests that run Airflow's services use PostgreSQL (test_backfill_ui.py).
 
 Airflow reads its configuration when it is first imported, so every test that runs Airflow does it in a child
 Python (or the ``airflow`` CLI) with the environment of ``scripts/airflow_env.sh`` pointed at the session's
@@ -24,11 +25,13 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def airflow_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment scripts/airflow_env.sh gives, for ``home`` (plus ``extra``)."""
+    """The environment scripts/airflow_env.sh gives, for ``home`` (plus ``extra``), on a SQLite metadata database
+    in ``home`` unless ``extra`` names another."""
     script = f". {ROOT / 'scripts' / 'airflow_env.sh'} >/dev/null && env -0"
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("AIRFLOW", "BINLAKE_")) or k == "BINLAKE_HOME"}
-    base.update({"AIRFLOW_HOME": str(home), **(extra or {})})
+    base.update({"AIRFLOW_HOME": str(home), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+                 **(extra or {})})
     out = subprocess.run(["bash", "-c", script], env=base, check=True, capture_output=True).stdout
     env = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
     env.update(extra or {})
