@@ -69,9 +69,16 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         raise LakeLayoutError(f"{args.lake}: no such lake directory; pass the lake root that holds bronze/, "
                               f"silver/ and meta/ (as given to `binlake run`)")
     if spark is None:
+        from binlake.lake.failures import log_path
+        from binlake.lake.layout import absolute
+        from binlake.lake.preflight import check_lake
         from binlake.lake.session import build_session
 
-        spark = build_session("binlake-validate")
+        layout = absolute(args.lake)
+        check_lake(layout.root, args.report_dir)
+        log = log_path(layout.logs, "validate")
+        print(f"binlake validate: starting Spark; its log: {log}", file=sys.stderr, flush=True)
+        spark = build_session("binlake-validate", log_file=log)
     options = ValidationOptions(max_quarantine_share=args.max_quarantine_share,
                                 suites=frozenset(args.suite) if args.suite else None,
                                 report_dir=args.report_dir, engine=args.engine)
@@ -85,12 +92,11 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         for r in s.failed_errors + s.failed_warnings:
             print(f"FAILED {r.level:7} {r.suite}: {r.expectation_type}({r.columns or ''}) "
                   f"unexpected={r.unexpected_count}", file=sys.stderr)
-        print(f"report: {s.report_path}\ndata docs: {s.data_docs_path}")
+        print(f"{s.headline()}\ndata docs: {s.data_docs_path}")     # the error line names the report
         raise
     for r in summary.failed_warnings:
         print(f"FAILED warning {r.suite}: {r.expectation_type}({r.columns or ''})", file=sys.stderr)
-    print(f"{len(summary.results)} expectations checked: every error-level one passed, "
-          f"{len(summary.failed_warnings)} warning(s) failed")
+    print(summary.headline())
     print(f"report: {summary.report_path}\ndata docs: {summary.data_docs_path}")
     return 0
 

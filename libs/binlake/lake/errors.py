@@ -39,3 +39,8 @@ class BinlogGapError(LakeError):
 
 class LayoutMissingError(LakeError):
     """Bronze change rows name a table layout whose ``layout`` row is not in bronze."""
+
+
+class PathUnusable(LakeError):
+    """A folder a command needs is a file, can not be written (or read), or is on a full disk; found before any
+    work starts."""

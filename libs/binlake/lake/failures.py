@@ -35,6 +35,7 @@ _DIAGNOSES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 )
 
 
+_JAVA_RAISED = re.compile(r"^:?\s*(java|org|scala|io)\.[\w.$]+(Error|Exception)\b")
 _RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b(: .*)?$")
 
 
@@ -45,24 +46,38 @@ def is_spark_failure(exc: BaseException) -> bool:
 
 
 def diagnose(text: str) -> tuple[str, str]:
-    """(what happened, what to do) for a Spark failure's text."""
+    """(what happened, what to do: "" when nothing but the log's trace can tell) for a Spark failure's text."""
     for needles, what, todo in _DIAGNOSES:
         if any(n in text for n in needles):
             return what, todo
     raised = [line.strip() for line in text.splitlines() if _RAISED.match(line.strip())]
     if "PythonException" in text and raised:
         return (f"a Python task failed with {raised[-1][:300]}",
-                "please report it with the log (the input may be unusual); rerunning is safe")
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "no message")
-    return f"a Spark job failed: {first[:300]}", "see the log for the full trace; rerunning is safe"
+                "please report it with the log (the input may be unusual)")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # a Py4JJavaError's first line only names the JVM call; the JVM's exception is on a line of its own
+    java = next((line.lstrip(": ") for line in lines if _JAVA_RAISED.match(line)), None)
+    first = java or (lines[0] if lines else "no message")
+    return f"a Spark job failed: {first[:300]}", ""
+
+
+def log_path(logs_dir: str, name: str) -> Optional[str]:
+    """A new log file's path, ``<logs_dir>/<UTC time>-<name>.log`` (the folder created); None if it can not be
+    made."""
+    try:
+        Path(logs_dir).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return os.path.join(logs_dir, f"{stamp}-{name}.log")
 
 
 def write_log(logs_dir: str, stage_name: str, exc: BaseException) -> Optional[str]:
     """The full trace of ``exc`` in ``<logs_dir>/<UTC time>-<stage>.log``; None if it can not be written."""
+    path = log_path(logs_dir, stage_name)
+    if path is None:
+        return None
     try:
-        Path(logs_dir).mkdir(parents=True, exist_ok=True)
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        path = os.path.join(logs_dir, f"{stamp}-{stage_name}.log")
         with open(path, "w", encoding="utf-8") as f:
             f.write("".join(traceback.format_exception(exc)))
         return path
@@ -83,6 +98,8 @@ def stage(name: str, lake: "LakeLayout") -> Iterator[None]:
             raise
         what, todo = diagnose(f"{type(exc).__name__}: {exc}")
         log = write_log(lake.logs, name, exc)
-        where = f"; full trace in {log}" if log else ""
-        raise SparkJobFailed(f"{name} failed: {what}; {todo}{where}. Rerunning after the fix is safe "
+        if log is None:     # no log to point at: say nothing of one
+            todo = todo.replace(" with the log", "")
+        parts = [what, todo, f"full trace in {log}" if log else ""]
+        raise SparkJobFailed(f"{name} failed: {'; '.join(p for p in parts if p)}. Rerunning after the fix is safe "
                              "(committed work is kept, nothing is applied twice)") from None

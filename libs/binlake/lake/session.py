@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from binlake.lake.delta.engine import DELTA_EXTENSION
 
@@ -58,11 +59,12 @@ def submitted_by_spark_submit() -> bool:
 
 
 def build_session(app_name: str = "binlake", *, master: str | None = None, shuffle_partitions: int = 2,
-                  conf: Mapping[str, str] | None = None) -> SparkSession:
+                  conf: Mapping[str, str] | None = None, log_file: str | None = None) -> SparkSession:
     """A Spark session (getOrCreate: an active session is returned as it is).
 
     ``master`` defaults to ``local[2]``, except under ``spark-submit``, whose ``--master`` (e.g. the cluster of
-    the ``spark_default`` connection) is kept.
+    the ``spark_default`` connection) is kept. With ``log_file``, a JVM this call starts writes its output
+    (log4j's console, the JVM's own warnings, stack traces) to that file instead of the console.
     """
     if master is None and not submitted_by_spark_submit():
         master = "local[2]"
@@ -87,6 +89,34 @@ def build_session(app_name: str = "binlake", *, master: str | None = None, shuff
                    .config("spark.databricks.delta.snapshotPartitions", str(shuffle_partitions)))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with jvm_output_to(log_file):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextmanager
+def jvm_output_to(log_file: str | None) -> Iterator[None]:
+    """While Spark's JVM is launched inside, standard output and error (file descriptors 1 and 2, which the JVM
+    inherits) point at ``log_file`` (appended to); this process's own are restored on leaving. Nothing changes
+    without a file, or when a JVM is already running (under ``spark-submit``, or a second session)."""
+    from pyspark import SparkContext
+
+    if log_file is None or SparkContext._gateway is not None or submitted_by_spark_submit():
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    target = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    saved = (os.dup(1), os.dup(2))
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)

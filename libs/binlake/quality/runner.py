@@ -81,6 +81,18 @@ class ValidationSummary:
     def success(self) -> bool:
         return self.failure() is None
 
+    def headline(self) -> str:
+        """One line: ``PASSED`` or ``FAILED`` with the counts (expectations, tables, what could not be validated)."""
+        passed = sum(1 for r in self.results if r.success)
+        tables = len({r.suite for r in self.results} - set(S.PIPELINE_SUITES))
+        pipeline = len({r.suite for r in self.results} & set(S.PIPELINE_SUITES))
+        text = (f"{'PASSED' if self.success else 'FAILED'}: {passed} of {len(self.results)} expectations passed "
+                f"({len(self.failed_errors)} error-level and {len(self.failed_warnings)} warning-level failed) on "
+                f"{tables} silver table(s) and {pipeline} pipeline suite(s)")
+        if self.not_validated:
+            text += f"; {len(self.not_validated)} check(s) could not be validated"
+        return text
+
     def failure(self) -> Optional[ValidationFailed]:
         """What the validation fails with: :class:`NotValidated` (exit 2) when something could not be validated,
         whatever else failed; else :class:`QualityCheckFailed` (exit 1) when an error-level expectation failed;
@@ -246,8 +258,7 @@ def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.
         frame = check.frame.toDF(*(gx_name(c) for c in check.frame.columns)).cache()
         try:
             params = {"dataframe": frame}
-            result = definition.run(batch_parameters=params, run_id=run,
-                                    result_format={"result_format": "SUMMARY", "partial_unexpected_count": 0})
+            result = definition.run(batch_parameters=params, run_id=run, result_format=result_format(0))
             results = list(result.results)
             failed = [r.expectation_config for r in results if not r.success and not r.exception_info.get(
                 "raised_exception")]
@@ -266,6 +277,14 @@ def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.
 SAMPLE_SIZE = 20
 
 
+def result_format(sample: int) -> dict[str, Any]:
+    """GX's result format for a run: counts and up to ``sample`` unexpected values, and no "unexpected index
+    query". GX renders that query by analysing ``df.filter(condition)``; a uniqueness condition is a window
+    function (count over a partition), which a filter may not hold, so on Spark the analysis fails, GX swallows
+    the error and Spark's observation listener logs the AnalysisException's stack trace, once per unique key."""
+    return {"result_format": "SUMMARY", "partial_unexpected_count": sample, "return_unexpected_index_query": False}
+
+
 def _config_key(config: Any) -> tuple[str, str]:
     return config.type, repr(sorted(config.kwargs.items()))
 
@@ -276,8 +295,7 @@ def _samples(batch: Any, params: dict[str, Any], name: str, configs: list[Any]) 
     from great_expectations.validator.v1_validator import Validator
 
     suite = gx.ExpectationSuite(name=f"{name}.samples", expectations=[copy.copy(c.to_domain_obj()) for c in configs])
-    validator = Validator(batch_definition=batch, batch_parameters=params,
-                          result_format={"result_format": "SUMMARY", "partial_unexpected_count": SAMPLE_SIZE})
+    validator = Validator(batch_definition=batch, batch_parameters=params, result_format=result_format(SAMPLE_SIZE))
     result = validator.validate_expectation_suite(suite)
     return {_config_key(r.expectation_config): r.result.get("partial_unexpected_list") or [] for r in result.results}
 
