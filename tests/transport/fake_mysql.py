@@ -19,12 +19,24 @@ import struct
 import threading
 import zlib
 from dataclasses import dataclass, field
+from typing import Callable, Union
 
 ARTIFICIAL_F = 0x20
 IN_USE_F = 0x01
 CAPABILITIES = 0x00000001 | 0x00000200 | 0x00002000 | 0x00008000 | 0x00080000  # LONG_PASSWORD, PROTOCOL_41,
 # TRANSACTIONS, SECURE_CONNECTION, PLUGIN_AUTH
 SERVER_STATUS_AUTOCOMMIT = 0x0002
+
+
+def _lenenc(n: int) -> bytes:
+    """A length-encoded integer (``net_store_length``)."""
+    if n < 251:
+        return bytes([n])
+    if n < 1 << 16:
+        return b"\xfc" + n.to_bytes(2, "little")
+    if n < 1 << 24:
+        return b"\xfd" + n.to_bytes(3, "little")
+    return b"\xfe" + n.to_bytes(8, "little")
 
 
 def crc_fix(event: bytearray) -> bytearray:
@@ -78,6 +90,9 @@ class Script:
     auth_plugin: str = "mysql_native_password"  # the plugin the greeting announces
     auth_switch: bytes | None = None            # AuthSwitchRequest body after 0xFE (plugin NUL data) to send
     received: list[bytes] = field(default_factory=list)   # every packet payload the client sent, in order
+    # answers queries before the built-in ones: (column names, rows) a result set, "ok", (code, message) an error,
+    # None: not scripted
+    answer: Callable[[str], Union[tuple, str, None]] | None = None
     log: list[tuple[str, bytes]] = field(default_factory=list)
     acks: list[tuple[str, int]] = field(default_factory=list)
     dumps: list[bytes] = field(default_factory=list)
@@ -156,15 +171,18 @@ class _Session:
     def eof(self) -> None:
         self.send(b"\xfe" + struct.pack("<HH", 0, SERVER_STATUS_AUTOCOMMIT))
 
-    def result(self, names: list[str], rows: list[list[str | None]]) -> None:
-        self.send(bytes([len(names)]))
-        for name in names:
+    def result(self, names: list[str], rows: list[list[str | bytes | None]]) -> None:
+        """A text result set; a column holding bytes is sent as binary (charset 63), the others as utf8 text."""
+        self.send(_lenenc(len(names)))
+        for i, name in enumerate(names):
             n = name.encode()
-            self.send(b"\x03def" + b"\x00\x00\x00" + bytes([len(n)]) + n + bytes([len(n)]) + n + b"\x0c"
-                      + struct.pack("<HIBHB", 33, 255, 253, 0, 0) + b"\x00\x00")
+            charset = 63 if any(isinstance(r[i], bytes) for r in rows if i < len(r)) else 33
+            self.send(b"\x03def" + b"\x00\x00\x00" + _lenenc(len(n)) + n + _lenenc(len(n)) + n + b"\x0c"
+                      + struct.pack("<HIBHB", charset, 255, 253, 0, 0) + b"\x00\x00")
         self.eof()
         for row in rows:
-            self.send(b"".join(b"\xfb" if v is None else bytes([len(v.encode())]) + v.encode() for v in row))
+            values = [v if isinstance(v, bytes) else None if v is None else str(v).encode() for v in row]
+            self.send(b"".join(b"\xfb" if v is None else _lenenc(len(v)) + v for v in values))
         self.eof()
 
     # -- conversation ------------------------------------------------------------------------------------------
@@ -219,7 +237,14 @@ class _Session:
     def _query(self, sql: str) -> None:
         self.s.log.append(("query", sql.encode()))
         upper = sql.strip().upper()
-        if upper.startswith("SET "):
+        scripted = self.s.answer(sql) if self.s.answer is not None else None
+        if scripted == "ok":
+            self.ok()
+        elif isinstance(scripted, tuple) and isinstance(scripted[0], int):
+            self.err(scripted[0], scripted[1])
+        elif scripted is not None:
+            self.result(*scripted)
+        elif upper.startswith("SET "):
             name, _, value = sql.strip()[4:].partition("=")
             self.user_vars[name.strip().lstrip("@").lower()] = value.strip().strip("'")
             self.ok()

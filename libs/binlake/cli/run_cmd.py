@@ -103,6 +103,7 @@ def _progress(text: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
     from binlake.lake.errors import BinlogGapError
+    from binlake.snapshot.errors import SnapshotStateError
     from binlake.lake.layout import LakeLayout
     from binlake.lake.options import RunOptions
     from binlake.lake.run import run_source
@@ -140,7 +141,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                      if end else ")"))
         try:
             report = run_source(spark, engine, lake, str(folder), opts, sdi, progress=_progress)
-        except BinlogGapError as exc:      # this source stops; the others keep loading
+        except (BinlogGapError, SnapshotStateError) as exc:   # this source stops; the others keep loading
             _progress(f"[{name}] STOPPED: {exc}")
             stopped.append(name)
             continue
@@ -161,8 +162,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = validate_lake(spark, lake.root)      # raises a ValidationFailed (exit 1 or 2) when it fails
         _progress(f"validate: {len(result.results)} expectation(s) checked, report {result.report_path}")
     if stopped:
-        raise BinlakeError(f"source(s) {', '.join(stopped)} stopped at a gap in their binlogs (see the STOPPED "
-                           "line above); the other sources loaded")
+        raise BinlakeError(f"source(s) {', '.join(stopped)} stopped at a gap in their binlogs or an unusable "
+                           "snapshot (see the STOPPED line above); the other sources loaded")
     return 0
 
 

@@ -39,3 +39,14 @@ class TableChangedError(SnapshotError):
 class SnapshotStateError(SnapshotError):
     """The snapshot folder is unusable: an unreadable manifest, another snapshot running, an unfinished
     snapshot of other tables."""
+
+
+class SnapshotAnswerError(SnapshotServerError):
+    """The server answered a snapshot statement with something that statement can not return (a missing row or
+    column, NULL or text where a number belongs, an impossible binlog position, a column named twice): a damaged
+    or hostile server. Nothing of the snapshot is marked complete."""
+
+
+class InvalidSnapshotError(SnapshotStateError):
+    """A complete snapshot's manifest holds what no server gives (an impossible position, a column twice, a key of
+    no column): it can not seed silver. Its source stops with this line; the other sources load."""

@@ -326,14 +326,28 @@ class Snapshot:
         raise KeyError(f"{db}.{table}")
 
 
+def _check_usable(folder: Path, m: Manifest) -> None:
+    """:class:`InvalidSnapshotError` when a complete snapshot can not seed (``binlake.snapshot.validate``)."""
+    from binlake.snapshot.errors import InvalidSnapshotError
+    from binlake.snapshot.validate import manifest_problem
+
+    reason = manifest_problem(m)
+    if reason is not None:
+        raise InvalidSnapshotError(f"{folder / MANIFEST_NAME}: snapshot {m.id} can not seed silver: {reason}; this "
+                                   f"source stops here: remove the folder {folder} and take the snapshot again "
+                                   "(binlake snapshot)")
+
+
 def read_snapshots(landing_source_dir: str | os.PathLike[str]) -> list[Snapshot]:
     """The complete snapshots of one source's landing folder (``<landing>/<source>``), oldest position first:
     one :class:`Snapshot` per view of each complete snapshot folder (see the module docstring). Unfinished
-    snapshots are left out; an unreadable manifest raises :class:`SnapshotStateError`."""
+    snapshots are left out; an unreadable manifest raises :class:`SnapshotStateError`, a complete one that can not
+    seed (an impossible position, a column twice) :class:`InvalidSnapshotError`."""
     out = []
     for folder, m in load_manifests(landing_source_dir):
         if m.status != COMPLETE:
             continue
+        _check_usable(folder, m)
         for view in m.views:
             tables = tuple(
                 SnapshotTable(t.db, t.table, t.columns, t.primary_key, t.rows,

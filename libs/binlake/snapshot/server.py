@@ -27,10 +27,12 @@ import pymysql.cursors
 import pymysql.err
 
 from binlake.pipeline.filters import TableFilter
+from binlake.snapshot import answers as A
 from binlake.snapshot.columns import ColumnReader, column_reader, quote_name
-from binlake.snapshot.errors import (ServerUnreachableError, SnapshotAccessError, SnapshotError,
+from binlake.snapshot.errors import (ServerUnreachableError, SnapshotAccessError, SnapshotAnswerError, SnapshotError,
                                      SnapshotServerError, TableChangedError, UnknownTableError)
 from binlake.snapshot.manifest import KeyValue, Position
+from binlake.snapshot.validate import key_problem
 from binlake.transport.auth import auth_plugin_map
 from binlake.transport.uri import MySQLSource
 
@@ -38,6 +40,7 @@ SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 TRANSACTIONAL_ENGINES = frozenset({"innodb"})
 LOCK_WAIT_TIMEOUT_S = 60                 # MySQL: how long FLUSH TABLES WITH READ LOCK may wait for running queries
 MIN_READ_TIMEOUT_S = 300.0
+BATCH_BYTES = 16 << 20                   # a read batch ends once its values hold this much (wide rows: fewer rows)
 GRANTS = {"mariadb": "GRANT SELECT ON <db>.* TO {user}",
           "mysql": "GRANT SELECT ON <db>.* TO {user}; GRANT RELOAD, REPLICATION CLIENT ON *.* TO {user}"}
 
@@ -118,14 +121,16 @@ class ServerSession:
                 init_command="SET time_zone = '+00:00'", auth_plugin_map=auth_plugin_map(src))
         except pymysql.err.MySQLError as exc:
             raise self._error(exc, "connecting") from None
-        version, server_id = self.query_one("SELECT VERSION(), @@server_id", what="reading the server version")
+        what = "reading the server version"
+        version, server_id = A.row(self.query_one("SELECT VERSION(), @@server_id", what=what), 2, self.where, what)
+        version = A.text(version, self.where, what)
         flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
-        self.info = ServerInfo(flavor, version, int(server_id))
+        self.info = ServerInfo(flavor, version, A.integer(server_id, self.where, what, high=0xFFFFFFFF))
         major_minor = _version_tuple(version)
         if major_minor < ((10, 5) if flavor == "mariadb" else (8, 0)):
             raise SnapshotServerError(f"{self.where}: {version} is too old; binlake snapshot reads MySQL 8.0+ "
                                       "and MariaDB 10.5+")
-        (log_bin,) = self.query_one("SELECT @@log_bin", what="reading log_bin")
+        (log_bin,) = A.row(self.query_one("SELECT @@log_bin", what="reading log_bin"), 1, self.where, "reading log_bin")
         if str(log_bin).upper() not in ("1", "ON"):
             raise SnapshotServerError(f"{self.where}: the binary log is off (log_bin=0), so a snapshot has no "
                                       "position to continue from; start the server with --log-bin "
@@ -153,14 +158,20 @@ class ServerSession:
         if info.flavor == "mariadb":
             self.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             self.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
-            status = dict(self.query("SHOW STATUS LIKE 'binlog_snapshot%%'", what="reading binlog_snapshot_file"))
+            what = "reading binlog_snapshot_file"
+            status = {A.text(name, self.where, what): value for name, value in
+                      (A.row(r, 2, self.where, what) for r in
+                       self.query("SHOW STATUS LIKE 'binlog_snapshot%%'", what=what))}
             file, pos = status.get("Binlog_snapshot_file") or "", status.get("Binlog_snapshot_position")
             if not file or pos is None:
                 raise SnapshotServerError(f"{self.where}: the server gives no binlog_snapshot_file; is the binary "
                                           "log on?")
-            (gtid,) = self.query_one("SELECT BINLOG_GTID_POS(%s, %s)", (file, int(pos)),
-                                     what="reading the GTID position")
-            return Position(file, int(pos), gtid or None), "mariadb binlog_snapshot_file/position (no lock)"
+            at = A.position(file, pos, None, self.where, what)
+            what = "reading the GTID position"
+            (gtid,) = A.row(self.query_one("SELECT BINLOG_GTID_POS(%s, %s)", (at.file, at.pos), what=what), 1,
+                            self.where, what)
+            return (A.position(at.file, at.pos, gtid, self.where, what),
+                    "mariadb binlog_snapshot_file/position (no lock)")
         self.execute(f"SET SESSION lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}")
         self.execute("FLUSH TABLES WITH READ LOCK")
         try:
@@ -174,9 +185,10 @@ class ServerSession:
             self.execute("UNLOCK TABLES")
         if not rows:
             raise SnapshotServerError(f"{self.where}: SHOW BINARY LOG STATUS is empty: the binary log is off")
-        row = rows[0]
-        gtid = (row.get("Executed_Gtid_Set") or "").replace("\n", "") or None
-        return Position(row["File"], int(row["Position"]), gtid), "mysql FLUSH TABLES WITH READ LOCK (brief)"
+        row, what = rows[0], "reading the binlog position (SHOW BINARY LOG STATUS)"
+        gtid = (A.text(row.get("Executed_Gtid_Set"), self.where, what, null=True) or "").replace("\n", "") or None
+        return (A.position(A.member(row, "File", self.where, what), A.member(row, "Position", self.where, what), gtid,
+                           self.where, what), "mysql FLUSH TABLES WITH READ LOCK (brief)")
 
     def end_view(self) -> None:
         self.execute("COMMIT")
@@ -189,6 +201,8 @@ class ServerSession:
             "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' "
             f"AND TABLE_SCHEMA NOT IN ({', '.join(['%s'] * len(SYSTEM_SCHEMAS))}) ORDER BY TABLE_SCHEMA, TABLE_NAME",
             SYSTEM_SCHEMAS, what="listing tables")
+        found = [tuple(A.text(v, self.where, "listing tables") for v in A.row(r, 2, self.where, "listing tables"))
+                 for r in found]
         kept = [(db, t) for db, t in found if tables.keeps(db, t)]
         names = {f"{db}.{t}" for db, t in kept}
         for pattern in tables.include:
@@ -219,7 +233,10 @@ class ServerSession:
                            "TABLE_NAME = %s", (db, table), what=f"looking up {db}.{table}")
         if not found:
             raise UnknownTableError(f"{where}: the table does not exist (any more)")
-        engine, approx_rows = found[0][0] or "", int(found[0][1] or 0)
+        what = f"looking up {db}.{table}"
+        engine, approx_rows = A.row(found[0], 2, where, what)
+        engine = A.text(engine, where, what, null=True) or ""
+        approx_rows = A.integer(approx_rows, where, what, null=0)
         if engine.lower() not in TRANSACTIONAL_ENGINES:
             raise SnapshotServerError(f"{where}: the table's engine is {engine or 'unknown'}, which has no consistent"
                                       f" read; convert it to InnoDB or leave it out (--exclude {db}.{table})")
@@ -228,18 +245,34 @@ class ServerSession:
             "NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION FROM information_schema.COLUMNS "
             "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (db, table),
             what=f"reading the columns of {db}.{table}", dicts=True)
-        readers = tuple(column_reader(c, where=where) for c in cols)
-        index = self.query(f"SHOW INDEX FROM {quote_name(db)}.{quote_name(table)}",
-                           what=f"reading the keys of {db}.{table}", dicts=True)
-        (_, create) = self.query_one(f"SHOW CREATE TABLE {quote_name(db)}.{quote_name(table)}",
-                                     what=f"reading the definition of {db}.{table}")
-        return TableDef(db, table, engine, readers, primary_key(index), create, approx_rows)
+        what = "information_schema.COLUMNS"
+        A.column_names([A.text(A.member(c, "COLUMN_NAME", where, what), where, what) for c in cols], where)
+        try:
+            readers = tuple(column_reader(c, where=where) for c in cols)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SnapshotAnswerError(f"{where}: {what}: a column's description is not what the server returns "
+                                      f"({type(exc).__name__}: {str(exc)[:120]})") from None
+        what = f"reading the keys of {db}.{table}"
+        index = self.query(f"SHOW INDEX FROM {quote_name(db)}.{quote_name(table)}", what=what, dicts=True)
+        try:
+            key = primary_key(index)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SnapshotAnswerError(f"{where}: {what}: SHOW INDEX returned rows without the expected columns "
+                                      f"({type(exc).__name__}: {str(exc)[:120]})") from None
+        reason = key_problem(key, [r.name for r in readers])
+        if reason is not None:
+            raise SnapshotAnswerError(f"{where}: {what}: {reason}")
+        what = f"reading the definition of {db}.{table}"
+        (_, create) = A.row(self.query_one(f"SHOW CREATE TABLE {quote_name(db)}.{quote_name(table)}", what=what),
+                            2, where, what)
+        return TableDef(db, table, engine, readers, key, A.text(create, where, what), approx_rows)
 
     # -- reads -----------------------------------------------------------------------------------------------
     def read(self, t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]],
-             limit: Optional[int], batch_rows: int) -> Iterator[list[tuple]]:
+             limit: Optional[int], batch_rows: int, batch_bytes: int = BATCH_BYTES) -> Iterator[list[tuple]]:
         """Rows of ``t`` with key in ``(lo, hi]`` in key order (all rows when the table is not chunked), at most
-        ``limit``, streamed in batches (a server-side cursor: memory holds one batch)."""
+        ``limit``, streamed in batches of at most ``batch_rows`` rows that end once they hold ``batch_bytes`` of
+        values (a server-side cursor: memory holds one batch, however wide its rows)."""
         where, params = _range_condition(t, lo, hi)
         sql = (f"SELECT {', '.join(r.expression for r in t.readers)} FROM {quote_name(t.db)}.{quote_name(t.table)}"
                + where + (f" ORDER BY {', '.join(quote_name(k) for k in t.primary_key)}" if t.chunked else "")
@@ -250,12 +283,14 @@ class ServerSession:
             self._run(cursor, sql, params, what)
             while True:
                 try:
-                    batch = cursor.fetchmany(batch_rows)
+                    batch = _fetch_batch(cursor, batch_rows, batch_bytes)
                 except pymysql.err.MySQLError as exc:
                     raise self._error(exc, what) from None
                 if not batch:
                     return
-                yield batch
+                held = [batch]
+                del batch              # the caller holds the batch alone: it frees each part once converted
+                yield held.pop()
         finally:
             try:
                 cursor.close()            # reads what is left of an abandoned result
@@ -274,8 +309,11 @@ class ServerSession:
         sql = ("SELECT COUNT(*), BIT_XOR(CAST(CONV(SUBSTRING(h, 1, 16), 16, 10) AS UNSIGNED)), "
                "BIT_XOR(CAST(CONV(SUBSTRING(h, 17, 16), 16, 10) AS UNSIGNED)) "
                f"FROM (SELECT MD5(CONCAT(%s, {parts})) AS h FROM {quote_name(t.db)}.{quote_name(t.table)}{where}) AS r")
-        count, a, b = self.query_one(sql, [key, *params], what=f"fingerprinting {t.name}")
-        return f"{int(count)}:{int(a or 0):016x}{int(b or 0):016x}"
+        what = f"fingerprinting {t.name}"
+        count, a, b = A.row(self.query_one(sql, [key, *params], what=what), 3, self.where, what)
+        count = A.integer(count, self.where, what)
+        a, b = (A.integer(v, self.where, what, null=0) for v in (a, b))
+        return f"{count}:{a:016x}{b:016x}"
 
     # -- plumbing --------------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] = (), what: str = "") -> None:
@@ -335,6 +373,19 @@ class ServerSession:
             return SnapshotServerError(f"{where}: {what}: waited {LOCK_WAIT_TIMEOUT_S} s for a lock ({message}); a "
                                        "long-running statement held it: retry when it has finished")
         return SnapshotError(f"{where}: {what}: server error {code}: {message}")
+
+
+def _fetch_batch(cursor: Any, rows: int, size: int) -> list[tuple]:
+    """Up to ``rows`` rows of an unbuffered cursor, fewer once their values reach ``size`` bytes."""
+    batch: list[tuple] = []
+    held = 0
+    while len(batch) < rows and held < size:
+        row = cursor.fetchone()
+        if row is None:
+            break
+        batch.append(row)
+        held += sum(len(v) for v in row if isinstance(v, (str, bytes)))
+    return batch
 
 
 class _ParseError(Exception):

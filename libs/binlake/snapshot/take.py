@@ -31,7 +31,7 @@ import pymysql
 from binlake.lake.arrow import arrow_schema
 from binlake.lake.layout import silver_name
 from binlake.pipeline.filters import TableFilter
-from binlake.snapshot.errors import SnapshotError, SnapshotStateError, UnknownTableError
+from binlake.snapshot.errors import SnapshotAnswerError, SnapshotError, SnapshotStateError, UnknownTableError
 from binlake.snapshot.manifest import (COMPLETE, LOCK_NAME, MANIFEST_NAME, TABLES_DIR, Chunk, KeyValue, Manifest, Position,
                                        TableState, View, fsync_dir, load_manifests, snapshots_root)
 from binlake.snapshot.progress import Progress
@@ -198,24 +198,36 @@ class _Run:
         key_at = [names.index(k) for k in d.primary_key]
         invalid: dict[str, int] = {}
         rows, last = 0, None
+        where = f"{self.session.where} {t.name}"
         with _Parts(self._table_dir(t), schema, self._file_name, self.options.chunk_rows) as parts:
             for batch in self.session.read(d, lo, hi, limit, self.options.batch_rows):
+                if any(len(r) != len(names) for r in batch):
+                    raise SnapshotAnswerError(f"{where}: reading rows: expected rows of {len(names)} value(s) "
+                                              f"({', '.join(names)[:120]}), the server returned one of "
+                                              f"{next(len(r) for r in batch if len(r) != len(names))}")
                 arrays = []
-                for i, raw in enumerate(zip(*batch)):
-                    values = [convert[i](v) for v in raw]
+                for i in range(len(names)):
+                    raw = [r[i] for r in batch]
+                    values = _converted(convert[i], raw, where, names[i])
                     if i in temporal:      # zero or invalid dates: NULL in silver, counted as binlake run does
                         nulled = sum(1 for v, s in zip(raw, values) if v is not None and s is None)
                         if nulled:
                             invalid[names[i]] = invalid.get(names[i], 0) + nulled
-                    arrays.append(pa.array(values, type=schema.field(i).type))
+                    del raw
+                    arrays.append(_converted(lambda v, i=i: pa.array(v, type=schema.field(i).type), [values], where,
+                                             names[i])[0])
+                    del values
+                count, last = len(batch), tuple(batch[-1][i] for i in key_at)
+                del batch                  # one copy of a batch at a time: raw, then values, then Arrow
                 parts.write(pa.Table.from_arrays(arrays, schema=schema))
-                rows += len(batch)
-                last = batch[-1]
-                self.progress.rows(len(batch), t.name, number)
+                del arrays
+                rows += count
+                self.progress.rows(count, t.name, number)
             if rows == 0 and number > 0:
                 parts.discard()
         if hi is None and limit is not None and rows == limit and last is not None:
-            hi = [d.readers[i].to_key(last[i]) for i in key_at]
+            hi = _converted(lambda k: [d.readers[i].to_key(v) for i, v in zip(key_at, k)], [last], where,
+                            "the primary key")[0]
         fingerprint = self.session.fingerprint(d, lo, hi, self.manifest.fingerprint_key) if hi is not None else None
         return Chunk(lo, hi, rows, parts.files, fingerprint, invalid)
 
@@ -248,6 +260,15 @@ class _Run:
             for f in d.iterdir():
                 if f.name not in recorded[d.name]:
                     f.unlink()
+
+
+def _converted(convert: Callable[[Any], Any], raw: list[Any], where: str, column: str) -> list[Any]:
+    """``convert`` of each value; a value the column's type can not hold is the server's fault: typed."""
+    try:
+        return [convert(v) for v in raw]
+    except (ValueError, TypeError, AttributeError, OverflowError, UnicodeError, KeyError, IndexError) as exc:
+        raise SnapshotAnswerError(f"{where}: reading rows: column {column}: the server returned a value its type "
+                                  f"can not hold ({type(exc).__name__}: {str(exc)[:160]})") from None
 
 
 def _table_state(d: TableDef, folder: Optional[str] = None) -> TableState:
