@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Iterator
 import pytest
 
 from binlake.cli import main
+from tests.mariadb_server import mariadb_server  # noqa: F401  (pytest fixture)
 
 MONTH_AGO = time.time() - 30 * 86400
 
@@ -206,3 +208,135 @@ def test_maintain_spark_never_deletes_through_a_link(spark, tmp_path: Path) -> N
         _check_linked_lake_maintained(lake, summary)
     assert [t["files_vacuumed"] for t in dry["tables"]] == [t["files_vacuumed"] for t in done["tables"]]
     assert own_rows(lake) == [3] and len(list((lake / "silver" / "a__own").glob("*.parquet"))) == 1
+
+
+# --- case 5: a tampered snapshot manifest ------------------------------------------------------------------------
+
+def _snapshot_cli(server, landing: Path, monkeypatch) -> tuple[int, str, str]:
+    monkeypatch.setenv("SNAP_PW", "snap-pw")
+    return cli("snapshot", "--source", f"mysql://snap@127.0.0.1:{server.port}/?server_id=4201&name=src",
+               "--landing", str(landing), "--password-env", "SNAP_PW", "--chunk-rows", "10", "--include", "s.*")
+
+
+def _unfinished(landing: Path, change) -> Path:
+    """The snapshot's manifest made unfinished (status running, table half-read, a chunk's range changed since)
+    and then changed by ``change(table_entry)``; the snapshot folder."""
+    [path] = landing.glob("src/_snapshots/*/manifest.json")
+    m = json.loads(path.read_text())
+    m["status"], m["completed"] = "running", None
+    t = m["tables"][0]
+    t["complete"], t["view"] = False, None
+    t["chunks"] = t["chunks"][:2]
+    t["chunks"][0]["fingerprint"] = "changed"          # read again: its old files become obsolete (deleted)
+    change(t)
+    t["files"] = [f for c in t["chunks"] for f in c["files"]]
+    path.write_text(json.dumps(m))
+    return path.parent
+
+
+@pytest.mark.mariadb
+@pytest.mark.slow
+def test_a_tampered_snapshot_manifest_deletes_nothing_outside_the_landing(mariadb_server, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    from binlake.snapshot import read_snapshots
+
+    server = mariadb_server
+    server.execute("CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'snap-pw'; CREATE DATABASE s; "
+                   "USE s; CREATE TABLE s.t (id INT PRIMARY KEY, v INT); INSERT INTO s.t SELECT seq, seq FROM seq_1_to_50; "
+                   "GRANT SELECT ON s.* TO 'snap'@'127.0.0.1'")
+    victim, landing = tmp_path / "victimdir", tmp_path / "landing"
+    put(victim / "victim.txt")
+    put(victim / "part-00000.parquet")
+    aged(victim)
+    code, _, err = _snapshot_cli(server, landing, monkeypatch)
+    assert code == 0, err
+    depth = len((landing / "src" / "_snapshots" / "x" / "tables").relative_to(tmp_path).parts)
+    escape = "/".join([".."] * depth) + "/victimdir"
+
+    def escaping(t: dict) -> None:          # the issue's case: the table folder leaves the landing
+        t["folder"] = escape
+        t["chunks"][0]["files"] = ["victim.txt"]
+
+    def escaping_file(t: dict) -> None:
+        t["chunks"][0]["files"] = [f"../../../{escape}/victim.txt"]
+
+    def linked_folder(t: dict) -> None:     # a plain name, but the folder is a link out of the landing
+        folder = next(landing.glob("src/_snapshots/*/tables"))
+        (folder / "s__linked").symlink_to(victim)
+        t["folder"] = "s__linked"
+
+    for change, expected in ((escaping, "table folder"), (escaping_file, "the file"),
+                             (linked_folder, "symbolic link")):
+        snap = _unfinished(landing, change)
+        with untouched(victim):
+            code, _, err = _snapshot_cli(server, landing, monkeypatch)
+        assert code != 0 and err.count("\n") == 1 and expected in err, err
+        if change is not linked_folder:     # (read_snapshots leaves unfinished snapshots out, links unseen)
+            with pytest.raises(Exception, match=expected):
+                read_snapshots(landing / "src")
+        shutil.rmtree(snap)          # the way forward the error names: a new snapshot
+        code, _, err = _snapshot_cli(server, landing, monkeypatch)
+        assert code == 0, err
+
+
+def _complete_snapshot(landing: Path, files: dict[str, bytes | Path]) -> Path:
+    """A complete snapshot of one table written by hand (its files: bytes, or a link to a path)."""
+    from binlake.snapshot.manifest import Chunk, Column, Manifest, Position, TableState, View
+
+    folder = landing / "src" / "_snapshots" / "20260101T000000Z"
+    (folder / "tables" / "d__t").mkdir(parents=True)
+    for name, data in files.items():
+        if isinstance(data, Path):
+            (folder / "tables" / "d__t" / name).symlink_to(data)
+        else:
+            (folder / "tables" / "d__t" / name).write_bytes(data)
+    col = Column("id", "int(11)", "int", False, None, None, "int", ("id", 3, 3, 0, False, None))
+    table = TableState("d", "t", "d__t", "InnoDB", "CREATE TABLE t (id INT PRIMARY KEY)", (col,), ("id",), True,
+                       0, True, [Chunk(None, None, 1, list(files))])
+    Manifest("20260101T000000Z", "src", {"flavor": "mariadb", "version": "10.11", "server_id": 1}, ("d.*",), (), 5,
+             "2026-01-01T00:00:00Z", "00" * 16, "complete", None,
+             [View(0, Position("binlog.000001", 900), "2026-01-01T00:00:00Z", "test")], [table], 1).write(folder)
+    return folder
+
+
+def test_seeding_never_reads_a_snapshot_file_through_a_link(tmp_path: Path) -> None:
+    from binlake.snapshot import read_snapshots
+    from binlake.snapshot.errors import SnapshotStateError
+
+    secret = put(tmp_path / "victim" / "secret.parquet", b"PAR1 the secret")
+    _complete_snapshot(tmp_path / "landing", {"part-00000.parquet": secret})
+    with pytest.raises(SnapshotStateError, match="part-00000.parquet is a symbolic link.*refusing to seed"):
+        read_snapshots(tmp_path / "landing" / "src")
+
+
+def test_a_linked_snapshots_folder_is_neither_read_nor_written(tmp_path: Path) -> None:
+    from binlake.snapshot import read_snapshots
+    from binlake.snapshot.errors import SnapshotStateError
+
+    other = tmp_path / "elsewhere"
+    _complete_snapshot(other, {"part-00000.parquet": b"PAR1"})
+    (tmp_path / "landing" / "src").mkdir(parents=True)
+    (tmp_path / "landing" / "src" / "_snapshots").symlink_to(other / "src" / "_snapshots")
+    with pytest.raises(SnapshotStateError, match="_snapshots is a symbolic link"):
+        read_snapshots(tmp_path / "landing" / "src")
+    (tmp_path / "landing" / "src" / "_snapshots").unlink()
+    (tmp_path / "landing" / "src" / "_snapshots").mkdir()
+    (tmp_path / "landing" / "src" / "_snapshots" / "20260101T000000Z").symlink_to(
+        other / "src" / "_snapshots" / "20260101T000000Z")
+    with pytest.raises(SnapshotStateError, match="20260101T000000Z is a symbolic link"):
+        read_snapshots(tmp_path / "landing" / "src")
+
+
+@pytest.mark.parametrize("folder,files", [("../../../victim", ["part-00000.parquet"]), ("d__t", ["../x.parquet"]),
+                                          ("/abs", ["p"]), ("d__t", [".hidden"]), ("..", ["p"]), ("d__t", [7])])
+def test_manifest_paths_that_are_not_plain_names_are_typed_errors(tmp_path: Path, folder, files) -> None:
+    from binlake.snapshot import read_snapshots
+    from binlake.snapshot.errors import SnapshotStateError
+
+    snap = _complete_snapshot(tmp_path / "landing", {"part-00000.parquet": b"PAR1"})
+    m = json.loads((snap / "manifest.json").read_text())
+    m["tables"][0]["folder"] = folder
+    m["tables"][0]["chunks"][0]["files"] = files
+    (snap / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(SnapshotStateError, match=r"manifest.json: table 'd'.'t': the .* nothing was read or deleted"):
+        read_snapshots(tmp_path / "landing" / "src")

@@ -10,6 +10,11 @@
 numeric suffix, and the binlog ingest lists only the files directly in ``<landing>/<source>/``
 (:func:`binlake.pipeline.identity.landing_files`), so nothing under ``_snapshots`` is taken for a binlog.
 
+Every path read from a manifest is checked before it is used (a snapshot resumes by deleting files it does not
+name, and seeding reads the files it names): a table folder and a file are plain names (no separator, no ``..``,
+not hidden); the snapshot folders, their ``tables`` folder, table folders and files are not symbolic links.
+Anything else is a :class:`SnapshotStateError` naming the manifest: nothing is read or deleted outside it.
+
 A snapshot is read in one or more *views*: a view is one consistent read of the server (one transaction) with
 the binlog position at which it is exact. An uninterrupted snapshot has one view. A resumed one opens a new
 view; every table's rows come from exactly one view (the table's ``view``), so each table is exact at that
@@ -24,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from binlake.lake.owned import link_problem
 from binlake.pipeline.identity import file_sequence, ordering_key
 from binlake.snapshot.errors import SnapshotStateError
 
@@ -215,20 +221,58 @@ class Manifest:
             if d.get("version") != MANIFEST_VERSION:
                 raise SnapshotStateError(f"{path}: manifest version {d.get('version')!r}, expected "
                                          f"{MANIFEST_VERSION}; this binlake can not read it")
-            return cls(id=str(d["id"]), source=str(d["source"]), server=dict(d["server"]),
-                       include=tuple(d["selection"]["include"]), exclude=tuple(d["selection"]["exclude"]),
-                       chunk_rows=int(d["chunk_rows"]), created=d["created"], fingerprint_key=d["fingerprint_key"],
-                       status=d["status"],
-                       completed=d.get("completed"), views=[View.from_json(v) for v in d["views"]],
-                       tables=[TableState.from_json(t) for t in d["tables"]], next_file=int(d["next_file"]))
+            m = cls(id=str(d["id"]), source=str(d["source"]), server=dict(d["server"]),
+                    include=tuple(d["selection"]["include"]), exclude=tuple(d["selection"]["exclude"]),
+                    chunk_rows=int(d["chunk_rows"]), created=d["created"], fingerprint_key=d["fingerprint_key"],
+                    status=d["status"],
+                    completed=d.get("completed"), views=[View.from_json(v) for v in d["views"]],
+                    tables=[TableState.from_json(t) for t in d["tables"]], next_file=int(d["next_file"]))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             what = f"the member {exc} is missing" if isinstance(exc, KeyError) else str(exc)[:160]
             raise SnapshotStateError(f"{path}: unreadable snapshot manifest ({what}); remove the snapshot "
                                      "folder and take the snapshot again") from None
+        for t in m.tables:
+            for name, what in ((t.folder, "table folder"), *((f, "file") for f in t.files)):
+                reason = _name_problem(name)
+                if reason is not None:
+                    raise SnapshotStateError(
+                        f"{path}: table {str(t.db)[:80]!r}.{str(t.table)[:80]!r}: the {what} {str(name)[:80]!r} "
+                        f"{reason}; the manifest was changed outside binlake: nothing was read or deleted, remove "
+                        f"the snapshot folder {path.parent} and take the snapshot again")
+        return m
 
     def write(self, folder: Path) -> None:
         """Replace ``folder/manifest.json`` atomically and durably (temp file, fsync, rename, fsync folder)."""
         _write_atomic(folder / MANIFEST_NAME, self.to_json())
+
+
+def _name_problem(name: Any) -> Optional[str]:
+    """Why ``name`` (a table folder or file name from a manifest) is not one plain name inside its folder."""
+    if not isinstance(name, str) or not name:
+        return "is not a name"
+    if name in (".", "..") or name.startswith("."):
+        return "is hidden or names a folder ('.', '..')"
+    if any(ch in "/\\" or ord(ch) < 32 or ord(ch) == 127 for ch in name) or os.path.isabs(name):
+        return "is not one plain name (it holds a separator or a control character)"
+    return None
+
+
+def linked(base: Path, *parts: str) -> Optional[str]:
+    """:func:`binlake.lake.owned.link_problem` of ``base/parts...`` below ``base``: a symbolic link on the way
+    (``base`` itself included) or a path resolving outside ``base``; None when neither."""
+    if base.is_symlink():
+        return f"{base} is a symbolic link to {os.readlink(base)}"
+    return link_problem(base, base.joinpath(*parts))
+
+
+def check_not_linked(base: Path, *parts: str, doing: str) -> Path:
+    """``base/parts...``, or SnapshotStateError when :func:`linked` finds a link (``doing``: what was to be
+    done there)."""
+    problem = linked(base, *parts)
+    if problem is not None:
+        raise SnapshotStateError(f"{problem}: refusing to {doing} through a symbolic link; replace it with the "
+                                 "real folder or file, or remove that snapshot folder and take the snapshot again")
+    return base.joinpath(*parts)
 
 
 def _keys_json(keys: Optional[Sequence[KeyValue]]) -> Optional[list]:
@@ -245,7 +289,9 @@ def _keys_value(keys: Optional[Sequence[Any]]) -> Optional[list[KeyValue]]:
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as out:
+    tmp.unlink(missing_ok=True)         # a left-over (or a planted link): never written through
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with open(fd, "w", encoding="utf-8") as out:
         out.write(text)
         out.flush()
         os.fsync(out.fileno())
@@ -269,10 +315,12 @@ def load_manifests(landing_source_dir: str | os.PathLike[str]) -> list[tuple[Pat
     """Every snapshot folder of a source's landing folder with its manifest (folders without one are
     snapshots that never wrote their first manifest: skipped), in id order."""
     root = snapshots_root(landing_source_dir)
+    check_not_linked(root, doing="read snapshots")
     if not root.is_dir():
         return []
     out = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        check_not_linked(folder, doing="read a snapshot")
         path = folder / MANIFEST_NAME
         if path.is_file():
             out.append((folder, Manifest.from_json(path.read_text(encoding="utf-8"), path)))
@@ -351,7 +399,8 @@ def read_snapshots(landing_source_dir: str | os.PathLike[str]) -> list[Snapshot]
         for view in m.views:
             tables = tuple(
                 SnapshotTable(t.db, t.table, t.columns, t.primary_key, t.rows,
-                              tuple(folder / TABLES_DIR / t.folder / f for f in t.files), t.create_table,
+                              tuple(check_not_linked(folder, TABLES_DIR, t.folder, f, doing="seed from a file")
+                                    for f in t.files), t.create_table,
                               t.invalid_temporals)
                 for t in m.tables if t.view == view.index)
             if tables:

@@ -33,7 +33,7 @@ from binlake.lake.layout import silver_name
 from binlake.pipeline.filters import TableFilter
 from binlake.snapshot.errors import SnapshotAnswerError, SnapshotError, SnapshotStateError, UnknownTableError
 from binlake.snapshot.manifest import (COMPLETE, LOCK_NAME, MANIFEST_NAME, TABLES_DIR, Chunk, KeyValue, Manifest, Position,
-                                       TableState, View, fsync_dir, load_manifests, snapshots_root)
+                                       TableState, View, check_not_linked, fsync_dir, load_manifests, snapshots_root)
 from binlake.snapshot.progress import Progress
 from binlake.snapshot.server import ServerSession, TableDef, utc_now
 from binlake.transport.uri import MySQLSource
@@ -78,7 +78,7 @@ def take_snapshot(source: MySQLSource, landing: str | os.PathLike[str], options:
     with _locked(root):
         for folder in root.iterdir():       # begun, killed before its first manifest: nothing to resume
             if folder.is_dir() and not (folder / MANIFEST_NAME).exists():
-                shutil.rmtree(folder)
+                shutil.rmtree(check_not_linked(folder, doing="delete an unfinished snapshot"))
         unfinished = [(f, m) for f, m in load_manifests(root.parent) if m.status != COMPLETE]
         if unfinished:
             folder, manifest = unfinished[-1]
@@ -240,7 +240,8 @@ class _Run:
         self._obsolete.clear()
 
     def _table_dir(self, t: TableState) -> Path:
-        return self.folder / TABLES_DIR / t.folder
+        """The table's folder (its name checked when the manifest was read); never a symbolic link."""
+        return check_not_linked(self.folder, TABLES_DIR, t.folder, doing="write or delete snapshot files")
 
     def _file_name(self) -> str:
         n = self.manifest.next_file
@@ -249,17 +250,22 @@ class _Run:
 
     def _remove_unrecorded(self) -> None:
         """Files of chunks a killed run wrote but did not record (and temp files): not part of the snapshot."""
-        base = self.folder / TABLES_DIR
+        base = check_not_linked(self.folder, TABLES_DIR, doing="delete snapshot files")
         if not base.is_dir():
             return
         recorded = {t.folder: set(t.files) for t in self.manifest.tables}
         for d in base.iterdir():
+            check_not_linked(base, d.name, doing="delete snapshot files")
             if d.name not in recorded:
                 shutil.rmtree(d, ignore_errors=True)
                 continue
             for f in d.iterdir():
-                if f.name not in recorded[d.name]:
-                    f.unlink()
+                if f.name in recorded[d.name]:
+                    continue
+                if f.is_dir() and not f.is_symlink():
+                    shutil.rmtree(f)
+                else:
+                    f.unlink()          # a file, or a link itself (never what it points to)
 
 
 def _converted(convert: Callable[[Any], Any], raw: list[Any], where: str, column: str) -> list[Any]:
@@ -348,11 +354,14 @@ def _new_folder(root: Path) -> Path:
 
 @contextmanager
 def _locked(root: Path) -> Iterator[None]:
+    check_not_linked(root, doing="write snapshots")
     try:
         root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        raise SnapshotStateError(f"can not create the snapshot folder {root}: {exc.strerror}") from None
-    with open(root / LOCK_NAME, "ab") as lock:
+        raise SnapshotStateError(f"can not create the snapshot folder {root} or its lock file {LOCK_NAME} (a "
+                                 f"symbolic link is refused): {exc.strerror}") from None
+    with open(fd, "ab") as lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
