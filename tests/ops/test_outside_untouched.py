@@ -340,3 +340,48 @@ def test_manifest_paths_that_are_not_plain_names_are_typed_errors(tmp_path: Path
     (snap / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(SnapshotStateError, match=r"manifest.json: table 'd'.'t': the .* nothing was read or deleted"):
         read_snapshots(tmp_path / "landing" / "src")
+
+
+# --- case 9 (part): a server's binlog names become landing paths -----------------------------------------------
+
+def _fetch_cli(files: list[tuple[str, bytes]], landing: Path, **script) -> tuple[int, str, str]:
+    from tests.transport.fake_mysql import FakeMySQL8, Script
+
+    with FakeMySQL8(Script(files, **script)) as server:
+        return cli("fetch", "--source", f"mysql://repl@127.0.0.1:{server.port}/?server_id=4242&name=h&heartbeat=1",
+                   "--landing", str(landing), "--until-now", "--max-retries", "0")
+
+
+def _binlog() -> bytes:
+    from tests.binlog import build
+
+    return build.binlog((230, b"x" * 10))
+
+
+@pytest.mark.parametrize("name", ["_snapshots", "binlog", "_binlake_fetch.json"])
+def test_a_server_binlog_name_that_is_no_binlog_name_is_refused(tmp_path: Path, name: str) -> None:
+    landing = tmp_path / "landing"
+    kept = put(landing / "h" / "_snapshots" / "20260101T000000Z" / "manifest.json", b"{}").parent.parent
+    with untouched(kept):
+        code, _, err = _fetch_cli([(name, _binlog())], landing)
+    assert code != 0 and err.count("\n") == 1, err
+    assert "ending in its sequence number" in err and "Traceback" not in err
+
+
+def test_fetch_never_appends_through_a_link_or_into_a_folder(tmp_path: Path) -> None:
+    landing, victim = tmp_path / "landing", tmp_path / "victim"
+    secret = put(victim / "secret.txt", b"the secret\n")
+    aged(victim)
+    (landing / "h").mkdir(parents=True)
+    (landing / "h" / "binlog.000001").symlink_to(secret)
+    with untouched(victim):
+        code, _, err = _fetch_cli([("binlog.000001", _binlog())], landing)
+    assert code != 0 and err.count("\n") == 1 and "symbolic link" in err, err
+    (landing / "h" / "binlog.000001").unlink()
+    (landing / "h" / "binlog.000001").mkdir()
+    code, _, err = _fetch_cli([("binlog.000001", _binlog())], landing)
+    assert code != 0 and err.count("\n") == 1 and "not a file" in err and "Traceback" not in err, err
+    (landing / "h" / "binlog.000001").rmdir()
+    code, _, err = _fetch_cli([("binlog.000001", _binlog())], landing)
+    assert code == 0, err
+    assert (landing / "h" / "binlog.000001").read_bytes() == _binlog()

@@ -158,6 +158,10 @@ class LandingFolder:
         reason = binlog_name_problem(name)
         if reason is None and name in (MANIFEST_NAME, LOCK_NAME, MANIFEST_NAME + ".tmp"):
             reason = "the name of one of the landing folder's own files"
+        if reason is None and (self.path / name).is_symlink():
+            reason = "a symbolic link is there: binlake never writes through one"
+        elif reason is None and (self.path / name).exists() and not (self.path / name).is_file():
+            reason = "something that is not a file (a folder) is there"
         if reason is not None:
             raise LandingError(f"{self.path}: refusing the server's binlog name {name[:80]!r} as a landing file "
                                f"({reason})")
@@ -209,7 +213,11 @@ class LandingFolder:
     # -- internals -------------------------------------------------------------------------------------------
     def _open_for_append(self) -> int:
         path = self.file_path
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:      # a link or a folder put there since start_file checked the name
+            raise LandingError(f"{path}: can not append the server's events there ({exc.strerror}); move it away "
+                               "and fetch again") from None
         size = os.fstat(fd).st_size
         if size == 0:
             os.write(fd, BINLOG_MAGIC)

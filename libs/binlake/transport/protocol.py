@@ -192,7 +192,8 @@ def binlog_name_problem(name: str) -> str | None:
     """Why ``name`` (from a ROTATE, SHOW BINARY LOGS or a URI) can not be a file in a landing folder, or None.
 
     A server's binlog names are ``<log_bin basename>.<6+ digits>`` (``MYSQL_BIN_LOG::generate_new_name``) in its
-    own folder: one path component, not hidden, no separators or control characters, at most 255 bytes."""
+    own folder: one path component, not hidden, no separators or control characters, at most 255 bytes, ending in
+    its sequence number (the landing folder's own entries, ``_snapshots`` and the fetch manifest, never do)."""
     if not name:
         return "expected a file name, found an empty one"
     if len(name.encode("utf-8", "surrogateescape")) > 255:
@@ -202,6 +203,8 @@ def binlog_name_problem(name: str) -> str | None:
         return f"expected one path component, found {name[:80]!r} (it holds {''.join(bad)!r})"
     if name.startswith("."):
         return f"expected a plain file name, found {name[:80]!r} (a hidden file or a reference to a folder)"
+    if not name.rpartition(".")[2].isdigit() or not name.rpartition(".")[2].isascii():
+        return f"expected a binlog file name ending in its sequence number (e.g. binlog.000042), found {name[:80]!r}"
     return None
 
 
