@@ -93,6 +93,7 @@ class Script:
     # answers queries before the built-in ones: (column names, rows) a result set, "ok", (code, message) an error,
     # None: not scripted
     answer: Callable[[str], Union[tuple, str, None]] | None = None
+    flood: bytes | None = None                  # the dump sends this, then 16 MiB packet pieces of zeros forever
     log: list[tuple[str, bytes]] = field(default_factory=list)
     acks: list[tuple[str, int]] = field(default_factory=list)
     dumps: list[bytes] = field(default_factory=list)
@@ -140,8 +141,15 @@ class _Session:
 
     # -- framing -----------------------------------------------------------------------------------------------
     def send(self, payload: bytes) -> None:
-        self.conn.sendall(len(payload).to_bytes(3, "little") + bytes([self.seq]) + payload)
-        self.seq = (self.seq + 1) % 256
+        """One logical packet: 16 MiB - 1 pieces while it is that long, then the rest (maybe empty)."""
+        view = memoryview(payload)
+        while True:
+            piece, view = view[:0xFFFFFF], view[0xFFFFFF:]
+            self.conn.sendall(len(piece).to_bytes(3, "little") + bytes([self.seq]))
+            self.conn.sendall(piece)
+            self.seq = (self.seq + 1) % 256
+            if len(piece) < 0xFFFFFF:
+                return
 
     def recv(self) -> bytes | None:
         head = self._exact(4)
@@ -260,6 +268,12 @@ class _Session:
             self.err(1064, f"fake server does not know {sql!r}")
 
     def _dump(self, packet: bytes) -> None:
+        if self.s.flood is not None:
+            piece = bytes(0xFFFFFF)
+            self.conn.sendall(b"\xff\xff\xff" + bytes([self.seq]) + self.s.flood + piece[len(self.s.flood):])
+            while True:                         # until the client hangs up (OSError ends the session)
+                self.seq = (self.seq + 1) % 256
+                self.conn.sendall(b"\xff\xff\xff" + bytes([self.seq]) + piece)
         if self.s.silent_stream:
             self._exact(1)
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from binlake.transport.client import ReplicationClient
@@ -12,27 +14,47 @@ URI = "mysql://repl@db1:3306/?server_id=42"
 
 
 class EndlessPieces:
-    """A connection whose server sends 16 MiB packet pieces forever (each announcing another one)."""
+    """A connection whose server sends 16 MiB packet pieces forever (each announcing another one); the first one
+    starts with the OK byte and an event header declaring ``declared`` bytes."""
 
-    def __init__(self) -> None:
+    def __init__(self, declared: int | None = None) -> None:
         self.bytes_served = 0
         self.reads = 0
+        self.declared = declared
 
     def _read_bytes(self, n: int) -> bytes:
         self.reads += 1
         if n == 4:
             return b"\xff\xff\xff\x00"
+        first = self.bytes_served == 0 and self.declared is not None
         self.bytes_served += n
+        if first:
+            return b"\x00" + struct.pack("<IBIIIH", 0, 30, 1, self.declared, 0, 0) + bytes(n - 20)
         return bytes(n)
 
 
 def test_multi_packet_event_is_bounded_by_max_packet() -> None:
     client = ReplicationClient(parse_mysql_uri(URI + "&max_packet=40000000"))
-    conn = EndlessPieces()
+    conn = EndlessPieces(declared=39_000_000)
     client._conn = conn
-    with pytest.raises(ProtocolError, match="more than 40000000 bytes"):
+    with pytest.raises(ProtocolError, match="more than 39000001 bytes .* above the 39000001 bytes its event header"):
         client._read_stream_packet()
     assert conn.bytes_served <= 40000000
+    with pytest.raises(ProtocolError, match="an event of 50000000 bytes, above max_packet=40000000"):
+        client._conn = conn = EndlessPieces(declared=50_000_000)
+        client._read_stream_packet()
+    assert conn.bytes_served == 0xFFFFFF
+
+
+def test_pieces_an_event_header_does_not_account_for_stop_at_the_first_piece() -> None:
+    """Issue #25 case 10: 16 MiB pieces of zeros (an event header declaring 0 bytes) with the default max_packet
+    (1 GiB) stop after the first piece, not after 1 GiB held in memory."""
+    client = ReplicationClient(parse_mysql_uri(URI))
+    conn = EndlessPieces()
+    client._conn = conn
+    with pytest.raises(ProtocolError, match="more than one 16 MiB packet piece for an event whose header says 0"):
+        client._read_stream_packet()
+    assert conn.bytes_served == 0xFFFFFF
 
 
 def test_default_max_packet_is_max_allowed_packet_maximum() -> None:

@@ -253,19 +253,28 @@ class ReplicationClient:
         limit = self.source.max_packet
         pieces = []
         total = 0
+        expected = limit               # after the first piece: what the event header declares (never more)
         while True:
             header = read(4)
             if len(header) < 4:
                 raise ConnectionLostError(f"{self.source.display()}: the connection ended inside a packet header")
             length = int.from_bytes(header[:3], "little")
             total += length
-            if total > limit:
-                raise ProtocolError(f"{self.source.display()}: the server sends a packet of more than {limit} bytes"
-                                    f" ({len(pieces) + 1} pieces of up to 16 MiB so far), above max_packet={limit}"
-                                    " (the largest event a replica accepts, like max_allowed_packet)")
+            if total > min(limit, expected):
+                bound = (f"the {expected} bytes its event header declares" if expected < limit else
+                         f"max_packet={limit} (the largest event a replica accepts, like max_allowed_packet)")
+                raise ProtocolError(f"{self.source.display()}: the server sends a packet of more than "
+                                    f"{min(limit, expected)} bytes ({len(pieces) + 1} pieces of up to 16 MiB so far),"
+                                    f" above {bound}")
             pieces.append(read(length))
             if length < protocol.MAX_PACKET_LEN:
                 return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            if len(pieces) == 1:
+                semi = self.semi_sync or (self._detect_semi_sync and pieces[0][1:2] == b"\xef")
+                try:
+                    expected = protocol.continued_packet_size(pieces[0], 3 if semi else 1, limit)
+                except ProtocolError as exc:
+                    raise ProtocolError(f"{self.source.display()}: {exc}") from None
 
     def ack(self, file: str, position: int) -> None:
         """Semi-sync ACK: tell the server ``file`` is safely stored up to ``position``."""

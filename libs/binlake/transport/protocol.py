@@ -138,6 +138,25 @@ def parse_stream_packet(payload: bytes, semi_sync: bool) -> StreamEvent | Stream
     return StreamEvent(raw, header, needs_ack)
 
 
+def continued_packet_size(first_piece: bytes, event_at: int, limit: int) -> int:
+    """The whole payload size of a stream packet that continues past its first 16 MiB piece (``my_net_read``
+    joins the pieces): only an event is that long, so it is the OK byte (and the semi-sync header: ``event_at``)
+    plus the ``event_length`` its header declares. Checked before a second piece is read, so a server can not make
+    the replica hold more than the first piece for a packet its own event header does not account for."""
+    if first_piece[:1] != bytes([PACKET_OK]) or len(first_piece) < event_at + LOG_EVENT_HEADER_LEN:
+        raise ProtocolError(f"a stream packet of more than one 16 MiB piece starts with {first_piece[:4].hex()}, "
+                            "not an event (0x00 and an event header)")
+    declared = event_at + EVENT_HEADER.unpack_from(first_piece, event_at)[3]
+    if declared <= len(first_piece):
+        raise ProtocolError(f"the server sends more than one 16 MiB packet piece for an event whose header says "
+                            f"{declared - event_at} bytes")
+    if declared > limit:
+        raise ProtocolError(f"the server sends an event of {declared - event_at} bytes, above max_packet={limit} "
+                            "(the largest event a replica accepts, like max_allowed_packet); raise max_packet in "
+                            "the source URI if the server's events are that large")
+    return declared
+
+
 def parse_err_packet(payload: bytes) -> ServerError:
     """ERR_Packet: 0xFF, error_code(2), ['#' sql_state(5)], message."""
     if len(payload) < ERR_HEAD.size:
