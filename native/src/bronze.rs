@@ -14,7 +14,7 @@ use crate::engine::{GroupEnd, Processor, RowsEvent, Sink, TrxKind};
 use crate::fmt::json_str;
 use crate::jsonl::{diff_items, members, op_of, value_error};
 use crate::layout::Layout;
-use crate::reader::Fail;
+use crate::reader::{Event, Fail};
 use crate::rows::{Cell, Val};
 use crate::values::json_value;
 use pyo3::prelude::*;
@@ -141,16 +141,16 @@ impl BronzeSink {
         node
     }
 
-    /// The bronze layout of ``layout``, asked of the delegate at the first rows event using it (at ``at``, of
-    /// ``event_type``: where the delegate locates a name that is not UTF-8).
-    fn info(&mut self, py: Python<'_>, p: &Processor, layout: &Rc<Layout>, at: u64, event_type: u8)
-            -> Result<Rc<Info>, Fail> {
+    /// The bronze layout of ``layout``, asked of the delegate at the first rows event using it (``ev``: where the
+    /// delegate locates a name that is not UTF-8).
+    fn info(&mut self, py: Python<'_>, p: &Processor, layout: &Rc<Layout>, ev: &Event) -> Result<Rc<Info>, Fail> {
         if let Some((_, info)) = self.infos.get(&Rc::as_ptr(layout)) {
             return Ok(info.clone());
         }
         type Got = (bool, String, String, Option<String>, Option<Vec<u32>>, String, String);
         let (keep, id, columns, primary_key, pk, db, table): Got = p.delegate
-            .call_method1(py, "layout", (PyBytes::new(py, &layout.raw), layout.body_end, at, event_type))?
+            .call_method1(py, "layout", (PyBytes::new(py, &layout.raw), layout.body_end, ev.pos, ev.payload_pos,
+                                         ev.header.type_code))?
             .extract(py)?;
         let keys = layout.columns.iter().map(|c| {
             let mut k = Vec::with_capacity(c.name.len() + 3);
@@ -338,7 +338,7 @@ impl Sink for BronzeSink {
         if self.stop || self.end.is_some_and(|e| start >= e) {
             return Ok(());
         }
-        let info = self.info(py, p, r.layout, r.ev.at(), r.ev.header.type_code)?;
+        let info = self.info(py, p, r.layout, r.ev)?;
         let (layout, d) = (r.layout, r.d);
         if !info.keep {
             self.trx_filtered += d.rows.len() as u64;
@@ -408,7 +408,7 @@ impl Sink for BronzeSink {
                 let got: (Option<String>, String) = p.delegate
                     .call_method1(py, "statement_of", (PyBytes::new(py, &q.raw), q.body_end, q.pos, q.payload_pos))?
                     .extract(py)?;
-                self.pending.push(Pending { op: 4, pos: q.pos, row: 0, event_type: q.header.type_code, info: None,
+                self.pending.push(Pending { op: 4, pos: q.at(), row: 0, event_type: q.header.type_code, info: None,
                                             before: None, after: None, diffs: None, key_before: None, key_after: None,
                                             ddl: Some(got) });
             }

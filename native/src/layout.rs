@@ -481,6 +481,15 @@ fn bits_msb(data: &[u8], count: usize) -> Vec<bool> {
     (0..count.min(data.len() * 8)).map(|i| data[i >> 3] & (0x80 >> (i & 7)) != 0).collect()
 }
 
+/// A primary key's column indexes: each names one of the ``count`` columns (else the Python decoder's
+/// CorruptEventError at the TABLE_MAP).
+fn key_columns(indexes: Vec<u64>, count: usize) -> R<Vec<u64>> {
+    if indexes.iter().any(|&i| i >= count as u64) {
+        return Err(());
+    }
+    Ok(indexes)
+}
+
 fn optional_metadata(c: &mut Cur, types: &[u8]) -> R<Optional> {
     let n_numeric = types.iter().filter(|&&t| is_numeric(t)).count();
     let mut o = Optional::default();
@@ -504,13 +513,13 @@ fn optional_metadata(c: &mut Cur, types: &[u8]) -> R<Optional> {
             7 | 13 => {
                 packed_list(&mut f)?;
             }
-            8 => o.simple_pk = Some(packed_list(&mut f)?),
+            8 => o.simple_pk = Some(key_columns(packed_list(&mut f)?, types.len())?),
             9 => {
                 let flat = packed_list(&mut f)?;
                 if flat.len() % 2 == 1 {
                     return Err(());
                 }
-                o.pk_prefix = Some(flat.iter().step_by(2).copied().collect());
+                o.pk_prefix = Some(key_columns(flat.iter().step_by(2).copied().collect(), types.len())?);
             }
             10 => o.es_default_charset = Some(default_charset(&mut f)?),
             11 => o.es_column_charsets = Some(packed_list(&mut f)?),

@@ -284,6 +284,6 @@ fn binlake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rows_jsonl, m)?)?;
     m.add("__doc__", "binlake's native binlog decoder core (see binlake.binlog.columnar)")?;
     // the interface binlake.binlog.native speaks: a module built from other sources is not used
-    m.add("API", 3)?;
+    m.add("API", 4)?;
     Ok(())
 }

@@ -272,6 +272,13 @@ impl Reader {
             return Err(typed("EventTooLargeError", "event larger than the maximum event size", Some(pos), Some(self.type_name(t)),
                              s(format!("at most {} bytes", self.max_event)), i(size)));
         }
+        if let Some(largest) = largest_event(t, self.fde.as_ref().map_or(true, |f| f.checksum_crc32)) {
+            if size > largest {
+                self.done = true;
+                return Err(typed("CorruptEventError", "event larger than any event of its type", Some(pos),
+                                 Some(self.type_name(t)), s(format!("at most {} bytes", largest)), i(size)));
+            }
+        }
         if self.first && ![FORMAT_DESCRIPTION_EVENT, START_EVENT_V3, ROTATE_EVENT].contains(&header.type_code) {
             self.done = true;
             return Err(typed("NotABinlogError", "first event is not a FORMAT_DESCRIPTION_EVENT", Some(pos), Some(self.type_name(t)),
@@ -375,6 +382,23 @@ impl Reader {
         Ok(got)
     }
 
+    /// Append up to ``n`` more payload bytes to ``out``, in steps of at most ``READ_STEP``; how many came.
+    fn read_payload_to(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, Fail> {
+        let mut done = 0;
+        while done < n {
+            let step = (n - done).min(READ_STEP);
+            let at = out.len();
+            out.resize(at + step, 0);
+            let got = self.read_payload(&mut out[at..])?;
+            out.truncate(at + got);
+            done += got;
+            if got < step {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
     fn next_inner(&mut self) -> Result<Option<Event>, Fail> {
         let (inner, limit, ppos) = {
             let p = self.payload.as_ref().unwrap();
@@ -407,21 +431,45 @@ impl Reader {
                              format!("inner event larger than the maximum event size (inner offset {})", inner),
                              Some(ppos), Some(self.type_name(t)), s(format!("at most {} bytes", self.max_event)), i(size)));
         }
+        if let Some(largest) = largest_event(t, false) {
+            if size > largest {
+                return self.stop(typed("CorruptEventError",
+                                 format!("inner event larger than any event of its type (inner offset {})", inner),
+                                 Some(ppos), Some(self.type_name(t)), s(format!("at most {} bytes", largest)), i(size)));
+            }
+        }
         if header.type_code == FORMAT_DESCRIPTION_EVENT || header.type_code == TRANSACTION_PAYLOAD_EVENT {
             return self.stop(typed("CorruptEventError",
                              format!("{} can not be nested in a payload (inner offset {})", self.type_name(t), inner),
                              Some(ppos), tp(), None, None));
         }
-        let mut raw = vec![0u8; size as usize];
-        raw[..HEADER_LEN].copy_from_slice(&head);
-        let got = self.read_payload(&mut raw[HEADER_LEN..])?;
-        if got < raw.len() - HEADER_LEN {
+        // grown as the payload decompresses, never to the declared size up front: memory follows the bytes there
+        let mut raw = Vec::with_capacity((size as usize).min(READ_STEP));
+        raw.extend_from_slice(&head);
+        let got = self.read_payload_to(&mut raw, size as usize - HEADER_LEN)?;
+        if got < size as usize - HEADER_LEN {
             return self.stop(typed("CorruptEventError", format!("payload ends inside an event (inner offset {})", inner),
                              Some(ppos), Some(self.type_name(t)), s(format!("{} bytes", size)), s(format!("{}", HEADER_LEN + got))));
         }
         self.payload.as_mut().unwrap().inner += size;
         Ok(Some(Event { pos: inner, payload_pos: Some(ppos), header, body_end: size as usize, raw }))
     }
+}
+
+/// Decompress and copy in steps of at most this many bytes (``READ_STEP`` of the Python reader).
+const READ_STEP: usize = 1 << 20;
+
+/// The largest event size of a type whose layout is fixed or small (``LARGEST_BODY`` of the Python reader):
+/// ``Xid_event`` 8 body bytes, ``Intvar_event`` 9, ``Rand_event`` 16, GTID events well under 1 KiB.
+fn largest_event(type_code: u8, checksum: bool) -> Option<u64> {
+    let body = match type_code {
+        16 => 8,
+        5 => 9,
+        13 => 16,
+        33 | 34 | 42 | 162 => 1024,
+        _ => return None,
+    };
+    Some(HEADER_LEN as u64 + body + if checksum { 4 } else { 0 })
 }
 
 fn payload_error(pos: u64, message: String) -> Fail {

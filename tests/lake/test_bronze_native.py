@@ -214,7 +214,8 @@ def test_a_layout_is_stated_again_when_its_transaction_was_dropped(tmp_path) -> 
 
 
 HOSTILE = ["corrupt-json-cell", "unknown-table", "bad-checksum", "not-finite-double", "truncated-row", "corrupt-zstd",
-           "non-utf8-table-name", "non-utf8-column-name", "non-utf8-ddl-database"]
+           "non-utf8-table-name", "non-utf8-column-name", "non-utf8-ddl-database", "pk-past-columns",
+           "pk-past-columns-in-payload", "non-utf8-ddl-database-in-payload", "oversized-xid-in-payload"]
 
 
 def renamed_table_map(table: bytes = b"t", columns: list[bytes] | None = None) -> tuple[int, bytes]:
@@ -249,6 +250,15 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
                   build.rows_event(30, 7, 2, row_of(2, 2)), XID)
     elif case == "non-utf8-ddl-database":
         damage = (gtid(5), query("ALTER TABLE t ADD COLUMN c INT", b"sh\xf6p"))
+    elif case.startswith("pk-past-columns"):
+        pk = build.table_map(7, "d", "t", [3, 245], bytes([4]), [False, True], build.optional_field(8, b"\x02"))
+        damage = (query("BEGIN"), pk, build.rows_event(30, 7, 2, row_of(2, 2)), XID)
+        if case.endswith("in-payload"):
+            damage = (gtid(5), (40, payload_body(b"".join(build.event(t, b, crc=False) for t, b in damage))))
+    elif case == "non-utf8-ddl-database-in-payload":
+        damage = (gtid(5), (40, payload_body(build.event(*query("ALTER TABLE t ADD c INT", b"sh\xf6p"), crc=False))))
+    elif case == "oversized-xid-in-payload":
+        damage = (gtid(5), (40, payload_body(build.event(*query("BEGIN"), crc=False) + build.event(16, bytes(64), crc=False))))
     elif case == "corrupt-zstd":
         body = payload_body(build.event(16, (7).to_bytes(8, "little"), crc=False) * 40)
         frame = body.index(b"\x28\xb5\x2f\xfd")
@@ -267,6 +277,35 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
     assert err["raw"] == data[err["pos"]:err["pos"] + len(err["raw"])] and err["raw"]
     if case.startswith("non-utf8"):
         assert "is not UTF-8" in err["statement"]
+    if case.startswith("pk-past-columns"):
+        assert "TABLE_MAP_EVENT: primary key names a column past the TABLE_MAP's columns" in err["statement"]
+    if case.endswith("in-payload"):         # located at the payload event, its bytes the evidence
+        assert err["pos"] == len(build.binlog(*good, damage[0])) and "inner offset " in err["statement"]
+        assert err["raw"][4] == 40
+
+
+def test_two_table_maps_of_one_table_id_in_one_transaction(tmp_path) -> None:
+    """The TABLE_MAP in force when a rows event is read decodes it (MySQL: the latest TABLE_MAP of a table id
+    wins, as the applier overwrites its map), not the transaction's last one, in a payload or not."""
+    t3 = build.table_map(7, "d", "t3", [3], b"", [False])
+    events = (query("BEGIN"), json_table(), build.rows_event(30, 7, 2, row_of(1, 1)), t3,
+              build.rows_event(30, 7, 1, build.image([False], (9).to_bytes(4, "little"))), XID)
+    plain = build.binlog(*events)
+    packed = build.binlog((40, payload_body(b"".join(build.event(t, b, crc=False) for t, b in events))))
+    for name, data in (("plain", plain), ("payload", packed)):
+        rows = assert_same_bronze(written(tmp_path, data, f"{name}.000001"))
+        assert [(r["op"], r["table_name"], r["after"]) for r in rows[:-1]] == [
+            ("layout", "t", None), ("insert", "t", '{"@1":1,"@2":"true"}'),
+            ("layout", "t3", None), ("insert", "t3", '{"@1":9}')]
+
+
+def test_a_ddl_inside_a_payload_is_placed_at_the_payload(tmp_path) -> None:
+    """A statement inside a TRANSACTION_PAYLOAD orders at the payload event's offset, as its rows do (not at its
+    inner offset, 0, before everything in the file)."""
+    data = build.binlog(gtid(1), (40, payload_body(build.event(*query("ALTER TABLE t ADD c INT"), crc=False))))
+    rows = assert_same_bronze(written(tmp_path, data))
+    (ddl,) = [r for r in rows if r["op"] == "ddl"]
+    assert ddl["pos"] == len(build.binlog(gtid(1))) and ddl["trx_pos"] == len(build.binlog())
 
 
 def test_fuzz_corpus_and_mutations_write_alike(tmp_path) -> None:

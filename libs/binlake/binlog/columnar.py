@@ -115,11 +115,15 @@ def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int 
                    schema_provider=schema_provider)
     if engine != "python":
         mod = native.load()
+        try:
+            opts = native.options(**options, file=name) if mod is not None else None
+        except BaseException:
+            stream.close()
+            raise
         src = native.native_source(stream) if mod is not None else None
         if src is not None:
             stream.close()
-            reader = mod.Batches(src, native.options(**options), native.Delegate(name, schema_provider),
-                                 temporal_text, batch_rows)
+            reader = mod.Batches(src, opts, native.Delegate(name, schema_provider), temporal_text, batch_rows)
             return _native_batches(reader, name, schema_provider)
         if engine == "native":
             stream.close()

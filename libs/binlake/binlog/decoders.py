@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor, surrogate_str
-from binlake.binlog.errors import BinlogError, UnknownTableError
+from binlake.binlog.errors import BinlogError, CorruptEventError, UnknownTableError
 from binlake.binlog.events import (
     AnnotateRowsEvent, AnonymousGtidEvent, BinlogCheckpointEvent, DefaultCharset, DeleteRowsEvent, EventHeader,
     ExecuteLoadQueryEvent, FormatDescriptionEvent, GtidEvent, GtidInterval, GtidListEvent, GtidSetEntry,
@@ -578,6 +578,16 @@ def _packed_list(c: Cursor, what: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _key_columns(f: Cursor, indexes: tuple[int, ...], count: int) -> tuple[int, ...]:
+    """The primary key's column indexes of a TABLE_MAP field: each names one of the ``count`` columns
+    (``Table_map_event`` writes ``field->field_index()``), else a CorruptEventError at the field."""
+    for i in indexes:
+        if i >= count:
+            raise CorruptEventError("primary key names a column past the TABLE_MAP's columns", offset=f.base,
+                                    expected=f"a column index below {count}", found=i)
+    return indexes
+
+
 def _default_charset(c: Cursor) -> DefaultCharset:
     default = c.packed_int("default collation")
     pairs = []
@@ -623,11 +633,12 @@ def _optional_metadata(c: Cursor, types: tuple[int, ...]) -> dict[str, object]:
         elif ftype == C.GEOMETRY_TYPE:
             found["geometry_types"] = _packed_list(f, "geometry type")
         elif ftype == C.SIMPLE_PRIMARY_KEY:
-            found["simple_primary_key"] = _packed_list(f, "primary key column")
+            found["simple_primary_key"] = _key_columns(f, _packed_list(f, "primary key column"), len(types))
         elif ftype == C.PRIMARY_KEY_WITH_PREFIX:
             flat = _packed_list(f, "primary key column/prefix")
             if len(flat) % 2:
                 raise f.corrupt("PRIMARY_KEY_WITH_PREFIX has an odd number of integers", "pairs", len(flat))
+            _key_columns(f, flat[::2], len(types))
             found["primary_key_with_prefix"] = tuple(zip(flat[::2], flat[1::2]))
         elif ftype == C.ENUM_AND_SET_DEFAULT_CHARSET:
             found["enum_and_set_default_charset"] = _default_charset(f)

@@ -30,7 +30,7 @@ from binlake.binlog.reader import EVENT_HEADER, MAX_EVENT_SIZE, _decode_one
 from binlake.binlog.rows import DECODE_FAILURES, decode_failure
 from binlake.binlog.schema import SchemaProvider
 
-API = 3                 # the interface of native/src/lib.rs this module speaks
+API = 4                 # the interface of native/src/lib.rs this module speaks
 _module: Any = None
 _tried = False
 
@@ -217,8 +217,16 @@ class Delegate:
 
 def options(*, verify_checksum: bool = True, start_position: Optional[int] = None,
             stop_at_incomplete: bool = False, max_event_size: int = MAX_EVENT_SIZE,
-            schema_provider: Optional[SchemaProvider] = None) -> dict:
-    """The native reader's options (``binlake.binlog.api.ReadOptions`` plus the names it reports with)."""
+            schema_provider: Optional[SchemaProvider] = None, file: Optional[str] = None) -> dict:
+    """The native reader's options (``binlake.binlog.api.ReadOptions`` plus the names it reports with).
+
+    A start position that is no offset in a binlog is the Python reader's StartPositionError (naming ``file``);
+    ``max_event_size`` is taken within the 64-bit range the core reads (below 0: every event is too large, as
+    in the Python reader; past 2^64 - 1: no event is)."""
+    if start_position is not None and not C.BIN_LOG_HEADER_SIZE <= start_position < 1 << 63:
+        raise errors.StartPositionError("start position is not an offset in a binlog", file=file,
+                                        expected=f"{C.BIN_LOG_HEADER_SIZE}..{(1 << 63) - 1}", found=start_position)
+    max_event_size = min(max(max_event_size, 0), (1 << 64) - 1)
     return {"names": [C.event_type_name(t) for t in range(256)], "registered": sorted(DECODERS),
             "verify_checksum": verify_checksum, "max_event_size": max_event_size, "start_position": start_position,
             "stop_at_incomplete": stop_at_incomplete, "schema": schema_provider is not None}
@@ -253,6 +261,9 @@ def cmd_rows(args: Any) -> Optional[int]:
     provider = load_schema_provider(args.schema) if args.schema else None
     name, stream = open_stream(args.file)
     with stream:
+        opts = options(verify_checksum=args.verify_checksum, start_position=args.start_position,
+                       stop_at_incomplete=args.allow_incomplete,
+                       max_event_size=args.max_event_size or MAX_EVENT_SIZE, schema_provider=provider, file=name)
         src = native_source(stream)
     if src is None:
         return None
@@ -263,9 +274,6 @@ def cmd_rows(args: Any) -> Optional[int]:
         needs_ascii = True
     ascii_form = json.dumps(name).encode()
     utf8_form = ascii_form if needs_ascii else json.dumps(name, ensure_ascii=False).encode()
-    opts = options(verify_checksum=args.verify_checksum, start_position=args.start_position,
-                   stop_at_incomplete=args.allow_incomplete, max_event_size=args.max_event_size or MAX_EVENT_SIZE,
-                   schema_provider=provider)
     sys.stdout.flush()
     unknown, notes, incomplete = mod.rows_jsonl(src, opts, Delegate(name, provider), out, utf8_form, ascii_form,
                                                 needs_ascii)

@@ -33,6 +33,18 @@ FLAGS_OFFSET = 17
 MAX_EVENT_SIZE = (1 << 30) + (1 << 20)       # max_allowed_packet (1 GiB) plus headers
 READ_STEP = 1 << 20                          # decompress and copy in steps of at most this many bytes
 _FIRST_EVENT_TYPES = frozenset({C.FORMAT_DESCRIPTION_EVENT, C.START_EVENT_V3, C.ROTATE_EVENT})
+# the largest body of event types whose layout is fixed or small (``Xid_event``: 8 bytes; ``Intvar_event``: 9;
+# ``Rand_event``: 16; a GTID event, MySQL's or MariaDB's: well under 1 KiB): a larger declared size is corrupt and
+# is rejected at the header, before its body is read (a compressed payload can hold a gigabyte of zeros behind a
+# 33 KB file)
+LARGEST_BODY = {C.XID_EVENT: 8, C.INTVAR_EVENT: 9, C.RAND_EVENT: 16, C.GTID_LOG_EVENT: 1024,
+                C.ANONYMOUS_GTID_LOG_EVENT: 1024, C.GTID_TAGGED_LOG_EVENT: 1024, C.GTID_EVENT: 1024}
+
+
+def largest_event(type_code: int, checksum: bool) -> Optional[int]:
+    """The largest event size of a type with a bounded layout (None: only ``max_event_size`` bounds it)."""
+    body = LARGEST_BODY.get(type_code)
+    return None if body is None else C.LOG_EVENT_HEADER_LEN + body + (C.BINLOG_CHECKSUM_LEN if checksum else 0)
 
 
 @dataclass
@@ -137,6 +149,11 @@ def read_events(stream: BinaryIO, *, file: Optional[str] = None, verify_checksum
             raise EventTooLargeError("event larger than the maximum event size", file=file, offset=pos,
                                      event_type=header.type_name,
                                      expected=f"at most {max_event_size} bytes", found=size)
+        largest = largest_event(header.type_code, ctx.fde is None or
+                                ctx.fde.checksum_alg == C.BINLOG_CHECKSUM_ALG_CRC32)
+        if largest is not None and size > largest:
+            raise CorruptEventError("event larger than any event of its type", file=file, offset=pos,
+                                    event_type=header.type_name, expected=f"at most {largest} bytes", found=size)
         if first and header.type_code not in _FIRST_EVENT_TYPES:
             raise NotABinlogError("first event is not a FORMAT_DESCRIPTION_EVENT", file=file, offset=pos,
                                   event_type=header.type_name, expected="FORMAT_DESCRIPTION_EVENT (15)",
@@ -309,6 +326,11 @@ def iter_payload_events(event: TransactionPayloadEvent, payload_pos: int, ctx: D
             raise EventTooLargeError(f"inner event larger than the maximum event size (inner offset {inner})",
                                      file=file, offset=payload_pos, event_type=header.type_name,
                                      expected=f"at most {max_event_size} bytes", found=size)
+        largest = largest_event(header.type_code, False)
+        if largest is not None and size > largest:
+            raise CorruptEventError(f"inner event larger than any event of its type (inner offset {inner})",
+                                    file=file, offset=payload_pos, event_type=header.type_name,
+                                    expected=f"at most {largest} bytes", found=size)
         if header.type_code in (C.FORMAT_DESCRIPTION_EVENT, C.TRANSACTION_PAYLOAD_EVENT):
             raise CorruptEventError(f"{header.type_name} can not be nested in a payload (inner offset {inner})",
                                     file=file, offset=payload_pos, event_type="TRANSACTION_PAYLOAD_EVENT")

@@ -13,6 +13,7 @@ import sys
 from typing import Any, Iterator
 
 EXIT_INCOMPLETE = 3
+MAX_DECLARED_SIZE = (1 << 32) - 1       # an event header's 4-byte size field
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -42,6 +43,9 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r}") from None
     if value < 19:
         raise argparse.ArgumentTypeError(f"must be at least 19 (an event header): {value}")
+    if value > MAX_DECLARED_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_DECLARED_SIZE} (the largest size an event header "
+                                         f"declares): {value}")
     return value
 
 

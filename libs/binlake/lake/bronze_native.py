@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 from binlake.binlog import BinlogError, native
 from binlake.binlog.columnar import ArrowCapsules
-from binlake.binlog.constants import event_type_name
 from binlake.binlog.events import QueryEvent
 from binlake.binlog.schema import SchemaProvider
 from binlake.mysqljson import JsonError
 from binlake.pipeline.bronze import (BATCH_ROWS, BRONZE_SCHEMA, ChunkCounts, ChunkTask, chunk_end_rows,
-                                     iter_chunk_rows, layout_meta, statement_text, utf8_name)
+                                     event_error, iter_chunk_rows, layout_meta, statement_text, utf8_name)
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.identity import POS_BITS, ordering_key
 
@@ -54,17 +53,17 @@ class BronzeDelegate(native.Delegate):
         super().__init__(file, schema_provider)
         self.tf = tf
 
-    def layout(self, raw: bytes, body_end: int, pos: int, event_type: int) -> tuple:
+    def layout(self, raw: bytes, body_end: int, pos: int, payload_pos: Optional[int], event_type: int) -> tuple:
         """(table kept, layout id, columns JSON, primary key JSON, primary key indexes or None, db, table) of
-        the layout a TABLE_MAP event sets, asked at the first rows event at ``pos`` that uses it (where a name
-        that is not UTF-8 is located, as the Python writer locates it)."""
+        the layout a TABLE_MAP event sets, asked at the first rows event that uses it (at ``pos``, inside the
+        payload at ``payload_pos``: where a name that is not UTF-8 is located, as the Python writer locates it)."""
         layout = self.ctx.tables[self.table_map(raw, body_end).table_id]   # type: ignore[attr-defined]
         if not self.tf.tables.keeps(layout.db, layout.table):
             return False, "", "", None, None, "", ""
         try:
             lid, cols, pk_json, pk_idx = layout_meta(layout, self.provider)
         except BinlogError as exc:
-            raise exc.located(file=self.file, offset=pos, event_type=event_type_name(event_type)) from None
+            raise event_error(exc, self.file, pos, payload_pos, event_type) from None
         return True, lid, cols, pk_json, list(pk_idx) or None, layout.db, layout.table
 
     def transaction(self, gtid: Optional[str], kind: str, rows_filtered: int) -> bool:
@@ -82,8 +81,7 @@ class BronzeDelegate(native.Delegate):
             db = utf8_name("database", body.db) or None
         except BinlogError as exc:
             self.tf.stats.kept -= 1         # kept by transaction(), but in the error stretch (as in Python)
-            raise exc.located(file=self.file, offset=pos if payload_pos is None else payload_pos,
-                              event_type=event_type_name(raw[4])) from None   # the header's type
+            raise event_error(exc, self.file, pos, payload_pos, raw[4]) from None   # the header's type
         return db, statement_text(body)
 
 

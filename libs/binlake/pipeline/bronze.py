@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from binlake.binlog import BinlogError, Transaction, iter_transactions, open_binlog, row_changes_of
 from binlake.binlog.constants import LOG_EVENT_HEADER_LEN, event_type_name
 from binlake.binlog.errors import CorruptEventError, SchemaMismatchError
-from binlake.binlog.events import GtidEvent, QueryEvent, RowsEvent
+from binlake.binlog.events import BinlogEvent, GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.query_status import client_collation
 from binlake.binlog.render import json_diffs, json_image
 from binlake.binlog.schema import SchemaProvider
@@ -130,10 +130,10 @@ class BronzeApplier(EventHandler):
     transaction whose rows do not render adds none, and raises the value's error located at its row)."""
 
     def __init__(self, task: ChunkTask, tf: TransactionFilter, run_id: str,
-                 schema_provider: Optional[SchemaProvider], tables: dict) -> None:
+                 schema_provider: Optional[SchemaProvider], layouts: dict) -> None:
         self.task, self.tf, self.run_id = task, tf, run_id
         self.schema_provider = schema_provider
-        self.tables = tables                          # the reader's table_id -> TableLayout
+        self.layouts = layouts                        # id(rows event) -> (event, its TableLayout): layouts_of
         self.rows: list[tuple] = []
         self._meta: dict[int, tuple[str, Optional[str], Optional[str], Optional[list[str]]]] = {}  # id(layout) ->
         self._stated: set[str] = set()                # layout ids with a layout row in this chunk
@@ -163,7 +163,7 @@ class BronzeApplier(EventHandler):
             if isinstance(b, GtidEvent) and b.immediate_commit_timestamp:
                 commit_us = b.immediate_commit_timestamp
             elif isinstance(b, RowsEvent) and b.rows:
-                layout = self.tables[b.table_id]
+                layout = self.layouts[id(ev)][1]
                 if not self.tf.keeps_table(layout.db, layout.table, len(b.rows)):
                     continue
                 pos = ev.payload_pos if ev.payload_pos is not None else ev.pos
@@ -172,8 +172,7 @@ class BronzeApplier(EventHandler):
                 try:
                     lid, cols, pk_json, pk = self._layout_meta(layout)
                 except BinlogError as exc:
-                    raise exc.located(file=self.task.path, offset=pos,
-                                      event_type=event_type_name(ev.header.type_code)) from None
+                    raise event_error(exc, self.task.path, ev.pos, ev.payload_pos, ev.header.type_code) from None
                 if lid not in self._stated and lid not in stated:
                     stated.add(lid)
                     out.append((*head, pos, next_row, seq_of(file_seq, pos, next_row), gtid, trx_pos, commit_us,
@@ -198,13 +197,35 @@ class BronzeApplier(EventHandler):
             try:
                 db = utf8_name("database", body.db) or None
             except BinlogError as exc:
-                raise exc.located(file=self.task.path, offset=q.pos, event_type=q.header.type_name) from None
-            out.append((*head, q.pos, 0, seq_of(file_seq, q.pos, 0), gtid, trx_pos, commit_us, db,
+                raise event_error(exc, self.task.path, q.pos, q.payload_pos, q.header.type_code) from None
+            q_pos = q.payload_pos if q.payload_pos is not None else q.pos
+            out.append((*head, q_pos, 0, seq_of(file_seq, q_pos, 0), gtid, trx_pos, commit_us, db,
                         None, "ddl", None, None, None, None, None, None, None, q.header.type_code,
                         statement_text(body), run, None, None))
         self.rows.extend(out)
         self._stated |= stated
         self.next(trx, cont)
+
+
+def event_error(exc: BinlogError, file: str, pos: int, payload_pos: Optional[int], type_code: int) -> BinlogError:
+    """``exc`` located at its event: the event's file offset, or for an event inside a TRANSACTION_PAYLOAD the
+    payload's, with the inner offset in the message (as the reader locates the errors of inner events)."""
+    if payload_pos is None:
+        return exc.located(file=file, offset=pos, event_type=event_type_name(type_code))
+    exc.message += f" (inside TRANSACTION_PAYLOAD_EVENT at {payload_pos}, inner offset {pos})"
+    return exc.located(file=file, offset=payload_pos, event_type=event_type_name(type_code))
+
+
+def layouts_of(events: Iterable[BinlogEvent], tables: dict, out: dict) -> Iterator[BinlogEvent]:
+    """The events, noting in ``out`` the layout each rows event was decoded with (``id(event) -> (event,
+    layout)``): a later TABLE_MAP of the same table id in its transaction replaces the reader's map (MySQL's
+    rule: the latest TABLE_MAP of a table id wins, as the server's applier overwrites its map), never for the rows
+    read before it."""
+    for ev in events:
+        b = ev.body
+        if isinstance(b, RowsEvent) and b.rows:
+            out[id(ev)] = (ev, tables[b.table_id])
+        yield ev
 
 
 def statement_text(query: QueryEvent) -> str:
@@ -257,7 +278,8 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
     last row (``chunk_end``/``file_end``) carries its counters, bronze rows per op included."""
     binlog = open_binlog(task.path, start_position=task.start if task.start > 4 else None,
                          schema_provider=schema_provider, stop_at_incomplete=True)
-    applier = BronzeApplier(task, tf, run_id, schema_provider, binlog.context.tables)
+    layouts: dict[int, tuple] = {}
+    applier = BronzeApplier(task, tf, run_id, schema_provider, layouts)
     chain = FilterHandler(tf)
     chain.plug(applier)
     end_pos = task.start
@@ -274,7 +296,7 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
     error: Optional[BinlakeError] = None
     cont = Continuation()
     try:
-        for trx in iter_transactions(binlog):
+        for trx in iter_transactions(layouts_of(binlog, binlog.context.tables, layouts)):
             if task.end is not None and trx.start_pos >= task.end:
                 break
             cont.signal()
@@ -283,6 +305,7 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
             except (BinlogError, JsonError):
                 tf.stats.kept -= 1                  # it is in the error stretch, not in bronze
                 raise
+            layouts.clear()                         # the reader is at this transaction's end (or the next GTID)
             open_at_end = trx.kind == "open"
             if not open_at_end:
                 end_pos = trx.end_pos
