@@ -385,3 +385,80 @@ def test_fetch_never_appends_through_a_link_or_into_a_folder(tmp_path: Path) -> 
     code, _, err = _fetch_cli([("binlog.000001", _binlog())], landing)
     assert code == 0, err
     assert (landing / "h" / "binlog.000001").read_bytes() == _binlog()
+
+
+# --- case 6: landing files that are symbolic links ---------------------------------------------------------------
+
+def test_landing_links_are_refused_with_their_reason_and_never_read(tmp_path: Path) -> None:
+    from binlake.lake.errors import BinlogGapError
+    from binlake.lake.ingest import plan_ingest
+
+    landing, victim = tmp_path / "landing" / "src", tmp_path / "victim"
+    secret = put(victim / "secret.txt", b"password=hunter2\n")
+    put(landing / "binlog.000001", _binlog())
+    (landing / "binlog.000002").symlink_to(secret)
+    (landing / "binlog.000003").symlink_to(victim / "gone")
+    (landing / "binlog.000004").mkdir()
+    plan = plan_ingest(str(landing), "src", {}, chunk_bytes=1 << 20)
+    assert [f.name for f in plan.files] == ["binlog.000001"]
+    assert {t.path for t in plan.tasks} == {str(landing / "binlog.000001")}
+    assert [r.split(":")[0] for r in plan.refused] == ["binlog.000002", "binlog.000003", "binlog.000004"]
+    assert f"a symbolic link to {secret};" in plan.refused[0] and "never follows a symbolic link" in plan.refused[0]
+    assert "(dangling: nothing is there)" in plan.refused[1] and "not a regular file" in plan.refused[2]
+    put(landing / "binlog.000005", _binlog())        # a refused file between two others: a gap, saying why
+    with pytest.raises(BinlogGapError, match=r"binlog.000002 to binlog.000004 is missing .*not read: binlog.000002: a symbolic link to .*secret"):
+        plan_ingest(str(landing), "src", {}, chunk_bytes=1 << 20)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_run_reads_no_landing_link_and_writes_no_scratch_through_one(spark, tmp_path: Path) -> None:
+    """``binlake run`` on the rust engine: a ``_staging`` that is a link stops the run with one line before
+    anything is written through it; then a landing holding a link to a secret and a dangling link loads the
+    real binlogs, reports both links (run summary, ``binlake status``) and the secret's bytes are nowhere."""
+    import datetime as dt
+
+    from deltalake import DeltaTable
+
+    from binlake.generate.config import GenerateConfig
+    from binlake.generate.run import generate
+
+    out, victim = tmp_path / "gen", tmp_path / "victim"
+    generate(out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1),
+                                 max_binlog_size=48 * 1024))
+    files = sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    (landing / "src").mkdir(parents=True)
+    for f in files:
+        shutil.copy(f, landing / "src" / f.name)
+    secret = put(victim / "secret.txt", b"\xfebinPASSWORD=hunter2-" * 40)
+    last = int(files[-1].name.rsplit(".", 1)[1])
+    (landing / "src" / f"mysql-bin.{last + 1:06d}").symlink_to(secret)
+    (landing / "src" / f"mysql-bin.{last + 2:06d}").symlink_to(victim / "nothing")
+    put(victim / "staging" / "binlake-staging" / "keep.parquet")
+    aged(victim)
+    lake.mkdir()
+    (lake / "_staging").symlink_to(victim / "staging")
+    argv = ["run", "--landing", str(landing), "--lake", str(lake), "--engine", "rust", "--json"]
+    with untouched(victim):
+        code, _, err = cli(*argv)
+    assert code != 0 and "_staging is a symbolic link" in err and "Traceback" not in err, err
+    (lake / "_staging").unlink()
+    with untouched(victim):
+        code, stdout, err = cli(*argv)
+        assert code == 0, err
+        [summary] = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        status = cli("status", "--lake", str(lake), "--landing", str(landing), "--json")
+    refused = summary["files_refused"]
+    assert [r.split(":")[0] for r in refused] == [f"mysql-bin.{last + 1:06d}", f"mysql-bin.{last + 2:06d}"]
+    assert "symbolic link" in refused[0] and "dangling" in refused[1]
+    assert summary["files"] == len(files) and summary["changes_applied"] > 0
+    assert "WARNING: landing file not read: mysql-bin." in err
+    assert status[0] == 0, status[2]
+    [source] = json.loads(status[1])["sources"]
+    assert source["refused_files"] == refused
+    for table in [p.parent for p in lake.glob("*/*/_delta_log")]:
+        for f in table.rglob("*.parquet"):
+            assert b"hunter2" not in f.read_bytes(), f
+        for row in DeltaTable(str(table)).to_pyarrow_table().to_pylist():
+            assert "hunter2" not in json.dumps(row, default=str), table

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.arrow import spark_ddl
 from binlake.lake.checkpoints import read_checkpoint
+from binlake.lake.errors import BinlogGapError
 from binlake.lake.gaps import check_grown, check_sequence
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
@@ -33,7 +34,7 @@ from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
 from binlake.lake.bronze_native import iter_chunk_batches
 from binlake.pipeline.errors import DecodeFailed
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
-from binlake.pipeline.identity import FileIdentity, identify, landing_files
+from binlake.pipeline.identity import FileIdentity, identify, landing_listing
 from binlake.pipeline.split import plan_chunks
 from binlake.snapshot import read_snapshots
 
@@ -76,6 +77,7 @@ class IngestPlan:
     tasks: list[ChunkTask] = field(default_factory=list)
     files: list[FileIdentity] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)        # already ingested with the same identity
+    refused: list[str] = field(default_factory=list)        # "name: reason" not read (symbolic links, ...)
 
     @property
     def bytes(self) -> int:
@@ -103,8 +105,14 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
     ``verify_hashes`` every file is hashed and compared."""
     plan = IngestPlan()
     starts: list[tuple[str, FileIdentity, int]] = []
-    paths = landing_files(landing_dir)
-    check_sequence(source, [*done, *map(os.path.basename, paths)], seam_file)
+    paths, plan.refused = landing_listing(landing_dir)
+    try:
+        check_sequence(source, [*done, *map(os.path.basename, paths)], seam_file)
+    except BinlogGapError as exc:
+        if not plan.refused:
+            raise
+        short = ", ".join(r.split(";")[0] for r in plan.refused)
+        raise BinlogGapError(f"{exc} (landing entries not read: {short}; ingest reads regular files only)") from None
     for path in paths:
         name = os.path.basename(path)
         prev = done.get(name)
@@ -156,6 +164,7 @@ class IngestReport:
     version: Optional[int] = None
     seconds: float = 0.0
     seeded: SeedReport = field(default_factory=SeedReport)  # tables seeded from a snapshot in the landing folder
+    refused: list[str] = field(default_factory=list)        # landing entries not read, "name: reason"
 
 
 def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
@@ -170,6 +179,7 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes, seam_file=seeded.seam_file,
                        parallelism=spark.sparkContext.defaultParallelism)
     report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes, seeded=seeded)
+    report.refused = plan.refused
     if plan.tasks:
         applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
         frame = bronze_frame(spark, plan.tasks, opts.tables, applied, run_id,

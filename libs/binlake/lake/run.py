@@ -38,7 +38,7 @@ class RunReport:
         i, a = self.ingest, self.apply
         return {"source": self.source, "run_id": self.run_id, "engine": self.engine,
                 "registry_versions": self.registry_versions,
-                "files": i.files, "files_skipped": i.skipped_files, "bytes": i.bytes,
+                "files": i.files, "files_skipped": i.skipped_files, "bytes": i.bytes, "files_refused": i.refused,
                 "seeded_tables": i.seeded.tables, "seeded_rows": i.seeded.rows,
                 "events": i.totals.get("events", 0), "transactions": i.totals.get("transactions", 0),
                 "bronze_rows": dict(i.rows), "changes_applied": a.changes, "tables": a.tables,
@@ -77,6 +77,8 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
                  + ", ".join(i.seeded.tables))
     for warning in i.seeded.warnings:
         progress(f"[{opts.source}] WARNING: {warning}")
+    for refused in i.refused:
+        progress(f"[{opts.source}] WARNING: landing file not read: {refused}")
     progress(f"[{opts.source}] ingest: {i.files} file(s), {i.bytes / 1e6:.1f} MB -> "
              f"{sum(i.rows.values())} bronze rows in {i.seconds:.1f} s ({i.skipped_files} already ingested)")
     with stage("apply", lake):

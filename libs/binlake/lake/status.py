@@ -117,8 +117,16 @@ def lake_status(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout"
         if landing:
             entry["pending_files"], entry["gap"] = pending_files(spark, engine, lake, os.path.join(landing, source),
                                                                  source)
+            entry["refused_files"] = refused_files(os.path.join(landing, source))
         out.append(entry)
     return {"lake": lake.root, "generated_at": iso(now), "sources": out}
+
+
+def refused_files(landing_dir: str) -> list[str]:
+    """Landing entries with a binlog's name that ingest does not read (symbolic links, ...): ``"name: reason"``."""
+    from binlake.pipeline.identity import landing_listing
+
+    return landing_listing(landing_dir)[1] if os.path.isdir(landing_dir) else []
 
 
 def duration(seconds: Optional[float]) -> str:
@@ -154,6 +162,8 @@ def format_status(doc: dict[str, Any]) -> str:
                   f"  quarantined rows     {s['quarantined_rows']}"]
         if s.get("gap"):
             lines.append(f"  STOPPED              {s['gap']}")
+        for refused in s.get("refused_files") or ():
+            lines.append(f"  NOT READ             {refused}")
         rows = [("table", "live rows", "last applied commit", "lag", "quarantined")]
         rows += [(t["table"], "-" if t["live_rows"] is None else str(t["live_rows"]), t["last_commit_time"] or "-",
                   duration(t["lag_seconds"]), str(t["quarantined_rows"])) for t in s["tables"]]

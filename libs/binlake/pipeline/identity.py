@@ -4,6 +4,10 @@ A landing file is identified by (source, name, size, SHA-256 of its bytes): inge
 a no-op; a file that grew (the server was still writing it) has a new identity and is ingested from where the
 previous ingest of that name stopped. Changes are ordered by (file sequence, position, row index), packed into
 one 63-bit integer, ``_binlake_seq``, so Delta MERGE predicates compare one column.
+
+Only regular files are landing files: a symbolic link is never followed (it may point at any file of the
+machine, whose bytes would land in bronze and in ``meta/quarantine``), wherever it points, dangling or not; it is
+refused with its reason (:func:`landing_listing`), and so is anything else that is not a regular file.
 """
 
 from __future__ import annotations
@@ -62,20 +66,40 @@ class FileIdentity:
 
 
 def identify(source: str, path: str | os.PathLike) -> FileIdentity:
-    """Hash a landing file (streamed; memory bounded)."""
+    """Hash a landing file (streamed; memory bounded); a symbolic link is not opened (ELOOP)."""
     h = hashlib.sha256()
     size = 0
-    with open(path, "rb") as f:
+    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
         while chunk := f.read(HASH_CHUNK):
             h.update(chunk)
             size += len(chunk)
     return FileIdentity(source, os.path.basename(os.fspath(path)), size, h.hexdigest())
 
 
-def landing_files(folder: str | os.PathLike) -> list[str]:
-    """Binlog files of one source's landing folder, in sequence order (index and partial files skipped)."""
-    out = []
+LINK_REFUSED = ("binlake reads only regular files in a landing folder and never follows a symbolic link; copy "
+                "the binlog in (or hard-link it) instead")
+
+
+def landing_listing(folder: str | os.PathLike) -> tuple[list[str], list[str]]:
+    """The binlog files of one source's landing folder, in sequence order (index and partial files skipped), and
+    the entries with a binlog's name that are refused, as ``"<name>: <reason>"`` (symbolic links, dangling or
+    not, folders, pipes), sorted."""
+    files, refused = [], []
     for entry in os.scandir(folder):
-        if entry.is_file() and _SEQUENCE.search(entry.name):
-            out.append(entry.path)
-    return sorted(out, key=file_sequence)
+        if not _SEQUENCE.search(entry.name):
+            continue
+        if entry.is_symlink():
+            target = os.readlink(entry.path)
+            what = "" if os.path.exists(entry.path) else " (dangling: nothing is there)"
+            refused.append(f"{entry.name}: a symbolic link to {target}{what}; {LINK_REFUSED}")
+        elif entry.is_file(follow_symlinks=False):
+            files.append(entry.path)
+        else:
+            refused.append(f"{entry.name}: not a regular file (a folder, a pipe or a device); move it out of the "
+                           "landing folder")
+    return sorted(files, key=file_sequence), sorted(refused)
+
+
+def landing_files(folder: str | os.PathLike) -> list[str]:
+    """Binlog files of one source's landing folder, in sequence order (see :func:`landing_listing`)."""
+    return landing_listing(folder)[0]
