@@ -129,9 +129,10 @@ with DAG(
         return write_run_summary(settings, run_key(data_interval_start), run_id, intervals)
 
     @task(retries=0)
-    def freshness(data_interval_end: dt.datetime | None = None) -> list[dict]:
-        from binlake.orchestration.alerts import check_freshness
+    def freshness(data_interval_start: dt.datetime | None = None,
+                  data_interval_end: dt.datetime | None = None) -> list[dict]:
+        from binlake.orchestration.tasks import run_freshness
 
-        return check_freshness(settings.lake, settings.sources, data_interval_end, settings.max_lag_hours)
+        return run_freshness(settings, data_interval_start, data_interval_end)
 
     chain(applied, validate, report(), freshness())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 import datetime as dt
 
@@ -40,7 +42,11 @@ def test_summary_lists_failures_first_with_trend_and_escaping(tmp_path):
     trend = html[html.index("id='trend'"):html.index("id='checks'")]
     table = trend[trend.index("<table"):]
     assert table.index("<b>r3</b>") < table.index("r2") < table.index("r1")     # newest first
-    assert trend.count("<rect") == 3 * 3                                           # bars of three runs
+    bars = {(series, run): int(v)
+            for series, run, v in re.findall(r'data-series="([^"]+)" data-x="([^"]+)" data-value="(\d+)"', trend)}
+    assert bars == {("error level", "r1"): 0, ("error level", "r2"): 1, ("error level", "r3"): 1,
+                    ("warning level", "r1"): 0, ("warning level", "r2"): 0, ("warning level", "r3"): 1}
+    assert "failed expectations</text>" in trend and ">r1</text>" in trend     # labelled axes: y title, runs
 
 
 def test_run_totals_count_failures_by_level():

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         for r in s.failed_errors + s.failed_warnings:
             print(f"FAILED {r.level:7} {r.suite}: {r.expectation_type}({r.columns or ''}) "
                   f"unexpected={r.unexpected_count}", file=sys.stderr)
-        print(f"{s.headline()}\ndata docs: {s.data_docs_path}")     # the error line names the report
+        print(f"{s.headline()}\nreport: {s.report_path}\ndata docs: {s.data_docs_path}")
         raise
     for r in summary.failed_warnings:
         print(f"FAILED warning {r.suite}: {r.expectation_type}({r.columns or ''})", file=sys.stderr)

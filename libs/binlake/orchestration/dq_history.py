@@ -119,8 +119,20 @@ def read_loads(lake: str) -> list[dict]:
     return sorted(read_metrics(LakeLayout(lake)), key=lambda r: (r["run_end"], r["source"], r["table_name"]))
 
 
+def run_labels(per_source: list[dict]) -> list[str]:
+    """The x labels of the per-run plots: each load's run name (the one naming of runs, as the per-run pages
+    and the validations use it), with the source when several sources share a run."""
+    shared = {r["run_id"] for r in per_source if sum(1 for x in per_source if x["run_id"] == r["run_id"]) > 1}
+    return [f"{r['run_id']} {r['source']}" if r["run_id"] in shared else r["run_id"] for r in per_source]
+
+
 def _sources(loads: list[dict]) -> list[dict]:
     return [r for r in loads if r["table_name"] == "*"]
+
+
+def _hours(seconds: Optional[float], unit: bool = True) -> str:
+    """A lag in hours, two decimals (``-`` when unknown)."""
+    return "-" if seconds is None else f"{seconds / 3600:.2f}{' h' if unit else ''}"
 
 
 def _when(t: Any) -> str:
@@ -133,13 +145,12 @@ def overview(loads: list[dict], runs: list[RunTotals]) -> str:
     if not per_source and not runs:
         return "<p>No load recorded in meta/run_metrics and no validation yet.</p>"
     parts = []
-    labels = [r["run_end"].strftime("%m-%d %H:%M") for r in per_source]
+    labels = run_labels(per_source)
     names = sorted({r["source"] for r in per_source})
-    worst = max((r["lag_seconds"] or 0 for r in per_source), default=0)
-    unit, per = ("days", 86400) if worst > 3 * 86400 else ("hours", 3600)
-    lag = {n: [round(r["lag_seconds"] / per, 3) if r["source"] == n and r["lag_seconds"] is not None else None
+    lag = {n: [round(r["lag_seconds"] / 3600, 2) if r["source"] == n and r["lag_seconds"] is not None else None
                for r in per_source] for n in names}
-    parts.append(svg_line_chart("Lag per source at the end of each run", unit, labels, lag, chart_id="lag"))
+    parts.append(svg_line_chart("Lag per source at the end of each run (run end - last applied commit)",
+                                "lag (hours)", labels, lag, chart_id="lag"))
     day_of = {(r["run_id"], r["source"]): r["last_commit_time"].date().isoformat()
               for r in per_source if r["last_commit_time"] is not None}
     changes: dict[tuple[str, str], int] = {}
@@ -186,13 +197,14 @@ def write_load_pages(folder: Path, loads: list[dict]) -> None:
                         f"{src['bronze_rows']} bronze rows; {src['changes']} changes applied; {src['quarantined']} "
                         f"quarantined; {src['registry_versions']} new schema version(s); {src['decode_errors']} "
                         f"undecodable stretch(es); last applied commit {escape(str(src['last_commit_time']))}, "
-                        f"lag {src['lag_seconds']} s</p>")
+                        f"lag {_hours(src['lag_seconds'])}</p>")
             tables = [r for r in rows if r["source"] == src["source"] and r["table_name"] != "*"]
             body.append("<table><tr><th>table</th><th>inserts</th><th>updates</th><th>deletes</th>"
-                        "<th>last applied commit</th><th>lag (s)</th><th>quarantined</th></tr>" + "".join(
+                        "<th>last applied commit</th><th>lag (hours)</th><th>quarantined</th></tr>" + "".join(
                             f"<tr><td>{escape(t['table_name'])}</td><td>{t['inserts']}</td><td>{t['updates']}</td>"
                             f"<td>{t['deletes']}</td><td>{escape(str(t['last_commit_time']))}</td>"
-                            f"<td>{t['lag_seconds']}</td><td>{t['quarantined']}</td></tr>" for t in tables)
+                            f"<td>{_hours(t['lag_seconds'], unit=False)}</td><td>{t['quarantined']}</td></tr>"
+                            for t in tables)
                         + "</table>")
         (folder / f"{run}.html").write_text(
             "<!DOCTYPE html><html><head><meta charset='utf-8'><title>binlake load " + escape(run) + "</title>"

@@ -66,6 +66,24 @@ def plan_source(settings: Settings, source: str, start: dt.datetime, end: dt.dat
             **job_args(settings, source, start, end, tables, full_refresh)}
 
 
+def run_freshness(settings: Settings, start: dt.datetime, end: dt.datetime) -> list[dict]:
+    """The ``freshness`` task: :func:`binlake.orchestration.alerts.check_freshness` as of the interval's end,
+    its result also written into the run's summary page (``runs/<run key>/summary.html``), so a run that failed
+    freshness does not read PASSED there; a lagging source still fails the task."""
+    from binlake.lake.layout import LakeLayout
+    from binlake.orchestration.alerts import SourceLagging, check_freshness, source_freshness
+    from binlake.quality.report import record_freshness
+
+    page = os.path.join(LakeLayout(settings.lake).reports, "runs", run_key(start), "summary.html")
+    try:
+        rows = check_freshness(settings.lake, settings.sources, end, settings.max_lag_hours)
+    except SourceLagging as exc:
+        record_freshness(page, source_freshness(settings.lake, settings.sources, end), str(exc))
+        raise
+    record_freshness(page, rows, None)
+    return rows
+
+
 def fetch_source(settings: Settings, source: str) -> dict[str, Any]:
     """Fetch a source's new binlogs from its server when the connection ``binlake_source_<source>`` exists
     (``mysql://user:password@host:port/?server_id=N``; the password goes to ``binlake fetch`` through the

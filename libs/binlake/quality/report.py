@@ -4,10 +4,11 @@ the run's figures, and every check by suite. Self-contained (inline CSS and SVG,
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from binlake.quality.results import ResultRow
 
@@ -78,23 +79,14 @@ def _code(text: Any) -> str:
 
 
 def _trend_svg(totals: list[RunTotals]) -> str:
-    """Bars per run: failed errors (red) over failed warnings (orange), scaled to the worst run."""
+    """Failed expectations per run, error and warning level side by side, on a labelled axis (runs oldest
+    left); "" with no run."""
     if not totals:
         return ""
-    worst = max(max(t.failed_errors + t.failed_warnings for t in totals), 1)
-    w, h, bar = 24, 60, 16
-    parts = []
-    for i, t in enumerate(totals):
-        x = i * w + 4
-        he = h * t.failed_errors / worst
-        hw = h * t.failed_warnings / worst
-        parts.append(f'<rect x="{x}" y="{h - he:.1f}" width="{bar}" height="{he:.1f}" fill="#c62828">'
-                     f'<title>{escape(t.run_id)}: {t.failed_errors} errors</title></rect>')
-        parts.append(f'<rect x="{x}" y="{h - he - hw:.1f}" width="{bar}" height="{hw:.1f}" fill="#ef6c00">'
-                     f'<title>{escape(t.run_id)}: {t.failed_warnings} warnings</title></rect>')
-        parts.append(f'<rect x="{x}" y="{h}" width="{bar}" height="2" fill="#2e7d32"/>')
-    return (f'<svg width="{len(totals) * w + 8}" height="{h + 4}" role="img" '
-            f'aria-label="failed expectations per run">{"".join(parts)}</svg>')
+    return svg_bar_chart("Failed expectations per run", "failed expectations", [t.run_id for t in totals],
+                         {"error level": [t.failed_errors for t in totals],
+                          "warning level": [t.failed_warnings for t in totals]},
+                         chart_id="trend_chart", colors=("#c62828", "#ef6c00"))
 
 
 def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> str:
@@ -145,8 +137,8 @@ def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> st
 
     out.append("<h2 id='trend'>Trend</h2>")
     out.append(_trend_svg(totals))
-    out.append(f"<p><small>Failed expectations of the last {len(totals)} run(s), oldest left: red error level, "
-               f"orange warning level, green line only: nothing failed.</small></p>")
+    out.append(f"<p><small>The last {len(totals)} run(s), oldest left; no bar: nothing failed in that "
+               f"run.</small></p>")
     out.append(_table(["run", "validated at (UTC)", "expectations", "failed errors", "failed warnings"],
                       ([("<b>" + escape(t.run_id) + "</b>") if t.run_id == summary.run_id else escape(t.run_id),
                         escape(str(t.validated_at)), str(t.checked), str(t.failed_errors), str(t.failed_warnings)]
@@ -172,6 +164,41 @@ def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> st
         out.append("</details>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+_FRESHNESS = re.compile(r"<!--freshness-->.*?<!--/freshness-->", re.S)
+_VERDICT = re.compile(r"<span class='verdict (\w+)' id='verdict'>([^<]*)</span>")
+
+
+def record_freshness(report_path: str, rows: list[dict[str, Any]], problem: Optional[str]) -> bool:
+    """Put a run's freshness result (``rows``: per source ``source``, ``last_commit_time``, ``lag_seconds``;
+    ``problem``: why it failed, None when it passed) into the run's summary page, replacing an earlier one; a
+    failed check turns the page's verdict FAILED. False when the run has no page (it was not validated)."""
+    try:
+        with open(report_path, encoding="utf-8") as f:
+            page = f.read()
+    except FileNotFoundError:
+        return False
+    body = [f"<h2 id='freshness'>Freshness: {'FAILED' if problem else 'passed'}</h2>"]
+    if problem:
+        body.append(f"<p class='freshness-failed'>{escape(problem)}</p>")
+    if rows:
+        body.append(_table(["source", "last applied commit (UTC)", "lag (hours)"],
+                           ([escape(str(r.get("source"))), escape(str(r.get("last_commit_time") or "-")),
+                             "-" if r.get("lag_seconds") is None else f"{r['lag_seconds'] / 3600:.2f}"]
+                            for r in rows)))
+    section = "<!--freshness-->" + "".join(body) + "<!--/freshness-->"
+    page = _FRESHNESS.sub(lambda m: section, page) if _FRESHNESS.search(page) else page.replace(
+        "<h2 id='failed'>", section + "<h2 id='failed'>", 1)
+    verdict = _VERDICT.search(page)
+    if problem and verdict is not None and "freshness failed" not in verdict.group(2):
+        checks = verdict.group(2)
+        text = (f"FAILED: freshness failed (the checks {checks})" if checks.startswith("PASSED")
+                else f"{checks}; freshness failed")
+        page = page[:verdict.start()] + f"<span class='verdict fail' id='verdict'>{text}</span>" + page[verdict.end():]
+    with open(report_path, "w", encoding="utf-8") as f:
+        f.write(page)
+    return True
 
 
 def write_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> str:
@@ -218,14 +245,15 @@ def _frame(title: str, y_label: str, y_max: float, width: int, height: int, left
             x = x_of(i)
             out.append(f'<text x="{x:.1f}" y="{top + plot_h + 14}" font-size="10" text-anchor="end" '
                        f'transform="rotate(-30 {x:.1f} {top + plot_h + 14})">{escape(label)}</text>')
-    out.append(f'<line x1="{left}" x2="{width - 10}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#444"/>')
+    out.append(f'<line x1="{left}" x2="{width - 10}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#444"/>'
+               f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>')
     return out
 
 
-def _legend(names: list[str], x: int, y: int) -> list[str]:
+def _legend(names: list[str], x: int, y: int, colors: tuple[str, ...] = PALETTE) -> list[str]:
     out = []
     for i, name in enumerate(names):
-        out.append(f'<rect x="{x}" y="{y + i * 16}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+        out.append(f'<rect x="{x}" y="{y + i * 16}" width="10" height="10" fill="{colors[i % len(colors)]}"/>'
                    f'<text x="{x + 14}" y="{y + i * 16 + 9}" font-size="11">{escape(name)}</text>')
     return out
 
@@ -263,8 +291,8 @@ def svg_line_chart(title: str, y_label: str, categories: list[str], series: dict
 
 
 def svg_bar_chart(title: str, y_label: str, categories: list[str], series: dict[str, list[float]], *,
-                  chart_id: str, width: int = 760, height: int = 240) -> str:
-    """Grouped bars: per x category one bar per series; a ``<title>`` per bar."""
+                  chart_id: str, width: int = 760, height: int = 240, colors: tuple[str, ...] = PALETTE) -> str:
+    """Grouped bars: per x category one bar per series (``colors`` in series order); a ``<title>`` per bar."""
     left, bottom, legend_w = 70, 60, 150
     y_max = _nice_max(max((v for vs in series.values() for v in vs), default=0))
     plot_w = width - left - 10 - legend_w
@@ -278,7 +306,7 @@ def svg_bar_chart(title: str, y_label: str, categories: list[str], series: dict[
 
     out = _frame(title, y_label, y_max, width - legend_w, height, left, bottom, categories, x_of)
     for k, (name, vs) in enumerate(series.items()):
-        color = PALETTE[k % len(PALETTE)]
+        color = colors[k % len(colors)]
         for i, v in enumerate(vs):
             h = plot_h * v / y_max
             x = left + group * i + group * 0.1 + k * bar
@@ -286,6 +314,6 @@ def svg_bar_chart(title: str, y_label: str, categories: list[str], series: dict[
                        f'fill="{color}" data-series="{escape(name)}" data-x="{escape(categories[i])}" '
                        f'data-value="{v}"><title>{escape(name)} {escape(categories[i])}: {_fmt(v)} '
                        f'{escape(y_label)}</title></rect>')
-    out += _legend(list(series), width - legend_w + 10, 30)
+    out += _legend(list(series), width - legend_w + 10, 30, colors)
     return (f'<svg id="{escape(chart_id)}" class="chart" width="{width}" height="{height}" role="img" '
             f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">{"".join(out)}</svg>')

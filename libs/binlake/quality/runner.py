@@ -139,10 +139,11 @@ def _read(engine: Any, spark: "SparkSession", path: str) -> Optional["DataFrame"
 
 
 def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options: ValidationOptions,
-                 engine: Any) -> tuple[list[Check], list[str], list[Fact]]:
+                 engine: Any, adhoc: bool = False) -> tuple[list[Check], list[str], list[Fact]]:
     """Every (suite, DataFrame) of the lake, what could not be checked (every silver table is checked or named
     there), and figures for the report. With ``options.suites`` only those suites are built (a name the lake
-    has no suite of is an error, not an empty pass)."""
+    has no suite of is an error, not an empty pass). The run's bronze and quarantine rows are those filed under
+    ``run_id`` (none for a run that ingested nothing); only an ``adhoc`` validation (no run named) takes all."""
     from pyspark.sql import functions as F
 
     checks: list[Check] = []
@@ -181,8 +182,8 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
         skip(pipeline, f"no bronze Delta table at {layout.bronze}")
     elif wanted(*pipeline):
         bronze_run = frames.run_rows(bronze, run_id)
-        in_run = bronze_run.limit(1).count() > 0
-        if not in_run:                          # an ad-hoc validation: "the run" is everything in the lake
+        in_run = not adhoc
+        if adhoc:                               # an ad-hoc validation: "the run" is everything in the lake
             bronze_run = bronze
         changes = bronze_run.where(F.col("op").isin(*frames.CHANGE_OPS)).count()
         checks += [Check(S.bronze_order_suite(), frames.bronze_changes(bronze)),
@@ -326,6 +327,7 @@ def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None
     could not be validated (whatever else failed), else :class:`QualityCheckFailed` (exit code 1) when an
     error-level expectation failed; warning-level failures are only reported."""
     from binlake.lake.delta import engine_for
+    from binlake.quality.offline_docs import make_offline
     from binlake.quality.report import write_summary
 
     if not os.path.isdir(lake):
@@ -333,14 +335,16 @@ def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None
                               f"and meta/")
     layout = LakeLayout(os.path.abspath(lake))
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
-    run_id = run_id or default_run_id(now)
     report_dir = options.report_dir or layout.reports
     engine = engine_for(spark, options.engine)
 
     context = gx_context(report_dir)            # first: GX builds suites only with an active context
-    checks, skipped, facts = build_checks(spark, layout, run_id, options, engine)
+    adhoc = run_id is None
+    run_id = run_id or default_run_id(now)
+    checks, skipped, facts = build_checks(spark, layout, run_id, options, engine, adhoc)
     rows = run_checks(context, checks, run_id, now)
     context.build_data_docs(site_names=[DOCS_SITE])
+    make_offline(os.path.join(report_dir, "data_docs"))      # CDN links -> the bundled copies
     earlier = [r for r in history(spark, engine, layout) if r.run_id != run_id]
     if options.write_results and rows:
         engine.append(layout.meta("dq_results"), _results_frame(spark, rows))

@@ -1,0 +1,80 @@
+"""Reading the lake's Delta tables on the driver with delta-rs (``deltalake``) and pyarrow: no Spark, no JVM.
+
+A plain table (no column mapping, no deletion vectors: what both engines write by default) is read as delta-rs's
+pyarrow dataset of its files (column pruning, predicate pushdown). A table the spark engine wrote with column
+mapping (name mode: Parquet columns carry physical names) or with deletion vectors is read through delta-rs's
+own query engine (``QueryBuilder``, DataFusion), which maps the names and drops the deleted rows: the pyarrow
+dataset would give NULL columns or rows that are gone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+
+def open_table(path: str) -> Optional["DeltaTable"]:
+    """The Delta table at ``path``; None when there is none."""
+    from deltalake import DeltaTable
+
+    return DeltaTable(path) if DeltaTable.is_deltatable(path) else None
+
+
+def columns_of(table: "DeltaTable") -> list[str]:
+    return [f.name for f in table.schema().fields]
+
+
+def is_plain(table: "DeltaTable") -> bool:
+    """Whether the table's Parquet files alone give its rows under its column names."""
+    mode = table.metadata().configuration.get("delta.columnMapping.mode") or "none"
+    features = set(table.protocol().reader_features or ()) | set(table.protocol().writer_features or ())
+    return mode == "none" and not {"columnMapping", "deletionVectors"} & features
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def batches(table: "DeltaTable", columns: Sequence[str], where: Any = None) -> Iterator["pa.RecordBatch"]:
+    """The table's rows as record batches of ``columns``, filtered by the pyarrow expression ``where``; string
+    columns as plain strings (delta-rs may hand them over as string views)."""
+    import pyarrow as pa
+
+    if is_plain(table):
+        source = table.to_pyarrow_dataset().to_batches(columns=list(columns), filter=where)
+    else:
+        from deltalake import QueryBuilder
+
+        sql = f"SELECT {', '.join(_quote(c) for c in columns)} FROM t"
+        result = pa.table(QueryBuilder().register("t", table).execute(sql).read_all())
+        source = (result.filter(where) if where is not None else result).to_batches()
+    for batch in source:
+        arrays = [a.cast(pa.string()) if pa.types.is_string_view(a.type) or pa.types.is_large_string(a.type) else a
+                  for a in batch.columns]
+        yield pa.RecordBatch.from_arrays(arrays, names=list(batch.schema.names))
+
+
+def read(path: str, columns: Sequence[str], where: Any = None) -> list[dict[str, Any]]:
+    """Rows (as dicts) of the table at ``path`` ([] when there is none)."""
+    table = open_table(path)
+    if table is None:
+        return []
+    return [row for b in batches(table, columns, where) for row in b.to_pylist()]
+
+
+def field(name: str) -> Any:
+    """A pyarrow dataset field."""
+    import pyarrow.dataset as ds
+
+    return ds.field(name)
+
+
+def text(name: str) -> Any:
+    """A pyarrow dataset field compared as a plain string (see :func:`batches`)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    return ds.field(name).cast(pa.string())
