@@ -85,8 +85,9 @@ def _date(text: str) -> dt.date:
 
 
 def sources_of(landing: Path, source: str | None) -> list[tuple[str, Path]]:
-    if not landing.is_dir():
-        raise BinlakeError(f"landing folder {landing} does not exist: pass the folder holding <source>/ binlogs")
+    from binlake.lake.preflight import check_landing
+
+    check_landing(str(landing))
     if source:
         folder = landing / source
         return [(source, folder if folder.is_dir() else landing)]
@@ -104,7 +105,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
     from binlake.lake.errors import BinlogGapError
     from binlake.snapshot.errors import SnapshotStateError
+    from binlake.lake.failures import log_path
     from binlake.lake.layout import LakeLayout
+    from binlake.lake.preflight import check_lake
     from binlake.lake.options import RunOptions
     from binlake.lake.run import run_source
     from binlake.lake.session import build_session
@@ -127,15 +130,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         conf[key.strip()] = value
     if args.chunk_mb < 1:
         raise BinlakeError(f"--chunk-mb {args.chunk_mb}: give a size of at least 1 MB")
-    _progress(f"starting Spark ({len(sources)} source(s), lake {args.lake})")
-    spark = build_session("binlake-run", conf=conf)
-    engine = engine_for(spark, args.engine)
     lake = LakeLayout(os.path.abspath(args.lake))
+    check_lake(lake.root)                   # a file, read-only or full disk: one line, before Spark starts
+    log = log_path(lake.logs, "run")
+    _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
+    spark = build_session("binlake-run", conf=conf, log_file=log)
+    engine = engine_for(spark, args.engine)
     engine.staging_root = lake.staging
     stopped: list[str] = []
+    # one naming of runs: the day loaded, as the DAG's runs (tasks.run_key) and their validations are named
+    run_key = (end or dt.datetime.now(dt.timezone.utc).date()).isoformat()
     for name, folder in sources:
         opts = RunOptions(name, tables, cutoff_us, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20,
-                          on_decode_error=args.on_decode_error)
+                          on_decode_error=args.on_decode_error, run_id=run_key)
         _progress(f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
                   + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)"
                      if end else ")"))
@@ -158,9 +165,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.validate:
         from binlake.quality.runner import validate_lake
 
+        from binlake.quality.errors import ValidationFailed
+
         _progress("validate: running the data-quality suites")
-        result = validate_lake(spark, lake.root)      # raises a ValidationFailed (exit 1 or 2) when it fails
-        _progress(f"validate: {len(result.results)} expectation(s) checked, report {result.report_path}")
+        try:
+            result = validate_lake(spark, lake.root, run_key)
+        except ValidationFailed as exc:        # exit 1 or 2; the error line names the report
+            _progress(f"validate: {exc.summary.headline()}")
+            raise
+        _progress(f"validate: {result.headline()}; report {result.report_path}")
     if stopped:
         raise BinlakeError(f"source(s) {', '.join(stopped)} stopped at a gap in their binlogs or an unusable "
                            "snapshot (see the STOPPED line above); the other sources loaded")

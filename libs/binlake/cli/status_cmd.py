@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
 DESCRIPTION = """\
 How fresh the lake is, per source: the commit time of the last applied change and the lag behind it now, the
@@ -28,27 +27,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--lake", required=True, metavar="DIR", help="the lake root (as given to `binlake run`)")
     p.add_argument("--landing", metavar="DIR", help="landing root (one folder per source): also count the files "
                                                     "not ingested yet")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto", help="Delta engine for reads")
+    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto",
+                   help="ignored: status reads the tables with delta-rs, without Spark (kept for older scripts)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     p.set_defaults(func=cmd_status)
 
 
-def _progress(text: str) -> None:
-    print(f"binlake status: {text}", file=sys.stderr, flush=True)
-
-
-def cmd_status(args: argparse.Namespace, spark=None) -> int:
-    from binlake.lake.delta import engine_for
+def cmd_status(args: argparse.Namespace) -> int:
+    from binlake.lake.damage import guarded, printable_doc
     from binlake.lake.layout import LakeLayout
     from binlake.lake.status import check_lake, format_status, lake_status
 
     lake = LakeLayout(os.path.abspath(args.lake))
     check_lake(lake)
-    if spark is None:
-        from binlake.lake.session import build_session
-
-        _progress("starting Spark")
-        spark = build_session("binlake-status")
-    doc = lake_status(spark, engine_for(spark, args.engine), lake, landing=args.landing, progress=_progress)
-    print(json.dumps(doc, sort_keys=True) if args.json else format_status(doc), flush=True)
+    doc = guarded(lake, lambda: lake_status(lake, landing=args.landing))   # a damaged table: one typed line
+    print(json.dumps(doc, sort_keys=True) if args.json else format_status(printable_doc(doc)), flush=True)
     return 0

@@ -3,8 +3,10 @@
 Per source: the commit time of the last applied change (the newest bronze row change or DDL of the source up
 to its checkpoint), the lag now, the last recorded run (``meta.run_metrics``), landing files not ingested yet
 (with a landing folder) and the rows it has in ``meta.quarantine``. Per table: the live rows of its silver
-table (:func:`binlake.lake.silver.live_row_count`) and the commit time of its last applied change.
-Everything is aggregated by Spark; the driver only sees one row per table.
+table (counted as :func:`binlake.lake.silver.live_row_count` does) and the commit time of its last applied
+change. Everything is read with delta-rs and pyarrow on this process (:mod:`binlake.lake.driver_read`; column
+mapping and deletion vectors included), no Spark: bronze is read batch by batch, six columns of the rows up to
+each source's checkpoint, and aggregated per batch, so memory stays bounded by a batch.
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ import datetime as dt
 import os
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from binlake.lake import driver_read
+from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LakeError
-from binlake.lake.metrics import SOURCE_ROW, applied_commits, read_metrics, source_checkpoints, utc
+from binlake.lake.metrics import CHANGE_OPS, COMMITTED_OPS, SOURCE_ROW, read_metrics, utc
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-    from binlake.lake.delta import DeltaEngine
     from binlake.lake.layout import LakeLayout
 
 
@@ -42,44 +43,115 @@ def check_lake(lake: "LakeLayout") -> None:
                                 f"folder given to `binlake run`")
 
 
-def pending_files(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
-                  source: str) -> tuple[int, Optional[str]]:
+class _DriverRows:
+    """``read_rows`` of a Delta engine, through :mod:`binlake.lake.driver_read` (what ``ingested_files`` reads)."""
+
+    def read_rows(self, spark: Any, table_path: str, columns: Any, equal: Optional[dict] = None) -> list[dict]:
+        where = None
+        for name, value in (equal or {}).items():
+            term = driver_read.text(name) == value
+            where = term if where is None else where & term
+        return driver_read.read(table_path, columns, where)
+
+
+def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[int, Optional[str]]:
     """Landing files of ``source`` not (fully) ingested yet, and the gap that stops the source (or None)."""
     from binlake.lake.errors import BinlogGapError
     from binlake.lake.ingest import ingested_files, plan_ingest
 
     if not os.path.isdir(landing_dir):
         return 0, None
-    done = ingested_files(spark, engine, lake.bronze, source)
+    done = ingested_files(None, _DriverRows(), lake.bronze, source)
     try:
         return len(plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30).files), None
     except BinlogGapError as exc:
         return 0, str(exc)
 
 
-def lake_status(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", *,
-                landing: Optional[str] = None, now: Optional[dt.datetime] = None,
+def applied_commits(lake: "LakeLayout", checkpoints: dict[str, int]) -> list[dict[str, Any]]:
+    """Per (source, db, table_name) of the bronze rows applied (``_binlake_seq`` up to each source's checkpoint):
+    ``last_change_us`` (newest commit time of a row change) and ``last_commit_us`` (of a row change or DDL), as
+    :func:`binlake.lake.metrics.applied_commits` computes them with Spark."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = driver_read.open_table(lake.bronze) if checkpoints else None
+    if table is None:
+        return []
+    upto = None
+    for source, seq in checkpoints.items():
+        term = (driver_read.text("source") == source) & (driver_read.field(SEQ_COL) <= int(seq))
+        upto = term if upto is None else upto | term
+    where = driver_read.text("op").isin(list(COMMITTED_OPS)) & upto
+    keys = ["source", "db", "table_name"]
+    out: dict[tuple, list[Optional[int]]] = {}
+    for batch in driver_read.batches(table, [*keys, "op", "commit_ts"], where):
+        if not batch.num_rows:
+            continue
+        op = batch.column("op")
+        ts = batch.column("commit_ts").cast(pa.int64())
+        change = pc.if_else(pc.is_in(op, pa.array(CHANGE_OPS)), ts, pa.scalar(None, pa.int64()))
+        part = pa.table({"source": batch.column("source"), "db": batch.column("db"),
+                         "table_name": batch.column("table_name"), "change": change, "commit": ts}
+                        ).group_by(keys, use_threads=False).aggregate([("change", "max"), ("commit", "max")])
+        for r in part.to_pylist():
+            k = (r["source"], r["db"], r["table_name"])
+            prev = out.setdefault(k, [None, None])
+            for i, v in enumerate((r["change_max"], r["commit_max"])):
+                if v is not None and (prev[i] is None or v > prev[i]):
+                    prev[i] = v
+    return [{"source": s, "db": d, "table_name": t, "last_change_us": c, "last_commit_us": m}
+            for (s, d, t), (c, m) in out.items()]
+
+
+def live_rows(path: str) -> Optional[int]:
+    """A silver table's live rows, as :func:`binlake.lake.silver.live_row_count` counts them: rows whose
+    ``_binlake_op`` is not ``delete``, each ``_binlake_count`` times where the table has that column; None when
+    there is no table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from binlake.lake.silver import COUNT_COL
+
+    table = driver_read.open_table(path)
+    if table is None:
+        return None
+    names = set(driver_read.columns_of(table))
+    columns = [c for c in (OP_COL, COUNT_COL) if c in names]
+    if not columns:                                  # no bookkeeping column: every row is live
+        return sum(b.num_rows for b in driver_read.batches(table, [next(iter(names))]))
+    total = 0
+    for batch in driver_read.batches(table, columns):
+        live = (pc.fill_null(pc.not_equal(batch.column(OP_COL), "delete"), True) if OP_COL in columns
+                else pa.array([True] * batch.num_rows))
+        weight = (pc.fill_null(batch.column(COUNT_COL).cast(pa.int64()), 1) if COUNT_COL in columns
+                  else pa.array([1] * batch.num_rows, pa.int64()))
+        total += pc.sum(pc.if_else(live, weight, 0)).as_py() or 0
+    return int(total)
+
+
+def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optional[dt.datetime] = None,
                 progress: Callable[[str], None] = lambda text: None) -> dict[str, Any]:
     """The status document (``binlake status --json``; see the module docstring)."""
     from binlake.lake.checkpoints import SOURCE_ROW as CKPT_SOURCE_ROW
-    from binlake.lake.silver import live_row_count
 
     check_lake(lake)
     now = now or dt.datetime.now(dt.timezone.utc)
-    checkpoints = source_checkpoints(engine, lake)
+    ckpt_rows = driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL))
+    checkpoints = {r["source"]: r[SEQ_COL] for r in ckpt_rows if r["table_name"] == CKPT_SOURCE_ROW}
     sources = set(checkpoints)
     if landing and os.path.isdir(landing):
         sources |= {d.name for d in os.scandir(landing) if d.is_dir()}
     progress(f"{len(sources)} source(s): reading bronze up to each checkpoint")
-    groups = [r.asDict() for r in applied_commits(spark, engine, lake, checkpoints).collect()]
+    groups = applied_commits(lake, checkpoints)
     tables_of: dict[str, list[str]] = {}
-    for r in engine.read_rows(None, lake.checkpoints, ("source", "table_name"), None):
+    for r in ckpt_rows:
         if r["table_name"] != CKPT_SOURCE_ROW:
             tables_of.setdefault(r["source"], []).append(r["table_name"])
     quarantine: dict[tuple, int] = {}
-    if engine.exists(lake.quarantine):
-        for r in engine.read(spark, lake.quarantine).groupBy("source", "db", "table_name").count().collect():
-            quarantine[(r["source"], r["db"], r["table_name"])] = r["count"]
+    for r in driver_read.read(lake.quarantine, ("source", "db", "table_name")):
+        key = (r["source"], r["db"], r["table_name"])
+        quarantine[key] = quarantine.get(key, 0) + 1
     runs: dict[str, dict] = {}
     for r in read_metrics(lake):
         if r["table_name"] == SOURCE_ROW and (r["source"] not in runs or r["run_end"] > runs[r["source"]]["run_end"]):
@@ -97,12 +169,7 @@ def lake_status(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout"
             db, _, table = name.partition(".")
             change_us = max((g["last_change_us"] for g in mine if (g["db"], g["table_name"]) == (db, table)
                              and g["last_change_us"] is not None), default=None)
-            path = lake.silver(db, table)
-            live = None
-            if engine.exists(path):
-                progress(f"[{source}] {name}: counting live rows")
-                df = engine.read(spark, path)
-                live = df.agg(live_row_count(df.columns).alias("n")).first()["n"]
+            live = live_rows(lake.silver(db, table))
             tables.append({"table": name, "live_rows": live, "last_commit_time": iso(utc(change_us)),
                            "lag_seconds": lag(change_us), "quarantined_rows": quarantine.get((source, db, table), 0)})
         run = runs.get(source)
@@ -115,8 +182,7 @@ def lake_status(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout"
             "quarantined_rows": sum(n for (s, _, _), n in quarantine.items() if s == source),
             "pending_files": None, "gap": None, "tables": tables}
         if landing:
-            entry["pending_files"], entry["gap"] = pending_files(spark, engine, lake, os.path.join(landing, source),
-                                                                 source)
+            entry["pending_files"], entry["gap"] = pending_files(lake, os.path.join(landing, source), source)
             entry["refused_files"] = refused_files(os.path.join(landing, source))
         out.append(entry)
     return {"lake": lake.root, "generated_at": iso(now), "sources": out}
