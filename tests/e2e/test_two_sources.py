@@ -43,3 +43,53 @@ def test_the_first_source_owns_a_table_and_the_second_is_quarantined(spark, tmp_
     bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["source", "op"]).to_pylist()
     changes = sum(1 for r in bronze if r["source"] == "b-other" and r["op"] in ("insert", "update", "delete"))
     assert len(theirs) == changes == second["quarantined"] and {q["kind"] for q in theirs} == {"schema"}
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("engine", ["rust", "spark"])
+def test_a_second_sources_snapshot_of_an_owned_table_is_refused(spark, tmp_path: Path, monkeypatch,
+                                                                engine: str) -> None:
+    """Issue 25, case 3: source a's snapshot of t.t seeds it (a owns it); source b's snapshot of t.t (another
+    server, other rows) is refused for that table, reported and counted, while b's other table seeds; silver t.t
+    stays a's server's rows (before: b's snapshot overwrote it, exit 0)."""
+    import contextlib
+    import io
+    import json
+    from collections import Counter
+
+    from binlake.cli import main
+    from tests.e2e.lake_compare import silver_rows
+    from tests.mariadb_server import MariaDBServer, require_mariadb
+
+    require_mariadb()
+    monkeypatch.setenv("BINLAKE_MYSQL_PASSWORD", "pw")
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    user = ("CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT SELECT, RELOAD, REPLICATION SLAVE, "
+            "REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'; CREATE DATABASE t; "
+            "CREATE TABLE t.t (id INT PRIMARY KEY, v VARCHAR(10));")
+
+    def cli(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+        return code, out.getvalue(), err.getvalue()
+
+    truth = {}
+    for name, rows, other in (("a", "(1, 'a1'), (2, 'a2'), (3, 'a3')", "u"), ("b", "(7, 'b7')", "w")):
+        with MariaDBServer(tmp_path / f"server-{name}") as server:
+            server.execute(user + f"INSERT INTO t.t VALUES {rows}; CREATE TABLE t.{other} (id INT PRIMARY KEY); "
+                           f"INSERT INTO t.{other} VALUES (1), (2);")
+            code, out, err = cli("snapshot", "--source", f"mysql://snap@127.0.0.1:{server.port}/?name={name}",
+                                 "--landing", str(landing), "--include", "t.*")
+            assert code == 0, out + err
+            truth[name] = Counter(json.dumps(r, sort_keys=True) for r in server.execute(
+                "SELECT id, v FROM t.t").splitlines())
+    a_rows = Counter(json.dumps(line, sort_keys=True) for line in ("1\ta1", "2\ta2", "3\ta3"))
+    assert truth["a"] == a_rows
+    code, out, err = cli("run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json")
+    assert code == 0, err
+    first, second = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert (first["source"], first["seeded_tables"]) == ("a", ["t.t", "t.u"])
+    assert (second["source"], second["seeded_tables"], second["seeds_refused"]) == ("b", ["t.w"], ["t.t"])
+    assert "t.t not seeded: the table belongs to source 'a'" in err
+    assert Counter(json.dumps(f"{r['id']}\t{r['v']}", sort_keys=True) for r in silver_rows(lake, "t", "t")) == a_rows

@@ -5,6 +5,7 @@ after the transactions they hold were committed): which transactions apply is th
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 
 import pytest
@@ -95,3 +96,88 @@ def test_a_plan_with_parallelism_splits_a_real_binlog_at_transactions(tmp_path):
     small = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=size // 3, parallelism=2)
     assert len(small.tasks) >= 3 and all(t.start in starts for t in small.tasks[1:])
     assert [t.end for t in small.tasks[:-1]] == [t.start for t in small.tasks[1:]]
+
+
+def land_fixture(tmp_path, *sizes):
+    """Copies of a real MySQL 8 binlog (ends with its ROTATE event) as binlog.000001.., each cut to its size
+    (None: whole); returns the whole file's bytes."""
+    data = fixture_path("binlog", "mysql-binlog-connector-java", "mysql-bin.checksum-crc32").read_bytes()
+    for n, size in enumerate(sizes, start=1):
+        (tmp_path / f"binlog.{n:06d}").write_bytes(data if size is None else data[:size])
+    return data
+
+
+def test_a_file_cut_short_before_a_new_file_holds_the_source_there(tmp_path):
+    from binlake.binlog.scan import scan_events
+
+    data = land_fixture(tmp_path, None, None, None)
+    events = list(scan_events(str(tmp_path / "binlog.000002"), commit_timestamps=False))
+    middle = events[len(events) // 2]
+    (tmp_path / "binlog.000002").write_bytes(data[:middle.pos + 10])          # a copy in progress
+    plan = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30)
+    assert plan.waiting == f"waiting for binlog.000002 to complete (ends mid-event at offset {middle.pos})"
+    assert plan.held == ["binlog.000003"]
+    assert [t.identity.name for t in plan.tasks] == ["binlog.000001", "binlog.000002"]   # its whole transactions
+    # all of it but the ROTATE: a closed binlog (in-use flag cleared) ends with one, so it is still cut
+    (tmp_path / "binlog.000002").write_bytes(data[:events[-1].pos])
+    assert "without the ROTATE or STOP event" in plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30).waiting
+    # ... unless the server never closed it (a crash: the flag still set): what is there is all there is
+    crashed = bytearray(data[:events[-1].pos])
+    crashed[21] |= 1
+    (tmp_path / "binlog.000002").write_bytes(bytes(crashed))
+    assert plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30).waiting is None
+    # ... or binlake fetch saw the server move past it
+    (tmp_path / "binlog.000002").write_bytes(data[:events[-1].pos])
+    (tmp_path / "_binlake_fetch.json").write_text(json.dumps({"version": 1, "source": "s", "closed": [
+        "binlog.000001", "binlog.000002"]}))
+    assert plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30).waiting is None
+    (tmp_path / "_binlake_fetch.json").unlink()
+    # ingested cut, unchanged, and a new file behind it: still waiting (read from where its ingest stopped)
+    (tmp_path / "binlog.000002").write_bytes(data[:middle.pos + 10])
+    cut_sha = hashlib.sha256(data[:middle.pos + 10]).hexdigest()
+    done = {"binlog.000001": IngestedFile(frozenset({(len(data), hashlib.sha256(data).hexdigest())}), len(data)),
+            "binlog.000002": IngestedFile(frozenset({(middle.pos + 10, cut_sha)}), events[1].pos)}
+    plan = plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 30)
+    assert plan.skipped == ["binlog.000001", "binlog.000002"] and plan.held == ["binlog.000003"] and not plan.tasks
+    # whole: it resumes where it stopped and the next file follows
+    (tmp_path / "binlog.000002").write_bytes(data)
+    plan = plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 30)
+    assert plan.waiting is None
+    assert [(t.identity.name, t.start) for t in plan.tasks] == [("binlog.000002", events[1].pos),
+                                                               ("binlog.000003", 4)]
+
+
+def test_files_landing_before_what_was_applied_or_twice_stop_the_source(tmp_path):
+    from binlake.lake.gaps import check_in_order
+
+    data = land_fixture(tmp_path, None, None)
+    (tmp_path / "copy.000002").write_bytes(data)
+    with pytest.raises(BinlogGapError, match="binlog.000002 and copy.000002 have the same sequence number"):
+        plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30)
+    (tmp_path / "copy.000002").unlink()
+    with pytest.raises(BinlogGapError, match="binlog.000001 landed after changes of the later binlog.000002 were "
+                                             "applied.*binlake snapshot"):
+        plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30, applied_file="binlog.000002")
+    # before the newest snapshot's position it changes nothing the snapshot does not hold
+    assert len(plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30, applied_file="binlog.000002",
+                           seam_file="binlog.000002").tasks) == 2
+    # a file grown after a later one was applied: only its ROTATE is harmless
+    from binlake.binlog.scan import scan_events
+
+    rotate = list(scan_events(str(tmp_path / "binlog.000001"), commit_timestamps=False))[-1]
+    assert rotate.type_code == 4
+    check_in_order("src", str(tmp_path / "binlog.000001"), rotate.pos, "binlog.000002", None)
+    with pytest.raises(BinlogGapError, match=r"binlog.000001 grew \(from offset 4\) after changes of the later"):
+        check_in_order("src", str(tmp_path / "binlog.000001"), 4, "binlog.000002", None)
+
+
+def test_a_file_copied_while_the_server_wrote_it_has_grown_not_been_replaced(tmp_path):
+    from binlake.lake.gaps import check_grown
+
+    data = land_fixture(tmp_path, None)
+    live = bytearray(data[:5000])
+    live[21] |= 1                           # LOG_EVENT_BINLOG_IN_USE_F: set while the server writes the file
+    check_grown("src", str(tmp_path / "binlog.000001"), [(5000, hashlib.sha256(live).hexdigest())], 4000)
+    live[100] ^= 1
+    with pytest.raises(BinlogGapError, match="differ from the version already ingested"):
+        check_grown("src", str(tmp_path / "binlog.000001"), [(5000, hashlib.sha256(live).hexdigest())], 4000)

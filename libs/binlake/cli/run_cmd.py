@@ -190,6 +190,8 @@ def format_summary(s: dict) -> str:
         f"  applied    {s['changes_applied']} changes to {s['tables']} table(s): insert {ops['insert']}, update "
         f"{ops['update']}, delete {ops['delete']}, key changes {ops['key_change']}, already applied "
         f"{ops['already_applied']}",
+        *([f"  pending    {s['waiting']}: {len(s['held_files'])} later file(s) not ingested yet"]
+          if s.get("waiting") else []),
         f"  quarantined {s['quarantined']}; zero or invalid dates stored as NULL {s['invalid_temporals']}",
         f"  DDL        {len(s['ddl'])} action(s) applied at their position"
         + (f": {', '.join(s['ddl'][:8])}{' ...' if len(s['ddl']) > 8 else ''}" if s["ddl"] else ""),

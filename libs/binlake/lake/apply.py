@@ -38,6 +38,7 @@ from binlake.lake.errors import LayoutMissingError
 from binlake.lake.owned import scratch_folder
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
+from binlake.lake.table_names import split_table_name, table_name
 from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, column_metas, data_columns,
                                  merge_keys, silver_converters, table_columns)
 from binlake.pipeline.bronze import CHANGE_OPS, LAYOUT_OP
@@ -780,7 +781,7 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     blocked = read_blocked(spark, engine, lake, opts.source)
     gtids = ckpt.gtid_executed
     ddls = [(d, parse_ddl(d["statement"] or "", d["db"])) for d in sorted(info.ddls, key=lambda d: d[SEQ_COL])]
-    ddls = [(d, [a for a in actions if not _no_op(engine, lake, a) and not _before_seam(a, d, table_seams)])
+    ddls = [(d, [c for a in actions if not _no_op(engine, lake, a) and (c := _after_seams(a, d, table_seams))])
             for d, actions in ddls]
     ddls = [(d, actions) for d, actions in ddls if actions]
     lo = ckpt.seq
@@ -846,10 +847,27 @@ def _no_op(engine: "DeltaEngine", lake: "LakeLayout", action: Any) -> bool:
             and not engine.exists(lake.silver(action.db, action.table)))
 
 
-def _before_seam(action: Any, ddl: dict[str, Any], table_seams: dict[TableId, int]) -> bool:
-    """A DDL on a table seeded from a snapshot taken after it: the snapshot holds its effect."""
-    seam = table_seams.get((getattr(action, "db", None), getattr(action, "table", None)))
+def _before_seam(table: tuple[Any, Any], ddl: dict[str, Any], table_seams: dict[TableId, int]) -> bool:
+    """Whether ``table`` was seeded from a snapshot taken after ``ddl``: the snapshot holds the DDL's effect."""
+    seam = table_seams.get(table)
     return seam is not None and ddl[SEQ_COL] < seam
+
+
+def _after_seams(action: Any, ddl: dict[str, Any], table_seams: dict[TableId, int]) -> Any:
+    """What of a DDL action applies to tables seeded from snapshots (a statement before a table's seam never
+    applies to it): None when it touches only such a table; a DROP DATABASE spares them (``keep``); a RENAME onto
+    one only retires the old name (the snapshot holds the table under its new name)."""
+    from binlake.pipeline.ddl import DropDatabase, DropTable, RenameTable
+
+    if isinstance(action, DropDatabase):
+        keep = frozenset(t for (db, t) in table_seams if db == action.db and _before_seam((db, t), ddl, table_seams))
+        return dataclasses.replace(action, keep=keep) if keep else action
+    if _before_seam((getattr(action, "db", None), getattr(action, "table", None)), ddl, table_seams):
+        return None
+    if isinstance(action, RenameTable) and _before_seam((action.new_db or action.db, action.new_table), ddl,
+                                                        table_seams):
+        return DropTable(action.db, action.table)
+    return action
 
 
 def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
@@ -861,7 +879,7 @@ def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
     for r in engine.read_rows(spark, lake.checkpoints, ("source", "table_name", "blocked")):
         if r["table_name"] == SOURCE_ROW or "." not in (r["table_name"] or ""):
             continue
-        db, _, table = r["table_name"].partition(".")
+        db, table = split_table_name(r["table_name"])
         if r["source"] == source and r.get("blocked"):
             out[db, table] = r["blocked"]
         elif r["source"] != source and (db, table) not in out:
@@ -898,7 +916,7 @@ def _apply_ddl(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         if isinstance(outcome, Quarantine):
             blocked[outcome.db, outcome.table] = outcome.message
             report.blocked[f"{outcome.db}.{outcome.table}"] = outcome.message
-            rows.append({"source": opts.source, "table_name": f"{outcome.db}.{outcome.table}",
+            rows.append({"source": opts.source, "table_name": table_name(outcome.db, outcome.table),
                          SEQ_COL: ddl[SEQ_COL], "blocked": outcome.message})
     if rows:
         write_checkpoints(spark, engine, lake.checkpoints, rows)
@@ -971,7 +989,7 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                 crash_point("after_silver")
             prefix = f"invalid_temporal\x00{table[0]}\x00{table[1]}\x00"
             invalid = {k[len(prefix):]: v for k, v in ops.items() if k.startswith(prefix)}
-            table_rows.append({"source": opts.source, "table_name": f"{table[0]}.{table[1]}",
+            table_rows.append({"source": opts.source, "table_name": table_name(*table),
                                SEQ_COL: ti.last_seq, "changes": ti.changes,
                                "quarantined": quarantined.get(table, 0), "run_id": run_id,
                                "invalid_temporals": json.dumps(invalid, sort_keys=True) if invalid else None})

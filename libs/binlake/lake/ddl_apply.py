@@ -189,8 +189,8 @@ def drop_table(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLay
 
 def drop_database(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.DropDatabase, *,
                   remove: bool = False, now: Optional[_dt.datetime] = None) -> Applied:
-    """``DROP {DATABASE|SCHEMA} d``: every silver table of ``d`` is retired (or removed)."""
-    tables = [t for db, t in lake.silver_tables() if db == action.db]
+    """``DROP {DATABASE|SCHEMA} d``: every silver table of ``d`` is retired (or removed), but ``action.keep``."""
+    tables = [t for db, t in lake.silver_tables() if db == action.db and t not in action.keep]
     for table in tables:
         _retire(engine, lake, action.db, table, remove=remove, now=now)
     return Applied(action, 0, f"{'removed' if remove else 'retired'} {len(tables)} table(s)")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from binlake.lake.arrow import spark_ddl
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.errors import BinlogGapError
-from binlake.lake.gaps import check_grown, check_sequence
+from binlake.lake.gaps import check_grown, check_in_order, check_sequence, fetched_closed, unfinished
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
@@ -78,6 +78,8 @@ class IngestPlan:
     files: list[FileIdentity] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)        # already ingested with the same identity
     refused: list[str] = field(default_factory=list)        # "name: reason" not read (symbolic links, ...)
+    waiting: Optional[str] = None                           # why the source waits at a file cut short
+    held: list[str] = field(default_factory=list)           # the later files it holds back meanwhile
 
     @property
     def bytes(self) -> int:
@@ -94,11 +96,16 @@ def task_bytes(new_bytes: int, chunk_bytes: int, parallelism: int) -> int:
 
 
 def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *, chunk_bytes: int,
-                verify_hashes: bool = False, seam_file: Optional[str] = None, parallelism: int = 1) -> IngestPlan:
+                verify_hashes: bool = False, seam_file: Optional[str] = None, parallelism: int = 1,
+                applied_file: Optional[str] = None) -> IngestPlan:
     """The chunks to decode: new files, and the new tail of grown ones; :mod:`binlake.lake.gaps` checks first
-    that the files continue what bronze holds (``seam_file``: where the newest snapshot's position is). Chunks
-    are at most ``chunk_bytes`` and spread the new bytes over ``parallelism`` tasks at least
-    (:func:`task_bytes`).
+    that the files continue what bronze holds (``seam_file``: where the newest snapshot's position is;
+    ``applied_file``: where the source's checkpoint is). Chunks are at most ``chunk_bytes`` and spread the new
+    bytes over ``parallelism`` tasks at least (:func:`task_bytes`).
+
+    A file cut short (:func:`binlake.lake.gaps.unfinished`: it ends mid-event, or without the end marker of a
+    closed binlog) before a file not ingested yet holds the source there: its complete transactions are planned,
+    the later files are not (``held``), and ``waiting`` says why, until the rest of it lands.
 
     A file whose name and size match an ingested identity is skipped without hashing it again (binlogs are
     append-only: hashing the whole landing folder on every run would cost O(history)); with
@@ -113,21 +120,31 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
             raise
         short = ", ".join(r.split(";")[0] for r in plan.refused)
         raise BinlogGapError(f"{exc} (landing entries not read: {short}; ingest reads regular files only)") from None
-    for path in paths:
+    closed = fetched_closed(landing_dir)
+    for i, path in enumerate(paths):
         name = os.path.basename(path)
         prev = done.get(name)
-        if prev is not None and not verify_hashes and os.path.getsize(path) in prev.sizes:
+        start: Optional[int] = None
+        ident = None
+        if prev is None or verify_hashes or os.path.getsize(path) not in prev.sizes:
+            ident = identify(source, path)
+            if prev is not None and (ident.size, ident.sha256) in prev.identities:
+                ident = None
+        if ident is None:
             plan.skipped.append(name)
-            continue
-        ident = identify(source, path)
-        if prev is not None and (ident.size, ident.sha256) in prev.identities:
-            plan.skipped.append(name)
-            continue
-        if prev is not None:
-            check_grown(source, path, prev.identities, prev.end_pos)
-        start = prev.end_pos if prev is not None else 4
-        plan.files.append(ident)
-        starts.append((path, ident, start))
+        else:
+            if prev is not None:
+                check_grown(source, path, prev.identities, prev.end_pos)
+            check_in_order(source, path, prev.end_pos if prev is not None else None, applied_file, seam_file)
+            start = prev.end_pos if prev is not None else 4
+            plan.files.append(ident)
+            starts.append((path, ident, start))
+        if i + 1 < len(paths) and os.path.basename(paths[i + 1]) not in done and name not in closed:
+            why = unfinished(path, start if start is not None else prev.end_pos)   # (prev: skipped, ingested)
+            if why is not None:         # the next file may not load before the rest of this one
+                plan.waiting = f"waiting for {name} to complete ({why})"
+                plan.held = [os.path.basename(p) for p in paths[i + 1:]]
+                break
     size = task_bytes(sum(ident.size - start for _, ident, start in starts), chunk_bytes, parallelism)
     for path, ident, start in starts:
         plan.tasks.extend(plan_chunks(path, ident, start, size))
@@ -165,6 +182,8 @@ class IngestReport:
     seconds: float = 0.0
     seeded: SeedReport = field(default_factory=SeedReport)  # tables seeded from a snapshot in the landing folder
     refused: list[str] = field(default_factory=list)        # landing entries not read, "name: reason"
+    waiting: Optional[str] = None                           # the file cut short the source waits at, and why
+    held: list[str] = field(default_factory=list)           # later files not ingested while it waits
 
 
 def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
@@ -176,12 +195,14 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     started = time.perf_counter()
     seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir))
     done = ingested_files(spark, engine, lake.bronze, opts.source)
+    checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes, seam_file=seeded.seam_file,
-                       parallelism=spark.sparkContext.defaultParallelism)
-    report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes, seeded=seeded)
+                       parallelism=spark.sparkContext.defaultParallelism, applied_file=checkpoint.binlog_file)
+    report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes, seeded=seeded, waiting=plan.waiting,
+                          held=plan.held)
     report.refused = plan.refused
     if plan.tasks:
-        applied = read_checkpoint(spark, engine, lake.checkpoints, opts.source).gtid_executed
+        applied = checkpoint.gtid_executed
         frame = bronze_frame(spark, plan.tasks, opts.tables, applied, run_id,
                              registry_rows(spark, engine, lake) or None)
         if opts.on_decode_error == "fail":

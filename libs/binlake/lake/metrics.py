@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.arrow import to_arrow
 from binlake.lake.delta.plan import SEQ_COL
+from binlake.lake.table_names import split_table_name, table_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -107,7 +108,7 @@ def _unchanged_tables(recorded: list[dict[str, Any]], groups: list[dict[str, Any
     """Groups for the tables the recorded runs of a source saw that this run's rows do not touch: no changes,
     their last change time as the newest recorded row of each has it (so a run reads its own bronze rows, not
     the source's history, and still reports every table's lag)."""
-    seen = {f"{g['db']}.{g['table_name']}" for g in groups if g["db"] is not None and g["table_name"] is not None}
+    seen = {table_name(g['db'], g['table_name']) for g in groups if g["db"] is not None and g["table_name"] is not None}
     newest: dict[str, dict[str, Any]] = {}
     for r in recorded:
         name = r["table_name"]
@@ -116,7 +117,7 @@ def _unchanged_tables(recorded: list[dict[str, Any]], groups: list[dict[str, Any
             newest[name] = r
     out = []
     for name, r in newest.items():
-        db, _, table = name.partition(".")
+        db, table = split_table_name(name)
         last = _us(r["last_commit_time"])
         out.append({"source": r["source"], "db": db, "table_name": table, "last_change_us": last,
                     "last_commit_us": last, "inserts": 0, "updates": 0, "deletes": 0, "decode_errors": 0})
@@ -155,7 +156,7 @@ def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLa
     for g in sorted((g for g in groups if g["db"] is not None and g["table_name"] is not None
                      and g["last_change_us"] is not None), key=lambda g: (g["db"], g["table_name"])):
         n = g["inserts"] + g["updates"] + g["deletes"]
-        tables.append({**base, "table_name": f"{g['db']}.{g['table_name']}", "inserts": g["inserts"],
+        tables.append({**base, "table_name": table_name(g['db'], g['table_name']), "inserts": g["inserts"],
                        "updates": g["updates"], "deletes": g["deletes"], "changes": n,
                        "last_commit_time": utc(g["last_change_us"]), "lag_seconds": lag(g["last_change_us"]),
                        "quarantined": quarantined.get((g["db"], g["table_name"]), 0),

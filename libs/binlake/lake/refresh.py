@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from binlake.lake.checkpoints import SOURCE_ROW
+from binlake.lake.table_names import split_table_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -21,7 +22,7 @@ def reset_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
     names = sorted({r["table_name"] for r in rows if r["table_name"] not in (None, SOURCE_ROW)})
     emptied = []
     for name in names:
-        db, _, table = name.partition(".")
+        db, table = split_table_name(name)
         for path in (lake.silver(db, table), lake.history(db, table)):
             if engine.exists(path):
                 engine.delete(path)

@@ -40,6 +40,7 @@ class RunReport:
                 "registry_versions": self.registry_versions,
                 "files": i.files, "files_skipped": i.skipped_files, "bytes": i.bytes, "files_refused": i.refused,
                 "seeded_tables": i.seeded.tables, "seeded_rows": i.seeded.rows,
+                "seeds_refused": i.seeded.refused, "waiting": i.waiting, "held_files": i.held,
                 "events": i.totals.get("events", 0), "transactions": i.totals.get("transactions", 0),
                 "bronze_rows": dict(i.rows), "changes_applied": a.changes, "tables": a.tables,
                 "ops": {k: a.ops.get(k, 0) for k in ("insert", "update", "delete", "key_change",
@@ -81,6 +82,9 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         progress(f"[{opts.source}] WARNING: landing file not read: {refused}")
     progress(f"[{opts.source}] ingest: {i.files} file(s), {i.bytes / 1e6:.1f} MB -> "
              f"{sum(i.rows.values())} bronze rows in {i.seconds:.1f} s ({i.skipped_files} already ingested)")
+    if i.waiting:
+        progress(f"[{opts.source}] WARNING: {i.waiting}: {len(i.held)} later file(s) wait for it (pending); changes "
+                 "up to it apply now, the rest once it is whole")
     with stage("apply", lake):
         a = report.apply = apply_job(spark, engine, lake, opts, run_id)
     progress(f"[{opts.source}] apply: {a.changes} change(s) to {a.tables} table(s), {a.quarantined} quarantined, "

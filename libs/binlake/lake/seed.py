@@ -11,7 +11,9 @@ at has all its events after that position in the binlog.
 A snapshot older than what the source has already applied (its seam before the checkpoint) is not used: the
 changes between the two are no longer in the unapplied batch. A re-snapshot taken later is the fix, and the
 warning says so. Seeding a table also lifts a block a DDL binlake could not follow put on it (the snapshot holds
-the table as it is now).
+the table as it is now). A table another source owns (it applied or seeded it first, ``binlake.lake.apply``'s
+"two sources, one table") is never seeded: that table of the snapshot is refused, reported and counted, and the
+rest of the snapshot seeds.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from binlake.lake.arrow import to_arrow
 from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.silver import DUP_COL
+from binlake.lake.table_names import split_table_name, table_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -46,6 +49,7 @@ class SeedReport:
     rows: int = 0
     seam_file: Optional[str] = None                          # where the newest snapshot's position is
     warnings: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)         # "db.table" another source owns: not seeded
 
 
 def seeds_path(lake: "LakeLayout") -> str:
@@ -56,8 +60,19 @@ def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableI
     """(db, table) -> the seam of the snapshot the table was last seeded from."""
     out = {}
     for r in engine.read_rows(None, seeds_path(lake), ("table_name", "seam_seq"), {"source": source}):
-        db, _, table = r["table_name"].partition(".")
-        out[db, table] = r["seam_seq"]
+        out[split_table_name(r["table_name"])] = r["seam_seq"]
+    return out
+
+
+def owners(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
+    """(db, table) -> the other source that owns it: the first to apply changes to it or seed it (its
+    ``meta.checkpoints`` table row)."""
+    from binlake.lake.checkpoints import SOURCE_ROW
+
+    out: dict[TableId, str] = {}
+    for r in engine.read_rows(spark, lake.checkpoints, ("source", "table_name"), None):
+        if r["source"] != source and r["table_name"] not in (None, SOURCE_ROW):
+            out.setdefault(split_table_name(r["table_name"]), r["source"])
     return out
 
 
@@ -85,6 +100,7 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
         return report
     done = seams(engine, lake, source)
     applied = read_checkpoint(spark, engine, lake.checkpoints, source).seq
+    owned = owners(spark, engine, lake, source)
     newest: dict[TableId, tuple[Any, Any]] = {}
     for snap in snapshots:
         for t in snap.tables:
@@ -94,6 +110,12 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
     rows = []
     for (db, table), (snap, t) in sorted(newest.items()):
         if done.get((db, table), -1) >= snap.seam_seq:
+            continue
+        if (db, table) in owned:
+            report.refused.append(f"{db}.{table}")
+            report.warnings.append(
+                f"snapshot {snap.id} of {db}.{table} not seeded: the table belongs to source {owned[db, table]!r} "
+                f"(the first to load it), and source {source} may not overwrite it; load each table from one source")
             continue
         if snap.seam_seq <= applied:
             report.warnings.append(
@@ -107,7 +129,7 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
         engine.delete(lake.tombstones, {"source": source, "db": db, "table_name": table})
         report.tables.append(f"{db}.{table}")
         report.rows += t.rows
-        rows.append((source, f"{db}.{table}", snap.id, snap.seam_seq, snap.position.file,
+        rows.append((source, table_name(db, table), snap.id, snap.seam_seq, snap.position.file,
                      snap.position.pos, snap.position.gtid or "", t.rows,
                      dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")))
     if rows:

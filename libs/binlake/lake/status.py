@@ -19,6 +19,7 @@ from binlake.lake import driver_read
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LakeError
 from binlake.lake.metrics import CHANGE_OPS, COMMITTED_OPS, SOURCE_ROW, read_metrics, utc
+from binlake.lake.table_names import split_table_name
 
 if TYPE_CHECKING:
     from binlake.lake.layout import LakeLayout
@@ -166,7 +167,7 @@ def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optio
         last_us = max((g["last_commit_us"] for g in mine if g["last_commit_us"] is not None), default=None)
         tables = []
         for name in sorted(tables_of.get(source, [])):
-            db, _, table = name.partition(".")
+            db, table = split_table_name(name)
             change_us = max((g["last_change_us"] for g in mine if (g["db"], g["table_name"]) == (db, table)
                              and g["last_change_us"] is not None), default=None)
             live = live_rows(lake.silver(db, table))

@@ -17,6 +17,7 @@ transaction into bronze rows, carrying its GTID, start position and commit time.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional
 
@@ -345,7 +346,9 @@ def chunk_end_rows(task: ChunkTask, tf: TransactionFilter, run_id: str, error: O
     if task.end is not None:
         end_pos = task.end
     elif error is None and not counts.open_at_end and not counts.incomplete:
-        end_pos = ident.size                        # the whole file (events after the last group too)
+        # the whole file (events after the last group too); a file that grew while it was read was decoded past
+        # its identity's size: the next ingest resumes after what was decoded, never inside it
+        end_pos = max(ident.size, counts.end_pos)
     rows = []
     ops = dict(counts.ops)
     if error is not None:
@@ -354,7 +357,7 @@ def chunk_end_rows(task: ChunkTask, tf: TransactionFilter, run_id: str, error: O
         reason = str(error) if located else f"{task.path}, offset {at}: {error}"
         with open(task.path, "rb") as f:
             f.seek(at)
-            raw = f.read(min(RAW_CAP, (task.end or ident.size) - at))
+            raw = f.read(max(0, min(RAW_CAP, (task.end or max(ident.size, os.fstat(f.fileno()).st_size)) - at)))
         rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
                      None, None, None, None, None, None, 0, reason, run_id, raw, None))
         ops["error"] = ops.get("error", 0) + 1

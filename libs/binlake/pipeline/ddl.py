@@ -97,6 +97,7 @@ class RenameTable(DdlAction):
 class DropDatabase(DdlAction):
     db: str
     table: None = None
+    keep: frozenset = frozenset()       # tables of ``db`` the drop spares (seeded from a snapshot taken after it)
 
 
 @dataclass(frozen=True)

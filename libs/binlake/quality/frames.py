@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
+from binlake.lake.table_names import split_table_name
 from binlake.sdi.errors import SdiError
 from binlake.sdi.model import parse_sdi
 
@@ -171,6 +172,6 @@ def invalid_temporals(spark: "SparkSession", checkpoints: "DataFrame | None", ru
 
         for r in (checkpoints.where((F.col("run_id") == run_id) & F.col("invalid_temporals").isNotNull())
                   .select("table_name", "invalid_temporals").collect()):
-            db, _, table = r["table_name"].partition(".")
+            db, table = split_table_name(r["table_name"])
             rows += [(db, table, col, int(n)) for col, n in sorted(json.loads(r["invalid_temporals"]).items())]
     return spark.createDataFrame(rows, "db string, table_name string, column_name string, nulled long")
