@@ -103,8 +103,6 @@ def _progress(text: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
-    from binlake.lake.errors import BinlogGapError
-    from binlake.snapshot.errors import SnapshotStateError
     from binlake.lake.failures import log_path
     from binlake.lake.layout import LakeLayout
     from binlake.lake.preflight import check_lake
@@ -137,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spark = build_session("binlake-run", conf=conf, log_file=log)
     engine = engine_for(spark, args.engine)
     engine.staging_root = lake.staging
-    stopped: list[str] = []
+    stopped: list[tuple[str, str]] = []        # (source, why)
     # one naming of runs: the day loaded, as the DAG's runs (tasks.run_key) and their validations are named
     run_key = (end or dt.datetime.now(dt.timezone.utc).date()).isoformat()
     for name, folder in sources:
@@ -148,9 +146,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                      if end else ")"))
         try:
             report = run_source(spark, engine, lake, str(folder), opts, sdi, progress=_progress)
-        except (BinlogGapError, SnapshotStateError) as exc:   # this source stops; the others keep loading
-            _progress(f"[{name}] STOPPED: {exc}")
-            stopped.append(name)
+        except BinlakeError as exc:     # a gap, an unusable snapshot, a decode error with `fail`, a failed stage:
+            _progress(f"[{name}] STOPPED: {exc}")     # this source stops; the others keep loading
+            stopped.append((name, str(exc)))
+            continue
+        except Exception as exc:        # noqa: BLE001 - a fault of binlake met by this source's input: it alone
+            from binlake.lake.failures import write_log
+
+            trace = write_log(lake.logs, f"run-{name}", exc)
+            _progress(f"[{name}] STOPPED: binlake failed on this source ({type(exc).__name__}: {exc}); please "
+                      f"report it{f' with the trace in {trace}' if trace else ''}")
+            stopped.append((name, f"binlake failed ({type(exc).__name__})"))
             continue
         summary = report.as_dict()
         if args.json:
@@ -175,8 +181,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise
         _progress(f"validate: {result.headline()}; report {result.report_path}")
     if stopped:
-        raise BinlakeError(f"source(s) {', '.join(stopped)} stopped at a gap in their binlogs or an unusable "
-                           "snapshot (see the STOPPED line above); the other sources loaded")
+        why = f": {stopped[0][1]}" if len(stopped) == 1 else " (see the STOPPED lines above)"
+        raise BinlakeError(f"source(s) {', '.join(n for n, _ in stopped)} stopped{why}"
+                           + ("; the other sources loaded" if len(stopped) < len(sources) else ""))
     return 0
 
 
