@@ -156,6 +156,26 @@ def test_maintain_rust_never_deletes_through_a_link(tmp_path: Path) -> None:
     assert "WARNING: silver/b__linked skipped" in cli("maintain", "--lake", str(lake), "--engine", "rust")[1]
 
 
+def test_a_lake_root_that_is_a_link_is_maintained_but_a_linked_area_is_not(tmp_path: Path) -> None:
+    delta_table(tmp_path / "disk" / "lake" / "silver" / "a__own")
+    (tmp_path / "lake").symlink_to(tmp_path / "disk" / "lake")       # the operator's choice: followed
+    code, out, err = cli("maintain", "--lake", str(tmp_path / "lake"), "--engine", "rust", "--vacuum-hours", "0",
+                         "--force", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["skipped"] == [] and summary["tables"][0]["files_vacuumed"] == 1
+    victim = tmp_path / "victim"
+    delta_table(victim / "meta" / "other")
+    aged(victim)
+    (tmp_path / "disk" / "lake" / "meta").symlink_to(victim / "meta")     # below the root: not followed
+    with untouched(victim):
+        code, out, err = cli("maintain", "--lake", str(tmp_path / "lake"), "--engine", "rust", "--vacuum-hours",
+                             "0", "--force", "--json")
+    assert code == 0, err
+    assert [(s["path"], "meta is a symbolic link" in s["reason"]) for s in json.loads(out)["skipped"]] == [
+        ("meta/other", True)]
+
+
 def test_maintain_leaves_a_linked_binlake_staging_and_linked_scratch_folders(tmp_path: Path) -> None:
     staging, victim = tmp_path / "lake" / "_staging", tmp_path / "victim"
     (tmp_path / "lake" / "meta").mkdir(parents=True)
