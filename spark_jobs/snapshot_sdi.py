@@ -38,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         seen = seen.astimezone(dt.timezone.utc).replace(tzinfo=None)
 
     def run() -> int:
+        from binlake.lake.preflight import check_lake
+
+        check_lake(args.lake)
         spark = build_session("binlake-snapshot-sdi")
         lake = LakeLayout(args.lake)
         with stage("snapshot_sdi", lake):

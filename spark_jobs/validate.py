@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -30,8 +31,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     def run() -> int:
+        from binlake.lake.preflight import check_lake
         from binlake.lake.session import build_session
         from binlake.quality import ValidationFailed, ValidationOptions, validate_lake
+
+        if os.path.exists(args.lake):       # an absent lake is validate_lake's own error, not created here
+            check_lake(args.lake, args.report_dir)
 
         options = ValidationOptions(max_quarantine_share=args.max_quarantine_share,
                                     suites=frozenset(args.suite) if args.suite else None,

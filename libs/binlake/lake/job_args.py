@@ -57,6 +57,11 @@ def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeL
     from binlake.lake.delta import engine_for
     from binlake.lake.session import build_session
 
+    from binlake.lake.preflight import check_lake, check_landing
+
+    check_lake(args.lake)                   # a file, read-only or full disk: one line, before Spark starts
+    if getattr(args, "landing", None):
+        check_landing(args.landing)
     tables = TableFilter(tuple(getattr(args, "include", ())), tuple(getattr(args, "exclude", ())))
     opts = RunOptions(args.source, tables, cutoff_us(args.end), getattr(args, "history", False),
                       getattr(args, "temporal_text", False), run_id=args.run_id,
