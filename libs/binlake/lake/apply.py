@@ -35,6 +35,7 @@ from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoi
 from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LayoutMissingError
+from binlake.lake.fold_sql import split_fold, sql_tables, stats_counts
 from binlake.lake.owned import scratch_folder
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
@@ -617,16 +618,18 @@ def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     if bases is not None:
         records = records.unionByName(bases)
     records = _linked_keys_grouped(spark, records, info)
+    records, in_sql = split_fold(records, sql_tables(info, history, temporal_text))   # most keys fold in SQL
     pks = {t: ti.pk for t, ti in info.tables.items()}
     temporals = {t: [(n, k) for n, k in data_columns(column_metas(ti.metas), temporal_text)
                      if k in ("date", "timestamp", "timestamp_ntz")] for t, ti in info.tables.items()}
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    return (records.repartition(n, "db", "table_name", "fold_key")
-            .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
-            .mapInArrow(_fold_partition(pks, temporals, history, identity_temporals(info, temporal_text),
-                                        frozenset(t for t, ti in info.tables.items()
-                                                  if ti.pk and ti.keys_exact and not ti.dependent)),
-                        spark_ddl(OUT_COLUMNS)))
+    folded = (records.repartition(n, "db", "table_name", "fold_key")
+              .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
+              .mapInArrow(_fold_partition(pks, temporals, history, identity_temporals(info, temporal_text),
+                                          frozenset(t for t, ti in info.tables.items()
+                                                    if ti.pk and ti.keys_exact and not ti.dependent)),
+                          spark_ddl(OUT_COLUMNS)))
+    return folded if in_sql is None else folded.unionByName(in_sql)
 
 
 def _staged(spark: "SparkSession", folded: "DataFrame", folder: Path) -> "DataFrame":
@@ -953,9 +956,9 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                 F.count(F.lit(1)).alias("count"),
                 F.collect_list(F.when(F.col("kind") == "stats", F.col("record"))).alias("stats")).collect():
             for stats in r["stats"]:
-                ops.update(json.loads(stats))
+                ops.update(stats_counts(stats))
             counts[r["kind"], r["db"], r["table_name"]] += r["count"]
-            counts["dead"] += r["count"] if r["dead"] else 0
+            counts["dead"] += r["count"] if r["dead"] and not r["no_op"] else 0
             if r["kind"] == "state" and not r["no_op"]:
                 counts["effective", r["db"], r["table_name"]] += r["count"]
         _add_seconds(report, "fold", t0)
@@ -964,11 +967,13 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                                         {t: counts["quarantine", *t] for t in info.tables})
         report.quarantined += sum(quarantined.values())
         crash_point("after_quarantine")
-        if counts["dead"]:      # before the MERGEs that delete them: a rerun knows what a deleted key had
+        if counts["dead"]:      # before the MERGEs that delete them: a rerun knows what a deleted key had (a
+            # key silver did not hold needs none: its MERGE source is empty, a rerun folds it to the same no-op)
             # tombstones and history versions are one row per key by the fold's construction, and new unless
             # a crash came between their MERGE and the checkpoint (then the rerun's MERGE matches and only
             # commits an empty version): ``effective`` skips the checks that cost a Spark job each
-            engine.merge(lake.tombstones, tombstone_frame(folded, opts.source), ["db", "table_name", "row_key"],
+            engine.merge(lake.tombstones, tombstone_frame(folded.filter(~_state_no_op(info)), opts.source),
+                         ["db", "table_name", "row_key"],
                          SEQ_COL, op_col=None, effective=True)
             crash_point("after_tombstones")
         table_rows = []

@@ -1,0 +1,142 @@
+"""The fold in Spark SQL for the common case: a key whose changes are whole row images in binlog order ends as
+its last image (or a delete), which the JVM computes with ``max_by`` over the exact order (file, pos, row),
+without parsing bronze's JSON in Python. Every other key folds in Python (:mod:`binlake.pipeline.fold`).
+
+A table folds here when it has a primary key that every layout of the batch agrees on (bronze's row key is the
+fold key), one column layout in the batch, no key-changing update that needs the old row, and no SCD2 history
+is asked for. Within such a table a key goes to the Python fold when any of its changes is a half of a
+key-changing update or carries partial JSON diffs, when its last change is an UPDATE whose after image lacks
+columns of the layout (a MINIMAL image: the state would merge several images), or when silver's state of the key
+(its live row, else its tombstone) is not older than its first change (a rerun after a crash: the Python fold
+skips the changes already applied one by one). What remains is exactly what :class:`binlake.pipeline.fold._Folder`
+computes for such a key: the last change's after image (insert, update) or a delete, the same counters
+(``insert``, ``update``, ``delete``) and the zero or invalid dates of the state counted per column as
+:func:`binlake.pipeline.types.invalid_temporal` counts them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Optional
+
+from binlake.lake.delta.plan import SEQ_COL
+from binlake.lake.silver import column_metas, data_columns
+from binlake.pipeline.fold import DELETE
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+TEMPORAL_KINDS = ("date", "timestamp", "timestamp_ntz")
+
+
+def sql_tables(info: Any, history: bool, temporal_text: bool) -> dict[tuple[str, str], tuple[int, list]]:
+    """(db, table) -> (columns of its one layout, its temporal columns with their kinds) of the batch's tables
+    that fold in SQL (see the module's docstring)."""
+    if history:
+        return {}
+    out = {}
+    for t, ti in info.tables.items():
+        if ti.pk and ti.keys_exact and not ti.dependent and len(ti.metas) == 1:
+            columns = data_columns(column_metas(ti.metas), temporal_text)
+            out[t] = (len(columns), [(n, k) for n, k in columns if k in TEMPORAL_KINDS])
+    return out
+
+
+def _tag() -> "Column":
+    from pyspark.sql import functions as F
+
+    return F.concat_ws("\x00", "db", "table_name")
+
+
+def _int(text: "Column") -> "Column":
+    return text.try_cast("int")
+
+
+def invalid_temporal(v: "Column", kind: str) -> "Column":
+    """Column: a non-NULL bronze text of a ``kind`` column that has no typed value, exactly where
+    ``binlake.pipeline.types._date``/``_datetime`` return None: fields at fixed offsets read as integers, year
+    1..9999, a real calendar day, hours < 24, minutes and seconds < 60, fraction digits right-padded to
+    microseconds."""
+    from pyspark.sql import functions as F
+
+    y, m, d = _int(F.substring(v, 1, 4)), _int(F.substring(v, 6, 2)), _int(F.substring(v, 9, 2))
+    if kind == "date":
+        valid = y.between(1, 9999) & F.try_make_timestamp_ntz(y, m, d, F.lit(0), F.lit(0), F.lit(0)).isNotNull()
+    else:
+        h, mi, s = _int(F.substring(v, 12, 2)), _int(F.substring(v, 15, 2)), _int(F.substring(v, 18, 2))
+        frac = F.when(F.length(v) > 19, F.substring(v, 21, 6)).otherwise(F.lit(""))
+        micros = F.when(frac == "", F.lit(0)).otherwise(_int(F.rpad(frac, 6, "0")))
+        valid = (y.between(1, 9999) & h.between(0, 23) & mi.between(0, 59) & s.between(0, 59)
+                 & micros.between(0, 999999)
+                 & F.try_make_timestamp_ntz(y, m, d, F.lit(0), F.lit(0), F.lit(0)).isNotNull())
+    return v.isNotNull() & ~F.coalesce(valid, F.lit(False))
+
+
+def split_fold(records: "DataFrame", tables: dict[tuple[str, str], tuple[int, list]]
+               ) -> tuple["DataFrame", Optional["DataFrame"]]:
+    """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
+    counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`."""
+    from pyspark.sql import functions as F
+
+    if not tables:
+        return records, None
+    tag = _tag()
+    tags = [f"{db}\x00{t}" for db, t in tables]
+    mine = tag.isin(tags)
+    sq = records.filter(mine)
+    change, base, op = ~F.col("base"), F.col("base"), F.col("op")
+    width = None
+    for (db, t), (n, _) in tables.items():
+        width = (F.when(tag == f"{db}\x00{t}", F.lit(n)) if width is None
+                 else width.when(tag == f"{db}\x00{t}", F.lit(n)))
+    keys = ["db", "table_name", "fold_key"]
+    g = sq.groupBy(*keys).agg(
+        F.max(F.when(base & (op != DELETE), F.col(SEQ_COL))).alias("live_seq"),
+        F.max(F.when(base & (op == DELETE), F.col(SEQ_COL))).alias("dead_seq"),
+        F.min(F.when(change, F.col(SEQ_COL))).alias("first_seq"),
+        F.max_by(F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
+                 F.when(change, F.struct("file_seq", "pos", "row"))).alias("last"),
+        F.count_if(change & ((F.col("split") != "") | F.col("diffs").isNotNull())).alias("odd"),
+        *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in ("insert", "update", "delete")])
+    last_op = F.col("last.op")
+    whole = (last_op != "update") | (F.size(F.json_object_keys(F.col("last.after"))) == width)
+    base_seq = F.coalesce("live_seq", "dead_seq")
+    ok = (F.col("first_seq").isNotNull() & (F.col("odd") == 0) & F.coalesce(whole, F.lit(False))
+          & (base_seq.isNull() | (F.col("first_seq") > base_seq)))
+    g = g.withColumn("ok", ok)
+    python = records.filter(~mine).unionByName(
+        sq.join(g.filter(~F.col("ok")).select(*keys), keys, "left_semi"))
+
+    done = g.filter(F.col("ok"))
+    live = last_op != DELETE
+    states = done.select(
+        F.lit("state").alias("kind"), "db", "table_name", F.col("fold_key").alias("row_key"),
+        F.when(live, F.col("last.after")).otherwise(F.coalesce(F.col("last.before"), F.lit("{}"))).alias("values"),
+        F.col("last.seq").alias("seq"), last_op.alias("op"), F.when(live, 1).otherwise(0).cast("bigint").alias("count"),
+        F.when(F.col("live_seq").isNotNull(), 1).otherwise(0).cast("bigint").alias("base_count"),
+        F.lit(None).cast("bigint").alias("commit_ts"), F.lit(None).cast("string").alias("record"))
+
+    counters: list[tuple[str, Any]] = [(o, F.sum(f"n_{o}")) for o in ("insert", "update", "delete")]
+    values = None
+    for (db, t), (_, temporals) in tables.items():
+        if not temporals:
+            continue
+        if values is None:
+            values = F.from_json(F.col("last.after"), "map<string,string>")
+        here = live & (tag == f"{db}\x00{t}")
+        for name, kind in temporals:
+            counters.append((f"invalid_temporal\x00{db}\x00{t}\x00{name}",
+                             F.count_if(here & invalid_temporal(values[name], kind))))
+    stats = done.agg(F.to_json(F.create_map(*[x for name, agg in counters
+                                              for x in (F.lit(name), F.coalesce(agg, F.lit(0)).cast("bigint"))]))
+                     .alias("record")).select(
+        F.lit("stats").alias("kind"), *[F.lit(None).cast(k).alias(c) for c, k in (
+            ("db", "string"), ("table_name", "string"), ("row_key", "string"), ("values", "string"),
+            ("seq", "bigint"), ("op", "string"), ("count", "bigint"), ("base_count", "bigint"),
+            ("commit_ts", "bigint"))], "record")
+    return python, states.unionByName(stats)
+
+
+def stats_counts(record: str) -> dict[str, int]:
+    """A ``stats`` row's counters without the zero ones (the SQL fold states every counter it computes)."""
+    return {k: v for k, v in json.loads(record).items() if v}

@@ -1,0 +1,85 @@
+"""The fold in Spark SQL (``binlake.lake.fold_sql``) against the Python fold it stands in for: the folded batch
+of generated workloads (FULL images: most keys fold in SQL; MINIMAL images: the keys whose last change is a
+partial image, and the dependent tables, stay in Python) is the same with the SQL fold as without it (every
+key's state, the counters, the zero or invalid dates counted per column); and the SQL test for a zero or
+invalid date is exactly ``invalid_temporal``'s."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from binlake.lake import apply, fold_sql
+from binlake.lake.apply import _scan, fold_batch
+from binlake.lake.delta import engine_for
+from binlake.lake.layout import LakeLayout
+from binlake.pipeline.bronze import BRONZE_SCHEMA
+from binlake.pipeline.types import invalid_temporal
+from tests.lake.test_apply_fold import bronze
+
+pytestmark = [pytest.mark.spark]
+
+
+def _folded(spark, tmp_path, rows, info) -> tuple[dict, dict]:
+    """(db, table, key) -> state, and the counters, of ``fold_batch`` over the bronze ``rows``."""
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromDDL(", ".join(f"`{n}` {t}" for n, t, _ in BRONZE_SCHEMA))
+    batch = spark.createDataFrame([tuple(r[n] for n, _, _ in BRONZE_SCHEMA) for r in rows], schema)
+    out = fold_batch(spark, engine_for(spark, "spark"), LakeLayout(str(tmp_path / "lake")), batch, info, False,
+                     False, source="s", after_seq=-1).collect()
+    states, stats = {}, {}
+    for r in out:
+        if r["kind"] == "state":
+            live = r["op"] != "delete"
+            states[r["db"], r["table_name"], r["row_key"]] = (
+                json.loads(r["values"]) if live else None, r["seq"], r["op"], r["count"], r["base_count"])
+        elif r["kind"] == "stats":
+            for k, v in json.loads(r["record"]).items():
+                if v:
+                    stats[k] = stats.get(k, 0) + v
+    stats.pop("update_without_base", None)     # a Python-only counter, not reported
+    return states, stats
+
+
+@pytest.mark.parametrize("row_image", ["full", "minimal"])
+def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
+    rows = bronze(tmp_path, row_image)
+    info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
+    tables = fold_sql.sql_tables(info, False, False)
+    assert tables, "no table folds in SQL"
+    assert any(temporals for _, temporals in tables.values())
+    with_sql = _folded(spark, tmp_path, rows, info)
+    monkeypatch.setattr(apply, "sql_tables", lambda *a: {})
+    without = _folded(spark, tmp_path, rows, info)
+    assert len(without[0]) > 100
+    assert with_sql == without
+    if row_image == "full":           # most keys did fold in SQL
+        seen = []
+
+        def split(records, tables):
+            python, in_sql = fold_sql.split_fold(records, tables)
+            seen.append(in_sql)
+            return python, in_sql
+        monkeypatch.setattr(apply, "sql_tables", fold_sql.sql_tables)
+        monkeypatch.setattr(apply, "split_fold", split)
+        assert _folded(spark, tmp_path, rows, info) == without
+        assert seen[0].filter("kind = 'state'").count() > len(without[0]) // 4
+
+
+VALUES = ["2024-03-01", "0000-00-00", "2024-02-30", "2024-02-29", "2023-02-29", "0000-01-01", "0001-01-01",
+          "9999-12-31", "2024-13-01", "2024-00-10", "2024-03-00", "", "2024", "x024-03-01",
+          "2024-03-01 00:00:00", "2024-03-01 23:59:59.999999", "2024-03-01 24:00:00", "2024-03-01 00:60:00",
+          "2024-03-01 00:00:60", "2024-03-01 00:00:00.5", "2024-03-01 00:00:00.", "2024-03-01 00:00:00.1234567",
+          "0000-00-00 00:00:00", "2024-02-30 10:00:00", "2024-03-01 1:00:00", "2024-03-01 00:00:00.-5",
+          "2024-03-01 00:00", None]
+
+
+def test_invalid_temporal_in_sql_is_pythons(spark):
+    from pyspark.sql import functions as F
+
+    frame = spark.createDataFrame([(v,) for v in VALUES], "v string")
+    for kind in ("date", "timestamp_ntz", "timestamp"):
+        got = dict(frame.select("v", fold_sql.invalid_temporal(F.col("v"), kind).alias("bad")).collect())
+        assert got == {v: invalid_temporal(kind, v) for v in VALUES}, kind
