@@ -206,6 +206,11 @@ def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark
     assert code == 0, err
     assert summary["waiting"] == f"waiting for {f[1].name} to complete (ends mid-event at offset {middle.pos})"
     assert summary["held_files"] == [f[2].name, f[3].name] and bronze_files(lake) <= {f[0].name, f[1].name}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["status", "--lake", str(lake), "--landing", str(tmp_path / "landing"), "--json"]) == 0
+    [status] = json.loads(out.getvalue())["sources"]
+    assert status["waiting"] == summary["waiting"] and status["pending_files"] == 2
     # every transaction there, only its ROTATE event missing: a closed binlog ends with it, so still waiting
     assert last.type_code == 4 and last.pos + last.event_size == f[1].stat().st_size
     land(tmp_path, (f[1].name, f[1].read_bytes()[:last.pos]))

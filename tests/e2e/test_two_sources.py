@@ -79,8 +79,8 @@ def test_a_second_sources_snapshot_of_an_owned_table_is_refused(spark, tmp_path:
         with MariaDBServer(tmp_path / f"server-{name}") as server:
             server.execute(user + f"INSERT INTO t.t VALUES {rows}; CREATE TABLE t.{other} (id INT PRIMARY KEY); "
                            f"INSERT INTO t.{other} VALUES (1), (2);")
-            code, out, err = cli("snapshot", "--source", f"mysql://snap@127.0.0.1:{server.port}/?name={name}",
-                                 "--landing", str(landing), "--include", "t.*")
+            uri = f"mysql://snap@127.0.0.1:{server.port}/?server_id=4310&name={name}"
+            code, out, err = cli("snapshot", "--source", uri, "--landing", str(landing), "--include", "t.*")
             assert code == 0, out + err
             truth[name] = Counter(json.dumps(r, sort_keys=True) for r in server.execute(
                 "SELECT id, v FROM t.t").splitlines())

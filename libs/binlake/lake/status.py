@@ -55,18 +55,20 @@ class _DriverRows:
         return driver_read.read(table_path, columns, where)
 
 
-def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[int, Optional[str]]:
-    """Landing files of ``source`` not (fully) ingested yet, and the gap that stops the source (or None)."""
+def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[int, Optional[str], Optional[str]]:
+    """Landing files of ``source`` not (fully) ingested yet, the gap that stops the source (or None), and the file
+    cut short it waits at (or None; the files after it are pending too)."""
     from binlake.lake.errors import BinlogGapError
     from binlake.lake.ingest import ingested_files, plan_ingest
 
     if not os.path.isdir(landing_dir):
-        return 0, None
+        return 0, None, None
     done = ingested_files(None, _DriverRows(), lake.bronze, source)
     try:
-        return len(plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30).files), None
+        plan = plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30)
     except BinlogGapError as exc:
-        return 0, str(exc)
+        return 0, str(exc), None
+    return len(plan.files) + len(plan.held), None, plan.waiting
 
 
 def applied_commits(lake: "LakeLayout", checkpoints: dict[str, int]) -> list[dict[str, Any]]:
@@ -181,9 +183,10 @@ def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optio
                 "run_id": run["run_id"], "run_end": iso(run["run_end"]), "result": run["result"],
                 "changes": run["changes"], "quarantined": run["quarantined"]},
             "quarantined_rows": sum(n for (s, _, _), n in quarantine.items() if s == source),
-            "pending_files": None, "gap": None, "tables": tables}
+            "pending_files": None, "gap": None, "waiting": None, "tables": tables}
         if landing:
-            entry["pending_files"], entry["gap"] = pending_files(lake, os.path.join(landing, source), source)
+            entry["pending_files"], entry["gap"], entry["waiting"] = pending_files(lake, os.path.join(landing, source),
+                                                                                   source)
             entry["refused_files"] = refused_files(os.path.join(landing, source))
         out.append(entry)
     return {"lake": lake.root, "generated_at": iso(now), "sources": out}
@@ -229,6 +232,8 @@ def format_status(doc: dict[str, Any]) -> str:
                   f"  quarantined rows     {s['quarantined_rows']}"]
         if s.get("gap"):
             lines.append(f"  STOPPED              {s['gap']}")
+        if s.get("waiting"):
+            lines.append(f"  WAITING              {s['waiting']}")
         for refused in s.get("refused_files") or ():
             lines.append(f"  NOT READ             {refused}")
         rows = [("table", "live rows", "last applied commit", "lag", "quarantined")]
