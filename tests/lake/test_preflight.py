@@ -95,3 +95,34 @@ def test_read_only_disk_is_refused(tmp_path: Path) -> None:
     assert run.returncode == 2, run.stderr
     line = _one_line(run.stderr)
     assert "can not be written (read-only file system)" in line and "Spark" not in run.stderr
+
+
+class Py4JJavaError(Exception):
+    """Stands for py4j's error class: binlake.lake.failures tells Spark failures by the module of their class."""
+
+
+Py4JJavaError.__module__ = "py4j.protocol"
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_a_spark_failure_is_one_line_each_thing_said_once(tmp_path: Path, writable: bool) -> None:
+    from binlake.lake.errors import SparkJobFailed
+    from binlake.lake.failures import stage
+    from binlake.lake.layout import LakeLayout
+
+    root = tmp_path / "lake"
+    if not writable:
+        root.write_text("a file: no logs folder can be made under it")
+    error = Py4JJavaError("An error occurred while calling o45.save.\n: java.io.FileNotFoundException: "
+                          "/x/part-0001 (Not a directory)\n\tat org.apache.hadoop.fs.Foo(Foo.java:1)")
+    with pytest.raises(SparkJobFailed) as caught:
+        with stage("snapshot_sdi", LakeLayout(str(root))):
+            raise error
+    line = str(caught.value)
+    assert "\n" not in line
+    assert line.startswith("snapshot_sdi failed: a Spark job failed: java.io.FileNotFoundException: /x/part-0001")
+    assert line.count("full trace") == (1 if writable else 0)       # a log only when one was written
+    assert line.lower().count("rerunning") == 1 and "see the log" not in line
+    if writable:
+        log = Path(line.split("full trace in ", 1)[1].split(". Rerunning", 1)[0])
+        assert log.is_file() and "FileNotFoundException" in log.read_text()
