@@ -36,6 +36,7 @@ from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LayoutMissingError
 from binlake.lake.fold_sql import split_fold, sql_tables, stats_counts
+from binlake.lake.fold_sql import split_fold, sql_tables, stats_counts
 from binlake.lake.owned import scratch_folder
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
