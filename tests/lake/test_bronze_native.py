@@ -310,10 +310,21 @@ def test_a_ddl_inside_a_payload_is_placed_at_the_payload(tmp_path) -> None:
 
 def test_fuzz_corpus_and_mutations_write_alike(tmp_path) -> None:
     """The small seeds of the fuzz corpus and a fixed set of their mutations, each read as one chunk."""
+    bronze_sweep(tmp_path, runs=80, seed=41)
+
+
+@pytest.mark.slow
+def test_many_mutations_write_alike(tmp_path) -> None:
+    """Many more mutations (primary keys in TABLE_MAPs, compressed payloads and their declared sizes among the
+    seeds): both writers give the same rows, or the same error row, or fail alike."""
+    bronze_sweep(tmp_path, runs=1500, seed=43)
+
+
+def bronze_sweep(tmp_path: Path, runs: int, seed: int) -> None:
     from tests.fuzz.targets import seeds
     corpus = [s for s in seeds("binlog") if len(s) < 16_000]
-    rng = random.Random(41)
-    for n in range(80):
+    rng = random.Random(seed)
+    for n in range(runs):
         data = mutate(rng, rng.choice(corpus)) if n >= len(corpus) else corpus[n]
         if len(data) < 4 or data[:4] != b"\xfebin":
             continue

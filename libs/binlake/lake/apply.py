@@ -41,6 +41,7 @@ from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
 from binlake.lake.table_names import split_table_name, table_name
 from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, column_metas, data_columns,
+                                 reserved_names, reserved_reason,
                                  merge_keys, silver_converters, table_columns)
 from binlake.pipeline.bronze import CHANGE_OPS, LAYOUT_OP
 from binlake.pipeline.filters import GtidSet
@@ -949,7 +950,7 @@ def _apply_ddl(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     rows = []
     for action in actions:
         table = (getattr(action, "db", None), getattr(action, "table", None))
-        if table in blocked:
+        if table in blocked or (table[1] is not None and not opts.tables.keeps(*table)):    # or --exclude'd
             continue
         outcome = apply_action(spark, engine, lake, action, now=when, seq=ddl[SEQ_COL], commit_ts=ddl["commit_ts"],
                                type_options={"temporal_text": opts.temporal_text}, statement=ddl["statement"])
@@ -974,7 +975,14 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
 
     if info.last is None:
         return gtids
+    excluded = [t for t in info.tables if not opts.tables.keeps(*t)]     # --exclude: rows ingested before it
+    if excluded:
+        batch = batch.filter(~F.concat_ws("\x00", "db", "table_name").isin([_table_tag(*t) for t in excluded]))
+        for t in excluded:
+            info.changes -= info.tables.pop(t).changes
     held = {t: why for t, why in blocked.items() if t in info.tables}
+    held.update({t: reserved_reason(*t, names) for t, ti in info.tables.items()       # a column named _binlake_*
+                 if t not in held and (names := reserved_names(ti.metas))})
     if held:       # a blocked table's changes: quarantined with the reason, not folded
         tags = [_table_tag(*t) for t in held]
         in_held = F.concat_ws("\x00", "db", "table_name").isin(tags)

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from binlake.lake.arrow import to_arrow
 from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
-from binlake.lake.delta.plan import OP_COL, SEQ_COL
-from binlake.lake.silver import DUP_COL
+from binlake.lake.delta.plan import OP_COL, SEQ_COL, quote_spark
+from binlake.lake.silver import DUP_COL, RESERVED_PREFIX, reserved_reason
 from binlake.lake.table_names import split_table_name, table_name
 
 if TYPE_CHECKING:
@@ -117,6 +117,11 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
                 f"snapshot {snap.id} of {db}.{table} not seeded: the table belongs to source {owned[db, table]!r} "
                 f"(the first to load it), and source {source} may not overwrite it; load each table from one source")
             continue
+        reserved = sorted(c.name for c in t.columns if c.name.lower().startswith(RESERVED_PREFIX))
+        if reserved:            # silver's own columns would overwrite them: the table alone is not seeded
+            report.refused.append(f"{db}.{table}")
+            report.warnings.append(f"snapshot {snap.id} not seeded: {reserved_reason(db, table, reserved)}")
+            continue
         if snap.seam_seq <= applied:
             report.warnings.append(
                 f"snapshot {snap.id} of {db}.{table} is older than what source {source} has applied "
@@ -149,9 +154,9 @@ def silver_frame(spark: "SparkSession", table: Any, seq: int) -> "DataFrame":
     from pyspark.sql import functions as F
 
     names = [c.name for c in table.columns]
-    df = spark.read.parquet(*[str(p) for p in table.files]).select(*[F.col(f"`{n}`") for n in names])
+    df = spark.read.parquet(*[str(p) for p in table.files]).select(*[F.col(quote_spark(n)) for n in names])
     df = df.withColumn(SEQ_COL, F.lit(seq).cast("bigint")).withColumn(OP_COL, F.lit("insert"))
     if not table.primary_key:
-        same = Window.partitionBy(*[F.col(f"`{n}`") for n in names]).orderBy(F.lit(0))
+        same = Window.partitionBy(*[F.col(quote_spark(n)) for n in names]).orderBy(F.lit(0))
         df = df.withColumn(DUP_COL, (F.row_number().over(same) - 1).cast("bigint"))
     return df

@@ -21,6 +21,23 @@ COUNT_COL = "_binlake_count"          # history tables of tables without a prima
 DUP_COL = "_binlake_dup"              # silver tables without a primary key: which of the equal rows
 COMMIT_TS_COL = "_binlake_commit_ts"
 KEY_COL = "_binlake_key"
+RESERVED_PREFIX = "_binlake_"         # silver's own columns; a source column may not take such a name
+
+
+def reserved_names(column_metas: Iterable[str]) -> list[str]:
+    """The source columns (of a table's bronze ``columns`` JSON, any layout) whose names binlake keeps for its
+    own silver columns (``_binlake_*``, in any case: Spark and Delta resolve names case-insensitively)."""
+    found = {m[0] for metas in column_metas if metas for m in json.loads(metas)
+             if str(m[0]).lower().startswith(RESERVED_PREFIX)}
+    return sorted(found)
+
+
+def reserved_reason(db: str, table: str, names: Sequence[str]) -> str:
+    """Why a table with columns of reserved names is blocked, and what to do."""
+    cols = ", ".join(f"`{n}`" for n in names)
+    return (f"`{db}`.`{table}` has column(s) {cols}: names beginning with {RESERVED_PREFIX} are binlake's own "
+            f"silver columns, so the table is not loaded (its changes are quarantined); rename the column(s) at the "
+            f"source, or leave the table out with --exclude {db}.{table}")
 
 
 def column_metas(column_metas: Iterable[str]) -> dict[str, list]:
