@@ -83,3 +83,42 @@ def test_invalid_temporal_in_sql_is_pythons(spark):
     for kind in ("date", "timestamp_ntz", "timestamp"):
         got = dict(frame.select("v", fold_sql.invalid_temporal(F.col("v"), kind).alias("bad")).collect())
         assert got == {v: invalid_temporal(kind, v) for v in VALUES}, kind
+
+
+META = {"id": ["id", 3, 3, 0, False, None], "big": ["big", 8, 8, 0, True, None],
+        "amount": ["amount", 246, 246, (12 << 8) | 2, False, None], "name": ["name", 15, 15, 80, False, 45],
+        "note": ["note", 252, 252, 2, False, 45], "day": ["day", 10, 10, 0, False, None],
+        "at": ["at", 18, 18, 6, False, None], "ts": ["ts", 17, 17, 3, False, None],
+        "small": ["small", 2, 2, 0, True, None]}
+STATES = [
+    {"id": 1, "big": 18446744073709551615, "amount": "-1234567890.25", "name": "Zürich \"quoted\" \\ back",
+     "note": "line\nbreak", "day": "2024-02-29", "at": "2024-03-01 23:59:59.999999", "ts": "1970-01-01 00:00:00.5",
+     "small": 65535},
+    {"id": 2, "big": 0, "amount": "0.00", "name": "", "note": None, "day": "0000-00-00", "at": "0000-00-00 00:00:00",
+     "ts": "2024-02-30 10:00:00.000", "small": 0},
+    {"id": 3, "name": "only some columns"},
+    {"id": 4, "name": {"hex": "c328"}, "note": "text that did not decode: {\"hex\":\"ff\"}", "day": "0001-01-01",
+     "at": "9999-12-31 23:59:59.000001", "ts": "2038-01-19 03:14:07.999"},
+    {"id": -5, "amount": "99.9", "day": "2024-13-01", "at": "2024-03-01 00:00:00", "ts": "2024-03-01 00:00:00."},
+]
+
+
+def test_typed_states_in_sql_equal_the_python_conversion(spark):
+    """The silver MERGE source of a primary-key table from SQL (``table_frame`` with the columns' bronze
+    descriptions) holds exactly the rows of the Python conversion: integers, BIGINT UNSIGNED, decimals, text
+    with quotes and accents, text kept as ``{"hex"}`` (converted by Python), zero and invalid dates, missing
+    columns, NULLs."""
+    from binlake.lake.apply import OUT_COLUMNS, table_frame
+    from binlake.lake.silver import data_columns
+    from binlake.pipeline.fold import compact_json
+
+    cols = data_columns(META)
+    assert fold_sql.sql_typable(cols, META)
+    rows = [("state", "d", "t", f"[{s['id']}]", compact_json(s), 10 + i, "update" if i else "insert", 1, 0, None, None)
+            for i, s in enumerate(STATES)]
+    folded = spark.createDataFrame(rows, ", ".join(f"`{n}` {k}" for n, k in OUT_COLUMNS))
+    sql = table_frame(folded, "state", ("d", "t"), cols, True, META)
+    python = table_frame(folded, "state", ("d", "t"), cols, True)
+    assert sql.schema == python.schema
+    got, want = sorted(map(tuple, sql.collect())), sorted(map(tuple, python.collect()))
+    assert len(want) == len(STATES) and got == want

@@ -35,7 +35,7 @@ from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoi
 from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LayoutMissingError
-from binlake.lake.fold_sql import split_fold, sql_tables, stats_counts
+from binlake.lake.fold_sql import split_fold, sql_tables, sql_typable, stats_counts, typed_states
 from binlake.lake.owned import scratch_folder
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
@@ -728,12 +728,16 @@ def _typed(columns: list[tuple[str, str]], kind: str, has_pk: bool) -> Any:
 
 
 def table_frame(folded: "DataFrame", kind: str, table: TableId, columns: list[tuple[str, str]],
-                has_pk: bool) -> "DataFrame":
-    """One table's silver MERGE source (``kind="state"``) or SCD2 history rows (``kind="history"``)."""
+                has_pk: bool, metas: Optional[dict[str, list]] = None) -> "DataFrame":
+    """One table's silver MERGE source (``kind="state"``) or SCD2 history rows (``kind="history"``). A primary-key
+    table's states whose every column converts in SQL (``metas``: the columns' bronze descriptions;
+    :func:`binlake.lake.fold_sql.sql_typable`) are converted there, not in Python."""
     from pyspark.sql import functions as F
 
     fn, target = _typed(columns, kind, has_pk)
     rows = folded.filter((F.col("kind") == kind) & (F.col("db") == table[0]) & (F.col("table_name") == table[1]))
+    if kind == "state" and has_pk and metas is not None and sql_typable(columns, metas):
+        return typed_states(rows, columns, lambda odd: odd.mapInArrow(fn, spark_ddl(target)))
     return rows.mapInArrow(fn, spark_ddl(target))
 
 
@@ -1035,7 +1039,8 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                 crash_point("after_history")
             if counts.get(("effective", *table)):
                 keys, null_safe = merge_keys(ti.pk, cols)
-                states = table_frame(folded.filter(~_state_no_op(info)), "state", table, cols, has_pk)
+                states = table_frame(folded.filter(~_state_no_op(info)), "state", table, cols, has_pk,
+                                     column_metas(ti.metas))
                 engine.merge(lake.silver(*table), states, keys, SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe,
                              effective=True)
                 lake.record_name(*table)

@@ -140,3 +140,69 @@ def split_fold(records: "DataFrame", tables: dict[tuple[str, str], tuple[int, li
 def stats_counts(record: str) -> dict[str, int]:
     """A ``stats`` row's counters without the zero ones (the SQL fold states every counter it computes)."""
     return {k: v for k, v in json.loads(record).items() if v}
+
+
+# --- typed MERGE sources in SQL -----------------------------------------------------------------------------------
+
+INTEGER_KINDS = ("tinyint", "smallint", "int", "bigint")
+
+
+def _sql_kind(meta: Any, kind: str) -> bool:
+    """Whether SQL converts a column's bronze value exactly as :func:`binlake.pipeline.types.to_silver` does:
+    integers, decimals (their exact text, or an integer for BIGINT UNSIGNED), DATE/DATETIME/TIMESTAMP text, and
+    text columns of a character set (a JSON string). Floats, binary, BIT, TIME, JSON, ENUM/SET, vectors: no."""
+    from binlake.binlog import constants as C
+    from binlake.pipeline.types import _CHAR_TYPES
+
+    t, real = meta[1], meta[2]
+    if kind in INTEGER_KINDS:
+        return t != C.MYSQL_TYPE_BIT
+    if kind.startswith("decimal"):
+        return True
+    if kind in TEMPORAL_KINDS:
+        return True
+    return kind == "string" and real in _CHAR_TYPES and t != C.MYSQL_TYPE_JSON
+
+
+def sql_typable(columns: list[tuple[str, str]], metas: dict[str, list]) -> bool:
+    """Whether every column of a table converts in SQL (:func:`_sql_kind`)."""
+    return all(name in metas and _sql_kind(metas[name], kind) for name, kind in columns)
+
+
+def _typed_value(v: "Column", kind: str) -> "Column":
+    from pyspark.sql import functions as F
+
+    if kind in INTEGER_KINDS or kind.startswith("decimal"):
+        return v.try_cast(kind)
+    if kind == "string":
+        return v
+    y, m, d = _int(F.substring(v, 1, 4)), _int(F.substring(v, 6, 2)), _int(F.substring(v, 9, 2))
+    bad = invalid_temporal(v, kind)
+    if kind == "date":
+        return F.when(~bad, F.make_date(y, m, d))
+    h, mi, s = _int(F.substring(v, 12, 2)), _int(F.substring(v, 15, 2)), _int(F.substring(v, 18, 2))
+    frac = F.when(F.length(v) > 19, F.substring(v, 21, 6)).otherwise(F.lit(""))
+    micros = F.when(frac == "", F.lit(0)).otherwise(_int(F.rpad(frac, 6, "0")))
+    secs = ((s * 1_000_000 + micros).cast("decimal(16,0)") / F.lit(1_000_000)).cast("decimal(8,6)")
+    if kind == "timestamp_ntz":
+        return F.when(~bad, F.make_timestamp_ntz(y, m, d, h, mi, secs))
+    return F.when(~bad, F.make_timestamp(y, m, d, h, mi, secs, F.lit("UTC")))
+
+
+HEX_OBJECT = ':{"hex":'     # in bronze's compact JSON only where a value is an object (undecodable text)
+
+
+def typed_states(rows: "DataFrame", columns: list[tuple[str, str]], python: Any) -> "DataFrame":
+    """A primary-key table's silver MERGE source from its folded ``state`` rows: the columns converted in SQL
+    (:func:`sql_typable` tables), except the rows whose values hold an object (text that did not decode, kept
+    as ``{"hex": ...}``), which ``python`` (the Python conversion, a DataFrame -> DataFrame function) converts.
+    The columns and types are ``table_columns(columns, True)``."""
+    from pyspark.sql import functions as F
+
+    from binlake.lake.delta.plan import OP_COL
+
+    odd = F.col("values").contains(HEX_OBJECT)
+    values = F.from_json(F.col("values"), "map<string,string>")
+    sql = rows.filter(~odd).select(*[_typed_value(values[name], kind).cast(kind).alias(name) for name, kind in columns],
+                                   F.col("seq").alias(SEQ_COL), F.col("op").alias(OP_COL))
+    return sql.unionByName(python(rows.filter(odd)))
