@@ -223,7 +223,7 @@ def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark
     copy = tmp_path / "landing" / "src" / f"copy.{f[2].name.rsplit('.', 1)[1]}"
     copy.write_bytes(f[2].read_bytes())
     code, _, err = run(tmp_path, engine)
-    assert code == 2 and f"{copy.name} and {f[2].name} have the same sequence number" in err, err
+    assert code == 2 and f"{f[2].name} and {copy.name} have the same sequence number" in err, err
     copy.unlink()
     # the rest lands; the file the server was writing half-way is a live copy (in use, cut), then whole
     index, live = w.live

@@ -88,8 +88,8 @@ def test_a_second_sources_snapshot_of_an_owned_table_is_refused(spark, tmp_path:
     assert truth["a"] == a_rows
     code, out, err = cli("run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json")
     assert code == 0, err
+    assert Counter(json.dumps(f"{r['id']}\t{r['v']}", sort_keys=True) for r in silver_rows(lake, "t", "t")) == a_rows
     first, second = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert (first["source"], first["seeded_tables"]) == ("a", ["t.t", "t.u"])
     assert (second["source"], second["seeded_tables"], second["seeds_refused"]) == ("b", ["t.w"], ["t.t"])
     assert "t.t not seeded: the table belongs to source 'a'" in err
-    assert Counter(json.dumps(f"{r['id']}\t{r['v']}", sort_keys=True) for r in silver_rows(lake, "t", "t")) == a_rows
