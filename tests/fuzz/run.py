@@ -20,6 +20,7 @@ def main(argv: list[str]) -> None:
         import binlake.mysqljson  # noqa: F401
         import binlake.sdi.readers  # noqa: F401
         import binlake.transport.client  # noqa: F401
+        import binlake.snapshot.take  # noqa: F401
     from tests.fuzz.targets import TARGETS, seeds
 
     corpus.mkdir(parents=True, exist_ok=True)

@@ -120,9 +120,133 @@ def packet_target(data: bytes) -> None:
         pass
 
 
+class _Choices:
+    """Decisions drawn from the fuzz input, one byte each (0 once it is used up)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def byte(self) -> int:
+        self.at += 1
+        return self.data[self.at - 1] if self.at <= len(self.data) else 0
+
+    def pick(self, options: list) -> object:
+        return options[self.byte() % len(options)]
+
+
+HOSTILE_VALUES = [None, "", "0", "-1", "2", str(1 << 64), str(1 << 70), "x", "1e3", " 7", "mysql-bin",
+                  "../a.000001", "a/b.000001", ".hidden.000001", "binlog.000001", "\x00", "\x1b[2J", "ID", "id",
+                  b"", b"\xff\xfe", b"a", "9" * 400, "InnoDB", "MyISAM", "int", "varchar", "decimal", "PRIMARY"]
+
+
+class _ScriptedSnapshotServer:
+    """A PyMySQL connection stand-in answering the snapshot's statements from tests/snapshot/fake_server.py's
+    ``Answers``, each answer possibly changed as the fuzz input decides: a cell replaced by a hostile value, a
+    column dropped or added, rows dropped or doubled, or a server error instead."""
+
+    def __init__(self, data: bytes) -> None:
+        from tests.snapshot.fake_server import Answers
+
+        self.choices = _Choices(data)
+        mysql = self.choices.byte() & 1
+        self.answers = Answers(**({"flavor": "mysql", "version": (["v", "id"], [["8.4.0", "1"]])} if mysql else {}))
+
+    def cursor(self, cls: object = None) -> "_ScriptedCursor":
+        import pymysql.cursors
+
+        return _ScriptedCursor(self, cls is pymysql.cursors.DictCursor)
+
+    def close(self) -> None:
+        pass
+
+    def result(self, sql: str) -> tuple[list, list]:
+        import pymysql.err
+
+        answer = self.answers.answer(sql)
+        if answer is None or answer == "ok":
+            return [], []
+        if isinstance(answer[0], int):
+            raise pymysql.err.ProgrammingError(answer[0], answer[1])
+        names, rows = list(answer[0]), [list(r) for r in answer[1]]
+        c = self.choices
+        kind = c.byte() % 8
+        if kind == 1 and rows:
+            row = rows[c.byte() % len(rows)]
+            if row:
+                row[c.byte() % len(row)] = c.pick(HOSTILE_VALUES)
+        elif kind == 2 and names:
+            i = c.byte() % len(names)
+            names.pop(i)
+            rows = [r[:i] + r[i + 1:] for r in rows]
+        elif kind == 3:
+            names.append(str(c.pick(HOSTILE_VALUES[-6:])))
+            rows = [r + [c.pick(HOSTILE_VALUES)] for r in rows]
+        elif kind == 4:
+            rows = []
+        elif kind == 5:
+            rows = rows + rows
+        elif kind == 6:
+            code = c.pick([1064, 1146, 1054, 1045, 1142, 1205, 1412, 2013, 1927, 9999])
+            error = pymysql.err.OperationalError if code in (2013, 1927) else pymysql.err.ProgrammingError
+            raise error(code, "scripted server error")
+        return names, rows
+
+
+class _ScriptedCursor:
+    def __init__(self, conn: _ScriptedSnapshotServer, dicts: bool) -> None:
+        self.conn, self.dicts, self.rows, self.at = conn, dicts, [], 0
+
+    def execute(self, sql: str, params: object = None) -> None:
+        shown = tuple(str(p) if isinstance(p, int) else "'?'" for p in (params or ()))
+        names, rows = self.conn.result(sql % shown)
+        width = len(names)
+        rows = [tuple((list(r) + [None] * width)[:width]) for r in rows]       # PyMySQL: one value per column
+        self.rows = [dict(zip(names, r)) for r in rows] if self.dicts else rows
+        self.at = 0
+
+    def fetchall(self) -> list:
+        out, self.at = self.rows[self.at:], len(self.rows)
+        return out
+
+    def fetchone(self) -> object:
+        if self.at >= len(self.rows):
+            return None
+        self.at += 1
+        return self.rows[self.at - 1]
+
+    def fetchmany(self, n: int) -> list:
+        out = self.rows[self.at:self.at + n]
+        self.at += len(out)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def snapshot_target(data: bytes) -> None:
+    """``take_snapshot`` against a scripted server whose answers the input changes: a typed error, or a snapshot
+    marked complete that :func:`binlake.snapshot.read_snapshots` reads back (it can seed); nothing else."""
+    import tempfile
+
+    from binlake.snapshot import read_snapshots, take_snapshot
+    from binlake.snapshot.take import SnapshotOptions
+    from binlake.transport.uri import parse_mysql_uri
+
+    server = _ScriptedSnapshotServer(data)
+    with tempfile.TemporaryDirectory() as landing:
+        try:
+            take_snapshot(parse_mysql_uri("mysql://fuzz@127.0.0.1/?server_id=9&name=src"), landing,
+                          SnapshotOptions(chunk_rows=1 + server.choices.byte() % 3), connector=lambda **kw: server,
+                          stream=io.StringIO())
+        except BinlakeError:
+            return
+        for snapshot in read_snapshots(Path(landing) / "src"):       # outside the try: must not raise at all
+            assert snapshot.tables
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "binlog": binlog_target, "json": json_target, "diff": diff_target, "sdi": sdi_target,
-    "packets": packet_target,
+    "packets": packet_target, "snapshot": snapshot_target,
 }
 
 
@@ -197,6 +321,11 @@ def seeds(target: str) -> Iterator[bytes]:
                 yield p.read_bytes()
             for p in sorted((root / "sdi" / "ibd").glob("*.ibd"))[:2]:
                 yield p.read_bytes()[:96 << 10]
+    elif target == "snapshot":
+        yield b""                                    # the scripted answers unchanged (MariaDB)
+        yield b"\x01"                                # MySQL
+        for i in range(1, 8):
+            yield bytes([i % 2]) + bytes([i, 0, 0, 3]) * 12
     elif target == "packets":
         for log in _built_binlogs():
             yield _as_packets(log)

@@ -53,10 +53,21 @@ class Answers:
                                                        "PRIMARY KEY (`id`)) ENGINE=InnoDB"]])
     rows: Result = (["id", "v"], [["1", b"a"], ["2", None]])
     fingerprint: Result = (["c", "a", "b"], [["2", "1", "2"]])
+    honest: bool = True                  # the rows answer honours the read's key range and LIMIT
 
     def script(self) -> Script:
         greeting = "10.11.9-MariaDB-log" if self.flavor == "mariadb" else "8.4.0"
         return Script([("binlog.000001", b"")], version=greeting, answer=self.answer)
+
+    def read(self, sql: str) -> Result:
+        """The rows answer as a server runs the read: keys after the range's lower bound, at most LIMIT rows."""
+        names, rows = self.rows
+        if not self.honest:
+            return names, rows
+        lo = re.search(r"`id` > (\d+)", sql)
+        limit = re.search(r"LIMIT (\d+)$", sql)
+        rows = [r for r in rows if _after(r, int(lo.group(1)) if lo else None)]
+        return names, rows[:int(limit.group(1))] if limit else rows
 
     def answer(self, sql: str) -> Any:
         s = " ".join(sql.split())
@@ -73,10 +84,18 @@ class Answers:
             if u.startswith(prefix):
                 return result if result is not None else (1064, "You have an error in your SQL syntax")
         if re.match(r"SELECT .* FROM `", s):
-            return self.rows
+            return self.read(s)
         if u.startswith(("START TRANSACTION", "COMMIT", "FLUSH TABLES", "UNLOCK TABLES", "SET ")):
             return "ok"
         return None
+
+
+def _after(row: list[Any], lo: Optional[int]) -> bool:
+    """Whether a row's key (its first value) is after ``lo``; a key that is no integer is kept (hostile rows)."""
+    try:
+        return lo is None or int(row[0]) > lo
+    except (TypeError, ValueError, IndexError):
+        return True
 
 
 def serve(answers: Answers) -> FakeMySQL8:

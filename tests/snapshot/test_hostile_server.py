@@ -78,6 +78,8 @@ CASES = {
     "fingerprint not a number": dict(fingerprint=(["c", "a", "b"], [["lots", "1", "2"]]),
                                      rows=(["id", "v"], [["1", b"a"]])),
     "fingerprint row of one column": dict(fingerprint=(["c"], [["1"]]), rows=(["id", "v"], [["1", b"a"]])),
+    "more rows than LIMIT": dict(honest=False),
+    "the same key range again (was an endless snapshot)": dict(honest=False, rows=(["id", "v"], [["1", b"a"]])),
 }
 
 
@@ -150,3 +152,13 @@ def test_a_complete_snapshot_that_can_not_seed_is_a_typed_error_naming_it(tmp_pa
     path.write_text(json.dumps(manifest))
     with pytest.raises(InvalidSnapshotError, match=f"{path}: snapshot .* can not seed silver: .*remove the folder"):
         read_snapshots(tmp_path / "src")
+
+
+def test_a_column_named_twice_is_found_whatever_the_objects() -> None:
+    """Found by the snapshot fuzzer: the same name object twice passed an identity check."""
+    from binlake.snapshot.validate import columns_problem
+
+    name = "id"
+    assert columns_problem([name, name]) == "the column 'id' appears twice"
+    assert columns_problem(["id", "ID"]) == "the column 'ID' appears twice (as 'id')"
+    assert columns_problem(["id", "v"]) is None

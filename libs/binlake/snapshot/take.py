@@ -225,9 +225,14 @@ class _Run:
                 self.progress.rows(count, t.name, number)
             if rows == 0 and number > 0:
                 parts.discard()
+        if limit is not None and rows > limit:
+            raise SnapshotAnswerError(f"{where}: reading rows: the server returned {rows} rows for LIMIT {limit}")
         if hi is None and limit is not None and rows == limit and last is not None:
             hi = _converted(lambda k: [d.readers[i].to_key(v) for i, v in zip(key_at, k)], [last], where,
                             "the primary key")[0]
+            if lo is not None and hi == lo:     # keyset pagination would ask for the same range forever
+                raise SnapshotAnswerError(f"{where}: reading rows: the server returned rows up to the key {hi!r} "
+                                          "for the range after that key; the snapshot can not advance")
         fingerprint = self.session.fingerprint(d, lo, hi, self.manifest.fingerprint_key) if hi is not None else None
         return Chunk(lo, hi, rows, parts.files, fingerprint, invalid)
 

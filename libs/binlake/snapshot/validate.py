@@ -48,9 +48,10 @@ def columns_problem(names: list[Any]) -> Optional[str]:
     for name in names:
         if not isinstance(name, str) or not name:
             return f"expected a column name, found {name!r}"
-        other = seen.setdefault(name.lower(), name)
-        if other is not name:
+        other = seen.get(name.lower())
+        if other is not None:
             return f"the column {name!r} appears twice" + (f" (as {other!r})" if other != name else "")
+        seen[name.lower()] = name
     return None
 
 
