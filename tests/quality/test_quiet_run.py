@@ -147,6 +147,7 @@ def test_data_docs_render_styled_offline(sample, tmp_path) -> None:
     assert pages and all(remote_assets(p.read_text(encoding="utf-8")) == [] for p in pages)
     (validation,) = docs.joinpath("validations", "silver", "shop__orders", DAYS[-1]).rglob("*.html")
     checks = ("typeof jQuery", "typeof vegaEmbed", "typeof jQuery === 'function' && typeof jQuery.fn.bootstrapTable",
+              "typeof jQuery === 'function' && typeof jQuery.fn.modal",
               "getComputedStyle(document.querySelector('.navbar') || document.body).display",
               "document.querySelectorAll('table.table tbody tr').length",
               "getComputedStyle(document.body).fontFamily")
@@ -155,9 +156,10 @@ def test_data_docs_render_styled_offline(sample, tmp_path) -> None:
     v = run.values
     assert v["typeof jQuery"] == "function" and v["typeof vegaEmbed"] == "function"
     assert v[checks[2]] == "function"                    # bootstrap-table turned the tables into grids
-    assert v[checks[3]] == "flex"                         # Bootstrap's CSS applied to the navigation bar
-    assert v[checks[4]] >= 10                             # expectation rows
-    assert "apple-system" in v[checks[5]]                 # Bootstrap's font stack, not the browser default
+    assert v[checks[3]] == "function"                    # Bootstrap's own script ran (no CORS/SRI refusal)
+    assert v[checks[4]] == "flex"                         # Bootstrap's CSS applied to the navigation bar
+    assert v[checks[5]] >= 10                             # expectation rows
+    assert "apple-system" in v[checks[6]]                 # Bootstrap's font stack, not the browser default
     assert "values must never be null" in run.text and "Succeeded" in run.text
     assert run.exceptions == []
     shot = _shot(validation, tmp_path / "data_docs_offline.png")

@@ -44,6 +44,18 @@ _LINK = re.compile("|".join(re.escape(url) for url in sorted(ASSETS, key=len, re
 _ANY_ASSET = re.compile(r"""(?:src|href)=["'](https?:)?//[^"']+\.(?:css|js)["']|src=["']https?://[^"']+["']""")
 
 
+_TAG = re.compile(r"<(?:script|link)\b[^>]*>")
+_SRI = re.compile(r"""\s(?:integrity|crossorigin)=(?:"[^"]*"|'[^']*')""")
+
+
+def _local_tag(m: re.Match) -> str:
+    """A tag of a bundled file without ``integrity``/``crossorigin``: a page opened from disk has an opaque
+    origin, where a CORS-mode or integrity-checked request of a file is refused (the hashes hold: the files are
+    the packages' own, see the tests)."""
+    tag = m.group(0)
+    return _SRI.sub("", tag) if "static/vendor/" in tag else tag
+
+
 def make_offline(site: str) -> int:
     """Copy the bundled assets into ``<site>/static/vendor`` and rewrite the asset links of every page of the
     Data Docs site at ``site``; returns the number of pages changed. Rerunning changes nothing more."""
@@ -61,6 +73,7 @@ def make_offline(site: str) -> int:
         images = Path(os.path.relpath(root / "static" / "images", here)).as_posix()
         new = _LINK.sub(lambda m: f"{vendor}/{ASSETS[m.group(0)]}", text)
         new = _LOGO.sub(lambda m: f"{images}/{m.group(1)}", new)
+        new = _TAG.sub(_local_tag, new)
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed += 1
