@@ -8,8 +8,10 @@ each linked to its page `history/loads/<run>.html`), each run's totals (newest f
 summary page) and the open failures (expectations whose latest result failed, and since which run). Each build
 is appended to `history/reports.jsonl`. The task logs the page's `file://` link and returns its path.
 
-Runs whenever a `mysql_cdc_daily` validation updates the `binlake_dq_results` asset; trigger it by hand at any
-time (it only reads the results table, so it never interferes with a load).
+Runs whenever a `mysql_cdc_daily` load updates silver (asset `binlake_silver`) or a validation updates the
+`binlake_dq_results` asset, unpaused from the start; trigger it by hand at any time (it only reads the lake, so
+it never interferes with a load). Failed load tasks (a load, the validation, freshness) are among the open
+failures; a failed task also rebuilds the page at once (its failure callback).
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from pathlib import Path
 from airflow.sdk import DAG, Asset, Param, task
 
 from binlake.orchestration.alerts import on_failure
-from binlake.orchestration.config import DQ_RESULTS_ASSET, load_settings
+from binlake.orchestration.config import DQ_RESULTS_ASSET, SILVER_ASSET, load_settings
 
 settings = load_settings()
 
 with DAG(
     dag_id=Path(__file__).stem,
     doc_md=__doc__,
-    schedule=[Asset(name=DQ_RESULTS_ASSET, uri=settings.dq_results_uri)],
+    schedule=(Asset(name=SILVER_ASSET, uri=settings.silver_uri)
+              | Asset(name=DQ_RESULTS_ASSET, uri=settings.dq_results_uri)),
+    is_paused_upon_creation=False,          # useful from the first load on
     start_date=dt.datetime.combine(settings.start_date, dt.time(), dt.timezone.utc),
     catchup=False,
     max_active_runs=1,

@@ -14,15 +14,19 @@ For each configured source (one task group each):
    from bronze.
 
 Then, once for the run: **validate** (the data-quality suites over the whole lake, filed under the run's
-day) and **report** (`<lake>/reports/runs/<day>.json`); validate updates the `binlake_dq_results` asset, which
-triggers `dq_report`. Last, **freshness** fails when a source's last applied commit is more than
-`BINLAKE_MAX_LAG_HOURS` (default 24) behind the data interval end. Every failed task calls
+day) and **report** (`<lake>/reports/runs/<day>.json`). Each source's apply updates the asset `binlake_silver`
+and validate the asset `binlake_dq_results`; both trigger `dq_report` (and any DAG of yours scheduled on them).
+Last, **freshness** fails when changes that landed before the data interval end are applied more than
+`BINLAKE_MAX_LAG_HOURS` (default 24) late; a quiet source (nothing newer landed) is fresh. Every failed task calls
 `binlake.orchestration.alerts.on_failure` (an ERROR log line, `<lake>/_orchestration/alerts.jsonl`, and a POST
 to `BINLAKE_ALERT_WEBHOOK` when set), besides Airflow's own e-mail/UI channels.
 
 Every step is idempotent: a rerun or a backfill of a day ingests nothing new (files are identified by content) and
 applies nothing already applied (MERGE guarded by the binlog position), so the tables end as a normal run leaves
-them. Start a backfill from the DAG's page (Trigger -> Backfill) or with `airflow backfill create`; add
+them; a run whose day a later run already covered succeeds as a no-op. The jobs of one source never run at once
+(a lock per source in the lake, across scheduled, backfill and manual runs). Start a backfill from the DAG's page
+(Trigger -> Backfill: From/To are the *first days* of the intervals, a run per day, each loading that day) or with
+`airflow backfill create`; add
 `{"full_refresh": true}` as its configuration to rebuild silver from bronze (e.g. after silver was damaged).
 
 Settings (landing, lake, sources): `binlake.orchestration.config`, overridable by `BINLAKE_LANDING`,
@@ -37,8 +41,8 @@ from pathlib import Path
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, TaskGroup, chain, task
 
-from binlake.orchestration.alerts import on_failure
-from binlake.orchestration.config import DQ_RESULTS_ASSET, SPARK_CONF, load_settings, source_group_id
+from binlake.orchestration.alerts import on_failure, on_success
+from binlake.orchestration.config import DQ_RESULTS_ASSET, SILVER_ASSET, SPARK_CONF, load_settings, source_group_id
 
 settings = load_settings()
 WRITES_LAKE = {"max_active_tis_per_dag": 1}     # one writer per table at a time, across runs and backfills
@@ -59,6 +63,7 @@ with DAG(
         "max_retry_delay": dt.timedelta(minutes=30),
         "execution_timeout": dt.timedelta(hours=4),
         "on_failure_callback": on_failure,
+        "on_success_callback": on_success,
     },
     params={
         "sources": Param(list(settings.sources), type="array",
@@ -73,6 +78,7 @@ with DAG(
     },
 ) as dag:
     dq_results = Asset(name=DQ_RESULTS_ASSET, uri=settings.dq_results_uri)
+    silver = Asset(name=SILVER_ASSET, uri=settings.silver_uri)
 
     @task
     def fetch(source: str, params: dict | None = None) -> dict:
@@ -111,7 +117,8 @@ with DAG(
             chain(planned,
                   spark_job("snapshot_sdi", source, planned["snapshot_sdi"], **WRITES_LAKE),
                   spark_job("ingest_binlogs", source, planned["ingest_binlogs"], **WRITES_LAKE),
-                  apply := spark_job("apply_changes", source, planned["apply_changes"], **WRITES_LAKE))
+                  apply := spark_job("apply_changes", source, planned["apply_changes"], outlets=[silver],
+                                     **WRITES_LAKE))
             applied.append(apply)
 
     # once per run, after every source (none_failed_min_one_success: sources skipped by the param are fine);

@@ -51,7 +51,7 @@ for dag in bag.dags.values():
         "fileloc": Path(dag.fileloc).stem, "doc_md": dag.doc_md, "tags": sorted(dag.tags),
         "catchup": dag.catchup, "max_active_runs": dag.max_active_runs, "timetable": type(dag.timetable).__name__,
         "schedule": [getattr(dag.timetable, "expression", None), str(getattr(dag.timetable, "timezone", ""))],
-        "start_date": dag.start_date.isoformat(),
+        "start_date": dag.start_date.isoformat(), "paused_upon_creation": dag.is_paused_upon_creation,
         "params": {k: dag.params.get_param(k).schema for k in dag.params},
         "param_defaults": {k: dag.params[k] for k in dag.params},
         "assets": sorted(str(a.uri) for a in cond.objects) if cond is not None else [],
@@ -139,11 +139,16 @@ def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
     assert len(tasks) == 2 * len(chain) + 4
 
 
-def test_dq_report_is_scheduled_on_what_the_validations_update(parsed: dict) -> None:
+def test_dq_report_is_scheduled_on_what_the_loads_and_validations_update(parsed: dict) -> None:
     daily = parsed["dags"]["mysql_cdc_daily"]["tasks"]
     report = parsed["dags"]["dq_report"]
     outlets = {u for t in daily.values() for u in t["outlets"]}
-    assert len(outlets) == 1 and outlets == set(report["assets"])
-    assert next(iter(outlets)).endswith("/lake/meta/dq_results")
+    assert outlets == set(report["assets"]) and len(outlets) == 2
+    by_task = {task_id: t["outlets"] for task_id, t in daily.items() if t["outlets"]}
+    silver = {task_id for task_id, o in by_task.items() if o[0].endswith("/lake/silver")}
+    assert silver == {"shop-primary.apply_changes", "eu_replica.apply_changes"}     # each source's load
+    assert by_task["validate"][0].endswith("/lake/meta/dq_results")
+    assert report["paused_upon_creation"] is False                # useful from the first load on
+    assert parsed["dags"]["mysql_cdc_daily"]["paused_upon_creation"] is not False
     assert list(report["tasks"]) == ["build_report"]
     assert report["params"]["max_runs"]["type"] == "integer"

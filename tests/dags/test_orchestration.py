@@ -89,3 +89,38 @@ def test_dq_history_open_failures_and_trend(tmp_path: Path) -> None:
     build_history(str(tmp_path), str(results), str(tmp_path / "reports"))
     log = [json.loads(x) for x in (tmp_path / "reports" / "history" / "reports.jsonl").read_text().splitlines()]
     assert [(x["runs"], x["latest_run"], x["open_errors"]) for x in log] == [(3, "d3", 1), (3, "d3", 1)]
+
+
+def test_failed_load_and_freshness_tasks_stay_open_until_they_succeed(tmp_path: Path, monkeypatch) -> None:
+    """The callbacks record each mysql_cdc_daily task's outcome; the history page lists the tasks whose latest
+    outcome failed (a failed load, a failed freshness check) among its open failures, even with no
+    validation at all, and a later success of the same task closes it."""
+    from types import SimpleNamespace
+
+    from binlake.orchestration.alerts import on_failure, on_success, open_task_failures
+    from binlake.orchestration.dq_history import build_history
+
+    lake = tmp_path / "lake"
+    monkeypatch.setenv("BINLAKE_LAKE", str(lake))
+    monkeypatch.delenv("BINLAKE_ALERT_WEBHOOK", raising=False)
+
+    def context(task_id: str, run_id: str, exc: Exception | None = None) -> dict:
+        ti = SimpleNamespace(dag_id="mysql_cdc_daily", task_id=task_id, run_id=run_id, try_number=1, log_url="")
+        return {"ti": ti, "dag_run": SimpleNamespace(dag_id="mysql_cdc_daily", run_id=run_id), "exception": exc}
+
+    on_failure(context("shop-primary.apply_changes", "backfill__2024-03-02", RuntimeError("apply broke")))
+    on_success(context("freshness", "backfill__2024-03-02"))
+    on_failure(context("freshness", "backfill__2024-03-03", RuntimeError("freshness: 30.0 h behind")))
+    on_failure(context("freshness", "scheduled__2024-03-04", RuntimeError("freshness: 54.0 h behind")))
+    failing = {f["task_id"]: f for f in open_task_failures(str(lake))}
+    assert set(failing) == {"shop-primary.apply_changes", "freshness"}
+    assert failing["freshness"]["runs_failing"] == 2 and failing["freshness"]["since_run"] == "backfill__2024-03-03"
+    assert failing["freshness"]["error"] == "freshness: 54.0 h behind"
+    settings = load_settings()
+    page = Path(settings.reports, "history", "index.html").read_text()     # rebuilt by the failure callback
+    assert "Open failures (2)" in page and "apply broke" in page and "54.0 h behind" in page
+
+    on_success(context("shop-primary.apply_changes", "backfill__2024-03-05"))
+    history = build_history(settings.lake, settings.dq_results, settings.reports)
+    assert [f["task_id"] for f in history.task_failures] == ["freshness"]
+    assert "Open failures (1)" in Path(history.index_path).read_text()

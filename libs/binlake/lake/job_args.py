@@ -62,6 +62,9 @@ def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeL
     check_lake(args.lake)                   # a file, read-only or full disk: one line, before Spark starts
     if getattr(args, "landing", None):
         check_landing(args.landing)
+    from binlake.lake.source_lock import hold_source_lock
+
+    hold_source_lock(args.lake, args.source)     # one writer per source, across runs and backfills (before Spark)
     tables = TableFilter(tuple(getattr(args, "include", ())), tuple(getattr(args, "exclude", ())))
     opts = RunOptions(args.source, tables, cutoff_us(args.end), getattr(args, "history", False),
                       getattr(args, "temporal_text", False), run_id=args.run_id,

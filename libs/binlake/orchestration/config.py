@@ -47,6 +47,7 @@ SPARK_CONF: Mapping[str, str] = {
 }
 
 DQ_RESULTS_ASSET = "binlake_dq_results"       # the asset's name; its URI is Settings.dq_results_uri
+SILVER_ASSET = "binlake_silver"               # updated by each source's apply; its URI is Settings.silver_uri
 
 
 def _home() -> Path:
@@ -90,6 +91,12 @@ class Settings:
     def dq_results_uri(self) -> str:
         """URI of the Airflow asset ``mysql_cdc_daily`` updates and ``dq_report`` is scheduled on."""
         return Path(self.dq_results).as_uri()
+
+    @property
+    def silver_uri(self) -> str:
+        """URI of the Airflow asset ``binlake_silver``: each source's ``apply_changes`` task of
+        ``mysql_cdc_daily`` updates it; ``dq_report`` (and any user DAG) can be scheduled on it."""
+        return Path(self.lake, "silver").as_uri()
 
     @property
     def orchestration_state(self) -> str:

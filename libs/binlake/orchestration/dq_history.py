@@ -5,8 +5,9 @@ latest validation of each run (a rerun of a day validates again under the same r
 writes under ``<lake>/reports/quality/``:
 
 * ``history/index.html``: runs newest first (expectations checked, failed errors and warnings, link to the
-  run's own summary page), then the **open failures**: expectations whose latest result failed, with the run
-  they have been failing since;
+  run's own summary page), then the **open failures**: ``mysql_cdc_daily`` tasks whose latest outcome failed
+  (a load, the validation, freshness: ``<lake>/_orchestration/task_outcomes.jsonl``) and expectations whose
+  latest result failed, with the run they have been failing since;
 * ``history/reports.jsonl``: one line per report build (when, runs, open failures), appended: the report's own
   history.
 
@@ -45,6 +46,7 @@ class DqHistory:
     runs: tuple[RunTotals, ...]            # oldest first
     open_failures: tuple[OpenFailure, ...]
     index_path: str
+    task_failures: tuple[dict, ...] = ()   # mysql_cdc_daily tasks whose latest outcome failed (alerts.py)
 
 
 def read_results(dq_results_path: str) -> list[ResultRow]:
@@ -95,20 +97,25 @@ def build_history(lake: str, dq_results_path: str, report_dir: str, *, max_runs:
     rows = latest_validation_per_run(read_results(dq_results_path))
     runs = run_totals(rows)
     failures = open_failures(rows, runs)
+    from binlake.orchestration.alerts import open_task_failures
+
+    task_failures = open_task_failures(lake)
     shown = runs[-max_runs:]
     out = Path(report_dir, "history")
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
     loads = read_loads(lake)
     write_load_pages(out / "loads", loads)
-    index.write_text(render(lake, shown, failures, len(runs), overview(loads, runs)), encoding="utf-8")
+    index.write_text(render(lake, shown, failures, len(runs), overview(loads, runs), task_failures),
+                     encoding="utf-8")
     built = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0)
     with open(out / "reports.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps({"built_at": built.isoformat(), "runs": len(runs),
                             "latest_run": runs[-1].run_id if runs else None,
-                            "open_failures": len(failures),
+                            "open_failures": len(failures) + len(task_failures),
+                            "open_task_failures": len(task_failures),
                             "open_errors": sum(1 for x in failures if x.latest.is_error)}) + "\n")
-    return DqHistory(tuple(runs), tuple(failures), str(index))
+    return DqHistory(tuple(runs), tuple(failures), str(index), tuple(task_failures))
 
 
 def read_loads(lake: str) -> list[dict]:
@@ -214,7 +221,7 @@ def write_load_pages(folder: Path, loads: list[dict]) -> None:
 
 
 def render(lake: str, runs: list[RunTotals], failures: list[OpenFailure], total_runs: int,
-           operations: str = "") -> str:
+           operations: str = "", task_failures: Iterable[dict] = ()) -> str:
     rows = []
     for t in reversed(runs):
         link = f"../runs/{escape(t.run_id)}/summary.html"
@@ -226,6 +233,9 @@ def render(lake: str, runs: list[RunTotals], failures: list[OpenFailure], total_
              f"</td><td>{escape(f.latest.expectation_type)}</td><td>{escape(f.latest.columns or '')}</td>"
              f"<td>{escape(f.since_run)} ({f.runs_failing} run{'s' if f.runs_failing > 1 else ''})</td>"
              f"<td>{escape(f.latest.why or '')}</td></tr>" for f in failures]
+    tasks = [f"<tr class='error'><td>failed</td><td>{escape(f['task_id'])}</td><td>{escape(str(f['run_id']))}</td>"
+             f"<td>{escape(str(f['since_run']))} ({f['runs_failing']} run{'s' if f['runs_failing'] > 1 else ''})</td>"
+             f"<td>{escape(str(f['error'] or ''))}</td></tr>" for f in task_failures]
     return "\n".join([
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>binlake data quality history</title><style>",
         "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
@@ -236,9 +246,13 @@ def render(lake: str, runs: list[RunTotals], failures: list[OpenFailure], total_
         *(["<h2 id='operations'>Operations overview</h2>", operations] if operations else []),
         f"<p>Lake <code>{escape(lake)}</code>: {total_runs} validated runs"
         f"{f', the newest {len(runs)} shown' if len(runs) < total_runs else ''}.</p>",
-        f"<h2 id='open'>Open failures ({len(failures)})</h2>",
+        f"<h2 id='open'>Open failures ({len(failures) + len(tasks)})</h2>",
+        *([f"<h3 id='open-tasks'>Failed load tasks ({len(tasks)})</h3>",
+           "<table><tr><th>state</th><th>task</th><th>latest failed run</th><th>failing since</th><th>error</th></tr>"
+           + "".join(tasks) + "</table>"] if tasks else []),
         ("<table><tr><th>level</th><th>suite</th><th>expectation</th><th>column(s)</th><th>failing since</th>"
-         "<th>why it is expected</th></tr>" + "".join(fails) + "</table>") if fails else "<p>None.</p>",
+         "<th>why it is expected</th></tr>" + "".join(fails) + "</table>") if fails else
+        ("" if tasks else "<p>None.</p>"),
         "<h2 id='runs'>Runs</h2>",
         "<table><tr><th>run</th><th>validated at (UTC)</th><th>expectations</th><th>failed errors</th>"
         "<th>failed warnings</th></tr>" + "".join(rows) + "</table>",
