@@ -437,3 +437,23 @@ def test_partial_share_zero_logs_whole_documents_in_update_rows_events(tmp_path)
     decoded = _decoded(tmp_path)
     assert all(rc.diffs is None for rc in decoded)
     assert len(decoded) == len(_model(config))
+
+
+def test_generate_cli_days_end_yesterday_unless_a_start_is_given(tmp_path):
+    """A demo whose data is recent: by default the days end yesterday (UTC), so today's scheduled DAG run finds
+    them; an explicit --start keeps reproducible dates."""
+    import datetime as dt
+    import json
+
+    from binlake.cli.generate_cmd import default_start
+
+    assert default_start(2, dt.date(2024, 3, 3)) == dt.date(2024, 3, 1)
+    assert cli_main(["generate", "--out", str(tmp_path / "recent"), "--days", "2", "--scale", "0.001"]) == 0
+    days = [d["date"] for d in json.loads((tmp_path / "recent" / "manifest.json").read_text())["days"]]
+    today = dt.datetime.now(dt.timezone.utc).date()
+    assert days in ([(today - dt.timedelta(days=n)).isoformat() for n in (2, 1)],
+                    [(today - dt.timedelta(days=n)).isoformat() for n in (3, 2)])   # midnight passed meanwhile
+    assert cli_main(["generate", "--out", str(tmp_path / "fixed"), "--days", "2", "--scale", "0.001",
+                     "--start", "2024-03-01"]) == 0
+    days = [d["date"] for d in json.loads((tmp_path / "fixed" / "manifest.json").read_text())["days"]]
+    assert days == ["2024-03-01", "2024-03-02"]

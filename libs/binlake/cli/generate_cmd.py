@@ -49,6 +49,12 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"expected a date like 2024-03-01, got {text!r}") from None
 
 
+def default_start(days: int, today: dt.date | None = None) -> dt.date:
+    """The first of ``days`` days that end yesterday (UTC)."""
+    today = today or dt.datetime.now(dt.timezone.utc).date()
+    return today - dt.timedelta(days=days)
+
+
 def _share(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -69,10 +75,11 @@ def _run(args: argparse.Namespace) -> int:
         raise BinlakeError(f"--row-image must be one of {', '.join(ROW_IMAGES)}")
     if args.days < 1 or args.scale <= 0:
         raise BinlakeError("--days must be at least 1 and --scale above 0")
+    start = args.start_date or default_start(args.days)
     config = GenerateConfig(seed=args.seed, days=args.days, scale=args.scale, tables=tables,
                             json_size=args.json_size, partial_share=args.partial_share,
                             compression_share=args.compression_share, row_image=args.row_image,
-                            start_date=args.start_date, source=args.source,
+                            start_date=start, source=args.source,
                             max_binlog_size=args.max_binlog_size)
     result = generate(args.out, config)
     print(f"{args.out}: {len(result.binlogs)} binlog files, {result.binlog_bytes / 1e6:.1f} MB, "
@@ -100,8 +107,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="share of transactions written zstd-compressed (default 0.2)")
     p.add_argument("--row-image", default="full", metavar="full|minimal|noblob",
                    help="binlog_row_image (default full)")
-    p.add_argument("--start-date", type=_date, default=dt.date(2024, 3, 1), metavar="YYYY-MM-DD",
-                   help="date of the first day (default 2024-03-01)")
+    p.add_argument("--start-date", "--start", type=_date, default=None, metavar="YYYY-MM-DD",
+                   help="date of the first day (default: the days end yesterday, UTC, so a scheduled run of "
+                        "today finds recent data; give a date for reproducible dates)")
     p.add_argument("--source", default="shop-primary", help="source name: the landing/ sub-folder")
     p.add_argument("--max-binlog-size", type=int, default=0, metavar="BYTES",
                    help="rotate files at this size (default: a quarter of a day's expected bytes)")
