@@ -4,7 +4,10 @@
 //! (``binlake.pipeline.fold.compact_json``, ``row_key``).
 //!
 //! A transaction's rows wait until it ends; then the Python side says whether it is kept (``TransactionFilter``,
-//! which counts), so a rolled back, incomplete, already applied or failing transaction leaves nothing. Python
+//! which counts), so a rolled back, incomplete, already applied or failing transaction leaves nothing. An error
+//! rendering its rows (a name that is not UTF-8, a value with no JSON form) waits with them: it ends the chunk if
+//! the transaction is kept, or if the reader fails later inside it (the first error in file order wins, as in
+//! the Python writer, which renders only kept transactions). Python
 //! also gives, once per table layout, whether its table is kept and its bronze layout (``layout_id``, columns,
 //! primary key, from the Python decoder's TABLE_MAP), and a DDL's statement; it writes the chunk's error and end
 //! rows (``binlake.lake.bronze_native``).
@@ -85,6 +88,8 @@ pub struct BronzeSink {
     trx_filtered: u64,
     last_pos: Option<u64>,
     next_row: u32,
+    /// the open transaction's first error rendering its rows (the rest of its rows are not rendered)
+    pub deferred: Option<Fail>,
     // rows of kept transactions, ready to hand on
     cols: Vec<Col>,
     pub rows: usize,
@@ -123,7 +128,7 @@ impl BronzeSink {
                -> BronzeSink {
         BronzeSink { source, file, file_seq, size, sha256, run, end, infos: HashMap::new(), stated: HashSet::new(),
                      pending: Vec::new(), arena: Vec::new(), values: Vec::new(), trx_stated: Vec::new(),
-                     trx_filtered: 0, last_pos: None, next_row: 0, cols: new_columns(), rows: 0, bytes: 0,
+                     trx_filtered: 0, last_pos: None, next_row: 0, deferred: None, cols: new_columns(), rows: 0, bytes: 0,
                      ops: Vec::new(), transactions: 0, end_pos: 0, open_at_end: false, stop: false }
     }
 
@@ -275,6 +280,7 @@ impl BronzeSink {
         self.trx_filtered = 0;
         self.last_pos = None;
         self.next_row = 0;
+        self.deferred = None;
     }
 
     fn count(&mut self, op: usize) {
@@ -335,9 +341,58 @@ impl Sink for BronzeSink {
     fn rows(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent) -> Result<(), Fail> {
         // rows outside any transaction belong to none; a transaction from ``end`` on is the next chunk's
         let Some(start) = p.group.as_ref().map(|g| g.start) else { return Ok(()) };
-        if self.stop || self.end.is_some_and(|e| start >= e) {
+        if self.stop || self.end.is_some_and(|e| start >= e) || self.deferred.is_some() {
             return Ok(());
         }
+        if let Err(f) = self.render_rows(py, p, r) {
+            self.deferred = Some(f);        // the transaction's end (or the reader's next error) decides
+        }
+        Ok(())
+    }
+
+    fn group_end(&mut self, py: Python<'_>, p: &Processor, g: &GroupEnd) -> Result<(), Fail> {
+        if self.stop {
+            return Ok(());
+        }
+        if self.end.is_some_and(|e| g.start >= e) {
+            self.stop = true;
+            self.reset_transaction();
+            return Ok(());
+        }
+        let keep: bool = p.delegate.call_method1(py, "transaction", (g.gtid, g.kind.name(), self.trx_filtered))?
+            .extract(py)?;
+        if keep {
+            if let Some(f) = self.deferred.take() {
+                p.delegate.call_method0(py, "failed")?;      // in the error stretch, not in bronze
+                return Err(f);
+            }
+            if let (TrxKind::Ddl, Some(q)) = (g.kind, g.statement) {
+                let got: (Option<String>, String) = p.delegate
+                    .call_method1(py, "statement_of", (PyBytes::new(py, &q.raw), q.body_end, q.pos, q.payload_pos))?
+                    .extract(py)?;
+                self.pending.push(Pending { op: 4, pos: q.at(), row: 0, event_type: q.header.type_code, info: None,
+                                            before: None, after: None, diffs: None, key_before: None, key_after: None,
+                                            ddl: Some(got) });
+            }
+            self.commit(g);
+        } else {
+            for id in self.trx_stated.drain(..) {
+                self.stated.remove(&id);
+            }
+        }
+        self.open_at_end = g.kind == TrxKind::Open;
+        if !self.open_at_end {
+            self.end_pos = g.end;
+            self.transactions += 1;
+        }
+        self.reset_transaction();
+        Ok(())
+    }
+}
+
+impl BronzeSink {
+    /// A rows event's bronze rows (a layout row first when its layout is new in the chunk), pending.
+    fn render_rows(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent) -> Result<(), Fail> {
         let info = self.info(py, p, r.layout, r.ev)?;
         let (layout, d) = (r.layout, r.d);
         if !info.keep {
@@ -389,41 +444,6 @@ impl Sink for BronzeSink {
                                         ddl: None });
         }
         self.next_row += d.rows.len() as u32;
-        Ok(())
-    }
-
-    fn group_end(&mut self, py: Python<'_>, p: &Processor, g: &GroupEnd) -> Result<(), Fail> {
-        if self.stop {
-            return Ok(());
-        }
-        if self.end.is_some_and(|e| g.start >= e) {
-            self.stop = true;
-            self.reset_transaction();
-            return Ok(());
-        }
-        let keep: bool = p.delegate.call_method1(py, "transaction", (g.gtid, g.kind.name(), self.trx_filtered))?
-            .extract(py)?;
-        if keep {
-            if let (TrxKind::Ddl, Some(q)) = (g.kind, g.statement) {
-                let got: (Option<String>, String) = p.delegate
-                    .call_method1(py, "statement_of", (PyBytes::new(py, &q.raw), q.body_end, q.pos, q.payload_pos))?
-                    .extract(py)?;
-                self.pending.push(Pending { op: 4, pos: q.at(), row: 0, event_type: q.header.type_code, info: None,
-                                            before: None, after: None, diffs: None, key_before: None, key_after: None,
-                                            ddl: Some(got) });
-            }
-            self.commit(g);
-        } else {
-            for id in self.trx_stated.drain(..) {
-                self.stated.remove(&id);
-            }
-        }
-        self.open_at_end = g.kind == TrxKind::Open;
-        if !self.open_at_end {
-            self.end_pos = g.end;
-            self.transactions += 1;
-        }
-        self.reset_transaction();
         Ok(())
     }
 }

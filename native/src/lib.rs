@@ -210,6 +210,8 @@ impl BronzeRows {
                 match self.p.step(py, &mut self.sink) {
                     Ok(more) => self.finished = !more || self.sink.stop,
                     Err(f) => {
+                        // an error rendering rows the reader read before its own comes first (file order)
+                        let f = self.sink.deferred.take().unwrap_or(f);
                         self.finished = true;
                         self.error = Some(to_pyerr(py, &self.p, f));
                     }
@@ -284,6 +286,6 @@ fn binlake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rows_jsonl, m)?)?;
     m.add("__doc__", "binlake's native binlog decoder core (see binlake.binlog.columnar)")?;
     // the interface binlake.binlog.native speaks: a module built from other sources is not used
-    m.add("API", 4)?;
+    m.add("API", 5)?;
     Ok(())
 }

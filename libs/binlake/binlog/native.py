@@ -30,7 +30,7 @@ from binlake.binlog.reader import EVENT_HEADER, MAX_EVENT_SIZE, _decode_one
 from binlake.binlog.rows import DECODE_FAILURES, decode_failure
 from binlake.binlog.schema import SchemaProvider
 
-API = 4                 # the interface of native/src/lib.rs this module speaks
+API = 5                 # the interface of native/src/lib.rs this module speaks
 _module: Any = None
 _tried = False
 

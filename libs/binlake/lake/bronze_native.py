@@ -73,6 +73,10 @@ class BronzeDelegate(native.Delegate):
             return True
         return False
 
+    def failed(self) -> None:
+        """A kept transaction's rows did not render: it is in the error stretch, not in bronze (as in Python)."""
+        self.tf.stats.kept -= 1
+
     def statement_of(self, raw: bytes, body_end: int, pos: int, payload_pos: Optional[int]) -> tuple:
         """(db or None, statement) of the QUERY event that makes a transaction a DDL."""
         body = self.body(raw, body_end, pos, payload_pos)

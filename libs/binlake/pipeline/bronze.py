@@ -151,6 +151,25 @@ class BronzeApplier(EventHandler):
         return got
 
     def handle(self, trx: Transaction, cont: Any) -> None:
+        out, stated = self.render(trx, self.tf.keeps_table)
+        self.rows.extend(out)
+        self._stated |= stated
+        self.next(trx, cont)
+
+    def first_error(self, unfinished: Transaction) -> Optional[BinlakeError]:
+        """The error of a rows event of ``unfinished`` (a transaction the reader failed inside, its events before
+        the failure) that comes before the reader's in file order: a name that is not UTF-8, a value that does
+        not render. As the native writer meets them, rows events are rendered as they are read; the first error
+        in file order wins, in both writers."""
+        try:
+            self.render(unfinished, lambda db, table, rows: self.tf.tables.keeps(db, table))
+        except (BinlogError, JsonError) as exc:
+            return exc
+        return None
+
+    def render(self, trx: Transaction, keeps_table: Any) -> tuple[list[tuple], set[str]]:
+        """A transaction's bronze rows and the layout ids it states (``keeps_table(db, table, rows)``: whether
+        a table's rows are kept); raises a rows event's error located at it."""
         gtid = trx.gtid
         trx_pos = trx.start_pos
         commit_us = trx.events[-1].header.timestamp * 1_000_000
@@ -165,7 +184,7 @@ class BronzeApplier(EventHandler):
                 commit_us = b.immediate_commit_timestamp
             elif isinstance(b, RowsEvent) and b.rows:
                 layout = self.layouts[id(ev)][1]
-                if not self.tf.keeps_table(layout.db, layout.table, len(b.rows)):
+                if not keeps_table(layout.db, layout.table, len(b.rows)):
                     continue
                 pos = ev.payload_pos if ev.payload_pos is not None else ev.pos
                 if pos != last_pos:
@@ -203,9 +222,7 @@ class BronzeApplier(EventHandler):
             out.append((*head, q_pos, 0, seq_of(file_seq, q_pos, 0), gtid, trx_pos, commit_us, db,
                         None, "ddl", None, None, None, None, None, None, None, q.header.type_code,
                         statement_text(body), run, None, None))
-        self.rows.extend(out)
-        self._stated |= stated
-        self.next(trx, cont)
+        return out, stated
 
 
 def event_error(exc: BinlogError, file: str, pos: int, payload_pos: Optional[int], type_code: int) -> BinlogError:
@@ -217,15 +234,18 @@ def event_error(exc: BinlogError, file: str, pos: int, payload_pos: Optional[int
     return exc.located(file=file, offset=payload_pos, event_type=event_type_name(type_code))
 
 
-def layouts_of(events: Iterable[BinlogEvent], tables: dict, out: dict) -> Iterator[BinlogEvent]:
+def layouts_of(events: Iterable[BinlogEvent], tables: dict, out: dict,
+               seen: Optional[list] = None) -> Iterator[BinlogEvent]:
     """The events, noting in ``out`` the layout each rows event was decoded with (``id(event) -> (event,
     layout)``): a later TABLE_MAP of the same table id in its transaction replaces the reader's map (MySQL's
     rule: the latest TABLE_MAP of a table id wins, as the server's applier overwrites its map), never for the rows
-    read before it."""
+    read before it. Each event is also appended to ``seen`` when given (the caller trims it)."""
     for ev in events:
         b = ev.body
         if isinstance(b, RowsEvent) and b.rows:
             out[id(ev)] = (ev, tables[b.table_id])
+        if seen is not None:
+            seen.append(ev)
         yield ev
 
 
@@ -296,17 +316,23 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
 
     error: Optional[BinlakeError] = None
     cont = Continuation()
+    unread: list[BinlogEvent] = []                  # events read since the last handled transaction's end
+    reading = True
     try:
-        for trx in iter_transactions(layouts_of(binlog, binlog.context.tables, layouts)):
+        for trx in iter_transactions(layouts_of(binlog, binlog.context.tables, layouts, unread)):
             if task.end is not None and trx.start_pos >= task.end:
                 break
             cont.signal()
+            reading = False
             try:
                 chain.handle(trx, cont)
             except (BinlogError, JsonError):
                 tf.stats.kept -= 1                  # it is in the error stretch, not in bronze
                 raise
+            reading = True
             layouts.clear()                         # the reader is at this transaction's end (or the next GTID)
+            last = trx.events[-1]
+            del unread[:next(i for i in range(len(unread) - 1, -1, -1) if unread[i] is last) + 1]
             open_at_end = trx.kind == "open"
             if not open_at_end:
                 end_pos = trx.end_pos
@@ -316,6 +342,10 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
                 applier.rows = []
     except (BinlogError, JsonError) as exc:       # bad bytes: the stretch from here on is quarantined
         error = exc
+        if reading:     # the reader failed inside a transaction: an error of its rows read before comes first
+            for trx in iter_transactions(unread):
+                if task.end is None or trx.start_pos < task.end:
+                    error = applier.first_error(trx) or error
     rows = handed(applier.rows)
     counts = ChunkCounts(transactions, end_pos, open_at_end, sum(binlog.stats.events.values()),
                          binlog.stats.unknown_total, binlog.stats.incomplete is not None, ops)
