@@ -1,6 +1,7 @@
 """A snapshot's memory is bounded by a batch's bytes, not only its row count (issue #25, case 10): six rows of
-50 MB are read and written one at a time. Measured as the peak resident size (ru_maxrss) of a child process that
-runs only the snapshot; the scripted server runs in this process."""
+50 MB are read and written one at a time. Measured as the peak resident size (``VmHWM``, see
+tests/transport/test_hostile_memory.py) of a child process that runs only the snapshot; the scripted server runs
+in this process."""
 
 from __future__ import annotations
 
@@ -10,18 +11,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.snapshot.fake_server import Answers, serve, uri
-from tests.transport.test_hostile_memory import peak_mb
+from tests.transport.test_hostile_memory import PEAK, peak_mb
 
 pytestmark = pytest.mark.slow
 
 ROW_MB, ROWS = 50, 6
-CHILD = """
-import resource, sys
+CHILD = PEAK + """
+import sys
 from binlake.snapshot import take_snapshot
 from binlake.transport.uri import parse_mysql_uri
 
 result = take_snapshot(parse_mysql_uri(sys.argv[1]), sys.argv[2])
-print(result.rows, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(result.rows, peak_mb())
 """
 
 
