@@ -44,17 +44,28 @@ def batches(table: "DeltaTable", columns: Sequence[str], where: Any = None) -> I
     import pyarrow as pa
 
     if is_plain(table):
-        source = table.to_pyarrow_dataset().to_batches(columns=list(columns), filter=where)
-    else:
-        from deltalake import QueryBuilder
+        for batch in table.to_pyarrow_dataset().to_batches(columns=list(columns), filter=where):
+            yield _plain_strings(batch)
+        return
+    from deltalake import QueryBuilder
 
-        sql = f"SELECT {', '.join(_quote(c) for c in columns)} FROM t"
-        result = pa.table(QueryBuilder().register("t", table).execute(sql).read_all())
-        source = (result.filter(where) if where is not None else result).to_batches()
-    for batch in source:
-        arrays = [a.cast(pa.string()) if pa.types.is_string_view(a.type) or pa.types.is_large_string(a.type) else a
-                  for a in batch.columns]
-        yield pa.RecordBatch.from_arrays(arrays, names=list(batch.schema.names))
+    sql = f"SELECT {', '.join(_quote(c) for c in columns)} FROM t"
+    result = pa.table(QueryBuilder().register("t", table).execute(sql).read_all())
+    result = result.cast(pa.schema([f.with_type(_plain_type(f.type)) for f in result.schema]))
+    yield from (result.filter(where) if where is not None else result).to_batches()
+
+
+def _plain_type(t: "pa.DataType") -> "pa.DataType":
+    import pyarrow as pa
+
+    return pa.string() if pa.types.is_string_view(t) or pa.types.is_large_string(t) else t
+
+
+def _plain_strings(batch: "pa.RecordBatch") -> "pa.RecordBatch":
+    import pyarrow as pa
+
+    arrays = [a.cast(_plain_type(a.type)) for a in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=list(batch.schema.names))
 
 
 def read(path: str, columns: Sequence[str], where: Any = None) -> list[dict[str, Any]]:
