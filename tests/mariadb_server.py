@@ -45,6 +45,7 @@ class BinlogSettings:
     checksum: str = "CRC32"          # CRC32 | NONE
     max_binlog_size: int = 1 << 30   # bytes; small values make the server rotate files
     extra_args: tuple[str, ...] = ()
+    log_slave_updates: bool = False  # a replica that logs what it replicates (a member that can be promoted)
 
 
 def find_binary(name: str) -> str | None:
@@ -142,7 +143,7 @@ class MariaDBServer:
             "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
             "--default-time-zone=+00:00", "--skip-name-resolve", "--innodb-buffer-pool-size=64M",
             "--innodb-log-file-size=48M", "--innodb-flush-log-at-trx-commit=0", "--sync-binlog=0",
-            "--skip-log-slave-updates", *s.extra_args,
+            "--log-slave-updates" if s.log_slave_updates else "--skip-log-slave-updates", *s.extra_args,
         ]
 
     def _wait_ready(self) -> bool:
@@ -205,6 +206,28 @@ class MariaDBServer:
         kwargs = {"conv": {}} if raw else {}
         return pymysql.connect(unix_socket=str(self.socket), user="root", database=database, charset="utf8mb4",
                                autocommit=True, init_command="SET time_zone='+00:00'", **kwargs)
+
+    # -- replication -------------------------------------------------------------------------------------------
+    def replicate_from(self, primary: "MariaDBServer", user: str = "repl", password: str = "repl-pw") -> None:
+        """Make this server a GTID replica of ``primary`` over 127.0.0.1 (the user is created on the primary)."""
+        primary.execute(f"CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' IDENTIFIED BY '{password}';"
+                        f" GRANT REPLICATION SLAVE ON *.* TO '{user}'@'127.0.0.1'")
+        self.execute(f"CHANGE MASTER TO master_host='127.0.0.1', master_port={primary.port}, master_user='{user}',"
+                     f" master_password='{password}', master_use_gtid=slave_pos; START SLAVE")
+
+    def gtid_binlog_pos(self) -> str:
+        return self.execute("SELECT @@gtid_binlog_pos").strip()
+
+    def wait_for_gtid(self, position: str, timeout_s: int = 60) -> None:
+        """Block until this replica has applied ``position`` (MASTER_GTID_WAIT), or raise."""
+        got = self.execute(f"SELECT MASTER_GTID_WAIT('{position}', {timeout_s})").strip()
+        if got != "0":
+            status = self.execute("SHOW SLAVE STATUS\\G")
+            raise MariaDBServerError(f"replica did not reach {position} in {timeout_s} s:\n{status[-2000:]}")
+
+    def promote(self) -> None:
+        """Stop replicating and forget the primary (STOP SLAVE; RESET SLAVE ALL): this server is a primary now."""
+        self.execute("STOP SLAVE; RESET SLAVE ALL")
 
     # -- binary logs -------------------------------------------------------------------------------------------
     def flush_logs(self) -> None:

@@ -37,6 +37,16 @@ class BinlogGapError(LakeError):
     that changed below the position already ingested. The source stops; a snapshot is the way forward."""
 
 
+class GtidGapError(BinlogGapError):
+    """A cluster member the source switches to does not continue the GTIDs the source holds without a hole
+    (transactions the old primary had and this member never received, or purged before they were fetched)."""
+
+
+class ErrantTransactionError(BinlogGapError):
+    """A cluster member holds transactions that are not in the history the source followed (written on a
+    replica and never on the primary, or a history that diverged from what the source holds)."""
+
+
 class LayoutMissingError(LakeError):
     """Bronze change rows name a table layout whose ``layout`` row is not in bronze."""
 

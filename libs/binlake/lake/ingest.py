@@ -28,6 +28,7 @@ from binlake.lake.arrow import spark_ddl
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.gaps import check_grown, check_in_order, check_sequence, fetched_closed, unfinished
+from binlake.lake.members import ingest_cluster, is_cluster
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
@@ -184,6 +185,8 @@ class IngestReport:
     refused: list[str] = field(default_factory=list)        # landing entries not read, "name: reason"
     waiting: Optional[str] = None                           # the file cut short the source waits at, and why
     held: list[str] = field(default_factory=list)           # later files not ingested while it waits
+    member: Optional[str] = None                            # a cluster source: the member read last
+    switches: list[str] = field(default_factory=list)       # "old -> new" members switched to (lake.members)
 
 
 def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
@@ -193,7 +196,9 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
 
     reset_crash_counts()
     started = time.perf_counter()
-    seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir))
+    seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir), tables=opts.tables)
+    if is_cluster(landing_dir):             # a replication cluster: one folder per member (lake.members)
+        return ingest_cluster(spark, engine, lake, landing_dir, opts, run_id, seeded, started)
     done = ingested_files(spark, engine, lake.bronze, opts.source)
     checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes, seam_file=seeded.seam_file,

@@ -41,6 +41,7 @@ class RunReport:
                 "files": i.files, "files_skipped": i.skipped_files, "bytes": i.bytes, "files_refused": i.refused,
                 "seeded_tables": i.seeded.tables, "seeded_rows": i.seeded.rows,
                 "seeds_refused": i.seeded.refused, "waiting": i.waiting, "held_files": i.held,
+                "member": i.member, "member_switches": i.switches,
                 "events": i.totals.get("events", 0), "transactions": i.totals.get("transactions", 0),
                 "bronze_rows": dict(i.rows), "changes_applied": a.changes, "tables": a.tables,
                 "ops": {k: a.ops.get(k, 0) for k in ("insert", "update", "delete", "key_change",
@@ -82,6 +83,9 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
         progress(f"[{opts.source}] WARNING: landing file not read: {refused}")
     progress(f"[{opts.source}] ingest: {i.files} file(s), {i.bytes / 1e6:.1f} MB -> "
              f"{sum(i.rows.values())} bronze rows in {i.seconds:.1f} s ({i.skipped_files} already ingested)")
+    for switch in i.switches:
+        progress(f"[{opts.source}] switched members {switch}: its transactions the source already held skipped "
+                 "by GTID")
     if i.waiting:
         progress(f"[{opts.source}] WARNING: {i.waiting}: {len(i.held)} later file(s) wait for it (pending); changes "
                  "up to it apply now, the rest once it is whole")

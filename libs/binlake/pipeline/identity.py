@@ -56,13 +56,14 @@ def split_ordering_key(seq: int) -> tuple[int, int, int]:
 @dataclass(frozen=True, slots=True)
 class FileIdentity:
     source: str
-    name: str                        # base name, e.g. binlog.000042
+    name: str                        # base name, e.g. binlog.000042 (``member/binlog.000042`` in a cluster)
     size: int
     sha256: str
+    stream_seq: int | None = None    # a cluster member's file: its place in the source's stream (lake.members)
 
     @property
     def sequence(self) -> int:
-        return file_sequence(self.name)
+        return file_sequence(self.name) if self.stream_seq is None else self.stream_seq
 
 
 def identify(source: str, path: str | os.PathLike) -> FileIdentity:

@@ -1,0 +1,163 @@
+"""Issue 29: a source that is a replication cluster follows a failover by GTID. A real MariaDB primary and a GTID
+replica (log_slave_updates, gtid_strict_mode): the source loads from the primary, the primary dies after the
+replica received part of the latest changes, the replica is promoted and written to, the source reads it, and
+silver equals the new primary's tables with every GTID in bronze once; a replica whose binlogs lack a GTID range
+stops the source with the typed line and nothing of it applied."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+from binlake.cli import main
+from tests.e2e.lake_compare import silver_rows
+from tests.e2e.runner import binlake_run
+from tests.mariadb_server import BinlogSettings, MariaDBServer, require_mariadb
+
+pytestmark = [pytest.mark.mariadb, pytest.mark.spark, pytest.mark.slow]
+
+SOURCE = "shop"
+DB = "shop"
+TABLES = ("orders", "items")
+SETTINGS = dict(log_slave_updates=True, extra_args=("--gtid-strict-mode=ON",))
+
+
+def _select(server: MariaDBServer, table: str) -> list[tuple]:
+    out = server.execute(f"SELECT * FROM {DB}.{table} ORDER BY id")
+    return sorted(tuple(line.split("\t")) for line in out.splitlines() if line)
+
+
+def _silver(lake: Path, table: str) -> list[tuple]:
+    rows = silver_rows(lake, DB, table)
+    return sorted(tuple("NULL" if v is None else str(v) for v in r.values()) for r in rows)
+
+
+def _batch(server: MariaDBServer, first: int, n: int, tag: str) -> None:
+    """``n`` transactions: inserts into both tables, an update and a delete of older rows."""
+    for i in range(first, first + n):
+        server.execute(f"INSERT INTO {DB}.orders VALUES ({i}, '{tag}-{i}', {i * 10});"
+                       f" INSERT INTO {DB}.items VALUES ({i}, {i}, 'item {tag} {i}')")
+    server.execute(f"START TRANSACTION; UPDATE {DB}.orders SET total = total + 1, note = '{tag}-upd' WHERE id < {first};"
+                   f" DELETE FROM {DB}.items WHERE id = {first - 1}; COMMIT")
+
+
+def _land(server: MariaDBServer, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in server.binlog_files():
+        shutil.copyfile(f, folder / f.name)
+
+
+def _run_failing(landing: Path, lake: Path, engine: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["run", "--landing", str(landing), "--lake", str(lake), "--json", "--engine", engine])
+    return code, err.getvalue()
+
+
+def _checkpoint_gtids(lake: Path) -> str:
+    rows = DeltaTable(str(lake / "meta" / "checkpoints")).to_pyarrow_table().to_pylist()
+    [row] = [r for r in rows if r["source"] == SOURCE and r["table_name"] == "*"]
+    return row["gtid_executed"]
+
+
+def _bronze_gtid_files(lake: Path) -> dict[str, set[str]]:
+    rows = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(
+        columns=["source", "gtid", "binlog_file", "op"]).to_pylist()
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        if r["source"] == SOURCE and r["gtid"] and r["op"] in ("insert", "update", "delete"):
+            out.setdefault(r["gtid"], set()).add(r["binlog_file"])
+    return out
+
+
+def _cluster(tmp_path: Path) -> tuple[MariaDBServer, MariaDBServer]:
+    require_mariadb()
+    primary = MariaDBServer(tmp_path / "primary", BinlogSettings(server_id=1, **SETTINGS)).start()
+    replica = MariaDBServer(tmp_path / "replica", BinlogSettings(server_id=2, **SETTINGS)).start()
+    replica.replicate_from(primary)
+    primary.execute(f"CREATE DATABASE {DB}; CREATE TABLE {DB}.orders (id INT PRIMARY KEY, note VARCHAR(40),"
+                    f" total INT); CREATE TABLE {DB}.items (id INT PRIMARY KEY, order_id INT, name VARCHAR(40))")
+    return primary, replica
+
+
+@pytest.mark.parametrize("engine", ["spark", "rust"])
+def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_path: Path, engine: str) -> None:
+    primary, replica = _cluster(tmp_path)
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    try:
+        _batch(primary, 10, 5, "one")
+        _land(primary, landing / SOURCE / "primary")
+        [s1] = binlake_run(landing, lake, engine=engine)
+        assert s1["member"] == "primary" and s1["changes_applied"] > 0
+        _batch(primary, 20, 4, "two-a")                     # the source reads these from the primary...
+        _land(primary, landing / SOURCE / "primary")
+        binlake_run(landing, lake, engine=engine)
+        _batch(primary, 30, 4, "two-b")                     # ... not these: only the replica received them
+        replica.wait_for_gtid(primary.gtid_binlog_pos())
+        replica.execute("STOP SLAVE")
+        _batch(primary, 40, 3, "lost")                      # on the primary only: lost with it
+        primary.stop()
+        replica.promote()
+        _batch(replica, 50, 4, "three")                     # the new primary's own writes
+        replica.execute(f"UPDATE {DB}.orders SET note = 'after failover' WHERE id IN (11, 31)")
+        _land(replica, landing / SOURCE / "replica")
+        [s3] = binlake_run(landing, lake, engine=engine)
+        assert s3["member"] == "replica" and s3["member_switches"] == ["primary -> replica"]
+        for table in TABLES:
+            assert _silver(lake, table) == _select(replica, table), table
+        files = _bronze_gtid_files(lake)
+        assert all(len(f) == 1 for f in files.values()), {g: f for g, f in files.items() if len(f) > 1}
+        assert _checkpoint_gtids(lake) == replica.gtid_binlog_pos()
+        assert any(g.startswith("0-2-") for g in files) and any(f == {"replica/binlog.000001"} for f in files.values())
+        # a rerun changes nothing; the replica's next writes follow
+        [again] = binlake_run(landing, lake, engine=engine)
+        assert again["files"] == 0 and again["changes_applied"] == 0
+        _batch(replica, 60, 2, "four")
+        _land(replica, landing / SOURCE / "replica")
+        binlake_run(landing, lake, engine=engine)
+        for table in TABLES:
+            assert _silver(lake, table) == _select(replica, table), table
+        assert _checkpoint_gtids(lake) == replica.gtid_binlog_pos()
+    finally:
+        primary.stop()
+        replica.stop()
+
+
+def test_a_gtid_range_only_on_the_dead_primary_stops_the_source(spark, tmp_path: Path) -> None:
+    primary, replica = _cluster(tmp_path)
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    try:
+        _batch(primary, 10, 5, "one")
+        _land(primary, landing / SOURCE / "primary")
+        binlake_run(landing, lake, engine="rust")
+        held = _checkpoint_gtids(lake)
+        before = {t: _silver(lake, t) for t in TABLES}
+        _batch(primary, 20, 4, "two")                       # never fetched by the source
+        replica.wait_for_gtid(primary.gtid_binlog_pos())
+        received = primary.gtid_binlog_pos()
+        primary.stop()
+        replica.promote()
+        replica.execute("FLUSH BINARY LOGS")                # "two" only in purged files of the replica
+        replica.execute(f"PURGE BINARY LOGS TO '{replica.current_binlog().name}'")
+        _batch(replica, 50, 2, "three")
+        _land(replica, landing / SOURCE / "replica")
+        code, err = _run_failing(landing, lake, "rust")
+        assert code != 0
+        line = next(li for li in err.splitlines() if "STOPPED" in li)
+        top = int(held.rsplit("-", 1)[1])
+        last = int(received.rsplit("-", 1)[1])
+        assert (f"member replica: its first new transaction 0-2-{last + 1} (binlog." in line
+                and f"GTIDs domain 0 sequence numbers {top + 1} to {last} are missing" in line
+                and "fetch the missing transactions from a member that has them" in line), line
+        assert "Traceback" not in err
+        assert _checkpoint_gtids(lake) == held                        # nothing applied out of order
+        assert {t: _silver(lake, t) for t in TABLES} == before
+        assert not any(f.startswith("replica/") for fs in _bronze_gtid_files(lake).values() for f in fs)
+    finally:
+        primary.stop()
+        replica.stop()
