@@ -196,7 +196,7 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
 
     reset_crash_counts()
     started = time.perf_counter()
-    seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir))
+    seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir), tables=opts.tables)
     if is_cluster(landing_dir):             # a replication cluster: one folder per member (lake.members)
         return ingest_cluster(spark, engine, lake, landing_dir, opts, run_id, seeded, started)
     done = ingested_files(spark, engine, lake.bronze, opts.source)

@@ -13,8 +13,7 @@ changes between the two are no longer in the unapplied batch. A re-snapshot take
 warning says so. Seeding a table also lifts a block a DDL binlake could not follow put on it (the snapshot holds
 the table as it is now). A table another source owns (it applied or seeded it first, ``binlake.lake.apply``'s
 "two sources, one table") is never seeded: that table of the snapshot is refused, reported and counted, and the
-rest of the snapshot seeds.
-"""
+rest of the snapshot seeds. A table the run's ``--include``/``--exclude`` leaves out is not seeded either."""
 
 from __future__ import annotations
 
@@ -27,6 +26,7 @@ from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
 from binlake.lake.delta.plan import OP_COL, SEQ_COL, quote_spark
 from binlake.lake.silver import DUP_COL, RESERVED_PREFIX, reserved_reason
 from binlake.lake.table_names import split_table_name, table_name
+from binlake.pipeline.filters import TableFilter
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,9 +92,10 @@ def after_seams(batch: "DataFrame", table_seams: dict[TableId, int]) -> "DataFra
 
 
 def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str,
-                        snapshots: Sequence[Any], progress: Callable[[str], None] = lambda text: None) -> SeedReport:
+                        snapshots: Sequence[Any], progress: Callable[[str], None] = lambda text: None,
+                        tables: TableFilter = TableFilter()) -> SeedReport:
     """Seed silver from each table's newest snapshot not seeded yet (``snapshots``: complete, oldest first, as
-    ``binlake.snapshot.read_snapshots`` returns them)."""
+    ``binlake.snapshot.read_snapshots`` returns them), of the tables ``tables`` keeps (``--include``/``--exclude``)."""
     report = SeedReport()
     if not snapshots:
         return report
@@ -109,7 +110,7 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
     report.seam_file = min((snap.position for snap, _ in newest.values()), key=lambda p: p.seam_seq).file
     rows = []
     for (db, table), (snap, t) in sorted(newest.items()):
-        if done.get((db, table), -1) >= snap.seam_seq:
+        if done.get((db, table), -1) >= snap.seam_seq or not tables.keeps(db, table):
             continue
         if (db, table) in owned:
             report.refused.append(f"{db}.{table}")
