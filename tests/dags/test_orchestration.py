@@ -124,3 +124,20 @@ def test_failed_load_and_freshness_tasks_stay_open_until_they_succeed(tmp_path: 
     history = build_history(settings.lake, settings.dq_results, settings.reports)
     assert [f["task_id"] for f in history.task_failures] == ["freshness"]
     assert "Open failures (1)" in Path(history.index_path).read_text()
+
+
+def test_cluster_members_per_source_from_the_environment() -> None:
+    """Issue 29: BINLAKE_MEMBERS lists the servers of a cluster source; the fetch task lands each in its folder."""
+    from binlake.orchestration.config import load_settings
+    from binlake.orchestration.errors import OrchestrationError
+    import pytest
+
+    from binlake.orchestration.tasks import member_name
+
+    s = load_settings({"BINLAKE_MEMBERS": "shop=db1:3307, db2 ;billing=10.0.0.5:3306", "BINLAKE_SOURCES": "shop"})
+    assert s.source_members("shop") == (("db1", 3307), ("db2", 3306))
+    assert s.source_members("billing") == (("10.0.0.5", 3306),) and s.source_members("other") == ()
+    assert load_settings({}).source_members("shop") == ()
+    assert member_name("db1.example.com", 3307) == "db1.example.com-3307" and member_name("::1", 3306) == "1-3306"
+    with pytest.raises(OrchestrationError, match="BINLAKE_MEMBERS part 'shop'"):
+        load_settings({"BINLAKE_MEMBERS": "shop"})

@@ -17,9 +17,16 @@ The user needs: GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'user'@'ho
 Files land in LANDING/<name>/ with the server's names and bytes; LANDING/<name>/_binlake_fetch.json lists the
 closed files and the fsynced position. Kill it any time: the next run resumes after the last whole event.
 
+A replication cluster: give each member's URI (repeated --source, or comma-separated) and the source's --name.
+Each member lands in LANDING/<name>/<member>/ (member: the URI's name= or host-port); the fetch reads the member
+it read last and, when that one does not answer, the next one given (a failover); binlake run follows the source
+to it by GTID.
+
 examples:
   BINLAKE_MYSQL_PASSWORD=... binlake fetch --source 'mysql://repl@db1:3306/?server_id=4242' --landing /data/landing
   binlake fetch --source 'mysql://repl@db1/?server_id=4242&name=db1' --landing /data/landing --stop-never
+  binlake fetch --source 'mysql://repl@db1/?server_id=4242' --source 'mysql://repl@db2/?server_id=4242' \\
+      --name shop --landing /data/landing
 """
 
 
@@ -29,8 +36,10 @@ def register(subparsers: Any) -> None:
         description="Fetch binary logs from a running MySQL/MariaDB server with the replication protocol and "
                     "store them byte for byte under LANDING/<name>/.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source", required=True, metavar="URI",
-                        help="mysql://user@host:port/?server_id=N[&name=...&heartbeat=5&semi_sync=0&ssl=0&ssl_ca=FILE]")
+    parser.add_argument("--source", required=True, metavar="URI", action="append",
+                        help="mysql://user@host:port/?server_id=N[&name=...&heartbeat=5&semi_sync=0&ssl=0&ssl_ca=FILE]"
+                             "; repeat it (or give a comma-separated list) for the members of a replication cluster, "
+                             "with --name for the source: each member lands in DIR/<name>/<member>/")
     parser.add_argument("--landing", required=True, metavar="DIR", help="landing root; files go to DIR/<name>/")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--until-now", action="store_true",
@@ -59,8 +68,17 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="binlake fetch: %(message)s")
-    source = parse_mysql_uri(args.source, password_env=args.password_env, password_file=args.password_file,
-                             name=args.name, allow_cleartext_password=args.allow_cleartext_password)
+    uris = [u.strip() for item in args.source for u in item.split(",") if u.strip()]
+    cluster = len(uris) > 1
+    if cluster and not args.name:
+        from binlake.transport.errors import SourceUriError
+
+        raise SourceUriError(f"{len(uris)} --source URIs are the members of one cluster source: name the source "
+                             "with --name (its landing folder; each member lands in a sub-folder)")
+    members = [parse_mysql_uri(u, password_env=args.password_env, password_file=args.password_file,
+                               name=None if cluster else args.name,
+                               allow_cleartext_password=args.allow_cleartext_password) for u in uris]
+    source = members[0]
     retries = args.max_retries if args.max_retries is not None else (None if args.stop_never else 5)
     options = FetchOptions(until_now=not args.stop_never, start_file=args.start_file,
                            require_row_format=not args.allow_statement_format, max_retries=retries)
@@ -70,7 +88,12 @@ def run(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
-        result = fetch(source, args.landing, options)
+        if cluster:
+            from binlake.transport.cluster import fetch_cluster
+
+            source, result = fetch_cluster(members, args.landing, args.name, options)
+        else:
+            result = fetch(source, args.landing, options)
     finally:
         signal.signal(signal.SIGTERM, previous)
     closed = f", closed {', '.join(result.closed_files)}" if result.closed_files else ""

@@ -14,7 +14,8 @@ per table: live rows of its silver table (tombstones not counted, rows of tables
 counted with their multiplicity) and the commit time of its last applied change.
 
 --json prints one object: {"lake", "generated_at", "sources": [{"source", "last_commit_time" (ISO 8601,
-UTC), "lag_seconds", "checkpoint_seq", "last_run", "pending_files", "gap" (why the
+UTC), "lag_seconds", "checkpoint_seq", "applied_gtids" (the GTID set applied, or null), "member" (a cluster
+source: the member read last, or null), "last_run", "pending_files", "gap" (why the
 source is stopped, or null), "waiting" (the landing file cut short the source waits at, or null),
 "refused_files" (with --landing: "<name>: <reason>" of landing entries ingest does
 not read, such as symbolic links), "quarantined_rows",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from binlake.lake import driver_read
 from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LakeError
+from binlake.lake.members import is_cluster
 from binlake.lake.metrics import CHANGE_OPS, COMMITTED_OPS, SOURCE_ROW, read_metrics, utc
 from binlake.lake.table_names import split_table_name
 
@@ -50,7 +51,8 @@ class _DriverRows:
     def read_rows(self, spark: Any, table_path: str, columns: Any, equal: Optional[dict] = None) -> list[dict]:
         where = None
         for name, value in (equal or {}).items():
-            term = driver_read.text(name) == value
+            term = (driver_read.text(name).isin(list(value)) if isinstance(value, tuple)
+                    else driver_read.text(name) == value)
             where = term if where is None else where & term
         return driver_read.read(table_path, columns, where)
 
@@ -63,12 +65,45 @@ def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[in
 
     if not os.path.isdir(landing_dir):
         return 0, None, None
+    if is_cluster(landing_dir):
+        return _pending_cluster(lake, landing_dir, source)
     done = ingested_files(None, _DriverRows(), lake.bronze, source)
     try:
         plan = plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30)
     except BinlogGapError as exc:
         return 0, str(exc), None
     return len(plan.files) + len(plan.held), None, plan.waiting
+
+
+def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[int, Optional[str], Optional[str]]:
+    """:func:`pending_files` of a cluster source: the next ingest's files (the current member's new files, or a
+    switch to the next member, checked by GTID as the ingest does)."""
+    from binlake.lake.checkpoints import SOURCE_ROW as CKPT_SOURCE_ROW
+    from binlake.lake.errors import BinlogGapError
+    from binlake.lake.members import plan_cluster, read_held, stream_state
+
+    rows = _DriverRows()
+    ckpt = [r for r in driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL, "gtid_executed"))
+            if r["source"] == source and r["table_name"] == CKPT_SOURCE_ROW]
+    seq, applied = (ckpt[0][SEQ_COL], ckpt[0]["gtid_executed"] or "") if ckpt else (-1, "")
+    try:
+        cp = plan_cluster(landing_dir, source, stream_state(None, rows, lake.bronze, source), chunk_bytes=1 << 30,
+                          applied_seq=seq, held=lambda: read_held(None, rows, lake.bronze, source, applied))
+    except BinlogGapError as exc:
+        return 0, str(exc), None
+    return len(cp.plan.files) + len(cp.plan.held), None, cp.plan.waiting
+
+
+def last_member(lake: "LakeLayout", source: str) -> Optional[str]:
+    """The member of a cluster source read last (its file with the highest ``file_seq`` in bronze), or None for
+    a source of one server."""
+    from binlake.lake.members import split_member
+
+    ends = _DriverRows().read_rows(None, lake.bronze, ("binlog_file", "file_seq"), {"source": source, "op": "file_end"})
+    if not ends:
+        return None
+    member = split_member(max(ends, key=lambda r: r["file_seq"])["binlog_file"])[0]
+    return member or (None if all("/" not in r["binlog_file"] for r in ends) else "(landing folder)")
 
 
 def applied_commits(lake: "LakeLayout", checkpoints: dict[str, int]) -> list[dict[str, Any]]:
@@ -140,8 +175,9 @@ def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optio
 
     check_lake(lake)
     now = now or dt.datetime.now(dt.timezone.utc)
-    ckpt_rows = driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL))
+    ckpt_rows = driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL, "gtid_executed"))
     checkpoints = {r["source"]: r[SEQ_COL] for r in ckpt_rows if r["table_name"] == CKPT_SOURCE_ROW}
+    gtids = {r["source"]: r["gtid_executed"] or None for r in ckpt_rows if r["table_name"] == CKPT_SOURCE_ROW}
     sources = set(checkpoints)
     if landing and os.path.isdir(landing):
         sources |= {d.name for d in os.scandir(landing) if d.is_dir()}
@@ -178,7 +214,8 @@ def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optio
         run = runs.get(source)
         entry: dict[str, Any] = {
             "source": source, "last_commit_time": iso(utc(last_us)), "lag_seconds": lag(last_us),
-            "checkpoint_seq": checkpoints.get(source),
+            "checkpoint_seq": checkpoints.get(source), "applied_gtids": gtids.get(source),
+            "member": last_member(lake, source),
             "last_run": None if run is None else {
                 "run_id": run["run_id"], "run_end": iso(run["run_end"]), "result": run["result"],
                 "changes": run["changes"], "quarantined": run["quarantined"]},
@@ -230,6 +267,10 @@ def format_status(doc: dict[str, Any]) -> str:
                   f"  pending files        {'-' if s['pending_files'] is None else s['pending_files']}"
                   + ("" if s["pending_files"] is not None else " (pass --landing to count them)"),
                   f"  quarantined rows     {s['quarantined_rows']}"]
+        if s.get("applied_gtids"):
+            lines.append(f"  applied GTIDs        {s['applied_gtids']}")
+        if s.get("member"):
+            lines.append(f"  member read last     {s['member']}")
         if s.get("gap"):
             lines.append(f"  STOPPED              {s['gap']}")
         if s.get("waiting"):

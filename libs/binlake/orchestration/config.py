@@ -18,8 +18,12 @@ sets, e.g. in the Airflow workers' environment or the docker image):
 - ``BINLAKE_MAINTENANCE_ENGINE`` (default ``rust``: no Spark in the Airflow worker) and
   ``BINLAKE_VACUUM_HOURS`` (default ``168``): how the weekly ``lake_maintenance`` DAG runs ``binlake maintain``
 
+- ``BINLAKE_MEMBERS`` (default none): the servers of sources that are replication clusters,
+  ``source=host:port,host:port;other=host:port,...``: the source is fetched from its members (``binlake fetch``
+  with one ``--source`` per member, landing in ``<landing>/<source>/<host>-<port>/``), following a failover
 A source whose Airflow connection ``binlake_source_<source>`` (``-`` and ``.`` as ``_``) exists is fetched from
-its server (``binlake fetch``) at the start of each run; the connection is looked up when that task runs,
+its server (``binlake fetch``) at the start of each run (a cluster source: from its members, with the
+connection's user, password and extra; its host is not used); the connection is looked up when that task runs,
 never while a DAG file is parsed. Reading these settings touches only ``os.environ``: it is safe at parse time.
 """
 
@@ -67,6 +71,11 @@ class Settings:
     alert_webhook: str = ""
     maintenance_engine: str = "rust"
     vacuum_hours: float = 168.0
+    members: Mapping[str, tuple[tuple[str, int], ...]] = None     # type: ignore[assignment]  # source -> servers
+
+    def source_members(self, source: str) -> tuple[tuple[str, int], ...]:
+        """The (host, port) of each member of a cluster source, in the order given; () for one server."""
+        return tuple((self.members or {}).get(source, ()))
 
     def source_landing(self, source: str) -> str:
         return os.path.join(self.landing, source)
@@ -129,7 +138,31 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
                     max_lag_hours=_number(env, "BINLAKE_MAX_LAG_HOURS", 24.0),
                     alert_webhook=env.get("BINLAKE_ALERT_WEBHOOK") or "",
                     maintenance_engine=env.get("BINLAKE_MAINTENANCE_ENGINE") or "rust",
-                    vacuum_hours=_number(env, "BINLAKE_VACUUM_HOURS", 168.0))
+                    vacuum_hours=_number(env, "BINLAKE_VACUUM_HOURS", 168.0),
+                    members=parse_members(env.get("BINLAKE_MEMBERS") or ""))
+
+
+def parse_members(text: str) -> dict[str, tuple[tuple[str, int], ...]]:
+    """``source=host:port,host:port;other=host`` (port 3306 when left out) -> {source: ((host, port), ...)}."""
+    from binlake.orchestration.errors import OrchestrationError
+
+    out: dict[str, tuple[tuple[str, int], ...]] = {}
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        source, sep, servers = part.partition("=")
+        hosts = []
+        for item in (h.strip() for h in servers.split(",")):
+            host, _, port = item.rpartition(":") if ":" in item else (item, "", "3306")
+            if not item or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                hosts = []
+                break
+            hosts.append((host, int(port)))
+        if not sep or not source.strip() or not hosts:
+            raise OrchestrationError(f"BINLAKE_MEMBERS part {part!r}: write source=host:port,host:port (sources "
+                                     "separated by ;)")
+        out[source.strip()] = tuple(hosts)
+    return out
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,10 +99,12 @@ def fetch_source(settings: Settings, source: str) -> dict[str, Any]:
         log.info("%s: no connection %s; using the files already in %s", source, conn_id,
                  settings.source_landing(source))
         return {"fetched": False, "connection": conn_id}
-    uri = fetch_uri(conn.host, conn.port, conn.login, conn.extra_dejson, source)
+    members = settings.source_members(source)
+    uris = ([fetch_uri(host, port, conn.login, conn.extra_dejson, member_name(host, port)) for host, port in members]
+            if members else [fetch_uri(conn.host, conn.port, conn.login, conn.extra_dejson, source)])
     binlake = shutil.which("binlake") or str(Path(sys.executable).with_name("binlake"))
-    argv = [binlake, "fetch", "--source", uri, "--landing", settings.landing, "--name", source, "--until-now",
-            "--password-env", FETCH_PASSWORD_ENV]
+    argv = [binlake, "fetch", *(a for uri in uris for a in ("--source", uri)), "--landing", settings.landing,
+            "--name", source, "--until-now", "--password-env", FETCH_PASSWORD_ENV]
     env = {**os.environ, FETCH_PASSWORD_ENV: conn.password or ""}
     log.info("%s: %s", source, " ".join(argv))
     done = subprocess.run(argv, env=env, check=False)
@@ -110,6 +113,11 @@ def fetch_source(settings: Settings, source: str) -> dict[str, Any]:
                           f"{done.returncode}; see the task log above, fix the connection or the server, and "
                           f"clear the task to retry")
     return {"fetched": True, "connection": conn_id}
+
+
+def member_name(host: str, port: int) -> str:
+    """A cluster member's landing folder: ``<host>-<port>`` (as ``binlake fetch`` names a server)."""
+    return f"{re.sub(r'[^A-Za-z0-9._-]', '-', host).strip('-._')}-{port}"
 
 
 def fetch_uri(host: Optional[str], port: Optional[int], login: Optional[str], extra: Mapping[str, Any],
