@@ -56,9 +56,10 @@ with DAG(
         "include": Param([], type="array", items=TABLE_PATTERN, title="Include tables",
                          description="db.table patterns (* and ? allowed); empty: every base table."),
         "exclude": Param([], type="array", items=TABLE_PATTERN, title="Exclude tables"),
-        "password_env": Param("BINLAKE_MYSQL_PASSWORD", type="string", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        "password_env": Param("BINLAKE_MYSQL_PASSWORD", type="string", pattern=r"^(BINLAKE|MYSQL)_[A-Za-z0-9_]{1,120}$",
                               title="Password variable",
-                              description="Environment variable of the Airflow worker holding the password."),
+                              description="Environment variable of the Airflow worker holding the password "
+                                          "(its name starts with BINLAKE_ or MYSQL_)."),
         "chunk_rows": Param(100_000, type="integer", minimum=1, title="Rows per chunk"),
     },
 ) as dag:

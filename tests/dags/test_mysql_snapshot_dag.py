@@ -84,10 +84,10 @@ def test_dag_run_snapshots_a_live_server_and_loads_it(airflow_home: Path, tmp_pa
                        "CREATE TABLE shop.skip_me (id INT PRIMARY KEY); "
                        "CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'dag-pw'; GRANT SELECT ON shop.* TO "
                        "'snap'@'127.0.0.1'")
-        env = airflow_env(airflow_home, {"SNAPSHOT_TEST_PW": "dag-pw", "BINLAKE_DELTA_ENGINE": "rust",
+        env = airflow_env(airflow_home, {"BINLAKE_SNAPSHOT_TEST_PW": "dag-pw", "BINLAKE_DELTA_ENGINE": "rust",
                                          "BINLAKE_LANDING": str(landing), "BINLAKE_LAKE": str(lake)})
         conf = {"source_uri": f"mysql://snap@127.0.0.1:{server.port}/?server_id=4301", "name": "shop-primary",
-                "include": ["shop.*"], "exclude": ["shop.skip_me"], "password_env": "SNAPSHOT_TEST_PW",
+                "include": ["shop.*"], "exclude": ["shop.skip_me"], "password_env": "BINLAKE_SNAPSHOT_TEST_PW",
                 "chunk_rows": 100, "landing": str(landing), "lake": str(lake)}
         run = run_python(DAG_TEST, env, json.dumps(conf))
     assert (run["state"], run["tasks"]) == ("success", {"snapshot": "success", "load": "success"}), run

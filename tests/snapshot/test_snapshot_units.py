@@ -257,3 +257,15 @@ def test_the_command_is_registered_with_help(capsys: pytest.CaptureFixture[str])
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "--include DB.TABLE" in out and "--password-file" in out and "docs/SNAPSHOT.md" in out
+
+
+def test_the_snapshot_task_takes_a_password_only_from_a_binlake_or_mysql_variable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DAG run's conf is written by whoever triggers it: naming any worker variable would send it to a server."""
+    from binlake.snapshot.tasks import snapshot_task
+    from binlake.transport.errors import SourceUriError
+
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-for-mysql")
+    with pytest.raises(SourceUriError, match="BINLAKE_ or MYSQL_"):
+        snapshot_task("mysql://snap@127.0.0.1:1/?server_id=7", str(tmp_path), password_env="AWS_SECRET_ACCESS_KEY")
+    assert not any(tmp_path.iterdir())          # refused before any connection or landing folder

@@ -30,8 +30,13 @@ def snapshot_task(source_uri: str, landing: str, *, name: Optional[str] = None, 
     """Take (or finish) the snapshot; what it did, for the task's XCom."""
     from binlake.pipeline.filters import TableFilter
     from binlake.snapshot.take import SnapshotOptions, take_snapshot
-    from binlake.transport.uri import parse_mysql_uri
+    from binlake.transport.errors import SourceUriError
+    from binlake.transport.uri import URI_PASSWORD_ENV_RE, parse_mysql_uri
 
+    if password_env and not URI_PASSWORD_ENV_RE.match(password_env):
+        # A DAG run's conf is written by whoever triggers it: like a URI, it may name only a binlake/MySQL variable.
+        raise SourceUriError(f"password_env={password_env!r} must name a variable starting with BINLAKE_ or MYSQL_ "
+                             "(a triggered run must not send just any variable of the worker to a server)")
     source = parse_mysql_uri(source_uri, password_env=password_env, name=name)
     options = SnapshotOptions(TableFilter(tuple(include), tuple(exclude)), chunk_rows=chunk_rows)
     result = take_snapshot(source, landing, options, stream=sys.stderr)
