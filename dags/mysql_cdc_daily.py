@@ -4,7 +4,9 @@
 For each configured source (one task group each):
 
 1. **fetch**: when the source has a server connection (`binlake_source_<source>`), copy its new binlogs into
-   the landing folder (`binlake fetch --until-now`); otherwise use the landing folder as it is.
+   the landing folder (`binlake fetch --until-now`); a cluster source (`BINLAKE_MEMBERS`) is fetched from its
+   members, each into its own sub-folder, following a failover to the member that answers; without a
+   connection the landing folder is used as it is.
 2. **plan**: the arguments of the source's Spark jobs for the interval.
 3. **snapshot_sdi** -> **ingest_binlogs** -> **apply_changes**: Spark jobs (`spark_jobs/`) run by `spark-submit`
    against the `spark_default` connection (`local[*]` locally; point it at a Spark cluster to run there).

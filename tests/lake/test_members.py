@@ -86,3 +86,9 @@ def test_member_folders_follow_the_fetch_order_then_names(tmp_path: Path) -> Non
     assert member_folders(str(tmp_path)) == ["zeta", "alpha", "mid"]
     assert split_member("zeta/binlog.000003") == ("zeta", "binlog.000003")
     assert split_member("binlog.000003") == ("", "binlog.000003")
+
+
+def test_mysql_transactions_before_what_the_source_read_count_as_held() -> None:
+    """The source started at a later file of the old primary (A:50 on): the new member's files reach back to A:1."""
+    held = held_gtids([f"{A}:{n}" for n in range(50, 61)], "")
+    assert check_switch("s", "b", _mysql(A, 1, 61), held) == 60

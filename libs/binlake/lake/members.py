@@ -175,9 +175,10 @@ def read_held(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, so
 
 # --- reading a member's GTIDs ---------------------------------------------------------------------------------
 
-def member_gtids(paths: Iterable[str]) -> tuple[list[tuple[str, str]], Optional[GtidSet], dict[int, int]]:
+def member_gtids(paths: Iterable[str], header_only: bool = False) -> tuple[list[tuple[str, str]], Optional[GtidSet],
+                                                                             dict[int, int]]:
     """The GTIDs of ``paths`` in order as (gtid, file name), and the first file's history: its PREVIOUS_GTIDS
-    (MySQL) and GTID_LIST (MariaDB: domain -> highest seq)."""
+    (MySQL) and GTID_LIST (MariaDB: domain -> highest seq); ``header_only``: the history alone."""
     from binlake.binlog.events import GtidListEvent, MariadbGtidEvent, PreviousGtidsEvent
     from binlake.binlog.api import event_gtid
     from binlake.binlog.reader import ReadStats, read_events
@@ -196,6 +197,8 @@ def member_gtids(paths: Iterable[str]) -> tuple[list[tuple[str, str]], Optional[
                     for g in body.gtids:
                         listed[g.domain_id] = max(listed.get(g.domain_id, 0), g.seq_no)
                 gtid = event_gtid(body)
+                if header_only and (gtid is not None or isinstance(body, MariadbGtidEvent)):
+                    return out, previous, listed
                 if gtid is not None or isinstance(body, MariadbGtidEvent):
                     out.append((gtid or body.gtid, name))
     return out, previous, listed
@@ -220,6 +223,7 @@ def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: H
     seen_tops: set[str] = set()
     held_count = 0
     tops_mysql = {sid.text: held.mysql.intervals(sid)[-1][1] for sid in held.mysql.sids()}
+    lows_mysql = {sid.text: held.mysql.intervals(sid)[0][0] for sid in held.mysql.sids()}
     first_new_of: dict[str, int] = {}
     for gtid, name in gtids:
         key, n, server = _sid_seq(gtid)
@@ -239,7 +243,7 @@ def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: H
             if is_held and held.top.get(d, (0, 0))[0] == n:
                 seen_tops.add(key)
         else:
-            is_held = gtid in held.mysql
+            is_held = gtid in held.mysql or n < lows_mysql.get(key, 0)   # below: before what the source read
             if is_held and tops_mysql.get(key) == n:
                 seen_tops.add(key)
         if is_held:
@@ -349,6 +353,7 @@ def plan_cluster(landing_dir: str, source: str, state: StreamState, *, chunk_byt
     skip: Optional[str] = None
     if current is not None and paths:
         have = held() if held is not None else Held()
+        _add_start(have, landing_dir, state)
         if have:
             gtids, previous, listed = member_gtids(paths)
             check_switch(source, nxt, gtids, have, previous, listed)
@@ -359,6 +364,28 @@ def plan_cluster(landing_dir: str, source: str, state: StreamState, *, chunk_byt
     rest = [m for m in landed if m not in state.order and m != nxt]
     return ClusterPlan(_with_stream(plan, nxt, offset), nxt, switched_from=current, skip_gtids=skip,
                        more=bool(rest) and not plan.waiting)
+
+
+def _add_start(held: Held, landing_dir: str, state: StreamState) -> None:
+    """Count as held what came before the source's start: the history (PREVIOUS_GTIDS, GTID_LIST) of the first
+    file the source ingested, when it is still landed (a source that started at a server's binlog.000050 holds
+    what 000001 to 000049 did, through a snapshot or by the user's choice)."""
+    first = state.order[0]
+    names = sorted(state.done.get(first, {}), key=file_sequence)
+    path = os.path.join(_member_dir(landing_dir, first), names[0]) if names else None
+    if path is None or not os.path.isfile(path) or os.path.islink(path):
+        return
+    from binlake.binlog.errors import BinlogError
+
+    try:
+        _, previous, listed = member_gtids([path], header_only=True)
+    except (BinlogError, OSError):
+        return
+    if previous is not None:
+        held.mysql = GtidSet.parse(",".join(t for t in (held.mysql.to_text(), previous.to_text()) if t))
+    for d, seq in listed.items():
+        if seq > held.top.get(d, (0, 0))[0]:
+            held.top[d] = (seq, 0)
 
 
 def _check_stream_order(source: str, member: str, plan: "IngestPlan", offset: int, applied_seq: int) -> None:
