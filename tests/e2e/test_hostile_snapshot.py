@@ -49,3 +49,8 @@ def test_an_unusable_snapshot_stops_its_source_and_the_other_source_loads(spark,
     assert_equals_truth(out, lake, "2024-03-01")          # b-good loaded everything
     bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["source"])
     assert set(bronze.column("source").to_pylist()) == {"b-good"}
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.metrics import read_metrics
+
+    results = {(r["source"], r["result"]) for r in read_metrics(LakeLayout(str(lake))) if r["table_name"] == "*"}
+    assert results == {("a-bad", "stopped"), ("b-good", "ok")}      # the stop is on record for binlake status

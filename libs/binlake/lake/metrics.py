@@ -5,7 +5,8 @@ A row holds the run (id, engine, result, start and end time), the changes applie
 bytes ingested, the stage times, the checkpoint reached, the commit time of the last applied change and the lag
 (run end minus that commit time), what was quarantined, and the run's events worth seeing on a plot: new
 schema versions (SDI snapshots), undecodable stretches of a binlog (``decode_errors``, gaps in what was
-applied), and a source stopped by a gap in its binlogs (``result = 'gap'``).
+applied), and a source stopped by a gap in its binlogs (``result = 'gap'``) or by another typed error
+(``result = 'stopped'``: an unusable snapshot, a decode error with ``fail``, ...).
 
 Counts come from the lake, not from the job's counters: the changes of a run are the source's bronze rows
 between the checkpoint the previous recorded run reached and the checkpoint now (one Spark aggregation), so
@@ -181,7 +182,7 @@ def record_run(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
                ended: Optional[dt.datetime] = None, result: str = "ok") -> list[dict[str, Any]]:
     """Append the run's rows to ``meta.run_metrics``; returns them. A run that ingested, applied and
     registered nothing records nothing (rerunning a loaded day leaves every table at its version), unless it
-    stopped (``result="gap"``: a gap in the source's binlogs)."""
+    stopped (``result="gap"``: a gap in the source's binlogs; ``"stopped"``: another typed error)."""
     if (result == "ok" and not report.ingest.files and report.apply.checkpoint_seq is None
             and not report.registry_versions):
         return []

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from binlake.lake.apply import ApplyReport, apply_job
+from binlake.errors import BinlakeError
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.failures import stage
 from binlake.lake.ingest import IngestReport, ingest_job
@@ -70,9 +71,9 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     try:
         with stage("ingest", lake):
             i = report.ingest = ingest_job(spark, engine, lake, landing_dir, opts, run_id)
-    except BinlogGapError:
+    except BinlakeError as exc:
         report.seconds = time.perf_counter() - started
-        record_run(spark, engine, lake, report, result="gap")
+        _record_stop(spark, engine, lake, report, "gap" if isinstance(exc, BinlogGapError) else "stopped")
         raise
     if i.seeded.tables:
         progress(f"[{opts.source}] seeded {len(i.seeded.tables)} table(s) from snapshots ({i.seeded.rows} rows): "
@@ -96,6 +97,16 @@ def run_source(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     report.seconds = time.perf_counter() - started
     record_run(spark, engine, lake, report)      # meta.run_metrics
     return report
+
+
+def _record_stop(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: RunReport,
+                 result: str) -> None:
+    """``meta.run_metrics`` records a stopped source (``binlake status`` shows it); a lake too damaged to record it
+    must not hide why the source stopped."""
+    try:
+        record_run(spark, engine, lake, report, result=result)
+    except Exception:                   # noqa: BLE001 - the stop's own error is what the user needs
+        pass
 
 
 def summary_json(report: RunReport) -> str:
