@@ -407,6 +407,23 @@ def test_fetch_never_appends_through_a_link_or_into_a_folder(tmp_path: Path) -> 
     assert (landing / "h" / "binlog.000001").read_bytes() == _binlog()
 
 
+@pytest.mark.parametrize("own", [".binlake-fetch.lock", "_binlake_fetch.json", "_binlake_fetch.json.tmp"])
+def test_fetch_never_opens_its_own_files_through_a_planted_link(tmp_path: Path, own: str) -> None:
+    """The fetcher's lock, manifest and manifest temp file are opened without following a link put in their
+    place: the victim is neither read into the manifest nor truncated nor appended to."""
+    from binlake.transport.landing import LOCK_NAME, MANIFEST_NAME
+
+    assert {LOCK_NAME, MANIFEST_NAME, MANIFEST_NAME + ".tmp"} >= {own}
+    landing, victim = tmp_path / "landing", tmp_path / "victim"
+    secret = put(victim / "secret.txt", b"the secret\n")
+    aged(victim)
+    (landing / "h").mkdir(parents=True)
+    (landing / "h" / own).symlink_to(secret)
+    with untouched(victim):
+        code, _, err = _fetch_cli([("binlog.000001", _binlog())], landing)
+    assert code != 0 and err.count("\n") == 1 and "symbolic link" in err and "Traceback" not in err, err
+
+
 # --- case 6: landing files that are symbolic links ---------------------------------------------------------------
 
 def test_landing_links_are_refused_with_their_reason_and_never_read(tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ class LandingFolder:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LandingError(f"cannot create the landing folder {self.path}: {exc.strerror}") from None
-        lock = open(self.path / LOCK_NAME, "ab")
+        lock = os.fdopen(_open_own(self.path / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -123,8 +123,9 @@ class LandingFolder:
                                    " per source)") from None
             raise
         self._lock = lock
-        if self.manifest_path.exists():
-            self.manifest = Manifest.from_json(self.manifest_path.read_text(encoding="utf-8"), self.manifest_path)
+        if self.manifest_path.exists() or self.manifest_path.is_symlink():
+            with os.fdopen(_open_own(self.manifest_path, os.O_RDONLY), encoding="utf-8") as f:
+                self.manifest = Manifest.from_json(f.read(), self.manifest_path)
         if self.manifest.current_file is None:
             return None
         return self._recover(self.manifest.current_file)
@@ -233,7 +234,7 @@ class LandingFolder:
 
     def _write_manifest(self) -> None:
         tmp = self.manifest_path.with_name(MANIFEST_NAME + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as out:
+        with os.fdopen(_open_own(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
             out.write(self.manifest.to_json())
             out.flush()
             os.fsync(out.fileno())
@@ -259,13 +260,24 @@ class LandingFolder:
                                " fsynced; the file was changed outside binlake: restore it or use a new landing folder")
         check = check_tail(path, self.manifest.position)
         if check.cut:
-            with open(path, "r+b") as f:
+            with os.fdopen(_open_own(path, os.O_RDWR), "r+b") as f:
                 f.truncate(check.end)
                 os.fsync(f.fileno())
         self.checksum_alg = check.checksum_alg
         self.manifest.position = check.end
         self._write_manifest()
         return check
+
+
+def _open_own(path: Path, flags: int) -> int:
+    """Open one of the landing folder's own files, never through a symbolic link planted in its place (the lock,
+    the manifest and its temp file, the file being cut back to its last whole event)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        why = "a symbolic link is there: binlake never writes or reads through one" if exc.errno == errno.ELOOP \
+            else exc.strerror
+        raise LandingError(f"{path}: can not open this landing file ({why}); move it away and fetch again") from None
 
 
 def check_tail(path: Path, trusted: int) -> TailCheck:
