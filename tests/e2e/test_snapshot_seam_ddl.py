@@ -3,7 +3,7 @@ CREATE DATABASE dd; CREATE TABLE dd.t ...; INSERT ...`` before ``binlake snapsho
 binlogs landed from their start (before the seam): silver equals the server's ``SELECT *`` (before the fix the
 DROP DATABASE replayed after seeding retired the fresh table). A database whose name holds a dot (```a.b```) and a
 table renamed onto a snapshotted name before the seam load the same way, with nothing quarantined and no warning
-on the next run. Both Delta engines."""
+on the next run; a column added after the seam applies on top. Both Delta engines."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ UPDATE dd.t SET v = 'B' WHERE id = 2;
 INSERT INTO `a.b`.t VALUES (4, 'w');
 UPDATE `a.b`.t SET v = 'X' WHERE id = 1;
 INSERT INTO dd.moved VALUES (3, 'r3');
+ALTER TABLE dd.t ADD COLUMN w INT DEFAULT 7;
+INSERT INTO dd.t VALUES (6, 'f', 8);
 """
 TABLES = (("dd", "t"), ("a.b", "t"), ("dd", "moved"))
 
