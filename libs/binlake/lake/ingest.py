@@ -28,7 +28,7 @@ from binlake.lake.arrow import spark_ddl
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.gaps import check_grown, check_in_order, check_sequence, fetched_closed, unfinished
-from binlake.lake.members import ingest_cluster, is_cluster
+from binlake.lake.members import ingest_cluster, is_cluster, snapshots_of
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
@@ -196,7 +196,8 @@ def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
 
     reset_crash_counts()
     started = time.perf_counter()
-    seeded = seed_from_snapshots(spark, engine, lake, opts.source, read_snapshots(landing_dir), tables=opts.tables)
+    seeded = seed_from_snapshots(spark, engine, lake, opts.source,
+                                 snapshots_of(spark, engine, lake, opts.source, landing_dir), tables=opts.tables)
     if is_cluster(landing_dir):             # a replication cluster: one folder per member (lake.members)
         return ingest_cluster(spark, engine, lake, landing_dir, opts, run_id, seeded, started)
     done = ingested_files(spark, engine, lake.bronze, opts.source)
