@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from binlake.lake.errors import ErrantTransactionError, GtidGapError
 from binlake.pipeline.filters import GtidSet
@@ -179,8 +179,8 @@ def member_gtids(paths: Iterable[str], header_only: bool = False) -> tuple[list[
                                                                              dict[int, int]]:
     """The GTIDs of ``paths`` in order as (gtid, file name), and the first file's history: its PREVIOUS_GTIDS
     (MySQL) and GTID_LIST (MariaDB: domain -> highest seq); ``header_only``: the history alone."""
-    from binlake.binlog.events import GtidListEvent, MariadbGtidEvent, PreviousGtidsEvent
     from binlake.binlog.api import event_gtid
+    from binlake.binlog.events import GtidListEvent, MariadbGtidEvent, PreviousGtidsEvent
     from binlake.binlog.reader import ReadStats, read_events
 
     out: list[tuple[str, str]] = []
@@ -325,7 +325,7 @@ def _with_stream(plan: "IngestPlan", member: str, offset: int) -> "IngestPlan":
 
 def plan_cluster(landing_dir: str, source: str, state: StreamState, *, chunk_bytes: int, parallelism: int = 1,
                  seam_file: Optional[str] = None, applied_seq: int = -1,
-                 held: "Optional[callable]" = None) -> ClusterPlan:
+                 held: "Optional[Callable[[], Any]]" = None) -> ClusterPlan:
     """The next ingest of a cluster source: the current member's new files, or, when it has none, the switch to
     the next member that holds files (checked by :func:`check_switch` with ``held()``, the source's GTIDs)."""
     from binlake.lake.ingest import plan_ingest
@@ -411,7 +411,7 @@ def ingest_cluster(spark: "SparkSession", engine: "DeltaEngine", lake, landing_d
 
     from binlake.lake.checkpoints import read_checkpoint
     from binlake.lake.crash import crash_point
-    from binlake.lake.ingest import (IngestReport, _counters, _observe_ends, _stop_at_decode_error, bronze_frame)
+    from binlake.lake.ingest import IngestReport, _counters, _observe_ends, _stop_at_decode_error, bronze_frame
     from binlake.lake.registry import registry_rows
 
     checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
@@ -449,3 +449,29 @@ def ingest_cluster(spark: "SparkSession", engine: "DeltaEngine", lake, landing_d
             break
     report.seconds = time.perf_counter() - started
     return report
+
+
+def snapshots_of(spark: "SparkSession", engine: "DeltaEngine", lake, source: str, landing_dir: str) -> list:  # noqa: ANN001
+    """The complete snapshots of a source's landing folder (``binlake.snapshot.read_snapshots``); a cluster
+    source that has switched members refuses those not seeded yet with a typed line: a snapshot's position is
+    one server's file, which is a place in the source's stream only for its first member (offset 0), so a
+    snapshot after a switch could seed a table at the wrong place (not supported yet: a GTID seam)."""
+    from binlake.lake.seed import seams
+    from binlake.snapshot import read_snapshots
+    from binlake.snapshot.errors import InvalidSnapshotError
+
+    snapshots = read_snapshots(landing_dir)
+    if not snapshots or not is_cluster(landing_dir):
+        return snapshots
+    state = stream_state(spark, engine, lake.bronze, source)
+    if not any(state.offsets.get(m, 0) for m in state.order):
+        return snapshots
+    done = seams(engine, lake, source)
+    for snap in snapshots:
+        if any(done.get((t.db, t.table), -1) < snap.seam_seq for t in snap.tables):
+            raise InvalidSnapshotError(
+                f"source {source}: snapshot {snap.id} ({snap.position.file}:{snap.position.pos}) is of a cluster "
+                f"source that has switched members: its position is one server's file, not a place in the source's "
+                f"stream, so it can not be seeded (not supported yet: a cluster source is seeded only before its first "
+                f"switch); move it out of {landing_dir}/_snapshots")
+    return snapshots
