@@ -121,3 +121,45 @@ def test_a_column_named_like_binlakes_own_blocks_its_table_alone_and_exclude_kee
     good = sorted((r["id"], r["v"]) for r in DeltaTable(str(lake / "silver" / "d__good")).to_pyarrow_table().to_pylist())
     assert good == [(1, 10), (2, 20), (3, 30)]
     assert len(DeltaTable(str(lake / "meta" / "quarantine")).to_pyarrow_table()) == 2
+
+
+@pytest.mark.parametrize("ddl", ["ALTER TABLE bad RENAME COLUMN v TO _binlake_op",
+                                 "ALTER TABLE bad CHANGE v _binlake_seq INT",
+                                 "ALTER TABLE bad ADD COLUMN _binlake_x INT DEFAULT 5"])
+def test_a_ddl_naming_a_column_like_binlakes_own_blocks_its_table_alone(spark, tmp_path: Path, ddl: str) -> None:
+    """A DDL that gives `d`.`bad` a column named ``_binlake_*`` blocks that table alone, with the reason a
+    TABLE_MAP column of such a name gets; silver `bad` keeps its rows and columns, `good` loads on, the run exits
+    0 (a rename onto silver's own column used to stop the whole source; an add put a `_binlake_x` column in
+    silver)."""
+    import struct
+
+    from deltalake import DeltaTable
+
+    from binlake.lake.silver import reserved_reason
+    from tests.binlog import build
+
+    def query(text: str) -> tuple[int, bytes]:
+        return 2, struct.pack("<IIBHH", 1, 0, 1, 0, 0) + b"d\x00" + text.encode()
+    new = ddl.split()[-1] if "RENAME" in ddl else ddl.split()[5]
+    after = ["id", "v", new] if "ADD" in ddl else ["id", new]
+
+    def trx(i: int) -> list:
+        bad = int_table(2, "bad", *(after if i > 1 else ["id", "v"]))
+        values = (i, 10 * i, 5) if i > 1 and "ADD" in ddl else (i, 10 * i)
+        return [query("BEGIN"), int_table(1, "good", "id", "v"), bad,
+                build.rows_event(30, 1, 2, int_row(i, 10 * i)), build.rows_event(30, 2, len(values), int_row(*values)),
+                (16, i.to_bytes(8, "little"))]
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    (landing / "src").mkdir(parents=True)
+    (landing / "src" / "binlog.000001").write_bytes(build.binlog(*trx(1), query(ddl), *trx(2), *trx(3)))
+    code, err, [summary] = run(landing, lake)
+    assert code == 0, err[-20:]
+    assert summary["blocked_tables"] == {"d.bad": reserved_reason("d", "bad", [new])}
+    good = sorted((r["id"], r["v"]) for r in DeltaTable(str(lake / "silver" / "d__good")).to_pyarrow_table().to_pylist())
+    assert good == [(1, 10), (2, 20), (3, 30)]
+    bad = DeltaTable(str(lake / "silver" / "d__bad")).to_pyarrow_table()
+    assert [c for c in bad.column_names if not c.startswith("_binlake_")] == ["id", "v"]
+    assert "_binlake_x" not in bad.column_names
+    assert [(r["id"], r["v"], r["_binlake_op"]) for r in bad.to_pylist()] == [(1, 10, "insert")]
+    quarantine = DeltaTable(str(lake / "meta" / "quarantine")).to_pyarrow_table().to_pylist()
+    assert sorted((r["table_name"], r["status"]) for r in quarantine) == [("bad", "BLOCKED")] * 2

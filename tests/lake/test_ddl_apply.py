@@ -307,3 +307,21 @@ def test_rename_column_to_a_name_with_a_space(spark, engine, lake):
         assert got == sorted(ROWS)
     else:
         assert read_both(spark, path) == sorted(ROWS)
+
+
+@pytest.mark.parametrize("statement, name", [("ALTER TABLE t ADD COLUMN _binlake_x INT DEFAULT 7", "_binlake_x"),
+                                             ("ALTER TABLE t ADD COLUMN `_BINLAKE_OP` VARCHAR(10)", "_BINLAKE_OP"),
+                                             ("ALTER TABLE t CHANGE `name` `_binlake_seq` VARCHAR(40)", "_binlake_seq"),
+                                             ("ALTER TABLE t RENAME COLUMN `name` TO `_binlake_op`", "_binlake_op")])
+def test_a_column_given_a_name_binlake_keeps_blocks_the_table(spark, engine, lake, statement, name):
+    """A DDL that adds or renames a column to a ``_binlake_*`` name (silver's own columns): silver is left as it
+    is and the table is blocked with the reason a TABLE_MAP column of such a name gets (issue #25 case 8); the
+    renames used to be a DdlApplyError that stopped the whole source, the first add a new silver column."""
+    from binlake.lake.silver import reserved_reason
+
+    path = make(spark, engine, lake)
+    before = engine.version(path)
+    out = run(spark, engine, lake, statement)[0]
+    assert isinstance(out, A.Quarantine) and (out.db, out.table) == ("shop", "t")
+    assert out.reason == out.message == reserved_reason("shop", "t", [name])
+    assert engine.version(path) == before and read_both(spark, path) == sorted(ROWS)

@@ -24,6 +24,8 @@ where noted):
     modify_column(..., type_options=None) -> Applied | Quarantine    same silver type: nothing; a safe widening
         (``ddl.widening``): one overwrite commit with the column cast; anything else: ``Quarantine``
     unsupported(...) -> Quarantine
+    reserved_column(action) -> Quarantine | None    ADD/CHANGE/RENAME COLUMN to a ``_binlake_*`` name: the table
+        is blocked alone (``apply_action`` checks it first), silver unchanged
     retired_folders(lake) -> [((db, table) | None, folder name)]    what ``_retired`` holds
     delta_type(silver_type) / sql_type(delta_type)    Spark SQL type name <-> Delta schema type (JSON)
 
@@ -376,6 +378,20 @@ def _quarantine(action: D.DdlAction, db: Optional[str], table: Optional[str], re
     return Quarantine(action, db, table, reason, message)
 
 
+def reserved_column(action: D.DdlAction) -> Optional[Quarantine]:
+    """ADD/CHANGE/RENAME COLUMN to a name silver keeps for its own columns (``_binlake_*``, any case): nothing
+    changes in silver and the table is blocked alone, with the reason a TABLE_MAP column of such a name gets
+    (``binlake.lake.silver.reserved_reason``); None for any other action."""
+    from binlake.lake.silver import RESERVED_PREFIX, reserved_reason
+
+    name = action.column if isinstance(action, D.AddColumn) else action.new if isinstance(action, D.RenameColumn) \
+        else None
+    if name is None or not name.lower().startswith(RESERVED_PREFIX):
+        return None
+    reason = reserved_reason(action.db, action.table, [name])       # type: ignore[attr-defined]
+    return Quarantine(action, action.db, action.table, reason, reason)    # type: ignore[attr-defined]
+
+
 def unsupported(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout,
                 action: D.Unsupported) -> Quarantine:
     """DDL binlake can not follow (see ``binlake.pipeline.ddl``): the table's changes go to quarantine."""
@@ -386,6 +402,9 @@ def apply_action(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeL
                  remove_dropped: bool = False, now: Optional[_dt.datetime] = None, seq: Optional[int] = None,
                  commit_ts: Any = None, type_options: Optional[dict] = None, statement: str = "") -> Outcome:
     """Apply one action (dispatch to the functions above)."""
+    reserved = reserved_column(action)
+    if reserved is not None:
+        return reserved
     if isinstance(action, D.Truncate):
         return truncate(spark, engine, lake, action, seq=seq, commit_ts=commit_ts)
     if isinstance(action, D.DropTable):
