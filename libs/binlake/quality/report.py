@@ -128,7 +128,8 @@ def render_summary(summary: "ValidationSummary", earlier: list[ResultRow]) -> st
              "failing since"],
             ([escape(r.level), escape(r.suite), escape(r.expectation_type), _code(r.columns), escape(r.why or ""),
               escape("" if r.unexpected_count is None else f"{r.unexpected_count} of {r.element_count}"),
-              _code(r.exception or r.unexpected_sample or r.observed_value),
+              _code(r.exception or (r.unexpected_sample if r.unexpected_sample not in ("", "[]") else None)
+                    or r.observed_value),
               escape("this run" if not failing_before[_key(r)] else
                      f"{failing_before[_key(r)] + 1} runs in a row")] for r in failed),
             (r.level for r in failed)))
