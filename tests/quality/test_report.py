@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import dataclasses
 import datetime as dt
+import re
 
 from binlake.quality.report import render_summary, run_totals
 from binlake.quality.results import DQ_RESULTS_SCHEMA, ResultRow
@@ -78,3 +77,32 @@ def test_could_not_run_and_checks_failed_have_their_own_exit_codes(tmp_path):
     assert summary(ok, raised).not_validated == ["silver.b: expect_column_values_to_be_in_set(id) could not run: "
                                                   "column id\nis missing"]
     assert summary(ok, failed, raised).failed_errors == [failed]
+
+
+def test_the_freshness_task_writes_its_failure_into_the_runs_page(tmp_path):
+    """``run_freshness`` (the DAG's freshness task): a source with nothing applied fails the task and the run's
+    page reads FAILED with the reason; the page of a run never validated is left alone."""
+    import pytest
+
+    from binlake.orchestration.alerts import SourceLagging
+    from binlake.orchestration.config import Settings
+    from binlake.orchestration.tasks import run_freshness
+    from binlake.quality.report import write_summary
+
+    lake = tmp_path / "lake"
+    page = lake / "reports" / "quality" / "runs" / "2024-03-01" / "summary.html"
+    write_summary(ValidationSummary("2024-03-01", dt.datetime(2024, 3, 2), str(lake),
+                                    (_row("2024-03-01", 1, "silver.a", "id", True),), str(page),
+                                    str(lake / "reports" / "quality" / "data_docs" / "index.html")), [])
+    assert "id='verdict'>PASSED</span>" in page.read_text(encoding="utf-8")
+    settings = Settings(str(tmp_path), str(tmp_path / "landing"), str(lake), str(tmp_path / "sdi"), ("src",),
+                        dt.date(2024, 3, 1))
+    start = dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
+    with pytest.raises(SourceLagging) as caught:
+        run_freshness(settings, start, start + dt.timedelta(days=1))
+    html = page.read_text(encoding="utf-8")
+    assert "id='verdict'>FAILED: freshness failed (the checks PASSED)</span>" in html
+    assert "Freshness: FAILED" in html and str(caught.value).split(";")[0][:40] in html.replace("&#x27;", "'")
+    with pytest.raises(SourceLagging):            # a later day never validated: no page made for it
+        run_freshness(settings, start + dt.timedelta(days=1), start + dt.timedelta(days=2))
+    assert not (page.parent.parent / "2024-03-02").exists()
