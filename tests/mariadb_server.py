@@ -211,7 +211,7 @@ class MariaDBServer:
     def replicate_from(self, primary: "MariaDBServer", user: str = "repl", password: str = "repl-pw") -> None:
         """Make this server a GTID replica of ``primary`` over 127.0.0.1 (the user is created on the primary)."""
         primary.execute(f"CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' IDENTIFIED BY '{password}';"
-                        f" GRANT REPLICATION SLAVE ON *.* TO '{user}'@'127.0.0.1'")
+                        f" GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'@'127.0.0.1'")
         self.execute(f"CHANGE MASTER TO master_host='127.0.0.1', master_port={primary.port}, master_user='{user}',"
                      f" master_password='{password}', master_use_gtid=slave_pos; START SLAVE")
 

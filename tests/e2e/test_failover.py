@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -46,10 +47,12 @@ def _batch(server: MariaDBServer, first: int, n: int, tag: str) -> None:
                    f" DELETE FROM {DB}.items WHERE id = {first - 1}; COMMIT")
 
 
-def _land(server: MariaDBServer, folder: Path) -> None:
+def _land(server: MariaDBServer, folder: Path, since: str = "") -> None:
+    """Copy the server's binlogs (those named ``since`` or later) into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     for f in server.binlog_files():
-        shutil.copyfile(f, folder / f.name)
+        if f.name >= since:
+            shutil.copyfile(f, folder / f.name)
 
 
 def _run_failing(landing: Path, lake: Path, engine: str) -> tuple[int, str]:
@@ -85,17 +88,37 @@ def _cluster(tmp_path: Path) -> tuple[MariaDBServer, MariaDBServer]:
     return primary, replica
 
 
+def _status(landing: Path, lake: Path) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["status", "--lake", str(lake), "--landing", str(landing), "--json"])
+    [entry] = [s for s in json.loads(out.getvalue())["sources"] if s["source"] == SOURCE]
+    return entry
+
+
 @pytest.mark.parametrize("engine", ["spark", "rust"])
-def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_path: Path, engine: str) -> None:
+def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_path: Path, engine: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from binlake.transport import FetchOptions, parse_mysql_uri
+    from binlake.transport.cluster import fetch_cluster
+
     primary, replica = _cluster(tmp_path)
     landing, lake = tmp_path / "landing", tmp_path / "lake"
+    monkeypatch.setenv("BINLAKE_E2E_PW", "repl-pw")
+    members = [parse_mysql_uri(f"mysql://repl@127.0.0.1:{s.port}/?server_id=4243&name={n}",
+                               password_env="BINLAKE_E2E_PW") for s, n in ((primary, "primary"), (replica, "replica"))]
+
+    def fetch() -> str:                                     # binlake fetch --source P --source R --name shop
+        member, _ = fetch_cluster(members, landing, SOURCE, FetchOptions(sync_interval_s=0.0, max_retries=0))
+        return member.name
+
     try:
         _batch(primary, 10, 5, "one")
-        _land(primary, landing / SOURCE / "primary")
+        assert fetch() == "primary"
         [s1] = binlake_run(landing, lake, engine=engine)
         assert s1["member"] == "primary" and s1["changes_applied"] > 0
         _batch(primary, 20, 4, "two-a")                     # the source reads these from the primary...
-        _land(primary, landing / SOURCE / "primary")
+        assert fetch() == "primary"
         binlake_run(landing, lake, engine=engine)
         _batch(primary, 30, 4, "two-b")                     # ... not these: only the replica received them
         replica.wait_for_gtid(primary.gtid_binlog_pos())
@@ -105,7 +128,8 @@ def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_pat
         replica.promote()
         _batch(replica, 50, 4, "three")                     # the new primary's own writes
         replica.execute(f"UPDATE {DB}.orders SET note = 'after failover' WHERE id IN (11, 31)")
-        _land(replica, landing / SOURCE / "replica")
+        assert fetch() == "replica"                         # the primary does not answer: the next member
+        assert _status(landing, lake)["pending_files"] >= 1
         [s3] = binlake_run(landing, lake, engine=engine)
         assert s3["member"] == "replica" and s3["member_switches"] == ["primary -> replica"]
         for table in TABLES:
@@ -118,11 +142,14 @@ def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_pat
         [again] = binlake_run(landing, lake, engine=engine)
         assert again["files"] == 0 and again["changes_applied"] == 0
         _batch(replica, 60, 2, "four")
-        _land(replica, landing / SOURCE / "replica")
+        assert fetch() == "replica"
         binlake_run(landing, lake, engine=engine)
         for table in TABLES:
             assert _silver(lake, table) == _select(replica, table), table
         assert _checkpoint_gtids(lake) == replica.gtid_binlog_pos()
+        status = _status(landing, lake)
+        assert (status["member"], status["applied_gtids"], status["pending_files"], status["gap"]) == \
+            ("replica", replica.gtid_binlog_pos(), 0, None)
     finally:
         primary.stop()
         replica.stop()
@@ -142,12 +169,12 @@ def test_a_gtid_range_only_on_the_dead_primary_stops_the_source(spark, tmp_path:
         received = primary.gtid_binlog_pos()
         primary.stop()
         replica.promote()
-        replica.execute("FLUSH BINARY LOGS")                # "two" only in purged files of the replica
-        replica.execute(f"PURGE BINARY LOGS TO '{replica.current_binlog().name}'")
+        replica.execute("FLUSH BINARY LOGS")                # "two" only in a file of the replica purged before
+        newer = replica.current_binlog().name               # it was fetched: the landing starts after it
         _batch(replica, 50, 2, "three")
-        _land(replica, landing / SOURCE / "replica")
+        _land(replica, landing / SOURCE / "replica", since=newer)
         code, err = _run_failing(landing, lake, "rust")
-        assert code != 0
+        assert code != 0, err
         line = next(li for li in err.splitlines() if "STOPPED" in li)
         top = int(held.rsplit("-", 1)[1])
         last = int(received.rsplit("-", 1)[1])
@@ -158,6 +185,37 @@ def test_a_gtid_range_only_on_the_dead_primary_stops_the_source(spark, tmp_path:
         assert _checkpoint_gtids(lake) == held                        # nothing applied out of order
         assert {t: _silver(lake, t) for t in TABLES} == before
         assert not any(f.startswith("replica/") for fs in _bronze_gtid_files(lake).values() for f in fs)
+        status = _status(landing, lake)
+        assert f"sequence numbers {top + 1} to {last} are missing" in (status["gap"] or ""), status
+    finally:
+        primary.stop()
+        replica.stop()
+
+
+def test_an_errant_transaction_on_the_replica_is_reported_not_applied(spark, tmp_path: Path) -> None:
+    """A row written on the replica while it replicated (its own GTID domain, as gtid_strict_mode allows), then
+    more of the primary's changes: the switch to the replica names the errant transaction and stops."""
+    primary, replica = _cluster(tmp_path)
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    try:
+        _batch(primary, 10, 3, "one")
+        replica.wait_for_gtid(primary.gtid_binlog_pos())
+        replica.execute(f"SET SESSION gtid_domain_id = 7; INSERT INTO {DB}.orders VALUES (999, 'errant', 0)")
+        _batch(primary, 20, 3, "two")
+        replica.wait_for_gtid(primary.gtid_binlog_pos())
+        _land(primary, landing / SOURCE / "primary")
+        binlake_run(landing, lake, engine="rust")
+        held = _checkpoint_gtids(lake)
+        primary.stop()
+        replica.promote()
+        _batch(replica, 50, 2, "three")
+        _land(replica, landing / SOURCE / "replica")
+        code, err = _run_failing(landing, lake, "rust")
+        assert code != 0, err
+        line = next(li for li in err.splitlines() if "STOPPED" in li)
+        assert "member replica: 7-2-1 come before 0-1-" in line and "errant transactions" in line, line
+        assert _checkpoint_gtids(lake) == held
+        assert not any(r[0] == "999" for r in _silver(lake, "orders"))
     finally:
         primary.stop()
         replica.stop()
