@@ -197,7 +197,8 @@ def iter_events(path: Path) -> Iterator[tuple[int, bytes, bytes]]:
 def pmr_row_changes(paths: list[Path]) -> Iterator[tuple[str, str, dict | None, dict | None]]:
     """(table, op, before, after) of every row, decoded by python-mysql-replication from the files' bytes."""
     from pymysql.protocol import MysqlPacket
-    from pymysqlreplication import event as pmr_event, row_event as pmr_rows
+    from pymysqlreplication import event as pmr_event
+    from pymysqlreplication import row_event as pmr_rows
     from pymysqlreplication.packet import BinLogPacketWrapper
 
     allowed = {pmr_event.FormatDescriptionEvent, pmr_rows.TableMapEvent, pmr_rows.WriteRowsEvent,
@@ -421,7 +422,7 @@ def timed(name: str, changes: Callable[[list[Path]], Iterator], paths: list[Path
     log(f"decode: {name} ...")
     rows = 0
     started, cpu_started = time.perf_counter(), time.process_time()
-    for _table, _op, before, after in changes(paths):
+    for _table, _op, _before, _after in changes(paths):
         rows += 1
         if rows % progress_every == 0:
             log(f"decode: {name}: {rows} rows, {time.perf_counter() - started:.1f} s")

@@ -24,17 +24,17 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != _HERE]
 
-import argparse  # noqa: E402
-import random  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+import argparse
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from binlake.mysqljson import (  # noqa: E402
+from binlake.mysqljson import (
     ApplyStatus,
     DiffOp,
     JsonDiff,

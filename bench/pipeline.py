@@ -236,7 +236,7 @@ def main_mariadb(args: argparse.Namespace) -> int:
         _, floors[engine], _ = run_measured([binlake, "run", "--landing", str(empty), "--lake", str(lake),
                                              "--engine", engine, "--json"])
         decode.log(f"run: {engine} with nothing to load: {floors[engine]:.1f} s wall")
-        for name, factor, files, mb, pmr, live in sizes:
+        for name, _factor, files, mb, pmr, live in sizes:
             landing = land(files, work / f"landing-{name}")
             lake = work / f"lake-mariadb-{engine}-{name}"
             shutil.rmtree(lake, ignore_errors=True)

@@ -172,8 +172,8 @@ def seeded_day(work: Path, name: str, rows: int, day_ids: int, dump: bool) -> di
 
 
 def silver_count_sum(lake: Path, name: str) -> tuple[str, str]:
-    from deltalake import DeltaTable
     import pyarrow.compute as pc
+    from deltalake import DeltaTable
 
     table = DeltaTable(str(lake / "silver" / "shop__orders")).to_pyarrow_table(columns=["amount"])
     return str(table.num_rows), str(pc.sum(table.column("amount")).as_py())

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (all tiers). Extra arguments go to pytest, e.g.
+# Set up, run the lint, format and type checks (scripts/lint.sh), then the whole test suite (all tiers); the
+# exit code is non-zero when either failed (a lint failure does not stop the tests). Extra arguments go to pytest, e.g.
 #   bash scripts/test.sh -m "not slow"     # the fast tier, in seconds
 # The suite runs on BINLAKE_TEST_WORKERS pytest-xdist workers (default 2; 0 runs in this process), each test file
 # (and each package sharing a session fixture, see tests/conftest.py) on one worker.
@@ -15,6 +16,8 @@ bash scripts/install_chromium.sh
 mkdir -p .test-logs
 log=.test-logs/pytest-$(date +%Y%m%d-%H%M%S).log
 set +e
+bash scripts/lint.sh
+lint_rc=$?
 .venv/bin/python -m pytest -n "${BINLAKE_TEST_WORKERS:-2}" --dist loadgroup "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The recap never changes the exit code (grep finds no FAILED line on a green run).
@@ -22,4 +25,6 @@ echo "==== recap (full log: $log) ===="
 sed -n '/slowest [0-9]* durations/,/^==/p' "$log" | head -17
 grep -E '^(FAILED|ERROR) ' "$log" | cut -c1-300 || true
 tail -n 1 "$log"
-exit "$rc"
+[ "$lint_rc" -eq 0 ] || echo "scripts/lint.sh failed (its output is above the test run): see what it names"
+[ "$rc" -ne 0 ] && exit "$rc"
+exit "$lint_rc"

@@ -18,10 +18,10 @@ from typing import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     from binlake.lake.apply import apply_job
-    from binlake.lake.metrics import record_run
-    from binlake.lake.run import RunReport
     from binlake.lake.failures import stage
     from binlake.lake.job_args import job_main, job_parser, job_setup, print_report
+    from binlake.lake.metrics import record_run
+    from binlake.lake.run import RunReport
 
     p = job_parser("apply_changes", __doc__, history=True)
     p.add_argument("--full-refresh", action="store_true",

@@ -463,7 +463,7 @@ impl Processor {
 
     fn table_map(&mut self, py: Python<'_>, ev: &Event) -> Result<(), Fail> {
         let post = self.post_len(19, 8);
-        let mariadb = self.reader.fde.as_ref().map_or(false, |f| f.mariadb);
+        let mariadb = self.reader.fde.as_ref().is_some_and(|f| f.mariadb);
         let key = (ev.raw[crate::reader::HEADER_LEN..ev.body_end].to_vec(), post, mariadb);
         let layout = match self.cache.get(&key) {
             Some(l) => l.clone(),
@@ -670,7 +670,7 @@ fn payload_event<'a>(c: &mut Cur<'a>) -> R<(u64, &'a [u8], u64)> {
         }
     }
     let payload = c.rest();
-    if size.map_or(false, |s| s != payload.len() as u64) {
+    if size.is_some_and(|s| s != payload.len() as u64) {
         return Err(());
     }
     Ok((comp, payload, usize_))

@@ -108,10 +108,12 @@ pub fn mysql_double(x: f64, out: &mut String) {
     let have_space = f_len <= width;
     let exp_len = 1 + (decpt >= 101 || decpt <= -99) as i32 + (decpt >= 11 || decpt <= -9) as i32;
     let force_e = decpt <= 0 && width <= 2 - decpt && width >= 3 + exp_len;
+    // my_gcvt's condition as MySQL writes it (strings/dtoa.cc), its redundant `!force_e` included
+    #[allow(clippy::overly_complex_bool_expr)]
     let use_f = (have_space
         || (decpt <= width && (decpt >= -1 || (decpt == -2 && (length > 1 || !force_e))) && !force_e))
         && (!have_space
-            || (decpt >= -MAX_DECPT_FOR_F_FORMAT + 1 && (decpt <= MAX_DECPT_FOR_F_FORMAT || length > decpt)));
+            || (decpt > -MAX_DECPT_FOR_F_FORMAT && (decpt <= MAX_DECPT_FOR_F_FORMAT || length > decpt)));
     if negative {
         out.push('-');
     }
@@ -211,7 +213,7 @@ pub fn decimal_size(precision: u32, scale: u32) -> usize {
 pub fn decimal_value(raw: &[u8], precision: u32, scale: u32) -> (bool, BigDec) {
     let intg = precision - scale;
     let mut groups: Vec<(usize, u32)> = Vec::new(); // (bytes, digits)
-    if intg % 9 > 0 {
+    if !intg.is_multiple_of(9) {
         groups.push((DIG2BYTES[(intg % 9) as usize], intg % 9));
     }
     for _ in 0..intg / 9 {
@@ -220,10 +222,10 @@ pub fn decimal_value(raw: &[u8], precision: u32, scale: u32) -> (bool, BigDec) {
     for _ in 0..scale / 9 {
         groups.push((4, 9));
     }
-    if scale % 9 > 0 {
+    if !scale.is_multiple_of(9) {
         groups.push((DIG2BYTES[(scale % 9) as usize], scale % 9));
     }
-    let positive = raw.first().map_or(false, |b| b & 0x80 != 0);
+    let positive = raw.first().is_some_and(|b| b & 0x80 != 0);
     let mut value = BigDec::default();
     let mut at = 0;
     let mut first = true;
@@ -258,12 +260,13 @@ pub fn decimal_i128(raw: &[u8], precision: u32, scale: u32) -> Option<i128> {
         return None;
     }
     let intg = precision - scale;
-    let positive = raw.first().map_or(false, |b| b & 0x80 != 0);
+    let positive = raw.first().is_some_and(|b| b & 0x80 != 0);
     let mut value: i128 = 0;
     let mut at = 0;
     let mut group = |digits: u32, value: &mut i128| -> Option<()> {
         let n = if digits == 9 { 4 } else { DIG2BYTES[digits as usize] };
         let mut g: u64 = 0;
+        #[allow(clippy::needless_range_loop)] // k: the byte's place in the whole value (k == 0: the sign byte)
         for k in at..at + n {
             let b = raw[k];
             let b = if k == 0 { if positive { b ^ 0x80 } else { b ^ 0x7F } } else if positive { b } else { b ^ 0xFF };
@@ -276,7 +279,7 @@ pub fn decimal_i128(raw: &[u8], precision: u32, scale: u32) -> Option<i128> {
         *value = *value * 10i128.pow(digits) + g as i128;
         Some(())
     };
-    if intg % 9 > 0 {
+    if !intg.is_multiple_of(9) {
         group(intg % 9, &mut value)?;
     }
     for _ in 0..intg / 9 {
@@ -285,7 +288,7 @@ pub fn decimal_i128(raw: &[u8], precision: u32, scale: u32) -> Option<i128> {
     for _ in 0..scale / 9 {
         group(9, &mut value)?;
     }
-    if scale % 9 > 0 {
+    if !scale.is_multiple_of(9) {
         group(scale % 9, &mut value)?;
     }
     Some(if positive { value } else { -value })
@@ -455,6 +458,7 @@ pub fn kept_micro(micro: u64, fsp: u8) -> Option<i64> {
 
 /// ``_date``/``_datetime`` from fields whose text has the usual widths (4-digit year, 2-digit parts), else
 /// None (the caller goes through the text).
+#[allow(clippy::too_many_arguments)] // the fields of a date, a time and a datetime, as the text gives them
 pub fn typed_fields(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64, micro: u64, fsp: u8, time: bool) -> Option<Option<i64>> {
     if y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 {
         return None;
@@ -644,7 +648,7 @@ mod tests {
     #[test]
     fn decimal_digits() {
         // DECIMAL(5,2) 123.45: int part 3 digits (2 bytes), frac 2 digits (1 byte)
-        let raw = [0x80 | 0x00, 123, 45];
+        let raw = [0x80, 123, 45];
         let (neg, v) = decimal_value(&raw, 5, 2);
         let mut s = String::new();
         decimal_text(neg, &v, 2, &mut s);

@@ -152,8 +152,8 @@ fn opaque(ft: u8, data: &[u8], out: &mut String) -> R {
             if intg % 9 > 0 {
                 int_groups.push(intg % 9);
             }
-            int_groups.extend(std::iter::repeat(9).take((intg / 9) as usize));
-            let mut frac_groups: Vec<u32> = std::iter::repeat(9).take((s / 9) as usize).collect();
+            int_groups.extend(std::iter::repeat_n(9, (intg / 9) as usize));
+            let mut frac_groups: Vec<u32> = std::iter::repeat_n(9, (s / 9) as usize).collect();
             if s % 9 > 0 {
                 frac_groups.push(s % 9);
             }
@@ -332,6 +332,7 @@ fn container(t: u8, buf: &[u8], base: usize, limit: usize, depth: u32, out: &mut
         return Ok(());
     }
     out.push(if is_object { '{' } else { '[' });
+    #[allow(clippy::needless_range_loop)] // i indexes keys and the values' offsets alike
     for i in 0..count {
         if i > 0 {
             out.push_str(", ");

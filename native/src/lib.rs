@@ -6,6 +6,12 @@
 //! error is the Python decoder's typed error with its file, offset and expectation. A panic is caught and
 //! raised as RuntimeError; it never crosses into Python.
 
+// A failure carries a Python exception or the reader's error with its file, offset and expectation; boxing it
+// would change every signature for nothing on the path that succeeds.
+#![allow(clippy::result_large_err)]
+// The entry points hand Python tuples it unpacks; each shape is documented where it is built.
+#![allow(clippy::type_complexity)]
+
 mod arrow;
 mod bronze;
 mod engine;
@@ -148,7 +154,7 @@ impl Batches {
                     return Ok(None);
                 }
                 self.steps = self.steps.wrapping_add(1);
-                if self.steps % SIGNAL_EVERY == 0 {
+                if self.steps.is_multiple_of(SIGNAL_EVERY) {
                     py.check_signals()?;
                 }
                 match self.p.step(py, &mut self.sink) {
@@ -204,7 +210,7 @@ impl BronzeRows {
             let mut steps = 0u32;
             while !self.finished && !self.sink.full(self.batch_rows) {
                 steps = steps.wrapping_add(1);
-                if steps % SIGNAL_EVERY == 0 {
+                if steps.is_multiple_of(SIGNAL_EVERY) {
                     py.check_signals()?;
                 }
                 match self.p.step(py, &mut self.sink) {
@@ -260,7 +266,7 @@ fn rows_jsonl<'py>(py: Python<'py>, src: &Bound<'py, PyAny>, options: Options, d
         let mut steps = 0u32;
         let result = loop {
             steps = steps.wrapping_add(1);
-            if steps % SIGNAL_EVERY == 0 {
+            if steps.is_multiple_of(SIGNAL_EVERY) {
                 if let Err(e) = py.check_signals() {
                     break Err(Fail::Py(e));     // Ctrl-C
                 }

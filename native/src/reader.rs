@@ -272,7 +272,7 @@ impl Reader {
             return Err(typed("EventTooLargeError", "event larger than the maximum event size", Some(pos), Some(self.type_name(t)),
                              s(format!("at most {} bytes", self.max_event)), i(size)));
         }
-        if let Some(largest) = largest_event(t, self.fde.as_ref().map_or(true, |f| f.checksum_crc32)) {
+        if let Some(largest) = largest_event(t, self.fde.as_ref().is_none_or(|f| f.checksum_crc32)) {
             if size > largest {
                 self.done = true;
                 return Err(typed("CorruptEventError", "event larger than any event of its type", Some(pos),
@@ -306,7 +306,7 @@ impl Reader {
                 self.check_crc(h.finalize(), crc_at(&ev.raw, size - 4), pos, t)?;
             }
             self.fde = Some(fde);
-        } else if self.fde.as_ref().map_or(false, |f| f.checksum_crc32) {
+        } else if self.fde.as_ref().is_some_and(|f| f.checksum_crc32) {
             if size < HEADER_LEN + 4 {
                 self.done = true;
                 return Err(typed("CorruptEventError", "event too short for its checksum", Some(pos), Some(self.type_name(t)),

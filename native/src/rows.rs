@@ -87,7 +87,7 @@ fn prefixed<'a>(buf: &'a [u8], pos: &mut usize, n: u8) -> R<&'a [u8]> {
 
 /// The microseconds of a TIMESTAMP2/DATETIME2 fraction of ``fsp`` digits (``my_datetime_packed_from_binary``).
 fn fraction(buf: &[u8], pos: &mut usize, fsp: u8) -> R<u64> {
-    Ok(match (fsp + 1) / 2 {
+    Ok(match fsp.div_ceil(2) {
         0 => 0,
         1 => take(buf, pos, 1)?[0] as u64 * 10000,
         2 => be(take(buf, pos, 2)?) * 100,
@@ -268,7 +268,7 @@ fn partial_after<'a>(layout: &Layout, plan: &Plan, buf: &'a [u8], pos: &mut usiz
             *pos += 1;
             b as u64
         }
-        252 | 253 | 254 => {
+        252..=254 => {
             let n = match first { 252 => 2, 253 => 3, _ => 8 };
             *pos += 1;
             le(take(buf, pos, n)?)

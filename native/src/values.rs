@@ -15,11 +15,10 @@ pub struct BadValue;
 /// Append the name bytes of an ENUM index (``""`` for 0) or the comma-joined members of a SET mask.
 pub fn enum_set_bytes(col: &Column, v: &Val, out: &mut Vec<u8>) {
     match (v, &col.kind) {
-        (Val::Enum(i), Kind::Enum { names: Some(n), .. }) => {
-            if *i > 0 {
+        (Val::Enum(i), Kind::Enum { names: Some(n), .. })
+            if *i > 0 => {
                 out.extend_from_slice(&n[*i as usize - 1]);
             }
-        }
         (Val::Set(m), Kind::Set { names: Some(n), .. }) => {
             let mut first = true;
             for (k, name) in n.iter().enumerate() {

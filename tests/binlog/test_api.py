@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from binlake.binlog import (BinlogError, ContentHandler, SchemaMismatchError, iter_row_changes, open_binlog,
-                            register_transport)
+from binlake.binlog import (
+    BinlogError,
+    ContentHandler,
+    SchemaMismatchError,
+    iter_row_changes,
+    open_binlog,
+    register_transport,
+)
 from binlake.binlog.events import QueryEvent, RowsEvent, TableMapEvent, XidEvent
 from binlake.binlog.schema import ColumnInfo, TableSchema
 from tests.binlog import build

@@ -3,6 +3,7 @@ one-line errors with a non-zero exit."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import struct
 from pathlib import Path
@@ -70,7 +71,7 @@ def test_rows_jsonl_value_encodings(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_rows_partial_json_diffs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "partial.000001"
     path.write_bytes(partial_binlog())
-    code, out, _ = run(capsys, "rows", str(path))
+    _code, out, _ = run(capsys, "rows", str(path))
     first, second = (json.loads(line) for line in out.splitlines())
     assert first["before"] == {"id": 1} and first["after"] == {"k": "true"}
     assert first["diffs"]["j"][0] == {"op": "REPLACE", "path": "$.a", "value": "7"}
@@ -91,7 +92,7 @@ def test_events_jsonl_with_payload_pos(capsys: pytest.CaptureFixture[str]) -> No
     assert [r["type"] for r in inner] == ["QUERY_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "XID_EVENT"]
     assert all(r["payload_pos"] == payload["pos"] for r in inner)
     outer = [r for r in recs if r["payload_pos"] is None]
-    assert all(b["pos"] == a["pos"] + a["size"] for a, b in zip(outer, outer[1:]))
+    assert all(b["pos"] == a["pos"] + a["size"] for a, b in itertools.pairwise(outer))
     code, text, _ = run(capsys, "events", str(path))
     assert code == 0 and len(text.splitlines()) == len(recs)
 

@@ -298,7 +298,7 @@ def test_hostile_input_raises_the_same_typed_error(monkeypatch, tmp_path, case: 
         body = payload_body(inner)
         frame = body.index(b"\x28\xb5\x2f\xfd")
         data = build.binlog((40, body[:frame] + b"\x00\x00\x00\x00" + body[frame + 4:]))
-    py, py_err = batches(data, "python", max_event_size=MAX_EVENT)
+    _py, py_err = batches(data, "python", max_event_size=MAX_EVENT)
     assert py_err is not None and issubclass(getattr(sys.modules["binlake.binlog.errors"], py_err[0]), expected)
     assert py_err[2] is not None and py_err[3] is not None
     assert_same_batches(data, max_event_size=MAX_EVENT)

@@ -10,9 +10,19 @@ import uuid
 import zlib
 
 from binlake.binlog import iter_row_changes, read_events
-from binlake.binlog.events import (BinlogCheckpointEvent, GtidListEvent, GtidTaggedEvent, HeartbeatEventV2,
-                                   IncidentEvent, MariadbGtidEvent, PreviousGtidsEvent, QueryEvent,
-                                   UserVarEvent, WriteRowsEvent, XaPrepareEvent)
+from binlake.binlog.events import (
+    BinlogCheckpointEvent,
+    GtidListEvent,
+    GtidTaggedEvent,
+    HeartbeatEventV2,
+    IncidentEvent,
+    MariadbGtidEvent,
+    PreviousGtidsEvent,
+    QueryEvent,
+    UserVarEvent,
+    WriteRowsEvent,
+    XaPrepareEvent,
+)
 from tests.binlog import build
 
 SID = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562").bytes

@@ -10,10 +10,25 @@ from decimal import Decimal
 
 import pytest
 
-from binlake.binlog import (BinlogError, CorruptEventError, IncompleteEventError, NotABinlogError,
-                            TruncatedEventError, iter_row_changes, open_binlog)
-from binlake.binlog.events import (FormatDescriptionEvent, GtidEvent, MariadbGtidEvent, PreviousGtidsEvent,
-                                   QueryEvent, RowsEvent, TableMapEvent, TransactionPayloadEvent)
+from binlake.binlog import (
+    BinlogError,
+    CorruptEventError,
+    IncompleteEventError,
+    NotABinlogError,
+    TruncatedEventError,
+    iter_row_changes,
+    open_binlog,
+)
+from binlake.binlog.events import (
+    FormatDescriptionEvent,
+    GtidEvent,
+    MariadbGtidEvent,
+    PreviousGtidsEvent,
+    QueryEvent,
+    RowsEvent,
+    TableMapEvent,
+    TransactionPayloadEvent,
+)
 from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp
 from tests.support import FIXTURES, fixture_path, require_fixtures
 

@@ -249,7 +249,7 @@ def test_schema_column_list_with_wrong_types_is_a_typed_error(tmp_path, capsys, 
     schema.write_text(json.dumps({"tables": [{"db": "d", "table": "t", "columns": [column]}]}))
     path = tmp_path / "b.bin"
     path.write_bytes(small_binlog())
-    code, out, err = cli(capsys, "rows", str(path), "--schema", str(schema))
+    code, _out, err = cli(capsys, "rows", str(path), "--schema", str(schema))
     assert code == 2 and len(err.strip().splitlines()) == 1 and found in err and str(schema) in err
 
 
@@ -259,7 +259,7 @@ def test_hostile_schema_json_is_a_typed_error(tmp_path, capsys, text) -> None:
     schema.write_text(text)
     path = tmp_path / "b.bin"
     path.write_bytes(small_binlog())
-    code, out, err = cli(capsys, "rows", str(path), "--schema", str(schema))
+    code, _out, err = cli(capsys, "rows", str(path), "--schema", str(schema))
     assert code == 2 and len(err.strip().splitlines()) == 1 and str(schema) in err
 
 
@@ -277,7 +277,7 @@ def test_json_that_does_not_decode_in_a_row_names_file_offset_event_and_column(t
     data = json_rows_binlog(b"\x00\x05\x00\xff\xff")      # an object claiming 5 members in 5 bytes
     path = tmp_path / "j.bin"
     path.write_bytes(data)
-    code, out, err = cli(capsys, command, *(["-v"] if command == "show" else []), str(path))
+    code, _out, err = cli(capsys, command, *(["-v"] if command == "show" else []), str(path))
     assert code == 2
     assert len(err.strip().splitlines()) == 1
     assert str(path) in err and f"offset {last_event_pos(data)}" in err and "WRITE_ROWS_EVENT" in err

@@ -11,9 +11,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from binlake.binlog import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
-                            IncompleteEventError, NotABinlogError, TruncatedEventError, UnknownTableError,
-                            read_events)
+from binlake.binlog import (
+    BinlogError,
+    ChecksumMismatchError,
+    CorruptEventError,
+    EncryptedBinlogError,
+    IncompleteEventError,
+    NotABinlogError,
+    TruncatedEventError,
+    UnknownTableError,
+    read_events,
+)
 from binlake.binlog.api import _row_changes
 from binlake.binlog.decoders import DecodeContext
 from binlake.binlog.reader import ReadStats

@@ -17,8 +17,7 @@ from binlake.binlog.encode_rows import make_decimal_encoder, make_time2_encoder,
 from binlake.binlog.errors import BinlogError
 from binlake.binlog.reader import read_events
 from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp
-from binlake.binlog.writer import (MYSQL_80_POST_HEADER_LENGTHS, BinlogWriter, Event, EventWriter,
-                                   payload_event_body)
+from binlake.binlog.writer import MYSQL_80_POST_HEADER_LENGTHS, BinlogWriter, Event, EventWriter, payload_event_body
 from binlake.mysqljson import BinaryJson, DiffOp, JsonDiff, parse_path, write_diffs
 
 SID = uuid.UUID("3e11fa47-71ca-11e1-9e33-c80aa9429562").bytes

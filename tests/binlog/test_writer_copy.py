@@ -10,8 +10,8 @@ import pytest
 from binlake.binlog import constants as C
 from binlake.binlog import events as ev
 from binlake.binlog.api import iter_row_changes
-from binlake.binlog.reader import read_events
 from binlake.binlog.encode_copy import copy_binlog
+from binlake.binlog.reader import read_events
 from binlake.binlog.writer import BinlogWriter, Event
 from binlake.cli import main as cli_main
 from binlake.cli.copy_cmd import table_filter

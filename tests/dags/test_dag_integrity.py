@@ -4,6 +4,7 @@ unreachable database URL and counters), and each DAG has the structure and polic
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
     spark_jobs = {"validate": tasks["validate"]}
     for group in ("shop-primary", "eu_replica"):        # task group ids: source names made id-safe
         ids = [f"{group}.{t}" for t in chain]
-        for before, after in zip(ids, ids[1:]):
+        for before, after in itertools.pairwise(ids):
             assert before in tasks[after]["upstream"], (before, after)
         assert f"{group}.apply_changes" in tasks["validate"]["upstream"]
         spark_jobs.update({f"{group}.{job}": tasks[f"{group}.{job}"]

@@ -99,7 +99,7 @@ def test_dag_run_snapshots_a_live_server_and_loads_it(airflow_home: Path, tmp_pa
                      for t in ("snapshot", "load"))
     assert taken["snapshot"] == snap.id and taken["rows"] == 250 and taken["source"] == "shop-primary"
     assert loaded["source"] == "shop-primary"       # binlake run's summary of the source
-    from deltalake import DeltaTable                 # the load seeded silver from the snapshot
+    from deltalake import DeltaTable  # the load seeded silver from the snapshot
 
     silver = DeltaTable(str(lake / "silver" / "shop__customers")).to_pyarrow_table()
     assert silver.num_rows == 250 and sorted(silver.column("id").to_pylist()) == list(range(1, 251))

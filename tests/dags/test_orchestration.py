@@ -128,10 +128,10 @@ def test_failed_load_and_freshness_tasks_stay_open_until_they_succeed(tmp_path: 
 
 def test_cluster_members_per_source_from_the_environment() -> None:
     """Issue 29: BINLAKE_MEMBERS lists the servers of a cluster source; the fetch task lands each in its folder."""
-    from binlake.orchestration.config import load_settings
-    from binlake.orchestration.errors import OrchestrationError
     import pytest
 
+    from binlake.orchestration.config import load_settings
+    from binlake.orchestration.errors import OrchestrationError
     from binlake.orchestration.tasks import member_name
 
     s = load_settings({"BINLAKE_MEMBERS": "shop=db1:3307, db2 ;billing=10.0.0.5:3306", "BINLAKE_SOURCES": "shop"})

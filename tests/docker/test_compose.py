@@ -202,7 +202,7 @@ def test_no_airflow_source_connection_competes_with_the_shipper(services: dict) 
         assert not [k for k in env(services[name]) if k.startswith("AIRFLOW_CONN_BINLAKE_SOURCE_")]
 
 
-# --- the MySQL 8.4 source ----------------------------------------------------------------------------------------------
+# --- the MySQL 8.4 source ---------------------------------------------------------------------------------------------
 def test_mysql_84_writes_row_binlogs_with_partial_json_full_metadata_compression_and_gtids(services: dict) -> None:
     mysql = services["mysql"]
     assert re.fullmatch(r"mysql:8\.4\.\d+", mysql["image"])

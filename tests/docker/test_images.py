@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docker.tools import DOCKER, DOCKERFILE, dockerfile_stages, normalize, pins, require_tool
+from tests.docker.tools import DOCKER, DOCKERFILE, dockerfile_stages, pins, require_tool
 from tests.support import ROOT
 
 REQUIREMENTS = pins(ROOT / "requirements.txt")
@@ -64,7 +64,7 @@ def test_project_rules(stages: dict) -> None:
     """What hadolint does not insist on: version-pinned base images, one apt layer with cleanup, a numeric
     non-root user in every image, pip under the lock, sources that exist in the build context."""
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
-    assert ignore[[i for i, ln in enumerate(ignore) if not ln.startswith("#")][0]] == "*"   # allow-list
+    assert ignore[next(i for i, ln in enumerate(ignore) if not ln.startswith("#"))] == "*"   # allow-list
     included = {ln.strip() for ln in ignore if ln.startswith("!")}
     for name, body in stages.items():
         base = body[0][1]
@@ -88,7 +88,7 @@ def test_project_rules(stages: dict) -> None:
         assert users and re.fullmatch(r"[1-9]\d*(:\d+)?", users[-1]), f"{target} must end as a numeric non-root user"
 
 
-# --- versions -----------------------------------------------------------------------------------------------------------
+# --- versions ---------------------------------------------------------------------------------------------------------
 def test_docker_requirement_pins_equal_the_project_pins() -> None:
     spark = pins(SPARK_REQUIREMENTS)
     assert {"pyspark", "delta-spark", "zstandard"} <= set(spark)
@@ -96,7 +96,7 @@ def test_docker_requirement_pins_equal_the_project_pins() -> None:
         assert REQUIREMENTS.get(name) == version, f"docker/spark/requirements.txt {name}=={version}"
         assert CONSTRAINTS[name] == version
     deploy = pins(AIRFLOW_REQUIREMENTS)
-    for name, version in deploy.items():          # additions only: never a second pin of a project package
+    for name in deploy:          # additions only: never a second pin of a project package
         assert name not in REQUIREMENTS and name not in CONSTRAINTS, name
     lines = [ln for ln in AIRFLOW_REQUIREMENTS.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     assert len(lines) == len(deploy), "every docker/airflow/requirements.txt line is an exact == pin"

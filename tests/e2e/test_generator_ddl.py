@@ -1,5 +1,6 @@
 """End to end against the generator's ground truth with its DDL on (``GenerateConfig.ddl``): three days of DML
-on the shop tables (the DDL plan's five and audit_log) interleaved with TRUNCATE, DROP TABLE and a new table of the same name, RENAME TABLE,
+on the shop tables (the DDL plan's five and audit_log) interleaved with TRUNCATE, DROP TABLE and a new table of the
+same name, RENAME TABLE,
 ALTER TABLE ... RENAME TO, ADD COLUMN ... DEFAULT (AFTER, FIRST, last), DROP/RENAME/CHANGE COLUMN, widening
 MODIFYs and one VARCHAR->INT. The binlogs land day by day (with the SDI of every table version); after
 ``binlake run --end DAY`` for each day every table name the day's truth lists equals its truth file, nothing

@@ -39,7 +39,8 @@ CREATE TABLE shop.strict (id INT PRIMARY KEY, code VARCHAR(10));
 # (day index, statements): each day's work, in order, with event times inside that day
 WORK: list[tuple[int, list[str]]] = [
     (0, [
-        "INSERT INTO shop.items VALUES (1,'a',1.50,3,0.5,'2024-01-02','2024-01-02 03:04:05.678','2024-01-02 03:04:05.123456'),"
+        "INSERT INTO shop.items VALUES (1,'a',1.50,3,0.5,'2024-01-02','2024-01-02 03:04:05.678',"
+        "'2024-01-02 03:04:05.123456'),"
         "(2,'b',2.25,-4,1.25,NULL,NULL,NULL),(3,'c',9.99,7,2.5,'1999-12-31','1999-12-31 23:59:59.999',NULL)",
         "INSERT INTO shop.log VALUES ('x',1,'n'),('x',1,'n'),('y',2,NULL)",
         "INSERT INTO shop.tmp VALUES (1,'p'),(2,'q')",

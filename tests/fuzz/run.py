@@ -15,12 +15,12 @@ def main(argv: list[str]) -> None:
 
     target_name, corpus = argv[1], Path(argv[2])
     with atheris.instrument_imports(include=["binlake"]):
-        import binlake.binlog.api  # noqa: F401
-        import binlake.binlog.render  # noqa: F401
-        import binlake.mysqljson  # noqa: F401
-        import binlake.sdi.readers  # noqa: F401
+        import binlake.binlog.api
+        import binlake.binlog.render
+        import binlake.mysqljson
+        import binlake.sdi.readers
+        import binlake.snapshot.take
         import binlake.transport.client  # noqa: F401
-        import binlake.snapshot.take  # noqa: F401
     from tests.fuzz.targets import TARGETS, seeds
 
     corpus.mkdir(parents=True, exist_ok=True)

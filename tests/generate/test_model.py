@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 from binlake.generate import jsondocs
+from binlake.generate.emit import json_diffs
 from binlake.generate.jsonbin import JsonEncoder
 from binlake.generate.jsondocs import INSERT, REMOVE, REPLACE, Edit, apply_edit
-from binlake.generate.emit import json_diffs
 from binlake.mysqljson import encode, write_diffs
 
 

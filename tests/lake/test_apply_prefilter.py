@@ -1,7 +1,8 @@
 """The apply job's cut of silver to the touched keys (``_key_prefilter``) before whole rows are converted: it keeps
 exactly the rows whose primary key the batch touches (of this table, not another's): integer keys, composite ones
 included, in SQL; string, binary (UUID), date and decimal keys by their row keys (from ``KEY_CUT_MIN_ROWS``
-silver rows on); a table without a primary key stays whole. The touched keys and expected rows are written out by hand, as bronze spells the keys."""
+silver rows on); a table without a primary key stays whole. The touched keys and expected rows are written out by
+hand, as bronze spells the keys."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ from binlake.binlog.schema import SchemaProvider
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
 from binlake.lake.arrow import to_arrow
-from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
 from binlake.lake.bronze_native import iter_native_batches
+from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import identify
 from binlake.pipeline.split import plan_chunks
@@ -318,8 +318,9 @@ def test_rows_that_do_not_render_in_a_transaction_not_kept_are_no_error(tmp_path
     """A rolled back or already applied (by GTID) transaction's rows are never written, so a value or a name
     in them that has no bronze form stops neither writer (the native writer, which renders rows as it reads
     them, stopped the chunk there); the transactions after it are written."""
-    from tests.binlog.test_events import SID
     import uuid
+
+    from tests.binlog.test_events import SID
 
     good = (query("BEGIN"), json_table(), build.rows_event(30, 7, 2, row_of(1, 1)), XID)
     skipped = []

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from binlake.lake.damage import (DamagedTableError, damaged_lake_error, guarded, printable, printable_doc,
-                                 table_damage)
+from binlake.lake.damage import DamagedTableError, damaged_lake_error, guarded, printable, printable_doc, table_damage
 from binlake.lake.layout import LakeLayout
 
 

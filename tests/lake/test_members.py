@@ -67,7 +67,7 @@ def test_mariadb_same_seq_from_another_server_is_a_diverged_history() -> None:
     """The source fetched 0-1-19 and 0-1-20 from the old primary; the promoted replica never got them and wrote
     its own 0-2-19: following it would skip 0-2-19 as held."""
     held = held_gtids([f"0-1-{n}" for n in range(1, 21)], "")
-    with pytest.raises(ErrantTransactionError, match="0-2-19 .* is not the 0-1-19 the source holds"):
+    with pytest.raises(ErrantTransactionError, match=r"0-2-19 .* is not the 0-1-19 the source holds"):
         check_switch("s", "b", _maria(0, 1, 1, 18) + _maria(0, 2, 19, 30), held)
 
 

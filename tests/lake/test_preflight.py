@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from binlake.lake.errors import PathUnusable
-from binlake.lake.preflight import check_landing, check_lake
+from binlake.lake.preflight import check_lake, check_landing
 
 BIN = Path(sys.executable).with_name("binlake")
 

@@ -13,8 +13,13 @@ import pytest
 
 from binlake.lake.delta import MergeResult, engine_for
 from binlake.lake.delta.rust import RustEngine
-from binlake.lake.errors import (DeltaEngineUnavailableError, DeltaTableNotFoundError, LakeError, MergeSourceError,
-                                 SchemaConflictError)
+from binlake.lake.errors import (
+    DeltaEngineUnavailableError,
+    DeltaTableNotFoundError,
+    LakeError,
+    MergeSourceError,
+    SchemaConflictError,
+)
 from tests.lake import cases
 
 

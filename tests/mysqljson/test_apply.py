@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+
 from binlake.mysqljson import (
     ApplyStatus,
     BinaryJson,

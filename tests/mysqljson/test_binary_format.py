@@ -6,6 +6,7 @@ import struct
 from decimal import Decimal
 
 import pytest
+
 from binlake.mysqljson import (
     JsonCorruptError,
     JsonDate,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from binlake.mysqljson import BinaryJson, JsonCorruptError, decode, encode
 
+from binlake.mysqljson import BinaryJson, JsonCorruptError, decode, encode
 from tests.mysqljson.test_binary_format import WL10570_AFTER_REMOVE
 
 
@@ -12,7 +12,7 @@ def test_cell_decodes_lazily_and_renders_mysql_text() -> None:
     cell = BinaryJson(memoryview(b"\x0d"))  # corrupt, but nothing is decoded yet
     assert cell.raw == b"\x0d" and len(cell) == 1
     with pytest.raises(JsonCorruptError):
-        cell.value
+        _ = cell.value
     assert "error" in repr(cell)
     assert BinaryJson(encode({"b": [1], "a": None})).text == '{"a": null, "b": [1]}'
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from binlake.cli import main
 
+from binlake.cli import main
 from tests.mysqljson.vectors import DIFFS, JSONB, vector
 
 

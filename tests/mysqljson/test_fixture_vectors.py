@@ -6,6 +6,7 @@ import json
 from decimal import Decimal
 
 import pytest
+
 from binlake.mysqljson import (
     ApplyStatus,
     BinaryJson,
@@ -19,7 +20,6 @@ from binlake.mysqljson import (
     to_text,
     write_diffs,
 )
-
 from tests.mysqljson.vectors import DIFFS, JSONB, ids, vector
 
 # Vectors whose expected_text is not in MySQL's output form (the notes say where it comes from); for these the

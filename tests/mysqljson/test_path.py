@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from binlake.mysqljson import JsonPathSyntaxError, parse_path
 from binlake.mysqljson.path import JsonPath, LegType, cell, member
 

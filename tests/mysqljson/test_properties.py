@@ -9,6 +9,9 @@ import struct
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from binlake.mysqljson import (
     ApplyStatus,
     DiffOp,
@@ -23,9 +26,6 @@ from binlake.mysqljson import (
 )
 from binlake.mysqljson.path import JsonPath, cell, member
 from binlake.mysqljson.values import JsonDate, JsonDatetime, JsonOpaque, JsonTime
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.mysqljson import json_functions_model as model
 
 KEYS = st.text(max_size=6)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from binlake.mysqljson import (
     JsonDecodeError,
     JsonDepthError,
@@ -13,9 +16,6 @@ from binlake.mysqljson import (
     read_diffs,
     to_text,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from tests.mysqljson.vectors import DIFFS, JSONB, ids, load, vector
 
 

@@ -6,6 +6,7 @@ import json
 from decimal import Decimal
 
 import pytest
+
 from binlake.mysqljson import (
     JsonDepthError,
     JsonTextSyntaxError,

@@ -7,6 +7,7 @@ import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -31,7 +32,7 @@ def test_lake_maintenance_dag_compacts_the_lake(loaded_lake, airflow_home: Path,
 
 
 class _Hook(BaseHTTPRequestHandler):
-    received: list[dict] = []
+    received: ClassVar[list[dict]] = []
 
     def do_POST(self) -> None:  # noqa: N802
         body = self.rfile.read(int(self.headers["Content-Length"]))

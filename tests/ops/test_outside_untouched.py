@@ -325,7 +325,7 @@ def test_seeding_never_reads_a_snapshot_file_through_a_link(tmp_path: Path) -> N
 
     secret = put(tmp_path / "victim" / "secret.parquet", b"PAR1 the secret")
     _complete_snapshot(tmp_path / "landing", {"part-00000.parquet": secret})
-    with pytest.raises(SnapshotStateError, match="part-00000.parquet is a symbolic link.*refusing to seed"):
+    with pytest.raises(SnapshotStateError, match=r"part-00000.parquet is a symbolic link.*refusing to seed"):
         read_snapshots(tmp_path / "landing" / "src")
 
 

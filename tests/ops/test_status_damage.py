@@ -34,7 +34,7 @@ def test_status_of_a_damaged_table_is_one_line_naming_it(loaded_lake, tmp_path, 
     else:
         for part in table.rglob("*.parquet"):
             part.unlink()
-    code, out, err = cli("status", "--lake", str(lake))
+    code, _out, err = cli("status", "--lake", str(lake))
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err[-3000:]
     assert f"silver/{table.name} is damaged" in lines[0] and "Restore that table folder" in lines[0]

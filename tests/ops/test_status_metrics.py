@@ -66,6 +66,7 @@ def test_run_metrics_per_day_match_the_model(loaded_lake) -> None:
 
 def test_rerun_records_nothing(loaded_lake) -> None:
     from deltalake import DeltaTable
+
     from tests.e2e.runner import binlake_run
 
     path = str(loaded_lake.lake / "meta" / "run_metrics")
@@ -109,5 +110,5 @@ def test_status_json_equals_truth(loaded_lake) -> None:
 
 
 def test_status_of_a_missing_lake_is_one_line(tmp_path: Path) -> None:
-    code, out, err = cli("status", "--lake", str(tmp_path / "nowhere"))
+    code, _out, err = cli("status", "--lake", str(tmp_path / "nowhere"))
     assert code == 2 and err.count("\n") == 1 and "--lake" in err and "binlake run" in err

@@ -7,9 +7,25 @@ from decimal import Decimal
 
 import pytest
 
-from binlake.pipeline.ddl import (AddColumn, CreateTable, DdlValueError, DropColumn, DropDatabase, DropTable,
-                                  ModifyColumn, NotConstant, Position, RenameColumn, RenameTable, Truncate,
-                                  Unsupported, default_value, parse_ddl, silver_type_of, widening)
+from binlake.pipeline.ddl import (
+    AddColumn,
+    CreateTable,
+    DdlValueError,
+    DropColumn,
+    DropDatabase,
+    DropTable,
+    ModifyColumn,
+    NotConstant,
+    Position,
+    RenameColumn,
+    RenameTable,
+    Truncate,
+    Unsupported,
+    default_value,
+    parse_ddl,
+    silver_type_of,
+    widening,
+)
 
 CASES = [
     # --- TRUNCATE ---
@@ -226,5 +242,5 @@ def test_implicit_defaults_of_not_null_columns():
 
 
 def test_a_default_that_is_not_a_value_of_the_type():
-    with pytest.raises(DdlValueError, match="'abc'.*bigint"):
+    with pytest.raises(DdlValueError, match=r"'abc'.*bigint"):
         default_value("'abc'", "bigint", "INT")

@@ -36,7 +36,8 @@ CLASHING = (("a__b", "c"), ("a", "b__c"))         # one silver table under the o
 
 def _tables() -> list[Any]:
     from binlake.binlog import constants as C
-    from binlake.generate.tables import UTF8MB4_0900_AI_CI as UTF8MB4, ColumnDef, TableDef
+    from binlake.generate.tables import UTF8MB4_0900_AI_CI as UTF8MB4
+    from binlake.generate.tables import ColumnDef, TableDef
 
     def integer(name: str, nullable: bool = True) -> ColumnDef:
         return ColumnDef(name, "int", C.MYSQL_TYPE_LONG, nullable=nullable)

@@ -71,8 +71,8 @@ def test_console_has_no_stack_trace_and_says_passed(sample) -> None:
 
 
 def _bronze_ops(lake: Path, run: str) -> dict[str, int]:
-    from deltalake import DeltaTable
     import pyarrow.compute as pc
+    from deltalake import DeltaTable
 
     table = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["op", "ingest_run"])
     mine = table.filter(pc.equal(table["ingest_run"].cast("string"), run))

@@ -14,10 +14,11 @@ from binlake.sdi.model import Column, Index, IndexElement, Table
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory) -> dict[str, Table]:
     """The newest definition of each table the generator writes SDI for (its DDL is in the manifest)."""
+    import datetime as dt
+
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
     from binlake.sdi.registry import SchemaRegistry
-    import datetime as dt
 
     out = tmp_path_factory.mktemp("gen")
     generate(out, GenerateConfig(days=1, scale=0.001))

@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 import pytest
 
+from binlake.lake.layout import LakeLayout
 from binlake.quality import suites as S
 from binlake.quality.errors import QualityError
-from binlake.lake.layout import LakeLayout
 from binlake.quality.runner import ValidationOptions, validate_lake
 from tests.quality import browser
 

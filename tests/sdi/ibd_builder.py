@@ -4,6 +4,7 @@ multi-level SDI B-trees, leaf chains, externally stored SDI, 4K pages, the innod
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ def index_page(size: int, level: int, recs: list[Rec], prev: int = 0xFFFFFFFF, n
         origins.append(origin)
         pos = origin + len(fields)
     chain = [99] + origins + [112]
-    for a, b in zip(chain, chain[1:]):
+    for a, b in itertools.pairwise(chain):
         struct.pack_into(">H", page, a - 2, (b - a) & 0xFFFF)
     struct.pack_into(">HHH", page, 38, 2, pos, 0x8000 | (2 + len(recs)))
     struct.pack_into(">H", page, 38 + 16, sum(1 for r in recs if not r.deleted))

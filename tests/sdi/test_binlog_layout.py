@@ -219,7 +219,7 @@ def test_provider_picks_the_version_that_fits():
     assert provider("noria", "t1", (3, 252, 254, 3, 3)).source == "v1"
     assert provider("NORIA", "T1", (3, 252, 254, 3, 3)).source == "v1"
     assert provider("noria", "other", (3,)) is None
-    with pytest.raises(SchemaMismatchError, match="none of the 2 known definitions of `noria`.`t1`"):
+    with pytest.raises(SchemaMismatchError, match=r"none of the 2 known definitions of `noria`.`t1`"):
         provider("noria", "t1", (3, 252))
     with pytest.raises(SchemaMismatchError, match="expected 5 columns, found 2 columns"):
         SdiSchemaProvider([v1])("noria", "t1", (3, 252))

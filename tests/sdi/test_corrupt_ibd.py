@@ -62,7 +62,7 @@ def test_truncation_after_the_sdi_pages_does_not_matter(actor):
 
 def test_wrong_page_type_at_the_sdi_root(actor):
     bad = _refinish(actor, 3, 24, struct.pack(">H", 17855))       # FIL_PAGE_INDEX instead of FIL_PAGE_SDI
-    with pytest.raises(TablespaceError, match="actor.ibd: page 3: expected page type 17853, found 17855"):
+    with pytest.raises(TablespaceError, match=r"actor.ibd: page 3: expected page type 17853, found 17855"):
         read_ibd_sdi(bad, "actor.ibd")
 
 
@@ -131,7 +131,7 @@ def test_every_truncation_length_at_page_granularity(actor):
 def test_not_a_tablespace(tmp_path):
     p = tmp_path / "notes.txt"
     p.write_bytes(b"hello world, this is not InnoDB" * 10)
-    with pytest.raises(TablespaceError, match="notes.txt: page 0: invalid FSP_SPACE_FLAGS|notes.txt: page 0"):
+    with pytest.raises(TablespaceError, match=r"notes.txt: page 0: invalid FSP_SPACE_FLAGS|notes.txt: page 0"):
         read_entries(p)
     (tmp_path / "empty.ibd").write_bytes(b"")
     with pytest.raises(SdiError, match="empty file"):

@@ -148,7 +148,7 @@ def test_wrong_member_types(mutate, field, message):
 
 
 def test_not_json_and_not_utf8():
-    with pytest.raises(SdiFormatError, match="x.sdi: \\$: invalid JSON at line 1 column 2"):
+    with pytest.raises(SdiFormatError, match=r"x.sdi: \$: invalid JSON at line 1 column 2"):
         parse_sdi('{"a', "x.sdi")
     with pytest.raises(SdiFormatError, match="not UTF-8 at byte 1"):
         parse_sdi(b'{\xff}', "x.sdi")

@@ -23,7 +23,6 @@ from binlake.snapshot.manifest import Chunk, Column, Manifest, TableState, View
 from binlake.snapshot.server import ServerSession, TableDef, _range_condition, primary_key
 from binlake.transport import parse_mysql_uri
 
-
 # -- MySQL: the brief global read lock around the position ------------------------------------------------------
 
 class FakeConnection:

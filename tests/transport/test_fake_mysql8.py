@@ -11,8 +11,8 @@ import pytest
 
 from binlake.transport import (
     BinlogPurgedError,
-    LandingError,
     FetchOptions,
+    LandingError,
     ReplicationClient,
     ServerConfigError,
     StreamEnd,

@@ -37,7 +37,7 @@ def test_multi_packet_event_is_bounded_by_max_packet() -> None:
     client = ReplicationClient(parse_mysql_uri(URI + "&max_packet=40000000"))
     conn = EndlessPieces(declared=39_000_000)
     client._conn = conn
-    with pytest.raises(ProtocolError, match="more than 39000001 bytes .* above the 39000001 bytes its event header"):
+    with pytest.raises(ProtocolError, match=r"more than 39000001 bytes .* above the 39000001 bytes its event header"):
         client._read_stream_packet()
     assert conn.bytes_served <= 40000000
     with pytest.raises(ProtocolError, match="an event of 50000000 bytes, above max_packet=40000000"):

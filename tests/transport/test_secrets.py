@@ -138,7 +138,7 @@ def test_a_uri_names_no_password_file(tmp_path) -> None:
     secret = tmp_path / "pw"
     secret.write_text(SECRET + "\n")
     for path in (secret, "/etc/passwd", "/proc/self/environ", os.path.expanduser("~/.pgpass")):
-        with pytest.raises(SourceUriError, match="password_file in a URI is refused.*--password-file"):
+        with pytest.raises(SourceUriError, match=r"password_file in a URI is refused.*--password-file"):
             parse_mysql_uri(f"mysql://u@h/?server_id=1&password_file={path}")
     # --password-file on the command line: the user's own choice (and it wins over a URI's)
     assert parse_mysql_uri("mysql://u@h/?server_id=1", password_file=secret).password() == SECRET

@@ -5,12 +5,33 @@ cursor; :mod:`.reader` turns a byte stream into :class:`~.events.BinlogEvent` va
 content handlers, transactions and row changes. The event model is in :mod:`.events`, errors in :mod:`.errors`.
 """
 
-from binlake.binlog.api import (Binlog, ContentHandler, ReadOptions, RowChange, Transaction, apply_handlers,
-                                iter_row_changes, iter_transactions, open_binlog, register_transport,
-                                row_changes_of)
-from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
-                                   EventTooLargeError, IncompleteEventError, NotABinlogError, SchemaMismatchError,
-                                   StartPositionError, TruncatedEventError, UnknownTableError, UnsupportedError)
+from binlake.binlog.api import (
+                                Binlog,
+                                ContentHandler,
+                                ReadOptions,
+                                RowChange,
+                                Transaction,
+                                apply_handlers,
+                                iter_row_changes,
+                                iter_transactions,
+                                open_binlog,
+                                register_transport,
+                                row_changes_of,
+)
+from binlake.binlog.errors import (
+                                BinlogError,
+                                ChecksumMismatchError,
+                                CorruptEventError,
+                                EncryptedBinlogError,
+                                EventTooLargeError,
+                                IncompleteEventError,
+                                NotABinlogError,
+                                SchemaMismatchError,
+                                StartPositionError,
+                                TruncatedEventError,
+                                UnknownTableError,
+                                UnsupportedError,
+)
 from binlake.binlog.events import ABSENT, BinlogEvent, EventHeader
 from binlake.binlog.reader import ReadStats, read_events
 from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp

@@ -14,15 +14,29 @@ import importlib
 import os
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, NamedTuple, Optional, Union
+from typing import Any, BinaryIO, Callable, ClassVar, Iterable, Iterator, NamedTuple, Optional, Union
 
 from binlake.binlog import constants as C
 from binlake.binlog.decoders import DecodeContext
 from binlake.binlog.errors import BinlogError
-from binlake.binlog.events import (ABSENT, AnonymousGtidEvent, BinlogEvent, FormatDescriptionEvent, GtidEvent,
-                                   JsonPartial, MariadbGtidEvent, PartialUpdateRowsEvent, QueryEvent, RowsEvent,
-                                   StartEventV3, UpdateRowsEvent, WriteRowsEvent, XaPrepareEvent, XidEvent,
-                                   DeleteRowsEvent)
+from binlake.binlog.events import (
+    ABSENT,
+    AnonymousGtidEvent,
+    BinlogEvent,
+    DeleteRowsEvent,
+    FormatDescriptionEvent,
+    GtidEvent,
+    JsonPartial,
+    MariadbGtidEvent,
+    PartialUpdateRowsEvent,
+    QueryEvent,
+    RowsEvent,
+    StartEventV3,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
 from binlake.binlog.reader import MAX_EVENT_SIZE, ReadStats, read_events
 from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.table import TableLayout
@@ -81,7 +95,7 @@ class ContentHandler:
     consume it. ``process`` dispatches on the body type to ``on_<kind>`` (on_query, on_rows, on_table_map,
     on_xid, on_gtid, on_rotate, on_format_description...); the default passes the event on unchanged."""
 
-    _METHODS: dict[type, str] = {}
+    _METHODS: ClassVar[dict[type, str]] = {}
 
     def process(self, event: BinlogEvent) -> Optional[BinlogEvent]:
         method = getattr(self, _method_name(type(event.body)), None)
@@ -404,7 +418,7 @@ class Binlog:
         """R1: the binlog's creation time (seconds since the epoch) from the FORMAT_DESCRIPTION_EVENT: its
         ``create_timestamp`` when set, else its header timestamp (servers set only one of them)."""
         ev = self.format_description
-        return ev.body.create_timestamp or ev.header.timestamp  # type: ignore[union-attr]
+        return ev.body.create_timestamp or ev.header.timestamp
 
 
 def open_binlog(path_or_uri: Union[str, os.PathLike], *, verify_checksum: bool = True,

@@ -65,9 +65,19 @@ from binlake.binlog.api import event_gtid, open_stream
 from binlake.binlog.cursor import surrogate_str
 from binlake.binlog.decoders import DecodeContext
 from binlake.binlog.errors import BinlogError, CorruptEventError
-from binlake.binlog.events import (ABSENT, DeleteRowsEvent, GtidEvent, JsonPartial, MariadbGtidEvent,
-                                   PartialUpdateRowsEvent, QueryEvent, RowsEvent, UpdateRowsEvent, XaPrepareEvent,
-                                   XidEvent)
+from binlake.binlog.events import (
+    ABSENT,
+    DeleteRowsEvent,
+    GtidEvent,
+    JsonPartial,
+    MariadbGtidEvent,
+    PartialUpdateRowsEvent,
+    QueryEvent,
+    RowsEvent,
+    UpdateRowsEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
 from binlake.binlog.native import statement_kind
 from binlake.binlog.reader import MAX_EVENT_SIZE, read_events
 from binlake.binlog.render import json_diffs, json_value
@@ -121,7 +131,7 @@ def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int 
             stream.close()
             raise
         src = native.native_source(stream) if mod is not None else None
-        if src is not None:
+        if mod is not None and opts is not None and src is not None:
             stream.close()
             reader = mod.Batches(src, opts, native.Delegate(name, schema_provider), temporal_text, batch_rows)
             return _native_batches(reader, name, schema_provider)
@@ -224,7 +234,7 @@ def _converter(kind: str, atype: pa.DataType) -> Any:
     if pa.types.is_decimal(atype):
         def to_dec(v: Any) -> Any:
             d = conv(v)
-            sign, digits, exp = d.as_tuple()
+            _sign, digits, exp = d.as_tuple()
             if exp != -atype.scale or len("".join(map(str, digits)).lstrip("0")) > atype.precision:
                 raise _Range(v if isinstance(v, str) else str(v))
             return d

@@ -8,6 +8,7 @@ needed and left. ``base`` is the file offset of ``buf[0]`` so errors carry file 
 
 from __future__ import annotations
 
+import builtins
 import struct
 
 from binlake.binlog.errors import CorruptEventError, TruncatedEventError
@@ -30,7 +31,7 @@ def surrogate_str(raw: bytes) -> str:
 class Cursor:
     """Reads fields from ``buf`` between ``pos`` and the fence ``end``."""
 
-    __slots__ = ("buf", "pos", "end", "base")
+    __slots__ = ("base", "buf", "end", "pos")
 
     def __init__(self, buf: bytes, pos: int = 0, end: int | None = None, base: int = 0) -> None:
         self.buf = buf
@@ -111,18 +112,18 @@ class Cursor:
         self.pos = pos + n
         return self.buf[pos:pos + n]
 
-    def rest(self) -> bytes:
+    def rest(self) -> builtins.bytes:
         pos = self.pos
         self.pos = self.end
         return self.buf[pos:self.end]
 
-    def packed_bytes(self, what: str = "length-encoded string") -> bytes:
+    def packed_bytes(self, what: str = "length-encoded string") -> builtins.bytes:
         return self.bytes(self.packed_int(what), what)
 
     def skip(self, n: int, what: str = "bytes") -> None:
         self.pos = self.need(n, what) + n
 
-    def nul_terminated(self, what: str = "NUL-terminated string") -> bytes:
+    def nul_terminated(self, what: str = "NUL-terminated string") -> builtins.bytes:
         idx = self.buf.find(b"\x00", self.pos, self.end)
         if idx < 0:
             raise TruncatedEventError(f"{what} has no terminating NUL", offset=self.base + self.pos,

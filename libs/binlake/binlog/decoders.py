@@ -14,17 +14,47 @@ from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor, surrogate_str
 from binlake.binlog.errors import BinlogError, CorruptEventError, UnknownTableError
 from binlake.binlog.events import (
-    AnnotateRowsEvent, AnonymousGtidEvent, BinlogCheckpointEvent, DefaultCharset, DeleteRowsEvent, EventHeader,
-    ExecuteLoadQueryEvent, FormatDescriptionEvent, GtidEvent, GtidInterval, GtidListEvent, GtidSetEntry,
-    GtidTaggedEvent, HeartbeatEvent, HeartbeatEventV2, IncidentEvent, IntvarEvent, LoadDataBlockEvent,
-    MariadbGtid, MariadbGtidEvent, PartialUpdateRowsEvent, PreviousGtidsEvent, QueryEvent, RandEvent,
-    RotateEvent, RowsQueryEvent, StartEncryptionEvent, StartEventV3, StopEvent, TableMapEvent,
-    TransactionPayloadEvent, UnknownEvent, UpdateRowsEvent, UserVarEvent, WriteRowsEvent, XaPrepareEvent,
-    XidEvent)
+    AnnotateRowsEvent,
+    AnonymousGtidEvent,
+    BinlogCheckpointEvent,
+    DefaultCharset,
+    DeleteRowsEvent,
+    EventHeader,
+    ExecuteLoadQueryEvent,
+    FormatDescriptionEvent,
+    GtidEvent,
+    GtidInterval,
+    GtidListEvent,
+    GtidSetEntry,
+    GtidTaggedEvent,
+    HeartbeatEvent,
+    HeartbeatEventV2,
+    IncidentEvent,
+    IntvarEvent,
+    LoadDataBlockEvent,
+    MariadbGtid,
+    MariadbGtidEvent,
+    PartialUpdateRowsEvent,
+    PreviousGtidsEvent,
+    QueryEvent,
+    RandEvent,
+    RotateEvent,
+    RowsQueryEvent,
+    StartEncryptionEvent,
+    StartEventV3,
+    StopEvent,
+    TableMapEvent,
+    TransactionPayloadEvent,
+    UnknownEvent,
+    UpdateRowsEvent,
+    UserVarEvent,
+    WriteRowsEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
 from binlake.binlog.rows import decode_rows
 from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.table import TableLayout, build_layout
-
 
 TABLE_MAP_CACHE_SIZE = 4096          # entries
 TABLE_MAP_CACHE_COLUMNS = 1 << 17    # columns over all entries: bounds the memory of the layouts kept
@@ -86,7 +116,7 @@ class TableMaps(dict):
     def __delitem__(self, table_id: int) -> None:
         self.pop(table_id)
 
-    def pop(self, table_id, *default):        # type: ignore[override]
+    def pop(self, table_id, *default):
         layout = super().pop(table_id, *default)
         if layout is not None and not (default and layout is default[0]):
             self.columns -= len(layout.columns)

@@ -18,6 +18,7 @@ from binlake.binlog.encode_base import event_size, packed_length_size
 from binlake.binlog.reader import read_events
 from binlake.binlog.writer import Event, EventWriter, payload_event_body, transaction_length
 
+
 @dataclass
 class CopyStats:
     """What a copy read and wrote (inner events of compressed transactions count when they were decoded)."""

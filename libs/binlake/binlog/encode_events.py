@@ -13,8 +13,14 @@ from typing import Any, Callable
 
 from binlake.binlog import events as ev
 from binlake.binlog.constants import (
-    FL_COMPLETED_XA, FL_GROUP_COMMIT_ID, FL_PREPARED_XA, OTW_PAYLOAD_COMPRESSION_TYPE_FIELD,
-    OTW_PAYLOAD_HEADER_END_MARK, OTW_PAYLOAD_SIZE_FIELD, OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD, ST_SERVER_VER_LEN,
+    FL_COMPLETED_XA,
+    FL_GROUP_COMMIT_ID,
+    FL_PREPARED_XA,
+    OTW_PAYLOAD_COMPRESSION_TYPE_FIELD,
+    OTW_PAYLOAD_HEADER_END_MARK,
+    OTW_PAYLOAD_SIZE_FIELD,
+    OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD,
+    ST_SERVER_VER_LEN,
 )
 from binlake.binlog.encode_base import U8, U32, U64, BinlogWriteError, packed_length
 

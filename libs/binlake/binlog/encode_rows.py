@@ -444,7 +444,7 @@ def column_encoder(col: Column) -> Encoder:
 class RowEncoder:
     """Row-image encoding of one table id: one value encoder per column, chosen when the TABLE_MAP arrives."""
 
-    __slots__ = ("layout", "encoders", "json_columns", "json_pack_length", "null_padding", "_plans")
+    __slots__ = ("_plans", "encoders", "json_columns", "json_pack_length", "layout", "null_padding")
 
     def __init__(self, layout: TableLayout, null_padding: int = 0) -> None:
         self.layout = layout

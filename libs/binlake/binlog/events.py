@@ -455,10 +455,10 @@ class UpdateRow(NamedTuple):
     before: RowImage
     after: RowImage
 
-    def __eq__(self, other: object) -> bool:  # type: ignore[override]
-        return type(other) is UpdateRow and tuple.__eq__(self, other)  # type: ignore[arg-type]
+    def __eq__(self, other: object) -> bool:
+        return type(other) is UpdateRow and tuple.__eq__(self, other)
 
-    def __ne__(self, other: object) -> bool:  # type: ignore[override]
+    def __ne__(self, other: object) -> bool:
         return not self == other
 
     def __hash__(self) -> int:

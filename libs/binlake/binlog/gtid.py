@@ -57,7 +57,7 @@ def _sid(uuid_text: str, tag: str, whole: str) -> Sid:
 class GtidSet:
     """A set of GTIDs (see the module docstring). ``in`` takes a GTID's text (``uuid[:tag]:N`` or ``D-S-N``)."""
 
-    __slots__ = ("_mysql", "_mariadb", "_sids")
+    __slots__ = ("_mariadb", "_mysql", "_sids")
 
     def __init__(self) -> None:
         self._mysql: dict[Sid, list[list[int]]] = {}

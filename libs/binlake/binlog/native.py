@@ -17,25 +17,52 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from binlake.binlog import constants as C
 from binlake.binlog import errors
 from binlake.binlog.cursor import Cursor, surrogate_str
 from binlake.binlog.decoders import DECODERS, DecodeContext, decode_body
 from binlake.binlog.errors import BinlogError
-from binlake.binlog.events import (EventHeader, FormatDescriptionEvent, GtidEvent, MariadbGtidEvent, QueryEvent,
-                                   StartEncryptionEvent, XaPrepareEvent, XidEvent)
+from binlake.binlog.events import (
+    EventHeader,
+    FormatDescriptionEvent,
+    GtidEvent,
+    MariadbGtidEvent,
+    QueryEvent,
+    StartEncryptionEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
 from binlake.binlog.reader import EVENT_HEADER, MAX_EVENT_SIZE, _decode_one
 from binlake.binlog.rows import DECODE_FAILURES, decode_failure
 from binlake.binlog.schema import SchemaProvider
 
+if TYPE_CHECKING:
+    import binlake_native
+    from binlake_native import Options, _Source, _Stats
+
 API = 5                 # the interface of native/src/lib.rs this module speaks
-_module: Any = None
+
+
+class NativeCore(Protocol):
+    """What binlake uses of the ``binlake_native`` module (its types: ``native/binlake_native.pyi``)."""
+
+    @property
+    def API(self) -> int: ...
+    @property
+    def Batches(self) -> type[binlake_native.Batches]: ...
+    @property
+    def BronzeRows(self) -> type[binlake_native.BronzeRows]: ...
+    def rows_jsonl(self, src: _Source, options: Options, delegate: Any, fd: int, file_utf8: bytes,
+                   file_ascii: bytes, file_needs_ascii: bool) -> _Stats: ...
+
+
+_module: Optional[NativeCore] = None
 _tried = False
 
 
-def load() -> Any:
+def load() -> Optional[NativeCore]:
     """The ``binlake_native`` module, or None when it is not built, was built from other sources (run
     ``scripts/setup.sh``), or ``BINLAKE_NATIVE=0``."""
     global _module, _tried
@@ -44,7 +71,7 @@ def load() -> Any:
     if not _tried:
         _tried = True
         try:
-            import binlake_native  # type: ignore[import-not-found]
+            import binlake_native
         except ImportError:
             return None
         if getattr(binlake_native, "API", None) == API:
@@ -217,7 +244,7 @@ class Delegate:
 
 def options(*, verify_checksum: bool = True, start_position: Optional[int] = None,
             stop_at_incomplete: bool = False, max_event_size: int = MAX_EVENT_SIZE,
-            schema_provider: Optional[SchemaProvider] = None, file: Optional[str] = None) -> dict:
+            schema_provider: Optional[SchemaProvider] = None, file: Optional[str] = None) -> Options:
     """The native reader's options (``binlake.binlog.api.ReadOptions`` plus the names it reports with).
 
     A start position that is no offset in a binlog is the Python reader's StartPositionError (naming ``file``);

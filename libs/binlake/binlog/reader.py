@@ -20,11 +20,25 @@ from typing import BinaryIO, Iterator, Optional
 from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor
 from binlake.binlog.decoders import DecodeContext, decode_body
-from binlake.binlog.errors import (BinlogError, ChecksumMismatchError, CorruptEventError, EncryptedBinlogError,
-                                   EventTooLargeError, IncompleteEventError, NotABinlogError, StartPositionError,
-                                   UnsupportedError)
-from binlake.binlog.events import (BinlogEvent, EventHeader, FormatDescriptionEvent, StartEncryptionEvent,
-                                   TransactionPayloadEvent, UnknownEvent)
+from binlake.binlog.errors import (
+    BinlogError,
+    ChecksumMismatchError,
+    CorruptEventError,
+    EncryptedBinlogError,
+    EventTooLargeError,
+    IncompleteEventError,
+    NotABinlogError,
+    StartPositionError,
+    UnsupportedError,
+)
+from binlake.binlog.events import (
+    BinlogEvent,
+    EventHeader,
+    FormatDescriptionEvent,
+    StartEncryptionEvent,
+    TransactionPayloadEvent,
+    UnknownEvent,
+)
 from binlake.binlog.rows import DECODE_FAILURES, decode_failure
 
 EVENT_HEADER = struct.Struct("<IBIIIH")      # timestamp, type_code, server_id, event_size, log_pos, flags

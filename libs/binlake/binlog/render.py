@@ -17,9 +17,20 @@ from typing import Any, Optional
 
 from binlake.binlog import constants as C
 from binlake.binlog.errors import BinlogError, CorruptEventError
-from binlake.binlog.events import (ABSENT, BinlogEvent, DeleteRowsEvent, FormatDescriptionEvent, GtidEvent,
-                                   JsonPartial, MariadbGtidEvent, PreviousGtidsEvent, RowsEvent,
-                                   TransactionPayloadEvent, UpdateRowsEvent, WriteRowsEvent)
+from binlake.binlog.events import (
+    ABSENT,
+    BinlogEvent,
+    DeleteRowsEvent,
+    FormatDescriptionEvent,
+    GtidEvent,
+    JsonPartial,
+    MariadbGtidEvent,
+    PreviousGtidsEvent,
+    RowsEvent,
+    TransactionPayloadEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
 from binlake.binlog.jsonvalue import json_text
 from binlake.binlog.table import TableLayout
 from binlake.binlog.values import MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp
@@ -250,7 +261,7 @@ def show_lines(event: BinlogEvent, layout: Optional[TableLayout], verbose: int) 
         lines.append(f"# binlog v {body.binlog_version}, server v {body.server_version} created "
                      f"{_when(body.create_timestamp or h.timestamp)}, checksum "
                      f"{ {None: 'n/a', 0: 'NONE', 1: 'CRC32'}.get(body.checksum_alg)}")
-    elif hasattr(body, "query") and isinstance(getattr(body, "query"), str):
+    elif hasattr(body, "query") and isinstance(body.query, str):
         db = getattr(body, "db", "")
         if db:
             lines.append(f"use `{db}`/*!*/;")

@@ -18,8 +18,13 @@ from typing import BinaryIO, Iterator, NamedTuple, Optional, Union
 
 from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor
-from binlake.binlog.errors import (BinlogError, CorruptEventError, EventTooLargeError, IncompleteEventError,
-                                   NotABinlogError)
+from binlake.binlog.errors import (
+    BinlogError,
+    CorruptEventError,
+    EventTooLargeError,
+    IncompleteEventError,
+    NotABinlogError,
+)
 from binlake.binlog.events import EventHeader
 from binlake.binlog.reader import MAX_EVENT_SIZE, _read_exact
 
@@ -89,7 +94,8 @@ def scan_events(source: Union[str, os.PathLike, BinaryIO], *, start: Optional[in
     """Every whole event of a binlog path or binary stream, in file order (see the module docstring).
 
     ``start``: an event offset to begin at (after checking the magic); ``with_bytes``: each event's bytes in
-    ``raw``; ``commit_timestamps=False``: GTID bodies are not decoded (``commit_timestamp`` stays None). Raises NotABinlogError (bad magic), CorruptEventError (an event size under 19 bytes),
+    ``raw``; ``commit_timestamps=False``: GTID bodies are not decoded (``commit_timestamp`` stays None). Raises
+    NotABinlogError (bad magic), CorruptEventError (an event size under 19 bytes),
     EventTooLargeError (above ``max_event_size``); a cut-short tail is not an error (``stats.incomplete``)."""
     stats = stats if stats is not None else ScanStats()
     if isinstance(source, (str, os.PathLike)):

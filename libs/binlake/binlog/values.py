@@ -26,7 +26,7 @@ def _frac(microsecond: int, fsp: int) -> str:
 
 
 def _same_type_eq(self: tuple, other: object) -> bool:
-    return type(other) is type(self) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+    return type(other) is type(self) and tuple.__eq__(self, other)
 
 
 def _same_type_ne(self: tuple, other: object) -> bool:
@@ -44,9 +44,14 @@ class MysqlDate(NamedTuple):
     month: int
     day: int
 
-    __eq__ = _same_type_eq  # type: ignore[assignment]
-    __ne__ = _same_type_ne  # type: ignore[assignment]
-    __hash__ = _typed_hash  # type: ignore[assignment]
+    def __eq__(self, other: object) -> bool:
+        return _same_type_eq(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return _same_type_ne(self, other)
+
+    def __hash__(self) -> int:
+        return _typed_hash(self)
 
     def __str__(self) -> str:
         return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
@@ -65,9 +70,14 @@ class MysqlTime(NamedTuple):
     microsecond: int = 0
     fsp: int = 0
 
-    __eq__ = _same_type_eq  # type: ignore[assignment]
-    __ne__ = _same_type_ne  # type: ignore[assignment]
-    __hash__ = _typed_hash  # type: ignore[assignment]
+    def __eq__(self, other: object) -> bool:
+        return _same_type_eq(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return _same_type_ne(self, other)
+
+    def __hash__(self) -> int:
+        return _typed_hash(self)
 
     def __str__(self) -> str:
         sign = "-" if self.negative else ""
@@ -91,9 +101,14 @@ class MysqlDateTime(NamedTuple):
     microsecond: int = 0
     fsp: int = 0
 
-    __eq__ = _same_type_eq  # type: ignore[assignment]
-    __ne__ = _same_type_ne  # type: ignore[assignment]
-    __hash__ = _typed_hash  # type: ignore[assignment]
+    def __eq__(self, other: object) -> bool:
+        return _same_type_eq(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return _same_type_ne(self, other)
+
+    def __hash__(self) -> int:
+        return _typed_hash(self)
 
     def __str__(self) -> str:
         return (f"{self.year:04d}-{self.month:02d}-{self.day:02d} "
@@ -114,9 +129,14 @@ class MysqlTimestamp(NamedTuple):
     microsecond: int = 0
     fsp: int = 0
 
-    __eq__ = _same_type_eq  # type: ignore[assignment]
-    __ne__ = _same_type_ne  # type: ignore[assignment]
-    __hash__ = _typed_hash  # type: ignore[assignment]
+    def __eq__(self, other: object) -> bool:
+        return _same_type_eq(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return _same_type_ne(self, other)
+
+    def __hash__(self) -> int:
+        return _typed_hash(self)
 
     def __str__(self) -> str:
         if self.seconds == 0 and self.microsecond == 0:

@@ -144,10 +144,9 @@ def cmd_rows(args: argparse.Namespace) -> int:
     done = native_rows(args)        # the native core writes the same lines (binlake.binlog.native)
     if done is not None:
         return done
-    from binlake.binlog.render import json_diffs, json_image
-
     from binlake.binlog.constants import event_type_name
     from binlake.binlog.errors import BinlogError
+    from binlake.binlog.render import json_diffs, json_image
 
     binlog = _open(args)
 

@@ -105,8 +105,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
     from binlake.lake.failures import log_path
     from binlake.lake.layout import LakeLayout
-    from binlake.lake.preflight import check_lake
     from binlake.lake.options import RunOptions
+    from binlake.lake.preflight import check_lake
     from binlake.lake.run import run_source
     from binlake.lake.session import build_session
     from binlake.pipeline.filters import TableFilter
@@ -163,15 +163,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(json.dumps(summary, sort_keys=True), flush=True)
         else:
             print(format_summary(summary), flush=True)
-        for table, why in {**summary["blocked_tables"], **summary["schema_mismatches"]}.items():
+        for why in {**summary["blocked_tables"], **summary["schema_mismatches"]}.values():
             _progress(f"[{name}] WARNING: {why}")
         if summary["quarantined"]:
             _progress(f"[{name}] WARNING: {summary['quarantined']} change(s) quarantined: see "
                       f"{lake.quarantine} (reason per row)")
     if args.validate:
-        from binlake.quality.runner import validate_lake
-
         from binlake.quality.errors import ValidationFailed
+        from binlake.quality.runner import validate_lake
 
         _progress("validate: running the data-quality suites")
         try:

@@ -77,7 +77,7 @@ _NO_KEYS: tuple = ((), [], None)
 class JsonEncoder:
     """``encode(doc)`` -> MySQL binary JSON, reusing the encoding of containers seen before."""
 
-    __slots__ = ("_memo", "_keys")
+    __slots__ = ("_keys", "_memo")
 
     def __init__(self) -> None:
         self._memo: dict[int, tuple[Any, int, bytes]] = {}

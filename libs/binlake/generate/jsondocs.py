@@ -51,7 +51,7 @@ def apply_edit(doc: Any, edit: Edit) -> Any:
         parent = child
     last = edit.path[-1]
     if edit.operation == REPLACE:
-        if isinstance(last, int) and not 0 <= last < len(parent) or isinstance(last, str) and last not in parent:
+        if (isinstance(last, int) and not 0 <= last < len(parent)) or (isinstance(last, str) and last not in parent):
             raise ValueError(f"REPLACE of a missing path {edit.path_text}")
         parent[last] = edit.value
     elif edit.operation == INSERT:

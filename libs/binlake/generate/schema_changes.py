@@ -27,9 +27,21 @@ import struct
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional
 
-from binlake.generate.tables import (DB, MYSQL_TYPE_DOUBLE, MYSQL_TYPE_FLOAT, MYSQL_TYPE_LONG, MYSQL_TYPE_LONGLONG,
-                                     MYSQL_TYPE_NEWDECIMAL, MYSQL_TYPE_SHORT, MYSQL_TYPE_TINY, ColumnDef, TableDef,
-                                     char_col, int_col, time_col)
+from binlake.generate.tables import (
+    DB,
+    MYSQL_TYPE_DOUBLE,
+    MYSQL_TYPE_FLOAT,
+    MYSQL_TYPE_LONG,
+    MYSQL_TYPE_LONGLONG,
+    MYSQL_TYPE_NEWDECIMAL,
+    MYSQL_TYPE_SHORT,
+    MYSQL_TYPE_TINY,
+    ColumnDef,
+    TableDef,
+    char_col,
+    int_col,
+    time_col,
+)
 from binlake.generate.values import ModelValues
 
 RowMap = Callable[[tuple], tuple]

@@ -13,11 +13,26 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from binlake.generate.tables import (BINARY_COLLATION, DD_TYPE, LATIN1_SWEDISH_CI, UTF8MB4_0900_AI_CI, ColumnDef,
-                                     TableDef)
+from binlake.generate.tables import (
+    BINARY_COLLATION,
+    DD_TYPE,
+    LATIN1_SWEDISH_CI,
+    UTF8MB4_0900_AI_CI,
+    ColumnDef,
+    TableDef,
+)
 from binlake.sdi import dd_types as T
-from binlake.sdi.model import (Column, ColumnTypeElement, Index, IndexElement, SdiDocument, SdiHeader, Table,
-                               Tablespace, TablespaceFile)
+from binlake.sdi.model import (
+    Column,
+    ColumnTypeElement,
+    Index,
+    IndexElement,
+    SdiDocument,
+    SdiHeader,
+    Table,
+    Tablespace,
+    TablespaceFile,
+)
 from binlake.sdi.writer import to_ibd2sdi, to_json
 
 MYSQLD_VERSION_ID = 80036

@@ -16,9 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable
 
-from binlake.mysqljson import to_text
-
 from binlake.generate.tables import MYSQL_TYPE_JSON, TableDef
+from binlake.mysqljson import to_text
 
 
 def mysql_key_order(doc: Any) -> Any:

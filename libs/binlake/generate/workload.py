@@ -68,7 +68,7 @@ class _Random(random.Random):
     """``random.Random`` with a cheaper ``randrange`` (a scaled ``random()``: uniform enough for a workload,
     and the generator's hottest call). Deterministic per seed like its base."""
 
-    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:  # type: ignore[override]
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
         if stop is None:
             return int(self.random() * start)
         return start + int(self.random() * (stop - start))

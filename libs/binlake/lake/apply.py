@@ -33,16 +33,25 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 from binlake.lake.arrow import spark_ddl, to_arrow
 from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoints
 from binlake.lake.crash import crash_point, reset_crash_counts
-from binlake.lake.delta.plan import OP_COL, SEQ_COL
+from binlake.lake.delta.plan import OP_COL, SEQ_COL, quote_spark
 from binlake.lake.errors import LayoutMissingError
 from binlake.lake.fold_sql import split_fold, sql_tables, sql_typable, stats_counts, typed_states
 from binlake.lake.owned import scratch_folder
-from binlake.lake.seed import after_seams, seams
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
+from binlake.lake.seed import after_seams, seams
+from binlake.lake.silver import (
+    COMMIT_TS_COL,
+    COUNT_COL,
+    KEY_COL,
+    column_metas,
+    data_columns,
+    merge_keys,
+    reserved_names,
+    reserved_reason,
+    silver_converters,
+    table_columns,
+)
 from binlake.lake.table_names import split_table_name, table_name
-from binlake.lake.silver import (COMMIT_TS_COL, COUNT_COL, DUP_COL, KEY_COL, column_metas, data_columns,
-                                 reserved_names, reserved_reason,
-                                 merge_keys, silver_converters, table_columns)
 from binlake.pipeline.bronze import CHANGE_OPS, LAYOUT_OP
 from binlake.pipeline.filters import GtidSet
 from binlake.pipeline.fold import DELETE, Change, RowState, _Folder, compact_json, row_key
@@ -440,14 +449,30 @@ def _linked_keys_grouped(spark: "SparkSession", records: "DataFrame", info: Batc
             .select(*(name for name, _ in RECORD_COLUMNS)))
 
 
+def _by_position(frame: "DataFrame") -> tuple["DataFrame", list[str]]:
+    """``frame`` with its columns named by position (``_c0``, ``_c1``, ...), and its own names: PySpark's
+    ``mapInArrow`` resolves each input column by its name, which fails for a name holding a backtick (a MySQL
+    column ``b`c``); the function gives the batches their names back (:func:`_named`)."""
+    names = frame.columns
+    return frame.toDF(*[f"_c{i}" for i in range(len(names))]), names
+
+
+def _named(batch: Any, names: Optional[list[str]]) -> Any:
+    """A record batch of a :func:`_by_position` frame with the frame's own column names."""
+    import pyarrow as pa
+
+    return batch if names is None else pa.RecordBatch.from_arrays(batch.columns, names=names)
+
+
 def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Optional[list[str]], db: str,
-                  table: str, one_group: bool) -> Any:
-    """mapInArrow function: silver rows -> base fold records (values in the bronze JSON encoding, row key;
-    each physical row counts one)."""
+                  table: str, one_group: bool, names: Optional[list[str]] = None) -> Any:
+    """mapInArrow function: silver rows (columns ``names`` by position, see :func:`_by_position`) -> base fold
+    records (values in the bronze JSON encoding, row key; each physical row counts one)."""
     converters = silver_converters(kinds, metas)
 
     def run(batches: Any) -> Any:
         for batch in batches:
+            batch = _named(batch, names)
             rows = []
             for r in batch.to_pylist():
                 values = {name: conv(r[name]) for name, conv in converters}
@@ -479,8 +504,9 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
         metas = column_metas(ti.metas)
         silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table, silver_size(path))
-        part = silver.mapInArrow(_keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group),
-                                 spark_ddl(RECORD_COLUMNS))
+        plain, names = _by_position(silver)
+        part = plain.mapInArrow(_keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group, names),
+                                spark_ddl(RECORD_COLUMNS))
         keyed = part if keyed is None else keyed.unionByName(part)
     if engine.exists(lake.tombstones):
         whole = _tables_where(info, lambda ti: ti.one_group)
@@ -541,21 +567,24 @@ def _key_prefilter(silver: "DataFrame", kinds: dict[str, str], metas: dict[str, 
         return silver.join(keys.distinct(), pk, "left_semi")
     if size is not None and size < KEY_CUT_MIN_ROWS:
         return silver
-    columns = silver.select(*pk)
-    keyed = columns.mapInArrow(_row_keys(list(kinds.items()), metas, pk),
-                               StructType([*columns.schema.fields, StructField("row_key", StringType())]))
+    key_columns = silver.select(*[F.col(quote_spark(c)) for c in pk])
+    columns, names = _by_position(key_columns)
+    keyed = columns.mapInArrow(_row_keys(list(kinds.items()), metas, pk, names),
+                               StructType([*key_columns.schema.fields, StructField("row_key", StringType())]))
     return silver.join(keyed.join(mine.select("row_key"), "row_key", "left_semi").drop("row_key"), pk, "left_semi")
 
 
-def _row_keys(kinds: list[tuple[str, str]], metas: dict[str, list], pk: list[str]) -> Any:
-    """mapInArrow function: silver's key columns -> the same with each row's ``row_key``, as ``_keyed_silver``
-    computes it."""
+def _row_keys(kinds: list[tuple[str, str]], metas: dict[str, list], pk: list[str],
+              names: Optional[list[str]] = None) -> Any:
+    """mapInArrow function: silver's key columns (``names`` by position, see :func:`_by_position`) -> the same
+    with each row's ``row_key``, as ``_keyed_silver`` computes it."""
     converters = [(name, conv) for name, conv in silver_converters(kinds, metas) if name in pk]
 
     def run(batches: Any) -> Any:
         import pyarrow as pa
 
         for batch in batches:
+            batch = _named(batch, names)
             cols = [(name, conv, batch.column(name).to_pylist()) for name, conv in converters]
             keys = [row_key({name: conv(values[i]) for name, conv, values in cols}, pk)
                     for i in range(batch.num_rows)]

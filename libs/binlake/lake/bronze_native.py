@@ -20,8 +20,18 @@ from binlake.binlog.columnar import ArrowCapsules
 from binlake.binlog.events import QueryEvent
 from binlake.binlog.schema import SchemaProvider
 from binlake.mysqljson import JsonError
-from binlake.pipeline.bronze import (BATCH_ROWS, BRONZE_SCHEMA, ChunkCounts, ChunkTask, chunk_end_rows,
-                                     event_error, iter_chunk_rows, layout_meta, statement_text, utf8_name)
+from binlake.pipeline.bronze import (
+    BATCH_ROWS,
+    BRONZE_SCHEMA,
+    ChunkCounts,
+    ChunkTask,
+    chunk_end_rows,
+    event_error,
+    iter_chunk_rows,
+    layout_meta,
+    statement_text,
+    utf8_name,
+)
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.identity import POS_BITS, ordering_key
 
@@ -111,9 +121,13 @@ def iter_native_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
                           schema_provider=schema_provider)
     with open(task.path, "rb") as f:
         src = os.dup(f.fileno())
-    reader = native.load().BronzeRows(src, opts, delegate, (ident.source, ident.name, ident.sequence, ident.size,
-                                                           ident.sha256, run_id), task.end, batch_rows)
-    error: Optional[BinlogError] = None
+    core = native.load()
+    if core is None:
+        os.close(src)
+        raise RuntimeError("the native core is not available (check bronze_native.usable first)")
+    reader = core.BronzeRows(src, opts, delegate, (ident.source, ident.name, ident.sequence, ident.size,
+                                                   ident.sha256, run_id), task.end, batch_rows)
+    error: Optional[BinlogError | JsonError] = None
     try:
         while (capsules := reader.next_batch()) is not None:
             batch = pa.record_batch(ArrowCapsules(capsules))

@@ -2,7 +2,8 @@
 
 The source row is the resume point: ``_binlake_seq`` is the ordering key up to which every bronze row of the
 source is applied, with the file and position it stands for and ``gtid_executed``, the GTIDs applied (the
-ingest's skip set). Table rows record each table's last applied change and counts (``invalid_temporals``: JSON {column: n} of the
+ingest's skip set). Table rows record each table's last applied change and counts (``invalid_temporals``: JSON
+{column: n} of the
 zero or invalid dates the run stored as NULL; ``blocked``: why a DDL binlake can not follow sends that
 table's changes to quarantine). Checkpoints are written
 after the tables they describe (one MERGE, equal ``_binlake_seq`` means nothing to do); a crash before it is
@@ -14,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-from binlake.lake.delta.plan import SEQ_COL
 from binlake.lake.arrow import to_arrow
+from binlake.lake.delta.plan import SEQ_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from itertools import pairwise
 from typing import Iterable, Optional
 
 from binlake.binlog import constants as C
@@ -43,7 +44,7 @@ def check_sequence(source: str, names: Iterable[str], seam_file: Optional[str] =
                                  f"of the landing folder")
     by_seq = sorted(seqs.items())
     seam = file_sequence(seam_file) if seam_file else None
-    for (a, first), (b, second) in zip(by_seq, by_seq[1:]):
+    for (a, first), (b, second) in pairwise(by_seq):
         if b == a + 1 or (seam is not None and b <= seam):
             continue
         stem = first.rsplit(".", 1)[0]

@@ -6,7 +6,8 @@ a file that grew since (same name, new identity) is decoded from the end positio
 new rows of a run go to bronze in one Delta append (atomic), so a crash leaves all or none of them.
 
 Snapshots landed by ``binlake snapshot`` seed their tables first (``binlake.lake.seed``), and the landed files
-must continue what bronze holds (``binlake.lake.gaps``). Ingest takes every complete transaction landed so far; which of them a run applies is decided by one rule, the
+must continue what bronze holds (``binlake.lake.gaps``). Ingest takes every complete transaction landed so far; which
+of them a run applies is decided by one rule, the
 apply job's commit-time cut (``binlake.lake.apply``), never by file names or file header times.
 
 An undecodable stretch of a binlog (``RunOptions.on_decode_error``): ``quarantine`` (the default) appends it as
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.arrow import spark_ddl
+from binlake.lake.bronze_native import iter_chunk_batches
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.gaps import check_grown, check_in_order, check_sequence, fetched_closed, unfinished
@@ -32,12 +34,10 @@ from binlake.lake.members import ingest_cluster, is_cluster, snapshots_of
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
-from binlake.lake.bronze_native import iter_chunk_batches
 from binlake.pipeline.errors import DecodeFailed
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_listing
 from binlake.pipeline.split import plan_chunks
-from binlake.snapshot import read_snapshots
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -55,9 +55,8 @@ def cutoff_us(end: Optional[dt.datetime]) -> Optional[int]:
 
 def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeLayout, RunOptions]:
     from binlake.lake.delta import engine_for
-    from binlake.lake.session import build_session
-
     from binlake.lake.preflight import check_lake, check_landing
+    from binlake.lake.session import build_session
 
     check_lake(args.lake)                   # a file, read-only or full disk: one line, before Spark starts
     if getattr(args, "landing", None):

@@ -12,7 +12,8 @@ digits, ``$`` and single inner underscores keep their readable ``<db>__<table>``
 Hadoop and delta-rs paths), so encoded folders always hold a ``~`` and plain ones never do, and the ``__`` separator is
 unambiguous in both. A folder can never leave ``silver/``. Encodings longer than a file name allows are cut
 and suffixed with ``~~`` and a hash of the full pair; the pair is then kept in the table folder's
-``_binlake_table.json`` (a ``_`` file, which Delta and VACUUM leave alone). A NUL byte is refused (MySQL identifiers can not hold one).
+``_binlake_table.json`` (a ``_`` file, which Delta and VACUUM leave alone). A NUL byte is refused (MySQL identifiers
+can not hold one).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from binlake.lake.apply import ApplyReport, apply_job
 from binlake.errors import BinlakeError
+from binlake.lake.apply import ApplyReport, apply_job
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.failures import stage
 from binlake.lake.ingest import IngestReport, ingest_job

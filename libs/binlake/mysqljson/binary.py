@@ -9,6 +9,7 @@ value), then keys and values; offsets count from the byte after the type byte. :
 from __future__ import annotations
 
 import struct
+from itertools import pairwise
 
 JSONB_TYPE_SMALL_OBJECT = 0x0
 JSONB_TYPE_LARGE_OBJECT = 0x1
@@ -67,7 +68,7 @@ def mysql_key_order(value: object) -> object:
         keys = list(value)  # type: ignore[call-overload]
         children = [mysql_key_order(item) for item in value.values()]  # type: ignore[attr-defined]
         sort_keys = [key_sort_key(key) for key in keys]
-        in_order = all(a < b for a, b in zip(sort_keys, sort_keys[1:]))
+        in_order = all(a < b for a, b in pairwise(sort_keys))
         if in_order and all(new is old for new, old in zip(children, value.values())):  # type: ignore[attr-defined]
             return value
         return dict(sorted(zip(keys, children), key=lambda pair: key_sort_key(pair[0])))

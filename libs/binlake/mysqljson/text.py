@@ -13,7 +13,7 @@ import json
 import math
 from decimal import Decimal
 from fractions import Fraction
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 
 from binlake.mysqljson.binary import JSON_DOCUMENT_MAX_DEPTH, key_sort_key
 from binlake.mysqljson.errors import JsonDepthError, JsonEncodeError, JsonTextSyntaxError
@@ -197,7 +197,7 @@ def canonical(value: object) -> object:
     if isinstance(value, bool):
         return ("boolean", bool(value))
     if isinstance(value, (int, float, Decimal)):
-        return ("number", Fraction(value) if math.isfinite(value) else float(value))  # type: ignore[arg-type]
+        return ("number", Fraction(value) if math.isfinite(value) else float(value))
     if isinstance(value, (JsonDate, JsonDatetime, JsonTime)):
         return ("temporal", value.field_type, value.packed())
     if isinstance(value, JsonOpaque):

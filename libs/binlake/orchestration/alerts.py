@@ -215,7 +215,7 @@ def open_task_failures(lake: str) -> list[dict[str, Any]]:
             by_task.setdefault(r["task_id"], []).append(r)
     out = []
     for task_id, rows in by_task.items():
-        failing = []
+        failing: list[dict] = []
         for r in reversed(rows):
             if r.get("state") != "failed":
                 break

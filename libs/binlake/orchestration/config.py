@@ -151,7 +151,7 @@ def parse_members(text: str) -> dict[str, tuple[tuple[str, int], ...]]:
         if not part:
             continue
         source, sep, servers = part.partition("=")
-        hosts = []
+        hosts: list[tuple[str, int]] = []
         for item in (h.strip() for h in servers.split(",")):
             host, _, port = item.rpartition(":") if ":" in item else (item, "", "3306")
             if not item or not host or not port.isdigit() or not 0 < int(port) < 65536:

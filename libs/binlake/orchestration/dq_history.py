@@ -248,7 +248,8 @@ def render(lake: str, runs: list[RunTotals], failures: list[OpenFailure], total_
         f"{f', the newest {len(runs)} shown' if len(runs) < total_runs else ''}.</p>",
         f"<h2 id='open'>Open failures ({len(failures) + len(tasks)})</h2>",
         *([f"<h3 id='open-tasks'>Failed load tasks ({len(tasks)})</h3>",
-           "<table><tr><th>state</th><th>task</th><th>latest failed run</th><th>failing since</th><th>error</th></tr>"
+           "<table><tr><th>state</th><th>task</th><th>latest failed run</th>"
+           "<th>failing since</th><th>error</th></tr>"
            + "".join(tasks) + "</table>"] if tasks else []),
         ("<table><tr><th>level</th><th>suite</th><th>expectation</th><th>column(s)</th><th>failing since</th>"
          "<th>why it is expected</th></tr>" + "".join(fails) + "</table>") if fails else

@@ -799,7 +799,6 @@ def _implicit_default(kind: str, mysql_type_text: Optional[str], mysql: Optional
         return None
     name = mysql[0] if mysql else ""
     if name == "ENUM":
-        import sqlglot
         from sqlglot import exp
 
         dtype = exp.DataType.build(mysql_type_text, dialect="mysql")  # type: ignore[arg-type]

@@ -120,7 +120,7 @@ class _Folder:
 
     def quarantine(self, ch: Change, column: Optional[str], status: str, reason: str,
                    document: Optional[str] = None, diffs: Optional[list] = None) -> None:
-        file_seq, pos, row = ch.order
+        _file_seq, pos, row = ch.order
         self.out.quarantine.append({
             "_binlake_seq": ch.seq, "binlog_file": ch.binlog_file, "pos": pos, "row": row,
             "column_name": column or "", "status": status, "reason": reason, "document": document,

@@ -1,6 +1,7 @@
 """Splitting a large binlog into Spark tasks at transaction boundaries, by a cheap scan of event headers.
 
-Only the 19-byte common headers are read (``binlake.binlog.scan``, seeking over the bodies): every GTID event (MySQL GTID,
+Only the 19-byte common headers are read (``binlake.binlog.scan``, seeking over the bodies): every GTID event (MySQL
+GTID,
 ANONYMOUS_GTID, GTID_TAGGED; MariaDB GTID) starts a transaction, so chunks start there. A file without GTID
 events is one chunk.
 """

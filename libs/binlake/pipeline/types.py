@@ -35,7 +35,6 @@ from binlake.binlog import constants as C
 from binlake.binlog.columns import shortest_float32
 from binlake.binlog.values import collation_codec
 
-
 _BINARY_TYPES = frozenset({C.MYSQL_TYPE_GEOMETRY})
 _CHAR_TYPES = frozenset({C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VAR_STRING, C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_BLOB,
                          C.MYSQL_TYPE_TINY_BLOB, C.MYSQL_TYPE_MEDIUM_BLOB, C.MYSQL_TYPE_LONG_BLOB})

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from binlake.quality.errors import (LakeLayoutError, NotValidated, QualityCheckFailed, QualityError,
-                                    ValidationFailed)
+from binlake.quality.errors import LakeLayoutError, NotValidated, QualityCheckFailed, QualityError, ValidationFailed
 
 if TYPE_CHECKING:
     from binlake.quality.runner import ValidationOptions, ValidationSummary, validate_lake

@@ -17,10 +17,10 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
+from binlake.lake.layout import NAME_FILE, LakeLayout
 from binlake.quality import frames
 from binlake.quality import suites as S
 from binlake.quality.errors import LakeLayoutError, NotValidated, QualityCheckFailed, ValidationFailed
-from binlake.lake.layout import NAME_FILE, LakeLayout
 from binlake.quality.names import gx_name
 from binlake.quality.results import DQ_RESULTS_SCHEMA, ResultRow, rows_of
 from binlake.sdi.errors import SdiError
@@ -222,8 +222,11 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
 def gx_context(report_dir: str) -> Any:
     """A GX context for one run: analytics off, stores and the Data Docs site under ``report_dir``."""
     import great_expectations as gx
-    from great_expectations.data_context.types.base import (DataContextConfig, FilesystemStoreBackendDefaults,
-                                                            ProgressBarsConfig)
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        FilesystemStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
 
     config = DataContextConfig(
         store_backend_defaults=FilesystemStoreBackendDefaults(root_directory=os.path.join(report_dir, "gx")),

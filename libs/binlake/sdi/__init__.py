@@ -11,8 +11,18 @@ from binlake.sdi.canonical import definitions_equal, fingerprint
 from binlake.sdi.compare import TableDiff, diff_tables
 from binlake.sdi.errors import ChecksumError, SdiError, SdiFormatError, TablespaceError
 from binlake.sdi.ibd import SdiRecord, TablespaceInfo, read_ibd_sdi
-from binlake.sdi.model import (Column, ForeignKey, Index, Partition, Schema, SdiDocument, SdiHeader, Table,
-                               Tablespace, parse_sdi)
+from binlake.sdi.model import (
+                               Column,
+                               ForeignKey,
+                               Index,
+                               Partition,
+                               Schema,
+                               SdiDocument,
+                               SdiHeader,
+                               Table,
+                               Tablespace,
+                               parse_sdi,
+)
 from binlake.sdi.readers import SdiEntry, read_entries
 from binlake.sdi.registry import BinlogPosition, SchemaRegistry
 from binlake.sdi.writer import to_ibd2sdi, to_json

@@ -49,6 +49,7 @@ def _ids(charset: str, *ids: int | range) -> None:
             _BY_ID[cid] = charset
 
 
+# fmt: off  (a table: the collation ids of each character set, several to a line)
 _ids("big5", 1, 84); _ids("latin2", 2, 9, 21, 27, 77); _ids("dec8", 3, 69); _ids("cp850", 4, 80)
 _ids("latin1", 5, 8, 15, 31, 47, 48, 49, 94); _ids("hp8", 6, 72); _ids("koi8r", 7, 74); _ids("swe7", 10, 82)
 _ids("ascii", 11, 65); _ids("ujis", 12, 91); _ids("sjis", 13, 88); _ids("cp1251", 14, 23, 50, 51, 52)
@@ -60,6 +61,7 @@ _ids("cp866", 36, 68); _ids("keybcs2", 37, 73); _ids("macce", 38, 43); _ids("mac
 _ids("cp852", 40, 81); _ids("utf8mb4", 45, 46, range(224, 248)); _ids("utf16", 54, 55, range(101, 125))
 _ids("utf16le", 56, 62); _ids("cp1256", 57, 67); _ids("utf32", 60, 61, range(160, 184)); _ids("binary", 63)
 _ids("geostd8", 92, 93); _ids("cp932", 95, 96); _ids("eucjpms", 97, 98); _ids("gb18030", 248, 249, 250)
+# fmt: on
 
 BINARY_COLLATION_ID = 63
 

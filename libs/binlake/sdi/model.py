@@ -470,7 +470,7 @@ def load_json(text: str | bytes, source: str = "") -> Any:
     except (ValueError, UnicodeDecodeError) as exc:
         raise SdiFormatError(source, "$", f"invalid JSON ({exc.__class__.__name__.lower()}: {exc})"[:200]) from None
     level: list[Any] = [data]
-    for depth in range(MAX_JSON_DEPTH + 1):
+    for _depth in range(MAX_JSON_DEPTH + 1):
         nxt: list[Any] = []
         for item in level:
             if isinstance(item, dict):

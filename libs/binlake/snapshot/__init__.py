@@ -17,8 +17,15 @@ view), :class:`Snapshot` (``position``, ``seam_seq``, ``tables``), :class:`Snaps
 Parquet paths). Taking one: :func:`take_snapshot` (``binlake snapshot``).
 """
 
-from binlake.snapshot.errors import (ServerUnreachableError, SnapshotAccessError, SnapshotError,
-                                     SnapshotServerError, SnapshotStateError, TableChangedError, UnknownTableError)
+from binlake.snapshot.errors import (
+                                     ServerUnreachableError,
+                                     SnapshotAccessError,
+                                     SnapshotError,
+                                     SnapshotServerError,
+                                     SnapshotStateError,
+                                     TableChangedError,
+                                     UnknownTableError,
+)
 from binlake.snapshot.manifest import Column, Position, Snapshot, SnapshotTable, read_snapshots
 from binlake.snapshot.take import SnapshotOptions, SnapshotResult, take_snapshot
 

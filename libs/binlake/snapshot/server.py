@@ -29,8 +29,15 @@ import pymysql.err
 from binlake.pipeline.filters import TableFilter
 from binlake.snapshot import answers as A
 from binlake.snapshot.columns import ColumnReader, column_reader, quote_name
-from binlake.snapshot.errors import (ServerUnreachableError, SnapshotAccessError, SnapshotAnswerError, SnapshotError,
-                                     SnapshotServerError, TableChangedError, UnknownTableError)
+from binlake.snapshot.errors import (
+    ServerUnreachableError,
+    SnapshotAccessError,
+    SnapshotAnswerError,
+    SnapshotError,
+    SnapshotServerError,
+    TableChangedError,
+    UnknownTableError,
+)
 from binlake.snapshot.manifest import KeyValue, Position
 from binlake.snapshot.validate import key_problem
 from binlake.transport.auth import auth_plugin_map

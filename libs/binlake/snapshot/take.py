@@ -32,8 +32,22 @@ from binlake.lake.arrow import arrow_schema
 from binlake.lake.layout import silver_name
 from binlake.pipeline.filters import TableFilter
 from binlake.snapshot.errors import SnapshotAnswerError, SnapshotError, SnapshotStateError, UnknownTableError
-from binlake.snapshot.manifest import (COMPLETE, LOCK_NAME, MANIFEST_NAME, TABLES_DIR, Chunk, KeyValue, Manifest, Position,
-                                       TableState, View, check_not_linked, fsync_dir, load_manifests, snapshots_root)
+from binlake.snapshot.manifest import (
+    COMPLETE,
+    LOCK_NAME,
+    MANIFEST_NAME,
+    TABLES_DIR,
+    Chunk,
+    KeyValue,
+    Manifest,
+    Position,
+    TableState,
+    View,
+    check_not_linked,
+    fsync_dir,
+    load_manifests,
+    snapshots_root,
+)
 from binlake.snapshot.progress import Progress
 from binlake.snapshot.server import ServerSession, TableDef, utc_now
 from binlake.transport.uri import MySQLSource

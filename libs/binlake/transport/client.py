@@ -251,7 +251,7 @@ class ReplicationClient:
             conn._current_timeout = self._stream_timeout
         read = conn._read_bytes
         limit = self.source.max_packet
-        pieces = []
+        pieces: list[bytes] = []
         total = 0
         expected = limit               # after the first piece: what the event header declares (never more)
         while True:

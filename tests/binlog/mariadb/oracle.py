@@ -23,8 +23,15 @@ from typing import Any, Iterable
 
 from tests.binlog.mariadb import normalize
 from tests.binlog.mariadb.mariadb_binlog_text import ToolOutput, run_mariadb_binlog
-from tests.binlog.mariadb.workload import (ADDED_COLUMN, DB, T_OLD_TIME, Column, WorkloadResult, final_tables,
-                                          run_workload)
+from tests.binlog.mariadb.workload import (
+    ADDED_COLUMN,
+    DB,
+    T_OLD_TIME,
+    Column,
+    WorkloadResult,
+    final_tables,
+    run_workload,
+)
 from tests.mariadb_server import BinlogSettings, MariaDBServer
 
 State = dict[str, dict[Any, dict[str, Any]]]          # table -> id -> column -> comparable value

@@ -140,7 +140,7 @@ class DeltaEngine(ABC):
     def _data(self, df: Any) -> Any:
         """The engine's working form of a DataFrame."""
 
-    def _release(self, data: Any) -> None:
+    def _release(self, data: Any) -> None:  # noqa: B027  (a hook: most engines stage nothing)
         """Free what ``_data`` made for one write (staged files)."""
 
     @abstractmethod
@@ -209,7 +209,7 @@ class DeltaEngine(ABC):
         self._rewrite(table_path, list(columns))
         return self.version(table_path)
 
-    def forget(self, table_path: str) -> None:
+    def forget(self, table_path: str) -> None:  # noqa: B027  (a hook: most engines cache nothing)
         """Drop what the engine caches about the table at ``table_path`` (its folder was moved or removed)."""
 
     def enable_type_features(self, table_path: str, delta_types: Sequence[Any]) -> int:

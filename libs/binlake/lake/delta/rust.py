@@ -16,10 +16,18 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
 from binlake.lake.arrow import ArrowSource
-from binlake.lake.delta.plan import (SOURCE, TARGET, MergeSpec, duplicate_key_error, merge_clauses, quote_ansi,
-                                    quote_spark, sql_literal)
+from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
+from binlake.lake.delta.plan import (
+    SOURCE,
+    TARGET,
+    MergeSpec,
+    duplicate_key_error,
+    merge_clauses,
+    quote_ansi,
+    quote_spark,
+    sql_literal,
+)
 from binlake.lake.errors import DeltaTableNotFoundError, UnsupportedTableFeatureError
 
 if TYPE_CHECKING:

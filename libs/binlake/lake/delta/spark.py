@@ -9,8 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
-from binlake.lake.delta.plan import (SOURCE, TARGET, MergeClauses, MergeSpec, duplicate_key_error, merge_clauses,
-                                    quote_spark)
+from binlake.lake.delta.plan import (
+    SOURCE,
+    TARGET,
+    MergeClauses,
+    MergeSpec,
+    duplicate_key_error,
+    merge_clauses,
+    quote_spark,
+)
 from binlake.lake.errors import DeltaTableNotFoundError
 
 COLUMN_MAPPING = "delta.columnMapping.mode"
