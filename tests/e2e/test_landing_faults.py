@@ -173,7 +173,8 @@ def test_a_binlog_landed_in_two_steps_waits_and_then_applies_every_transaction(s
     land(tmp_path, *whole(w, 0), (second.name, second.read_bytes()[:at]), *whole(w, 2, 3))
     code, summary, err = run(tmp_path, engine)
     assert code == 0, err
-    assert summary["waiting"] == f"waiting for {second.name} to complete (ends mid-event at offset {cut.pos})"
+    assert summary["waiting"].startswith(
+        f"waiting for {second.name} to complete (ends mid-event at offset {cut.pos});")
     assert summary["held_files"] == [w.files[2].name, w.files[3].name]
     assert f"WARNING: waiting for {second.name}" in err
     assert bronze_files(tmp_path / "lake") == {w.files[0].name, second.name}     # nothing after the cut
@@ -204,7 +205,8 @@ def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark
     land(tmp_path, (f[1].name, f[1].read_bytes()[:middle.pos + 7]), *whole(w, 3))
     code, summary, err = run(tmp_path, engine)
     assert code == 0, err
-    assert summary["waiting"] == f"waiting for {f[1].name} to complete (ends mid-event at offset {middle.pos})"
+    assert summary["waiting"].startswith(
+        f"waiting for {f[1].name} to complete (ends mid-event at offset {middle.pos});")
     assert summary["held_files"] == [f[2].name, f[3].name] and bronze_files(lake) <= {f[0].name, f[1].name}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -216,8 +218,8 @@ def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark
     land(tmp_path, (f[1].name, f[1].read_bytes()[:last.pos]))
     code, summary, err = run(tmp_path, engine)
     assert code == 0, err
-    assert summary["waiting"] == (f"waiting for {f[1].name} to complete (ends at offset {last.pos} without the "
-                                  f"ROTATE or STOP event a closed binlog ends with)")
+    assert summary["waiting"].startswith(f"waiting for {f[1].name} to complete (ends at offset {last.pos} without "
+                                         f"the ROTATE or STOP event a closed binlog ends with); if no more")
     assert bronze_files(lake) == {f[0].name, f[1].name}
     # one file under two names: its order is unknown, the source stops
     copy = tmp_path / "landing" / "src" / f"copy.{f[2].name.rsplit('.', 1)[1]}"

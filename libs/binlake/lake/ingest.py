@@ -143,7 +143,9 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
         if i + 1 < len(paths) and os.path.basename(paths[i + 1]) not in done and name not in closed:
             why = unfinished(path, start if start is not None else prev.end_pos)   # (prev: skipped, ingested)
             if why is not None:         # the next file may not load before the rest of this one
-                plan.waiting = f"waiting for {name} to complete ({why})"
+                plan.waiting = (f"waiting for {name} to complete ({why}); if no more of it will come, land it "
+                                f"whole again (binlake fetch, or copy it from the server), or take a snapshot "
+                                f"(binlake snapshot)")
                 plan.held = [os.path.basename(p) for p in paths[i + 1:]]
                 break
     size = task_bytes(sum(ident.size - start for _, ident, start in starts), chunk_bytes, parallelism)
