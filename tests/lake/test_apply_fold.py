@@ -16,10 +16,11 @@ from binlake.generate.run import generate
 from binlake.lake import apply
 from binlake.lake.apply import RECORD_COLUMNS, _fold_partition, _scan, key_change
 from binlake.lake.arrow import to_arrow
-from binlake.pipeline.bronze import BRONZE_SCHEMA, CHANGE_OPS, ChunkTask, decode_chunk
+from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.fold import Change, fold_sorted
 from binlake.pipeline.identity import identify, landing_files
+from binlake.vocabulary import CHANGE_OPS
 
 BRONZE_COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 

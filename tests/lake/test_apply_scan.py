@@ -8,7 +8,8 @@ import pytest
 
 from binlake.lake.apply import SCAN_COLUMNS, BatchInfo, _scan
 from binlake.lake.errors import LayoutMissingError
-from binlake.pipeline.bronze import CHANGE_OPS, layout_id
+from binlake.pipeline.bronze import layout_id
+from binlake.vocabulary import CHANGE_OPS
 
 COLUMNS = json.dumps([["id", 3, 3, 0, False, None], ["name", 15, 15, 40, False, 255], ["qty", 3, 3, 0, False, None]])
 PK = json.dumps(["id"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from binlake.lake.metrics import SOURCE_ROW, _unchanged_tables, utc
+from binlake.lake.metrics import _unchanged_tables, utc
+from binlake.vocabulary import SOURCE_ROW
 
 UTC = dt.timezone.utc
 

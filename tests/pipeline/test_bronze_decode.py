@@ -13,10 +13,11 @@ import pytest
 from binlake.binlog import read_events
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
-from binlake.pipeline.bronze import BRONZE_COLUMNS, CHANGE_OPS, LAYOUT_OP, ChunkTask, decode_chunk, layout_id
+from binlake.pipeline.bronze import BRONZE_COLUMNS, ChunkTask, decode_chunk, layout_id
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import identify, landing_files
 from binlake.pipeline.split import TRANSACTION_START_TYPES, plan_chunks
+from binlake.vocabulary import CHANGE_OPS, LAYOUT_OP
 
 OP = BRONZE_COLUMNS.index("op")
 SEQ = BRONZE_COLUMNS.index("_binlake_seq")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from binlake.errors import BinlakeError
+from binlake.vocabulary import KEY_CHANGE_OP
 
 DESCRIPTION = """\
 Load the binlogs of a landing folder into a Delta lake, locally, on an embedded Spark session:
@@ -194,7 +195,7 @@ def format_summary(s: dict) -> str:
         f"  events     {s['events']} in {s['transactions']} transactions; bronze rows "
         + ", ".join(f"{k} {v}" for k, v in sorted(s["bronze_rows"].items())),
         f"  applied    {s['changes_applied']} changes to {s['tables']} table(s): insert {ops['insert']}, update "
-        f"{ops['update']}, delete {ops['delete']}, key changes {ops['key_change']}, already applied "
+        f"{ops['update']}, delete {ops['delete']}, key changes {ops[KEY_CHANGE_OP]}, already applied "
         f"{ops['already_applied']}",
         *([f"  pending    {s['waiting']}: {len(s['held_files'])} later file(s) not ingested yet"]
           if s.get("waiting") else []),

@@ -31,18 +31,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from binlake.lake.arrow import spark_ddl, to_arrow
-from binlake.lake.checkpoints import SOURCE_ROW, read_checkpoint, write_checkpoints
+from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
 from binlake.lake.crash import crash_point, reset_crash_counts
-from binlake.lake.delta.plan import OP_COL, SEQ_COL, quote_spark
+from binlake.lake.delta.plan import quote_spark
 from binlake.lake.errors import LayoutMissingError
 from binlake.lake.fold_sql import split_fold, sql_tables, sql_typable, stats_counts, typed_states
 from binlake.lake.owned import scratch_folder
 from binlake.lake.quarantine import QUARANTINE_COLUMNS, quarantine_row, write_quarantine
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.silver import (
-    COMMIT_TS_COL,
-    COUNT_COL,
-    KEY_COL,
     column_metas,
     data_columns,
     merge_keys,
@@ -52,10 +49,10 @@ from binlake.lake.silver import (
     table_columns,
 )
 from binlake.lake.table_names import split_table_name, table_name
-from binlake.pipeline.bronze import CHANGE_OPS, LAYOUT_OP
 from binlake.pipeline.filters import GtidSet
 from binlake.pipeline.fold import DELETE, Change, RowState, _Folder, compact_json, row_key
 from binlake.pipeline.types import invalid_temporal
+from binlake.vocabulary import CHANGE_OPS, COMMIT_TS_COL, COUNT_COL, KEY_COL, LAYOUT_OP, OP_COL, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,7 +68,7 @@ MAX_KEY_LINKS = 100_000     # key-changing updates of a table the driver groups 
 # What the fold reads: one row per change half and per silver row of a touched key.
 RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("db", "string"), ("table_name", "string"), ("fold_key", "string"), ("base", "boolean"),
-    ("file_seq", "int"), ("pos", "bigint"), ("row", "int"), ("_binlake_seq", "bigint"), ("op", "string"),
+    ("file_seq", "int"), ("pos", "bigint"), ("row", "int"), (SEQ_COL, "bigint"), ("op", "string"),
     ("split", "string"), ("before", "string"), ("after", "string"), ("diffs", "string"), ("commit_ts", "bigint"),
     ("binlog_file", "string"), ("gtid", "string"), ("row_key", "string"), ("values", "string"),
     ("count", "bigint"),

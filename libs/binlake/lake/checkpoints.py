@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from binlake.lake.arrow import to_arrow
-from binlake.lake.delta.plan import SEQ_COL
+from binlake.vocabulary import SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from binlake.lake.delta import DeltaEngine
 
-SOURCE_ROW = "*"
 CHECKPOINT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("source", "string"), ("table_name", "string"), (SEQ_COL, "bigint"), ("binlog_file", "string"),
     ("pos", "bigint"), ("gtid_executed", "string"), ("changes", "bigint"), ("quarantined", "bigint"),

@@ -48,10 +48,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from binlake.lake.delta.engine import RewriteColumn
-from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL
 from binlake.lake.errors import LakeError
 from binlake.lake.layout import HISTORY_SUFFIX, NAME_FILE, LakeLayout, parse_silver_name
 from binlake.pipeline import ddl as D
+from binlake.vocabulary import COMMIT_TS_COL, COUNT_COL, DELETE_OP, KEY_COL, OP_COL, SEQ_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,9 +59,6 @@ if TYPE_CHECKING:
     from binlake.lake.delta.engine import DeltaEngine
 
 RETIRED = "_retired"
-KEY_COL = "_binlake_key"
-COUNT_COL = "_binlake_count"
-COMMIT_TS_COL = "_binlake_commit_ts"
 
 
 class DdlApplyError(LakeError):
@@ -382,7 +379,8 @@ def reserved_column(action: D.DdlAction) -> Optional[Quarantine]:
     """ADD/CHANGE/RENAME COLUMN to a name silver keeps for its own columns (``_binlake_*``, any case): nothing
     changes in silver and the table is blocked alone, with the reason a TABLE_MAP column of such a name gets
     (``binlake.lake.silver.reserved_reason``); None for any other action."""
-    from binlake.lake.silver import RESERVED_PREFIX, reserved_reason
+    from binlake.lake.silver import reserved_reason
+    from binlake.vocabulary import RESERVED_PREFIX
 
     name = action.column if isinstance(action, D.AddColumn) else action.new if isinstance(action, D.RenameColumn) \
         else None

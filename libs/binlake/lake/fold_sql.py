@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Optional
 
-from binlake.lake.delta.plan import SEQ_COL
 from binlake.lake.silver import column_metas, data_columns
 from binlake.pipeline.fold import DELETE
+from binlake.vocabulary import CHANGE_OPS, SEQ_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -97,7 +97,7 @@ def split_fold(records: "DataFrame", tables: dict[tuple[str, str], tuple[int, li
         F.max_by(F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
                  F.when(change, F.struct("file_seq", "pos", "row"))).alias("last"),
         F.count_if(change & ((F.col("split") != "") | F.col("diffs").isNotNull())).alias("odd"),
-        *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in ("insert", "update", "delete")])
+        *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in CHANGE_OPS])
     last_op = F.col("last.op")
     whole = (last_op != "update") | (F.size(F.json_object_keys(F.col("last.after"))) == width)
     base_seq = F.coalesce("live_seq", "dead_seq")
@@ -116,7 +116,7 @@ def split_fold(records: "DataFrame", tables: dict[tuple[str, str], tuple[int, li
         F.when(F.col("live_seq").isNotNull(), 1).otherwise(0).cast("bigint").alias("base_count"),
         F.lit(None).cast("bigint").alias("commit_ts"), F.lit(None).cast("string").alias("record"))
 
-    counters: list[tuple[str, Any]] = [(o, F.sum(f"n_{o}")) for o in ("insert", "update", "delete")]
+    counters: list[tuple[str, Any]] = [(o, F.sum(f"n_{o}")) for o in CHANGE_OPS]
     values = None
     for (db, t), (_, temporals) in tables.items():
         if not temporals:
@@ -199,7 +199,7 @@ def typed_states(rows: "DataFrame", columns: list[tuple[str, str]], python: Any)
     The columns and types are ``table_columns(columns, True)``."""
     from pyspark.sql import functions as F
 
-    from binlake.lake.delta.plan import OP_COL
+    from binlake.vocabulary import OP_COL
 
     odd = F.col("values").contains(HEX_OBJECT)
     values = F.from_json(F.col("values"), "map<string,string>")

@@ -38,6 +38,7 @@ from binlake.pipeline.errors import DecodeFailed
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_listing
 from binlake.pipeline.split import plan_chunks
+from binlake.vocabulary import END_OPS, ERROR_OP, FILE_END_OP, SEQ_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from binlake.lake.options import RunOptions
 
 BRONZE_COLUMNS_TYPES = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
-END_OPS = ("file_end", "chunk_end")
 MIN_TASK_BYTES = 4 << 20        # a smaller share of the input is not worth a task of its own
 
 
@@ -66,7 +66,7 @@ def ingested_files(spark: "SparkSession", engine: "DeltaEngine", bronze_path: st
     """name -> identities already in bronze and the furthest end position reached, for one source."""
     done: dict[str, tuple[set[tuple[int, str]], int]] = {}
     for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_size", "file_sha256", "pos"),
-                              {"source": source, "op": "file_end"}):
+                              {"source": source, "op": FILE_END_OP}):
         identities, end = done.setdefault(r["binlog_file"], (set(), 0))
         identities.add((r["file_size"], r["file_sha256"]))
         done[r["binlog_file"]] = (identities, max(end, r["pos"]))
@@ -230,7 +230,7 @@ def _stop_at_decode_error(frame: "DataFrame") -> None:
     the offset and what was expected), if there is one."""
     from pyspark.sql import functions as F
 
-    first = frame.where(F.col("op") == "error").orderBy("_binlake_seq").select("statement").limit(1).collect()
+    first = frame.where(F.col("op") == ERROR_OP).orderBy(SEQ_COL).select("statement").limit(1).collect()
     if first:
         frame.unpersist()
         raise DecodeFailed(f"{first[0]['statement']}; the source stops here (--on-decode-error fail): replace "

@@ -173,8 +173,7 @@ def stale_staging(staging_root: str, older_than_hours: float, *, dry_run: bool =
 def purge_tombstones(engine: "DeltaEngine", lake: "LakeLayout", *, dry_run: bool = False) -> int:
     """Delete the tombstones each source's checkpoint has passed (its loads read only newer ones); how many
     (``dry_run``: only count them)."""
-    from binlake.lake.checkpoints import SOURCE_ROW
-    from binlake.lake.delta.plan import SEQ_COL
+    from binlake.vocabulary import SEQ_COL, SOURCE_ROW
 
     purge = engine.count if dry_run else engine.delete
     purged = 0

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 from binlake.lake.errors import ErrantTransactionError, GtidGapError
 from binlake.pipeline.filters import GtidSet
 from binlake.pipeline.identity import FILE_SHIFT, file_sequence, landing_listing
+from binlake.vocabulary import FILE_END_OP
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -104,7 +105,7 @@ def stream_state(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str,
 
     files: dict[str, tuple[set, int, int]] = {}
     for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_seq", "file_size", "file_sha256", "pos"),
-                              {"source": source, "op": "file_end"}):
+                              {"source": source, "op": FILE_END_OP}):
         ids, end, seq = files.setdefault(r["binlog_file"], (set(), 0, r["file_seq"]))
         ids.add((r["file_size"], r["file_sha256"]))
         files[r["binlog_file"]] = (ids, max(end, r["pos"]), seq)

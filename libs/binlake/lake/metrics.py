@@ -23,8 +23,8 @@ import json
 from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.arrow import to_arrow
-from binlake.lake.delta.plan import SEQ_COL
 from binlake.lake.table_names import split_table_name, table_name
+from binlake.vocabulary import CHANGE_OPS, KEY_CHANGE_OP, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from binlake.lake.run import RunReport
 
 RUN_METRICS = "run_metrics"
-SOURCE_ROW = "*"
-CHANGE_OPS = ("insert", "update", "delete")
 COMMITTED_OPS = (*CHANGE_OPS, "ddl")          # rows whose commit time counts as "applied up to"
 METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("run_id", "string"), ("source", "string"), ("table_name", "string"), ("engine", "string"),
@@ -95,7 +93,7 @@ def applied_commits(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLay
 
 def source_checkpoints(engine: "DeltaEngine", lake: "LakeLayout") -> dict[str, int]:
     """source -> the ``_binlake_seq`` applied (the checkpoints' source rows)."""
-    from binlake.lake.checkpoints import SOURCE_ROW as CKPT_SOURCE_ROW
+    from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
     return {r["source"]: r[SEQ_COL] for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL),
                                                               {"table_name": CKPT_SOURCE_ROW})}
@@ -167,7 +165,7 @@ def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLa
     total = {**base, "table_name": SOURCE_ROW,
              "inserts": sum(t["inserts"] for t in tables), "updates": sum(t["updates"] for t in tables),
              "deletes": sum(t["deletes"] for t in tables), "changes": sum(t["changes"] for t in tables),
-             "key_changes": a.ops.get("key_change", 0), "already_applied": a.ops.get("already_applied", 0),
+             "key_changes": a.ops.get(KEY_CHANGE_OP, 0), "already_applied": a.ops.get("already_applied", 0),
              "files_ingested": i.files, "files_skipped": i.skipped_files, "bytes_ingested": i.bytes,
              "bronze_rows": sum(i.rows.values()), "seconds": round(report.seconds, 3),
              "ingest_seconds": round(i.seconds, 3), "apply_seconds": round(a.seconds, 3),

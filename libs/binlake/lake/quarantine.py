@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from binlake.lake.delta.plan import SEQ_COL
+from binlake.vocabulary import SEQ_COL
 
 if TYPE_CHECKING:
     from binlake.lake.delta import DeltaEngine

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from binlake.lake.checkpoints import SOURCE_ROW
 from binlake.lake.table_names import split_table_name
+from binlake.vocabulary import SOURCE_ROW
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

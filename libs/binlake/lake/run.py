@@ -16,6 +16,7 @@ from binlake.lake.failures import stage
 from binlake.lake.ingest import IngestReport, ingest_job
 from binlake.lake.metrics import record_run
 from binlake.lake.registry import snapshot_sdi_job
+from binlake.vocabulary import CHANGE_OPS, KEY_CHANGE_OP
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,8 +46,7 @@ class RunReport:
                 "member": i.member, "member_switches": i.switches,
                 "events": i.totals.get("events", 0), "transactions": i.totals.get("transactions", 0),
                 "bronze_rows": dict(i.rows), "changes_applied": a.changes, "tables": a.tables,
-                "ops": {k: a.ops.get(k, 0) for k in ("insert", "update", "delete", "key_change",
-                                                     "already_applied")},
+                "ops": {k: a.ops.get(k, 0) for k in (*CHANGE_OPS, KEY_CHANGE_OP, "already_applied")},
                 "quarantined": a.quarantined, "invalid_temporals": a.invalid_temporals, "ddl": a.ddl,
                 "blocked_tables": a.blocked, "schema_mismatches": a.schema_mismatches,
                 "seconds": round(self.seconds, 3),

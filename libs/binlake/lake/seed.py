@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from binlake.lake.arrow import to_arrow
 from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
-from binlake.lake.delta.plan import OP_COL, SEQ_COL, quote_spark
-from binlake.lake.silver import DUP_COL, RESERVED_PREFIX, reserved_reason
+from binlake.lake.delta.plan import quote_spark
+from binlake.lake.silver import reserved_reason
 from binlake.lake.table_names import split_table_name, table_name
 from binlake.pipeline.filters import TableFilter
+from binlake.vocabulary import DUP_COL, OP_COL, RESERVED_PREFIX, SEQ_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -67,7 +68,7 @@ def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableI
 def owners(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
     """(db, table) -> the other source that owns it: the first to apply changes to it or seed it (its
     ``meta.checkpoints`` table row)."""
-    from binlake.lake.checkpoints import SOURCE_ROW
+    from binlake.vocabulary import SOURCE_ROW
 
     out: dict[TableId, str] = {}
     for r in engine.read_rows(spark, lake.checkpoints, ("source", "table_name"), None):

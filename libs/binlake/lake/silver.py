@@ -14,14 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Optional, Sequence
 
-from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.pipeline.types import from_silver, silver_type
-
-COUNT_COL = "_binlake_count"          # history tables of tables without a primary key: equal rows at that version
-DUP_COL = "_binlake_dup"              # silver tables without a primary key: which of the equal rows
-COMMIT_TS_COL = "_binlake_commit_ts"
-KEY_COL = "_binlake_key"
-RESERVED_PREFIX = "_binlake_"         # silver's own columns; a source column may not take such a name
+from binlake.vocabulary import COUNT_COL, DUP_COL, OP_COL, RESERVED_PREFIX, SEQ_COL
 
 
 def reserved_names(column_metas: Iterable[str]) -> list[str]:

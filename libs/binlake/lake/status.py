@@ -16,11 +16,11 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from binlake.lake import driver_read
-from binlake.lake.delta.plan import OP_COL, SEQ_COL
 from binlake.lake.errors import LakeError
 from binlake.lake.members import is_cluster
-from binlake.lake.metrics import CHANGE_OPS, COMMITTED_OPS, SOURCE_ROW, read_metrics, utc
+from binlake.lake.metrics import COMMITTED_OPS, read_metrics, utc
 from binlake.lake.table_names import split_table_name
+from binlake.vocabulary import CHANGE_OPS, FILE_END_OP, OP_COL, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
     from binlake.lake.layout import LakeLayout
@@ -78,9 +78,9 @@ def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[in
 def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[int, Optional[str], Optional[str]]:
     """:func:`pending_files` of a cluster source: the next ingest's files (the current member's new files, or a
     switch to the next member, checked by GTID as the ingest does)."""
-    from binlake.lake.checkpoints import SOURCE_ROW as CKPT_SOURCE_ROW
     from binlake.lake.errors import BinlogGapError
     from binlake.lake.members import plan_cluster, read_held, stream_state
+    from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
     rows = _DriverRows()
     ckpt = [r for r in driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL, "gtid_executed"))
@@ -99,7 +99,7 @@ def last_member(lake: "LakeLayout", source: str) -> Optional[str]:
     a source of one server."""
     from binlake.lake.members import split_member
 
-    ends = _DriverRows().read_rows(None, lake.bronze, ("binlog_file", "file_seq"), {"source": source, "op": "file_end"})
+    ends = _DriverRows().read_rows(None, lake.bronze, ("binlog_file", "file_seq"), {"source": source, "op": FILE_END_OP})
     if not ends:
         return None
     member = split_member(max(ends, key=lambda r: r["file_seq"])["binlog_file"])[0]
@@ -149,7 +149,7 @@ def live_rows(path: str) -> Optional[int]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from binlake.lake.silver import COUNT_COL
+    from binlake.vocabulary import COUNT_COL
 
     table = driver_read.open_table(path)
     if table is None:
@@ -171,7 +171,7 @@ def live_rows(path: str) -> Optional[int]:
 def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optional[dt.datetime] = None,
                 progress: Callable[[str], None] = lambda text: None) -> dict[str, Any]:
     """The status document (``binlake status --json``; see the module docstring)."""
-    from binlake.lake.checkpoints import SOURCE_ROW as CKPT_SOURCE_ROW
+    from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
     check_lake(lake)
     now = now or dt.datetime.now(dt.timezone.utc)

@@ -27,6 +27,7 @@ import urllib.request
 from typing import Any, Iterable, Mapping, Optional
 
 from binlake.orchestration.errors import OrchestrationError
+from binlake.vocabulary import SEQ_COL, SOURCE_ROW
 
 log = logging.getLogger("binlake.alerts")
 
@@ -62,15 +63,15 @@ def commit_times(lake: str, sources: Iterable[str]) -> dict[str, tuple[Optional[
     seqs: dict[str, int] = {}
     if DeltaTable.is_deltatable(layout.checkpoints):
         ckpt = DeltaTable(layout.checkpoints).to_pyarrow_dataset().to_table(
-            columns=["source", "_binlake_seq"], filter=ds.field("table_name").cast(pa.string()) == "*").to_pylist()
-        seqs = {r["source"]: r["_binlake_seq"] for r in ckpt}
+            columns=["source", SEQ_COL], filter=ds.field("table_name").cast(pa.string()) == SOURCE_ROW).to_pylist()
+        seqs = {r["source"]: r[SEQ_COL] for r in ckpt}
     bronze = DeltaTable(layout.bronze).to_pyarrow_dataset()
     for source in out:
         # delta-rs may hand strings over as string_view: compare them as plain strings
         where = ((ds.field("source").cast(pa.string()) == source)
                  & ds.field("op").cast(pa.string()).isin(pa.array(COMMITTED_OPS)))
         applied = landed = None
-        for batch in bronze.to_batches(columns=["commit_ts", "_binlake_seq"], filter=where):
+        for batch in bronze.to_batches(columns=["commit_ts", SEQ_COL], filter=where):
             if not batch.num_rows:
                 continue
             ts = batch.column(0)

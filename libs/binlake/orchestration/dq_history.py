@@ -32,6 +32,7 @@ from typing import Any, Iterable, Optional
 
 from binlake.quality.report import RunTotals, run_totals, svg_bar_chart, svg_line_chart
 from binlake.quality.results import ResultRow
+from binlake.vocabulary import SOURCE_ROW
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,7 @@ def run_labels(per_source: list[dict]) -> list[str]:
 
 
 def _sources(loads: list[dict]) -> list[dict]:
-    return [r for r in loads if r["table_name"] == "*"]
+    return [r for r in loads if r["table_name"] == SOURCE_ROW]
 
 
 def _hours(seconds: Optional[float], unit: bool = True) -> str:
@@ -163,7 +164,7 @@ def overview(loads: list[dict], runs: list[RunTotals]) -> str:
     changes: dict[tuple[str, str], int] = {}
     for r in loads:
         day = day_of.get((r["run_id"], r["source"]))
-        if r["table_name"] != "*" and day is not None and r["changes"]:
+        if r["table_name"] != SOURCE_ROW and day is not None and r["changes"]:
             changes[(day, r["table_name"])] = changes.get((day, r["table_name"]), 0) + r["changes"]
     days = sorted({d for d, _ in changes})
     tables = sorted({t for _, t in changes})
@@ -195,7 +196,7 @@ def write_load_pages(folder: Path, loads: list[dict]) -> None:
         by_run.setdefault(r["run_id"], []).append(r)
     for run, rows in by_run.items():
         body = [f"<h1>binlake load {escape(run)}</h1><p><a href='../index.html'>overview</a></p>"]
-        for src in (r for r in rows if r["table_name"] == "*"):
+        for src in (r for r in rows if r["table_name"] == SOURCE_ROW):
             body.append(f"<h2>source {escape(src['source'])}: {escape(src['result'])}</h2><p>engine "
                         f"{escape(src['engine'] or '')}, {escape(_when(src['run_start']))} to "
                         f"{escape(_when(src['run_end']))} UTC ({src['seconds']} s; stages "
@@ -205,7 +206,7 @@ def write_load_pages(folder: Path, loads: list[dict]) -> None:
                         f"quarantined; {src['registry_versions']} new schema version(s); {src['decode_errors']} "
                         f"undecodable stretch(es); last applied commit {escape(str(src['last_commit_time']))}, "
                         f"lag {_hours(src['lag_seconds'])}</p>")
-            tables = [r for r in rows if r["source"] == src["source"] and r["table_name"] != "*"]
+            tables = [r for r in rows if r["source"] == src["source"] and r["table_name"] != SOURCE_ROW]
             body.append("<table><tr><th>table</th><th>inserts</th><th>updates</th><th>deletes</th>"
                         "<th>last applied commit</th><th>lag (hours)</th><th>quarantined</th></tr>" + "".join(
                             f"<tr><td>{escape(t['table_name'])}</td><td>{t['inserts']}</td><td>{t['updates']}</td>"

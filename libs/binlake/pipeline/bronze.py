@@ -36,6 +36,7 @@ from binlake.pipeline.handlers import Continuation, EventHandler, FilterHandler
 from binlake.pipeline.identity import FileIdentity, ordering_key
 from binlake.pipeline.types import column_meta
 from binlake.sdi.charsets import charset_of
+from binlake.vocabulary import CHUNK_END_OP, FILE_END_OP, LAYOUT_OP, SEQ_COL
 
 # (column, Spark SQL type, nullable): the schema of bronze.binlog_events
 BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
@@ -46,7 +47,7 @@ BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("file_sha256", "string", False),
     ("pos", "bigint", False),              # the rows event's offset (a TRANSACTION_PAYLOAD's for inner events)
     ("row", "int", False),                 # row index within the event (counting on across a payload)
-    ("_binlake_seq", "bigint", False),     # ordering_key(file_seq, pos, row)
+    (SEQ_COL, "bigint", False),     # ordering_key(file_seq, pos, row)
     ("gtid", "string", True),
     ("trx_pos", "bigint", False),          # the transaction's first event: the transaction id within the source
     ("commit_ts", "bigint", False),        # commit time, microseconds since the epoch (UTC)
@@ -68,8 +69,6 @@ BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
 )
 BRONZE_COLUMNS = tuple(c for c, _, _ in BRONZE_SCHEMA)
 OP_INDEX = BRONZE_COLUMNS.index("op")
-CHANGE_OPS = ("insert", "update", "delete")
-LAYOUT_OP = "layout"
 DECODE_ERROR_POLICIES = ("quarantine", "fail")
 RAW_CAP = LOG_EVENT_HEADER_LEN + (64 << 10)    # bytes of an undecodable stretch kept: an event header and 64 KiB
 
@@ -397,6 +396,6 @@ def chunk_end_rows(task: ChunkTask, tf: TransactionFilter, run_id: str, error: O
              "events": counts.events, "unknown_events": counts.unknown_events, "end_pos": end_pos,
              "error": error is not None, "rows": ops}
     rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
-                 "file_end" if task.end is None else "chunk_end", None, None, None, None, None, None, None, 0,
+                 FILE_END_OP if task.end is None else CHUNK_END_OP, None, None, None, None, None, None, None, 0,
                  _dumps(stats), run_id, None, None))
     return rows

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 from binlake.mysqljson import DiffOp, JsonDiff, JsonError, apply_json_diffs, parse_path, parse_text, to_text
+from binlake.vocabulary import DELETE_OP, KEY_CHANGE_OP, SEQ_COL
 
-DELETE = "delete"
+DELETE = DELETE_OP
 _MISSING = object()
 
 
@@ -122,7 +123,7 @@ class _Folder:
                    document: Optional[str] = None, diffs: Optional[list] = None) -> None:
         _file_seq, pos, row = ch.order
         self.out.quarantine.append({
-            "_binlake_seq": ch.seq, "binlog_file": ch.binlog_file, "pos": pos, "row": row,
+            SEQ_COL: ch.seq, "binlog_file": ch.binlog_file, "pos": pos, "row": row,
             "column_name": column or "", "status": status, "reason": reason, "document": document,
             "diffs": None if diffs is None else json.dumps(diffs, ensure_ascii=False), "gtid": ch.gtid})
         self.out.stats["quarantined"] += 1
@@ -204,7 +205,7 @@ class _Folder:
         new_key = key if ch.key else row_key(new, pk)
         if new_key != key:
             self.put(key, RowState(dict(base if base is not None else ch.before or {}), ch.seq, DELETE), ch)
-            self.out.stats["key_change"] += 1
+            self.out.stats[KEY_CHANGE_OP] += 1
             for col in list(self.poisoned):
                 if col[0] == key:
                     self.poisoned[new_key, col[1]] = self.poisoned.pop(col)
@@ -224,7 +225,7 @@ class _Folder:
                 return
             base = cur.values if cur is not None and cur.live else None
             self.put(key, RowState(dict(base if base is not None else ch.before or {}), ch.seq, DELETE), ch)
-            self.out.stats["key_change"] += 1
+            self.out.stats[KEY_CHANGE_OP] += 1
             return
         key = ch.key or row_key(full, self.pk)
         cur = self.get(key)
@@ -260,7 +261,7 @@ class _Folder:
                 left = cur.count - 1
                 self.put(key, RowState(cur.values, ch.seq, "update" if left else DELETE, left), ch)
             if ch.op == DELETE or ch.split == "old":
-                self.out.stats["delete" if ch.op == DELETE else "key_change"] += 1
+                self.out.stats[DELETE_OP if ch.op == DELETE else KEY_CHANGE_OP] += 1
                 return
             new = dict(ch.before or {})
             new.update(ch.after or {})

@@ -22,16 +22,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 from binlake.lake.table_names import split_table_name
 from binlake.sdi.errors import SdiError
 from binlake.sdi.model import parse_sdi
+from binlake.vocabulary import CHANGE_OPS, COUNT_COL, DELETE_OP, OP_COL, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-CHANGE_OPS = ("insert", "update", "delete")
-DELETE_OP = "delete"
-TOMBSTONE_COL = "_binlake_op"
-COUNT_COL = "_binlake_count"
 RUN_COLUMNS = ("ingest_run", "run_id")
-SOURCE_CHECKPOINT = "*"               # meta.checkpoints: the row of a whole source
 
 
 def bronze_changes(bronze: "DataFrame") -> "DataFrame":
@@ -70,8 +66,8 @@ def live_rows(silver: "DataFrame") -> "DataFrame":
     from pyspark.sql import functions as F
 
     out = silver
-    if TOMBSTONE_COL in silver.columns:
-        out = out.where(F.col(TOMBSTONE_COL).isNull() | (F.col(TOMBSTONE_COL) != DELETE_OP))
+    if OP_COL in silver.columns:
+        out = out.where(F.col(OP_COL).isNull() | (F.col(OP_COL) != DELETE_OP))
     if COUNT_COL in silver.columns:
         out = out.where(F.coalesce(F.col(COUNT_COL), F.lit(1)) > 0)
     return out
@@ -95,10 +91,10 @@ def applied(bronze: "DataFrame", checkpoints: Optional["DataFrame"]) -> "DataFra
 
     if checkpoints is None:
         return bronze
-    upto = (checkpoints.where(F.col("table_name") == SOURCE_CHECKPOINT)
-            .select("source", F.col("_binlake_seq").alias("_applied_seq")))
+    upto = (checkpoints.where(F.col("table_name") == SOURCE_ROW)
+            .select("source", F.col(SEQ_COL).alias("_applied_seq")))
     return (bronze.join(upto, "source", "left")
-            .where(F.col("_applied_seq").isNotNull() & (F.col("_binlake_seq") <= F.col("_applied_seq")))
+            .where(F.col("_applied_seq").isNotNull() & (F.col(SEQ_COL) <= F.col("_applied_seq")))
             .drop("_applied_seq"))
 
 

@@ -18,6 +18,8 @@ from binlake.lake.layout import silver_name
 from binlake.quality.names import gx_name
 from binlake.quality.rules import ERROR, WARNING, Rule, table_rules
 from binlake.sdi.model import Table
+from binlake.vocabulary import BRONZE_OPS as BRONZE_OP_NAMES
+from binlake.vocabulary import SEQ_COL
 
 if TYPE_CHECKING:
     from great_expectations import ExpectationSuite
@@ -35,7 +37,6 @@ REGISTRY = "meta.schema_registry"
 TEMPORALS = "silver.invalid_temporals"
 PIPELINE_SUITES = (BRONZE_ORDER, BRONZE_SEQUENCE, BRONZE_OPS, RECONCILIATION, QUARANTINE, REGISTRY, TEMPORALS)
 
-BRONZE_OPS_KNOWN = ("insert", "update", "delete", "layout", "ddl", "error", "chunk_end", "file_end")
 
 
 def silver_table_name(db: str, table: str) -> str:
@@ -127,7 +128,7 @@ def bronze_order_suite() -> "ExpectationSuite":
         Rule("compound_unique", ("source", "file_seq", "pos", "row"), (), ERROR,
              "the ordering key is the total order of one source's changes: a repeat means a change was "
              "ingested twice"),
-        Rule("not_null", ("_binlake_seq",), (), ERROR, "every change has its packed ordering key"),
+        Rule("not_null", (SEQ_COL,), (), ERROR, "every change has its packed ordering key"),
     ])
 
 
@@ -143,7 +144,7 @@ def bronze_sequence_suite() -> "ExpectationSuite":
 def bronze_ops_suite() -> "ExpectationSuite":
     """Counts by operation of this run's bronze rows (the counts themselves go to the report)."""
     return _suite(BRONZE_OPS, [
-        Rule("in_set", ("op",), (("value_set", list(BRONZE_OPS_KNOWN)),), ERROR, "bronze's operations"),
+        Rule("in_set", ("op",), (("value_set", list(BRONZE_OP_NAMES)),), ERROR, "bronze's operations"),
         Rule("not_in_set", ("op",), (("value_set", ["error"]),), WARNING,
              "undecodable stretches of binlog (they are quarantined with their reason)"),
         Rule("row_count", (), (("min_value", 1),), WARNING, "the run ingested something"),

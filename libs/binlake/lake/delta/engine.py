@@ -12,8 +12,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from binlake.lake.delta.plan import DELETE_OP, OP_COL, SEQ_COL, MergeResult, MergeSpec, schema_changes
+from binlake.lake.delta.plan import MergeResult, MergeSpec, schema_changes
 from binlake.lake.errors import DeltaEngineUnavailableError, LakeError
+from binlake.vocabulary import DELETE_OP, OP_COL, SEQ_COL
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

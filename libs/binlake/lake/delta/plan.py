@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from binlake.lake.errors import MergeSourceError, SchemaConflictError
+from binlake.vocabulary import DELETE_OP, OP_COL, SEQ_COL
 
-SEQ_COL = "_binlake_seq"
-OP_COL = "_binlake_op"
-DELETE_OP = "delete"
 TARGET = "t"                # MERGE aliases, used in every clause below
 SOURCE = "s"
 
