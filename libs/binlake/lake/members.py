@@ -457,6 +457,7 @@ def snapshots_of(spark: "SparkSession", engine: "DeltaEngine", lake, source: str
     source that has switched members refuses those not seeded yet with a typed line: a snapshot's position is
     one server's file, which is a place in the source's stream only for its first member (offset 0), so a
     snapshot after a switch could seed a table at the wrong place (not supported yet: a GTID seam)."""
+    from binlake.lake.checkpoints import read_checkpoint
     from binlake.lake.seed import seams
     from binlake.snapshot import read_snapshots
     from binlake.snapshot.errors import InvalidSnapshotError
@@ -465,14 +466,55 @@ def snapshots_of(spark: "SparkSession", engine: "DeltaEngine", lake, source: str
     if not snapshots or not is_cluster(landing_dir):
         return snapshots
     state = stream_state(spark, engine, lake.bronze, source)
-    if not any(state.offsets.get(m, 0) for m in state.order):
-        return snapshots
+    switched = any(state.offsets.get(m, 0) for m in state.order)
+    landed = _landed_members(landing_dir)
+    first = state.order[0] if state.order else (landed[0] if landed else None)
+    first_server = _file_server_id(landing_dir, first, state) if first is not None else None
     done = seams(engine, lake, source)
+    applied = read_checkpoint(spark, engine, lake.checkpoints, source).seq
     for snap in snapshots:
-        if any(done.get((t.db, t.table), -1) < snap.seam_seq for t in snap.tables):
+        if all(done.get((t.db, t.table), -1) >= snap.seam_seq for t in snap.tables):
+            continue                            # seeded already: nothing to place
+        taken_on = _snapshot_server_id(snap)
+        if not switched and first_server is not None and taken_on is not None and taken_on != first_server:
+            raise InvalidSnapshotError(
+                f"source {source}: snapshot {snap.id} was taken on server_id {taken_on}, but the source's stream "
+                f"starts with member {first or '(landing folder)'} (server_id {first_server}): a snapshot's binlog "
+                f"position is a place in the stream only on that member; take the snapshot from it (binlake "
+                f"snapshot --source <its URI> --name {source}) and move this one out of {landing_dir}/_snapshots")
+        if switched and snap.seam_seq > applied:       # (older: the seed leaves it, with a warning)
             raise InvalidSnapshotError(
                 f"source {source}: snapshot {snap.id} ({snap.position.file}:{snap.position.pos}) is of a cluster "
                 f"source that has switched members: its position is one server's file, not a place in the source's "
                 f"stream, so it can not be seeded (not supported yet: a cluster source is seeded only before its first "
                 f"switch); move it out of {landing_dir}/_snapshots")
     return snapshots
+
+
+def _snapshot_server_id(snap) -> Optional[int]:  # noqa: ANN001
+    """The server_id a snapshot was taken on (its manifest's ``server``), or None when it does not say."""
+    import json
+
+    try:
+        with open(os.path.join(snap.path, "manifest.json"), encoding="utf-8") as f:
+            value = json.load(f).get("server", {}).get("server_id")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
+
+
+def _file_server_id(landing_dir: str, member: str, state: StreamState) -> Optional[int]:
+    """The server_id of the server that wrote a member's first file (its FORMAT_DESCRIPTION event's header:
+    timestamp, type, server_id), or None when no file of it is landed."""
+    names = sorted(state.done.get(member, {}), key=file_sequence)
+    folder = _member_dir(landing_dir, member)
+    paths = [os.path.join(folder, n) for n in names] or landing_listing(folder)[0]
+    for path in paths:
+        try:
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+                head = f.read(4 + 9)
+        except OSError:
+            continue
+        if len(head) == 13:
+            return int.from_bytes(head[9:13], "little")
+    return None
