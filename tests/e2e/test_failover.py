@@ -219,3 +219,45 @@ def test_an_errant_transaction_on_the_replica_is_reported_not_applied(spark, tmp
     finally:
         primary.stop()
         replica.stop()
+
+
+def test_a_cluster_source_seeds_from_a_snapshot_of_its_first_member_only(spark, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot's binlog position is a place in the source's stream only on the member the stream starts with:
+    one taken on the replica stops the source (nothing seeded); one taken on the primary seeds and the binlogs
+    follow from its seam."""
+    from binlake.snapshot import take_snapshot
+    from binlake.transport import parse_mysql_uri
+
+    primary, replica = _cluster(tmp_path)
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    monkeypatch.setenv("BINLAKE_E2E_PW", "snap-pw")
+    try:
+        primary.execute("CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'snap-pw';"
+                        " GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'")
+        _batch(primary, 10, 3, "one")
+        replica.wait_for_gtid(primary.gtid_binlog_pos())
+
+        def snapshot(server: MariaDBServer) -> None:
+            take_snapshot(parse_mysql_uri(f"mysql://snap@127.0.0.1:{server.port}/?server_id=9&name={SOURCE}",
+                                          password_env="BINLAKE_E2E_PW"), landing)
+
+        snapshot(replica)
+        _batch(primary, 20, 2, "two")
+        _land(primary, landing / SOURCE / "primary")
+        code, err = _run_failing(landing, lake, "rust")
+        assert code != 0, err
+        line = next(li for li in err.splitlines() if "STOPPED" in li)
+        assert ("was taken on server_id 2, but the source's stream starts with member primary (server_id 1)"
+                in line), line
+        assert all(_silver(lake, t) == [] for t in TABLES)
+        shutil.rmtree(landing / SOURCE / "_snapshots")
+        snapshot(primary)
+        _batch(primary, 30, 2, "three")
+        _land(primary, landing / SOURCE / "primary")
+        binlake_run(landing, lake, engine="rust")
+        for table in TABLES:
+            assert _silver(lake, table) == _select(primary, table), table
+    finally:
+        primary.stop()
+        replica.stop()
