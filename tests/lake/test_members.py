@@ -92,3 +92,13 @@ def test_mysql_transactions_before_what_the_source_read_count_as_held() -> None:
     """The source started at a later file of the old primary (A:50 on): the new member's files reach back to A:1."""
     held = held_gtids([f"{A}:{n}" for n in range(50, 61)], "")
     assert check_switch("s", "b", _mysql(A, 1, 61), held) == 60
+
+
+def test_status_names_refused_entries_of_member_folders(tmp_path: Path) -> None:
+    from binlake.lake.status import refused_files
+
+    (tmp_path / "db1").mkdir()
+    (tmp_path / "db1" / "binlog.000001").symlink_to("/etc/hostname")
+    (tmp_path / "db1" / "binlog.000002").write_bytes(b"")
+    [line] = refused_files(str(tmp_path))
+    assert line.startswith("db1/binlog.000001: a symbolic link to /etc/hostname")

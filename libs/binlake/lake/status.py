@@ -230,10 +230,16 @@ def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optio
 
 
 def refused_files(landing_dir: str) -> list[str]:
-    """Landing entries with a binlog's name that ingest does not read (symbolic links, ...): ``"name: reason"``."""
+    """Landing entries with a binlog's name that ingest does not read (symbolic links, ...): ``"name: reason"``
+    (a cluster source's member folders too, as ``"member/name: reason"``)."""
     from binlake.pipeline.identity import landing_listing
 
-    return landing_listing(landing_dir)[1] if os.path.isdir(landing_dir) else []
+    if not os.path.isdir(landing_dir):
+        return []
+    from binlake.lake.members import member_folders
+
+    return landing_listing(landing_dir)[1] + [f"{m}/{r}" for m in member_folders(landing_dir)
+                                              for r in landing_listing(os.path.join(landing_dir, m))[1]]
 
 
 def duration(seconds: Optional[float]) -> str:
