@@ -237,6 +237,8 @@ def test_each_defect_trips_exactly_its_expectation(spark, clean, tmp_path, name)
     summary = _run_defect(spark, clean, tmp_path, name)
     assert {r.suite for r in summary.results} == READERS[DEFECTS[name].changes]
     failed = {(r.suite, r.expectation_type, r.columns) for r in summary.results if not r.success}
+    # the defect's run ingested nothing of its own: bronze.ops warns so, where it is validated
+    failed.discard((S.BRONZE_OPS, "expect_table_row_count_to_be_between", None))
     assert failed == {DEFECTS[name].expected}
     (bad,) = summary.failed_errors
     assert bad.exception is None
