@@ -70,7 +70,10 @@ class Api:
         return self.get(f"/api/v2/dags/{DAG_ID}/dagRuns", limit=100, order_by="logical_date")["dag_runs"]
 
     def task_states(self, run_id: str) -> dict[str, dict]:
-        tis = self.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances", limit=100)["task_instances"]
+        from urllib.parse import quote
+
+        tis = self.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{quote(run_id, safe='')}/taskInstances",
+                       limit=100)["task_instances"]
         return {t["task_id"]: t for t in tis}
 
     def wait_backfill(self, backfill_id: int, log: Path, timeout: float = 2400) -> None:
