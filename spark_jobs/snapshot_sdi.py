@@ -20,7 +20,7 @@ from typing import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     from binlake.lake.delta import engine_for
     from binlake.lake.failures import stage
-    from binlake.lake.job_args import job_main
+    from binlake.lake.job_args import add_engine_option, job_main
     from binlake.lake.layout import LakeLayout
     from binlake.lake.registry import snapshot_sdi_job
     from binlake.lake.session import build_session
@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sdi", action="append", required=True)
     p.add_argument("--seen-at", type=dt.datetime.fromisoformat,
                    help="snapshot time (default: now); the DAG passes its interval end")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto")
+    add_engine_option(p)
     args = p.parse_args(argv)
     seen = args.seen_at or dt.datetime.now(dt.timezone.utc)
     if seen.tzinfo is not None:
@@ -44,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         spark = build_session("binlake-snapshot-sdi")
         lake = LakeLayout(args.lake)
         with stage("snapshot_sdi", lake):
-            added = snapshot_sdi_job(spark, engine_for(spark, args.engine), lake, args.sdi, seen)
+            added = snapshot_sdi_job(spark, engine_for(spark, args.engine, staging_root=lake.staging), lake,
+                                     args.sdi, seen)
         print(json.dumps({"new_versions": added}))
         return 0
 

@@ -18,7 +18,7 @@ from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from binlake.lake.job_args import job_main
+    from binlake.lake.job_args import add_engine_option, job_main
 
     p = argparse.ArgumentParser(prog="validate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--max-quarantine-share", type=float, default=0.0)
     p.add_argument("--suite", action="append")
     p.add_argument("--report-dir")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto")
+    add_engine_option(p)
     args = p.parse_args(argv)
 
     def run() -> int:

@@ -58,6 +58,21 @@ def test_cutoff_takes_naive_as_utc() -> None:
     assert cutoff_us(None) is None
 
 
+def test_one_cutoff_for_a_day_and_an_interval_end() -> None:
+    """``binlake run --end DAY`` and the DAG's job (interval end) cut at the same instant: the day's next midnight."""
+    assert cutoff_us(dt.date(1970, 1, 1)) == 86_400 * 1_000_000
+    assert cutoff_us(dt.date(2024, 3, 1)) == cutoff_us(dt.datetime(2024, 3, 2)) == cutoff_us(
+        dt.datetime(2024, 3, 2, tzinfo=dt.timezone.utc))
+
+
+def test_engine_for_takes_the_staging_root() -> None:
+    from binlake.lake.delta import ENGINE_NAMES, engine_for
+
+    assert ENGINE_NAMES == ("auto", "rust", "spark")
+    assert engine_for(None, "rust", staging_root="/lake/_staging").staging_root == "/lake/_staging"
+    assert engine_for(None, "rust").staging_root == ""
+
+
 def test_dq_history_open_failures_and_trend(tmp_path: Path) -> None:
     import pyarrow as pa
     from deltalake import write_deltalake

@@ -7,6 +7,8 @@ import json
 import os
 import sys
 
+from binlake.lake.delta.engine import ENGINE_NAMES
+
 DESCRIPTION = """\
 Maintain every Delta table of the lake (bronze, silver and its history tables, meta):
 
@@ -32,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="allow a retention below the safe minimum")
     p.add_argument("--dry-run", action="store_true",
                    help="change nothing; count what vacuum would delete and the tombstones it would purge")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto",
+    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
                    help="Delta engine (rust needs no Spark; auto picks spark when its jars are set up)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_maintain)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from binlake.errors import BinlakeError
+from binlake.lake.delta.engine import ENGINE_NAMES
 from binlake.vocabulary import KEY_CHANGE_OP
 
 DESCRIPTION = """\
@@ -44,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--end", type=_date, metavar="YYYY-MM-DD",
                    help="last day of the interval: apply changes committed before the next midnight UTC "
                         "(default: everything landed)")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto",
+    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
                    help="Delta engine: rust (deltalake, embedded) or spark (delta-spark jars); auto picks spark "
                         "when its jars are loaded")
     p.add_argument("--sdi", action="append", metavar="PATH",
@@ -105,6 +106,7 @@ def _progress(text: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
     from binlake.lake.failures import log_path
+    from binlake.lake.job_args import cutoff_us
     from binlake.lake.layout import LakeLayout
     from binlake.lake.options import RunOptions
     from binlake.lake.preflight import check_lake
@@ -115,10 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     landing = Path(args.landing)
     sources = sources_of(landing, args.source)
     end = args.end or args.start
-    cutoff_us = None
-    if end is not None:
-        midnight = dt.datetime.combine(end + dt.timedelta(days=1), dt.time(), dt.timezone.utc)
-        cutoff_us = int(midnight.timestamp()) * 1_000_000
+    cutoff = cutoff_us(end)                 # the end of the last day loaded, as the DAG's interval end
     sdi = args.sdi or ([str(landing.parent / "sdi")] if (landing.parent / "sdi").is_dir() else [])
     tables = TableFilter(tuple(args.include), tuple(args.exclude))
     conf = {"spark.driver.memory": args.driver_memory}
@@ -134,13 +133,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = log_path(lake.logs, "run")
     _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
     spark = build_session("binlake-run", conf=conf, log_file=log)
-    engine = engine_for(spark, args.engine)
-    engine.staging_root = lake.staging
+    engine = engine_for(spark, args.engine, staging_root=lake.staging)
     stopped: list[tuple[str, str]] = []        # (source, why)
     # one naming of runs: the day loaded, as the DAG's runs (tasks.run_key) and their validations are named
     run_key = (end or dt.datetime.now(dt.timezone.utc).date()).isoformat()
     for name, folder in sources:
-        opts = RunOptions(name, tables, cutoff_us, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20,
+        opts = RunOptions(name, tables, cutoff, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20,
                           on_decode_error=args.on_decode_error, run_id=run_key)
         _progress(f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
                   + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)"

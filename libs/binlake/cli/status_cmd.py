@@ -6,6 +6,8 @@ import argparse
 import json
 import os
 
+from binlake.lake.delta.engine import ENGINE_NAMES
+
 DESCRIPTION = """\
 How fresh the lake is, per source: the commit time of the last applied change and the lag behind it now, the
 last run (from meta.run_metrics), landing files not ingested yet and a gap in the binlogs that stops the source
@@ -29,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--lake", required=True, metavar="DIR", help="the lake root (as given to `binlake run`)")
     p.add_argument("--landing", metavar="DIR", help="landing root (one folder per source): also count the files "
                                                     "not ingested yet")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto",
+    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
                    help="ignored: status reads the tables with delta-rs, without Spark (kept for older scripts)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     p.set_defaults(func=cmd_status)

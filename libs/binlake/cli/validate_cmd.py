@@ -9,6 +9,8 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
+from binlake.lake.delta.engine import ENGINE_NAMES
+
 EPILOG = """\
 Checks, each an expectation suite (Great Expectations 1.x) run on Spark DataFrames:
   silver.<db>__<table>   generated from the table's newest definition in meta.schema_registry (SDI): primary
@@ -47,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", action="append", metavar="NAME",
                         help="validate only this suite (repeatable; default: all)")
     parser.add_argument("--report-dir", metavar="DIR", help="default: LAKE/reports/quality")
-    parser.add_argument("--engine", default="auto", choices=("auto", "rust", "spark"),
+    parser.add_argument("--engine", default="auto", choices=ENGINE_NAMES,
                         help="Delta engine for reads and the results append (default: auto)")
 
 

@@ -31,7 +31,7 @@ def job_parser(prog: str, doc: Optional[str], *, landing: bool = False, filters:
     p.add_argument("--run-id", default="", help="the run's id (the DAG passes its interval start)")
     p.add_argument("--end", type=dt.datetime.fromisoformat,
                    help="interval end (exclusive): changes committed before it; naive times are UTC")
-    p.add_argument("--engine", choices=("auto", "rust", "spark"), default="auto")
+    add_engine_option(p)
     if filters:
         p.add_argument("--include", action="append", default=[], metavar="DB.TABLE")
         p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE")
@@ -45,12 +45,23 @@ def job_parser(prog: str, doc: Optional[str], *, landing: bool = False, filters:
     return p
 
 
-def cutoff_us(end: Optional[dt.datetime]) -> Optional[int]:
-    """Microseconds since the epoch of an interval end (naive times are UTC)."""
+def cutoff_us(end: Optional[dt.date]) -> Optional[int]:
+    """Microseconds since the epoch of an interval end (naive times are UTC); a date (not a time) is the last day
+    loaded: its end, the next midnight UTC."""
     if end is None:
         return None
+    if not isinstance(end, dt.datetime):
+        end = dt.datetime.combine(end + dt.timedelta(days=1), dt.time())
     end = end if end.tzinfo is not None else end.replace(tzinfo=dt.timezone.utc)
     return int(end.timestamp() * 1_000_000)
+
+
+def add_engine_option(p: argparse.ArgumentParser, help: Optional[str] = None) -> None:
+    """``--engine auto|rust|spark``, as every job and command takes it (``binlake.lake.delta.engine_for``)."""
+    from binlake.lake.delta.engine import ENGINE_NAMES
+
+    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
+                   help=help or "Delta engine (default auto: spark when delta-spark's jars are set up, else rust)")
 
 
 def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeLayout, RunOptions]:
@@ -70,9 +81,7 @@ def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeL
                       on_decode_error=getattr(args, "on_decode_error", "quarantine"))
     spark = build_session(app)
     lake = LakeLayout(args.lake)
-    engine = engine_for(spark, args.engine)
-    engine.staging_root = lake.staging
-    return spark, engine, lake, opts
+    return spark, engine_for(spark, args.engine, staging_root=lake.staging), lake, opts
 
 
 def source_dir(landing: str, source: str) -> str:

@@ -8,9 +8,9 @@
 Importing this package imports neither pyspark nor deltalake.
 """
 
-from binlake.lake.delta.engine import DeltaEngine, engine_for, spark_engine_unavailable_reason
+from binlake.lake.delta.engine import ENGINE_NAMES, DeltaEngine, engine_for, spark_engine_unavailable_reason
 from binlake.lake.delta.plan import MergeResult, MergeSpec
 from binlake.vocabulary import DELETE_OP, OP_COL, SEQ_COL
 
-__all__ = ["DELETE_OP", "OP_COL", "SEQ_COL", "DeltaEngine", "MergeResult", "MergeSpec", "engine_for",
+__all__ = ["DELETE_OP", "ENGINE_NAMES", "OP_COL", "SEQ_COL", "DeltaEngine", "MergeResult", "MergeSpec", "engine_for",
            "spark_engine_unavailable_reason"]

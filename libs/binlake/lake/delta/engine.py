@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence, get_args
 
 from binlake.lake.delta.plan import MergeResult, MergeSpec, schema_changes
 from binlake.lake.errors import DeltaEngineUnavailableError, LakeError
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 EngineName = Literal["auto", "rust", "spark"]
+ENGINE_NAMES: tuple[str, ...] = get_args(EngineName)     # the --engine choices of every command and job
 
 
 class DeltaEngine(ABC):
@@ -252,16 +253,24 @@ def spark_engine_unavailable_reason(spark: SparkSession) -> str | None:
     return None
 
 
-def engine_for(spark: SparkSession | None, name: EngineName | str = "auto") -> DeltaEngine:
+def engine_for(spark: SparkSession | None, name: EngineName | str = "auto", *,
+               staging_root: str = "") -> DeltaEngine:
     """The Delta engine to use: ``spark`` when delta-spark can run in ``spark``'s JVM, else ``rust``.
 
     ``name`` (default from $BINLAKE_DELTA_ENGINE, else "auto") forces one; asking for ``spark`` where it can not
-    run raises DeltaEngineUnavailableError with the reason.
+    run raises DeltaEngineUnavailableError with the reason. ``staging_root``: where the embedded engine stages
+    Spark output (``LakeLayout.staging``; empty: the system's temporary folder).
     """
+    engine = _choose(spark, name)
+    engine.staging_root = staging_root
+    return engine
+
+
+def _choose(spark: SparkSession | None, name: EngineName | str) -> DeltaEngine:
     if name == "auto":
         name = os.environ.get("BINLAKE_DELTA_ENGINE", "auto")
-    if name not in ("auto", "rust", "spark"):
-        raise LakeError(f"unknown Delta engine {name!r}: choose auto, rust or spark")
+    if name not in ENGINE_NAMES:
+        raise LakeError(f"unknown Delta engine {name!r}: choose {', '.join(ENGINE_NAMES[:-1])} or {ENGINE_NAMES[-1]}")
     if name == "rust":
         from binlake.lake.delta.rust import RustEngine
 
