@@ -37,7 +37,7 @@ class Batches:
     def stats(self) -> _Stats: ...
 
 class BronzeRows:
-    """The bronze rows of one chunk (``binlake.lake.bronze_native``), pulled as record batches."""
+    """The bronze rows of one chunk (``binlake.pipeline.bronze_native``), pulled as record batches."""
 
     def __init__(
         self,

@@ -150,7 +150,7 @@ def test_generated_workload_covers_partial_json_and_compressed_transactions(gene
 def test_batch_values_are_the_decoders_values_typed_as_silver(generated) -> None:
     """Every column of every row equals the Python decoder's value converted as silver converts it."""
     from binlake.binlog.render import json_value
-    from binlake.pipeline.types import silver_type, to_silver
+    from binlake.binlog.silver_types import silver_type, to_silver
 
     path = generated[0]
     changes = list(iter_row_changes(path))

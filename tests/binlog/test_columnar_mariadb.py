@@ -69,7 +69,7 @@ def test_mariadb_binlogs_decode_alike(monkeypatch, binlogs) -> None:
 
 
 def test_mariadb_bronze_rows_equal_the_python_writer(binlogs) -> None:
-    """The native bronze writer (binlake.lake.bronze_native) writes the Python writer's rows, byte for byte,
+    """The native bronze writer (binlake.pipeline.bronze_native) writes the Python writer's rows, byte for byte,
     for a real server's files: whole, and cut into chunks at transaction boundaries."""
     from binlake.pipeline.identity import identify
     from binlake.pipeline.split import plan_chunks

@@ -11,11 +11,11 @@ import json
 import pyarrow as pa
 import pytest
 
+from binlake.binlog.silver_types import to_arrow
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
 from binlake.lake import apply
 from binlake.lake.apply import RECORD_COLUMNS, _fold_partition, _scan, key_change
-from binlake.lake.arrow import to_arrow
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.fold import Change, fold_sorted

@@ -81,10 +81,10 @@ def test_layouts_of_a_batch_starting_inside_a_chunk_are_read_from_bronze(tmp_pat
     layout rows gets the same table metadata from the lookup as the whole chunk's batch has in itself."""
     import datetime as dt
 
+    from binlake.binlog.silver_types import to_arrow
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
     from binlake.lake.apply import bronze_layouts
-    from binlake.lake.arrow import to_arrow
     from binlake.lake.delta.rust import RustEngine
     from binlake.lake.ingest import BRONZE_COLUMNS_TYPES
     from binlake.pipeline.bronze import BRONZE_COLUMNS, ChunkTask, decode_chunk

@@ -1,4 +1,4 @@
-"""The native bronze writer (``binlake.lake.bronze_native``, issue #17) against the Python one
+"""The native bronze writer (``binlake.pipeline.bronze_native``, issue #17) against the Python one
 (``binlake.pipeline.bronze.iter_chunk_rows``, the reference): the same bronze rows, every column compared
 (images, partial JSON diffs, row keys, layout rows, DDL statements, error rows with their bytes, end rows with
 their counters), on every real fixture, on generated MySQL 8 workloads (partial JSON, compressed transactions,
@@ -22,11 +22,11 @@ import pytest
 
 from binlake.binlog import native, read_events
 from binlake.binlog.schema import SchemaProvider
+from binlake.binlog.silver_types import to_arrow
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
-from binlake.lake.arrow import to_arrow
-from binlake.lake.bronze_native import iter_native_batches
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
+from binlake.pipeline.bronze_native import iter_native_batches
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import identify
 from binlake.pipeline.split import plan_chunks

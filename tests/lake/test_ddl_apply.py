@@ -59,8 +59,9 @@ def _naive_utc(value):
 
 
 def schema(engine, path) -> list[tuple[str, str]]:
-    from deltalake import DeltaTable
     import json
+
+    from deltalake import DeltaTable
 
     fields = [(f["name"], f["type"]) for f in engine.table_schema(path)["fields"]]
     assert fields == [(f["name"], f["type"]) for f in json.loads(DeltaTable(path).schema().to_json())["fields"]]

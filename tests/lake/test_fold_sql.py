@@ -10,12 +10,12 @@ import json
 
 import pytest
 
+from binlake.binlog.silver_types import invalid_temporal
 from binlake.lake import apply, fold_sql
 from binlake.lake.apply import _scan, fold_batch
 from binlake.lake.delta import engine_for
 from binlake.lake.layout import LakeLayout
 from binlake.pipeline.bronze import BRONZE_SCHEMA
-from binlake.pipeline.types import invalid_temporal
 from tests.lake.test_apply_fold import bronze
 
 pytestmark = [pytest.mark.spark]

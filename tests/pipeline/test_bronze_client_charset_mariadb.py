@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from binlake.binlog import native
-from binlake.lake.arrow import to_arrow
+from binlake.binlog.silver_types import to_arrow
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.identity import identify
@@ -41,7 +41,7 @@ def test_latin1_client_ddl_reads_as_the_server_read_it(mariadb_server):  # noqa:
     if native.available():
         import pyarrow as pa
 
-        from binlake.lake.bronze_native import iter_native_batches
+        from binlake.pipeline.bronze_native import iter_native_batches
 
         nat = pa.Table.from_batches(list(iter_native_batches(task, TransactionFilter(), "r"))).to_pylist()
         assert nat == rows

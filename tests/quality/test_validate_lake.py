@@ -188,7 +188,7 @@ def quarantined_row(spark, lake, facts):
               "_binlake_seq": 1, "status": "REJECTED", "reason": "path $.items[7] not found", "document": "{}"}
     row = quarantine_row(record, source=facts["source"], db="shop", table="orders", kind="json_diff",
                          run_id=facts["last_run"])
-    from binlake.lake.arrow import to_arrow
+    from binlake.binlog.silver_types import to_arrow
     from binlake.lake.quarantine import QUARANTINE_COLUMNS
 
     write_quarantine(engine_for(spark, "rust"), LakeLayout(str(lake)).meta("quarantine"),

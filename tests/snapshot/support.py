@@ -15,8 +15,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from binlake.binlog import RowChange, iter_row_changes
 from binlake.binlog.render import json_value
+from binlake.binlog.silver_types import to_silver
 from binlake.pipeline.identity import file_sequence
-from binlake.pipeline.types import to_silver
 from binlake.snapshot import Position, SnapshotTable
 
 Rows = collections.Counter          # row tuple (silver values, comparable) -> how many

@@ -38,7 +38,7 @@ interleave tables in binlog order.
 | ``diffs`` | list<struct<column, op, path, value: large_string>> | partial JSON updates (PARTIAL_UPDATE_ROWS): per diff its column, ``REPLACE``/``INSERT``/``REMOVE``, the JSON path and the new value as MySQL's JSON text (null for REMOVE); null for other rows |
 
 Image children are named after the columns (``@n`` for a name that is not UTF-8 or holds NUL; ``columns``
-keeps the real names) and typed by :func:`binlake.pipeline.types.silver_type`: integers in the smallest type
+keeps the real names) and typed by :func:`binlake.binlog.silver_types.silver_type`: integers in the smallest type
 holding the range (BIGINT UNSIGNED as decimal128(20, 0)), YEAR int16, BIT int64 (BIT(64) 8 big-endian bytes),
 FLOAT float32, DOUBLE float64, DECIMAL decimal128(p, s) (p > 38: the exact digits as a string), DATE date32,
 DATETIME timestamp[us], TIMESTAMP timestamp[us, UTC] (zero and invalid dates: null; ``temporal_text=True``
@@ -82,8 +82,8 @@ from binlake.binlog.native import statement_kind
 from binlake.binlog.reader import MAX_EVENT_SIZE, read_events
 from binlake.binlog.render import json_diffs, json_value
 from binlake.binlog.schema import SchemaProvider
+from binlake.binlog.silver_types import column_meta, silver_type, to_silver
 from binlake.binlog.table import TableLayout
-from binlake.pipeline.types import column_meta, silver_type, to_silver
 
 BATCH_ROWS = 65536
 
@@ -95,7 +95,7 @@ class TableBatch:
     """Rows of one table layout (see the module docstring for ``batch``'s columns).
 
     ``columns``: per column ``[name, type_code, real_type, metadata, unsigned, collation_id]`` (bronze's
-    description, :func:`binlake.pipeline.types.column_meta`); ``primary_key``: column names from the TABLE_MAP
+    description, :func:`binlake.binlog.silver_types.column_meta`); ``primary_key``: column names from the TABLE_MAP
     (else from the schema provider), or None."""
 
     file: str

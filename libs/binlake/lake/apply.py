@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
-from binlake.lake.arrow import spark_ddl, to_arrow
+from binlake.binlog.silver_types import invalid_temporal, to_arrow
+from binlake.lake.arrow import spark_ddl
 from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
 from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.delta.plan import quote_spark
@@ -51,7 +52,6 @@ from binlake.lake.silver import (
 from binlake.lake.table_names import split_table_name, table_name
 from binlake.pipeline.filters import GtidSet
 from binlake.pipeline.fold import DELETE, Change, RowState, _Folder, compact_json, row_key
-from binlake.pipeline.types import invalid_temporal
 from binlake.vocabulary import CHANGE_OPS, COMMIT_TS_COL, COUNT_COL, KEY_COL, LAYOUT_OP, OP_COL, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
@@ -729,7 +729,7 @@ def _silver_rows(r: dict[str, Any], row: list, has_pk: bool) -> list[tuple]:
 def _typed(columns: list[tuple[str, str]], kind: str, has_pk: bool) -> Any:
     """mapInArrow function: OUT_COLUMNS rows of one table -> its silver MERGE source (``state``) or its SCD2
     history rows (``history``)."""
-    from binlake.pipeline.types import to_silver
+    from binlake.binlog.silver_types import to_silver
 
     convert = [(name, to_silver(k)) for name, k in columns]
     history = kind == "history"

@@ -1,5 +1,5 @@
-"""Arrow helpers of the lake, in one place: Spark SQL type names to Arrow types, small tables from rows, and
-the streamed Arrow form of a Spark DataFrame that the embedded Delta engine writes from.
+"""Arrow helpers of the lake: Spark DDL strings and the streamed Arrow form of a Spark DataFrame that the embedded
+Delta engine writes from (silver types as Arrow types and small tables from rows: ``binlake.binlog.silver_types``).
 
 ``ArrowSource`` is what the embedded (delta-rs) engine writes: an in-memory Arrow table (small writes:
 checkpoints, the registry), or a Spark DataFrame that executors wrote as Parquet files into a staging folder,
@@ -20,42 +20,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 BATCH_ROWS = 64 * 1024            # rows per Arrow batch read from a staged DataFrame
-
-_ARROW = {"bigint": "int64", "long": "int64", "int": "int32", "integer": "int32", "smallint": "int16",
-          "tinyint": "int8", "string": "string", "binary": "binary", "double": "float64", "float": "float32",
-          "boolean": "bool_", "date": "date32"}
-
-
-def arrow_type(kind: str) -> "pa.DataType":
-    """The Arrow type of a Spark SQL type name (as silver and meta tables use them)."""
-    import pyarrow as pa
-
-    if kind.startswith("decimal("):
-        p, s = kind[8:-1].split(",")
-        return pa.decimal128(int(p), int(s))
-    if kind == "timestamp":
-        return pa.timestamp("us", tz="UTC")
-    if kind == "timestamp_ntz":
-        return pa.timestamp("us")
-    if kind.startswith("array<") and kind.endswith(">"):
-        return pa.list_(arrow_type(kind[6:-1]))
-    return getattr(pa, _ARROW[kind])()
-
-
-def arrow_schema(columns: Sequence[tuple[str, str]]) -> "pa.Schema":
-    import pyarrow as pa
-
-    return pa.schema([pa.field(n, arrow_type(k)) for n, k in columns])
-
-
-def to_arrow(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> "pa.Table":
-    """A small Arrow table from row tuples in ``columns`` order."""
-    import pyarrow as pa
-
-    schema = arrow_schema(columns)
-    cols = list(zip(*rows)) if rows else [[] for _ in columns]
-    return pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(cols, schema)], schema=schema)
-
 
 def spark_ddl(columns: Sequence[tuple[str, str]]) -> str:
     """A Spark DDL schema string (``a bigint, b string``) with quoted names."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-from binlake.lake.arrow import to_arrow
+from binlake.binlog.silver_types import to_arrow
 from binlake.vocabulary import SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:

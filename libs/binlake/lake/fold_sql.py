@@ -11,7 +11,7 @@ columns of the layout (a MINIMAL image: the state would merge several images), o
 skips the changes already applied one by one). What remains is exactly what :class:`binlake.pipeline.fold._Folder`
 computes for such a key: the last change's after image (insert, update) or a delete, the same counters
 (``insert``, ``update``, ``delete``) and the zero or invalid dates of the state counted per column as
-:func:`binlake.pipeline.types.invalid_temporal` counts them.
+:func:`binlake.binlog.silver_types.invalid_temporal` counts them.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _int(text: "Column") -> "Column":
 
 def invalid_temporal(v: "Column", kind: str) -> "Column":
     """Column: a non-NULL bronze text of a ``kind`` column that has no typed value, exactly where
-    ``binlake.pipeline.types._date``/``_datetime`` return None: fields at fixed offsets read as integers, year
+    ``binlake.binlog.silver_types._date``/``_datetime`` return None: fields at fixed offsets read as integers, year
     1..9999, a real calendar day, hours < 24, minutes and seconds < 60, fraction digits right-padded to
     microseconds."""
     from pyspark.sql import functions as F
@@ -148,11 +148,11 @@ INTEGER_KINDS = ("tinyint", "smallint", "int", "bigint")
 
 
 def _sql_kind(meta: Any, kind: str) -> bool:
-    """Whether SQL converts a column's bronze value exactly as :func:`binlake.pipeline.types.to_silver` does:
+    """Whether SQL converts a column's bronze value exactly as :func:`binlake.binlog.silver_types.to_silver` does:
     integers, decimals (their exact text, or an integer for BIGINT UNSIGNED), DATE/DATETIME/TIMESTAMP text, and
     text columns of a character set (a JSON string). Floats, binary, BIT, TIME, JSON, ENUM/SET, vectors: no."""
     from binlake.binlog import constants as C
-    from binlake.pipeline.types import _CHAR_TYPES
+    from binlake.binlog.silver_types import _CHAR_TYPES
 
     t, real = meta[1], meta[2]
     if kind in INTEGER_KINDS:

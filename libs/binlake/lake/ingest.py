@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.arrow import spark_ddl
-from binlake.lake.bronze_native import iter_chunk_batches
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.gaps import check_grown, check_in_order, check_sequence, fetched_closed, unfinished
@@ -34,6 +33,7 @@ from binlake.lake.members import ingest_cluster, is_cluster, snapshots_of
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
+from binlake.pipeline.bronze_native import iter_chunk_batches
 from binlake.pipeline.errors import DecodeFailed
 from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_listing
@@ -157,7 +157,7 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
 def bronze_frame(spark: "SparkSession", tasks: list[ChunkTask], tables: TableFilter, applied_gtids: str,
                  run_id: str, registry: Optional[list[dict]] = None) -> "DataFrame":
     """The bronze rows of ``tasks`` as a DataFrame computed by the executors: one partition per chunk, written
-    by :func:`binlake.lake.bronze_native.iter_chunk_batches` as Arrow batches (bounded memory per task)."""
+    by :func:`binlake.pipeline.bronze_native.iter_chunk_batches` as Arrow batches (bounded memory per task)."""
 
     def decode(batches: Any) -> Any:
         provider = None

@@ -22,7 +22,7 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any, Optional
 
-from binlake.lake.arrow import to_arrow
+from binlake.binlog.silver_types import to_arrow
 from binlake.lake.table_names import split_table_name, table_name
 from binlake.vocabulary import CHANGE_OPS, KEY_CHANGE_OP, SEQ_COL, SOURCE_ROW
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Sequence
 
-from binlake.lake.arrow import to_arrow
+from binlake.binlog.silver_types import to_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -21,7 +21,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from binlake.lake.arrow import to_arrow
+from binlake.binlog.silver_types import to_arrow
 from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
 from binlake.lake.delta.plan import quote_spark
 from binlake.lake.silver import reserved_reason

@@ -1,6 +1,6 @@
 """``silver.<db>__<table>``: the source table as it is, written by the CDC MERGE.
 
-Columns: the table's columns (types from :mod:`binlake.pipeline.types`), then ``_binlake_seq`` (ordering key of
+Columns: the table's columns (types from :mod:`binlake.binlog.silver_types`), then ``_binlake_seq`` (ordering key of
 the last change applied to the row) and ``_binlake_op`` (``insert``/``update``: the last change). Silver holds
 only live rows: a deleted row is removed (``meta/tombstones`` remembers deleted keys out of readers' sight; a rerun
 after a crash reads those newer than its checkpoint, so it can not replay a change the MERGE already applied). A table
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Optional, Sequence
 
-from binlake.pipeline.types import from_silver, silver_type
+from binlake.binlog.silver_types import from_silver, silver_type
 from binlake.vocabulary import COUNT_COL, DUP_COL, OP_COL, RESERVED_PREFIX, SEQ_COL
 
 

@@ -28,13 +28,13 @@ from binlake.binlog.events import BinlogEvent, GtidEvent, QueryEvent, RowsEvent
 from binlake.binlog.query_status import client_collation
 from binlake.binlog.render import json_diffs, json_image
 from binlake.binlog.schema import SchemaProvider
+from binlake.binlog.silver_types import column_meta
 from binlake.errors import BinlakeError
 from binlake.mysqljson import JsonError
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.fold import compact_json, row_key
 from binlake.pipeline.handlers import Continuation, EventHandler, FilterHandler
 from binlake.pipeline.identity import FileIdentity, ordering_key
-from binlake.pipeline.types import column_meta
 from binlake.sdi.charsets import charset_of
 from binlake.vocabulary import CHUNK_END_OP, FILE_END_OP, LAYOUT_OP, SEQ_COL
 

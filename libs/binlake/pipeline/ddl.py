@@ -8,7 +8,7 @@ API:
         gives ``Unsupported`` (with the table when it can be told, else ``table=None``).
     silver_type_of(mysql_type_text: str, **kwargs) -> str | None
         The silver (Spark SQL) type of a column declared with that MySQL type, through the same
-        ``binlake.pipeline.types.silver_type`` the pipeline uses for TABLE_MAP columns (kwargs go to it);
+        ``binlake.binlog.silver_types.silver_type`` the pipeline uses for TABLE_MAP columns (kwargs go to it);
         None when the type is not known.
     widening(old_silver_type: str, new_silver_type: str) -> bool
         Whether every value of ``old`` is kept exactly by a cast to ``new`` (equal types: True).
@@ -593,7 +593,7 @@ def _column_meta(type_text: str) -> Optional[list]:
 
 def silver_type_of(mysql_type_text: str, **kwargs: Any) -> Optional[str]:
     """The silver type of a column declared ``mysql_type_text`` (see the module docstring)."""
-    from binlake.pipeline.types import silver_type
+    from binlake.binlog.silver_types import silver_type
 
     meta = _column_meta(mysql_type_text)
     return None if meta is None else silver_type(meta, **kwargs)

@@ -12,7 +12,7 @@ mirror what MySQL itself enforces in strict mode:
   ``0 .. 2^n-1``, DECIMAL(p,s) within ``±(10^(p-s) - 10^-s)``, unsigned FLOAT/DOUBLE/DECIMAL at least 0;
 * JSON columns hold parseable JSON text.
 
-Silver's column types follow ``binlake.pipeline.types``: integers are ``bigint`` (BIGINT UNSIGNED
+Silver's column types follow ``binlake.binlog.silver_types``: integers are ``bigint`` (BIGINT UNSIGNED
 ``decimal(20,0)``), character/ENUM/SET/JSON columns ``string``, binary strings ``binary`` (not checked for
 length here).
 """

@@ -3,9 +3,9 @@ change of that row gives in silver.
 
 A column's definition (``information_schema.COLUMNS``) becomes the bronze column description TABLE_MAP would
 give it (``[name, type_code, real_type, metadata, unsigned, collation_id]``), so its silver type is
-:func:`binlake.pipeline.types.silver_type` of that description: one mapping for both paths. Values take the
+:func:`binlake.binlog.silver_types.silver_type` of that description: one mapping for both paths. Values take the
 binlog path's last two steps too: the server's text is brought to the ``binlake rows`` JSON encoding
-(:func:`binlake.binlog.render.json_value`), then :func:`binlake.pipeline.types.to_silver` types it.
+(:func:`binlake.binlog.render.json_value`), then :func:`binlake.binlog.silver_types.to_silver` types it.
 
 What the SELECT asks for, per kind (the server's own text is exact for the others):
 
@@ -27,8 +27,8 @@ from typing import Any, Callable, Mapping, Optional
 from binlake.binlog import constants as C
 from binlake.binlog.columns import shortest_float32
 from binlake.binlog.render import json_value
+from binlake.binlog.silver_types import silver_type, to_silver
 from binlake.binlog.values import charset_collation_id, collation_codec, decode_text
-from binlake.pipeline.types import silver_type, to_silver
 from binlake.snapshot.errors import SnapshotServerError
 from binlake.snapshot.manifest import Column
 

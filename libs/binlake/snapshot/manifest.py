@@ -71,7 +71,7 @@ class Position:
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column: its name, MySQL type (``COLUMN_TYPE``), silver type and the bronze column description
-    (``binlake.pipeline.types.ColumnMeta``) the binlog's TABLE_MAP would give it."""
+    (``binlake.binlog.silver_types.ColumnMeta``) the binlog's TABLE_MAP would give it."""
 
     name: str
     mysql_type: str
@@ -345,7 +345,7 @@ class SnapshotTable:
 
     @property
     def silver_columns(self) -> list[tuple[str, str]]:
-        """(name, silver type) per column, in table order (``binlake.lake.arrow.arrow_schema`` takes it)."""
+        """(name, silver type) per column, in table order (``binlake.binlog.silver_types.arrow_schema`` takes it)."""
         return [(c.name, c.silver_type) for c in self.columns]
 
 

@@ -65,7 +65,7 @@ def key_problem(key: Any, names: list[str]) -> Optional[str]:
 
 def manifest_problem(manifest: Any) -> Optional[str]:
     """Why a complete snapshot's manifest (:class:`binlake.snapshot.manifest.Manifest`) can not seed silver."""
-    from binlake.lake.arrow import arrow_schema
+    from binlake.binlog.silver_types import arrow_schema
 
     views = {v.index for v in manifest.views}
     for v in manifest.views:

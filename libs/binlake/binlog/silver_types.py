@@ -29,11 +29,14 @@ import datetime as _dt
 import json
 import struct
 from decimal import Decimal
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from binlake.binlog import constants as C
 from binlake.binlog.columns import shortest_float32
 from binlake.binlog.values import collation_codec
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _BINARY_TYPES = frozenset({C.MYSQL_TYPE_GEOMETRY})
 _CHAR_TYPES = frozenset({C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VAR_STRING, C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_BLOB,
@@ -177,3 +180,41 @@ def from_silver(kind: str, meta: Optional[ColumnMeta] = None) -> Callable[[Any],
     if kind.startswith("array"):
         return lambda v: None if v is None else [shortest_float32(struct.pack("<f", x)) for x in v]
     return lambda v: v
+
+
+# --- silver types as Arrow types (Delta tables' Arrow form), small Arrow tables from rows ---
+
+_ARROW = {"bigint": "int64", "long": "int64", "int": "int32", "integer": "int32", "smallint": "int16",
+          "tinyint": "int8", "string": "string", "binary": "binary", "double": "float64", "float": "float32",
+          "boolean": "bool_", "date": "date32"}
+
+
+def arrow_type(kind: str) -> "pa.DataType":
+    """The Arrow type of a Spark SQL type name (as silver and meta tables use them)."""
+    import pyarrow as pa
+
+    if kind.startswith("decimal("):
+        p, s = kind[8:-1].split(",")
+        return pa.decimal128(int(p), int(s))
+    if kind == "timestamp":
+        return pa.timestamp("us", tz="UTC")
+    if kind == "timestamp_ntz":
+        return pa.timestamp("us")
+    if kind.startswith("array<") and kind.endswith(">"):
+        return pa.list_(arrow_type(kind[6:-1]))
+    return getattr(pa, _ARROW[kind])()
+
+
+def arrow_schema(columns: Sequence[tuple[str, str]]) -> "pa.Schema":
+    import pyarrow as pa
+
+    return pa.schema([pa.field(n, arrow_type(k)) for n, k in columns])
+
+
+def to_arrow(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> "pa.Table":
+    """A small Arrow table from row tuples in ``columns`` order."""
+    import pyarrow as pa
+
+    schema = arrow_schema(columns)
+    cols: list[Sequence[Any]] = list(zip(*rows)) if rows else [[] for _ in columns]
+    return pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(cols, schema)], schema=schema)

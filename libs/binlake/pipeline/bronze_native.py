@@ -49,7 +49,7 @@ def iter_chunk_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
     if usable(task):
         yield from iter_native_batches(task, tf, run_id, schema_provider, batch_rows)
         return
-    from binlake.lake.arrow import to_arrow
+    from binlake.binlog.silver_types import to_arrow
 
     for rows in iter_chunk_rows(task, tf, run_id, schema_provider, batch_rows):
         yield from to_arrow(COLUMNS, rows).to_batches()
@@ -111,7 +111,7 @@ def iter_native_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
     rows each); the last batch holds the chunk's error and end rows. Needs :func:`usable`."""
     import pyarrow as pa
 
-    from binlake.lake.arrow import arrow_schema, to_arrow
+    from binlake.binlog.silver_types import arrow_schema, to_arrow
 
     schema = arrow_schema(COLUMNS)
     ident = task.identity
