@@ -26,15 +26,15 @@ DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError, Arithmet
 _TN = tuple.__new__
 
 
-def decode_failure(exc: BaseException, what: str, size: int, hint: str = "", **where: object) -> BinlogError:
+def decode_failure(exc: BaseException, what: str, size: int, hint: str = "", **where: Any) -> BinlogError:
     """The typed error for a Python error that bad bytes caused while reading ``what`` (``size`` bytes): an index
     or unpack past the end is a truncation, anything else a value that does not fit its format."""
     tail = f" ({hint})" if hint else ""
     if isinstance(exc, (IndexError, struct.error)):
         return TruncatedEventError(f"{what} runs past the end of the event{tail}", expected=f"{size} bytes to hold it",
-                                   found="a field that continues past them", **where)  # type: ignore[arg-type]
+                                   found="a field that continues past them", **where)
     return CorruptEventError(f"{what} does not decode{tail}", expected="values in their columns' formats",
-                             found=str(exc)[:120] or "an invalid value", **where)  # type: ignore[arg-type]
+                             found=str(exc)[:120] or "an invalid value", **where)
 
 
 def _image(layout: TableLayout, buf: bytes, pos: int, present: bytes) -> tuple[tuple, int]:
