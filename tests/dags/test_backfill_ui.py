@@ -226,7 +226,8 @@ def test_backfill_of_the_readme_dates_loads_day_by_day(server: Server) -> None:
 def test_todays_run_on_a_quiet_source_is_a_green_no_op(server: Server) -> None:
     api = server.api
     today = dt.datetime.combine(dt.datetime.now(dt.timezone.utc).date(), dt.time(), dt.timezone.utc)
-    run = api.post(f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": today.isoformat(), "conf": {}})
+    run = api.post(f"/api/v2/dags/{DAG_ID}/dagRuns", {"dag_run_id": f"today__{today.date().isoformat()}",
+                                                      "logical_date": today.isoformat(), "conf": {}})
     _wait("today's run finished", lambda: api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")[
         "state"] in ("success", "failed"), 1800, server.log)
     done = api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")
@@ -280,7 +281,8 @@ def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
         _type_date(browser, 1, README_TO)
         browser.click_text("label, [role=radio], span", "All Runs")
         dialog = browser.wait_for("document.body.innerText.includes('3 runs will be triggered') && "
-                                  "document.querySelector('[role=dialog]').innerText")
+                                  "[...document.querySelectorAll('[role=dialog]')].map(d => d.innerText)"
+                                  ".find(t => t.includes('Run Backfill'))")
         browser.screenshot(SCREENS / "backfill_dialog.png")
         for expected in ("Run Backfill - mysql_cdc_daily", "Mar 01, 2024 00:00", "Mar 03, 2024",
                          "3 runs will be triggered", "All Runs", "Unpause mysql_cdc_daily on trigger",
