@@ -52,15 +52,27 @@ def write_workload(server, changes: int) -> None:
     cur = conn.cursor()
     note = "lorem ipsum dolor sit amet " * 5
     for start in range(0, inserts, BATCH):
-        rows = [(i, i % 9973, ("new", "paid", "shipped")[i % 3], f"{i % 100000}.{i % 100:02d}", note[: i % 120],
-                 i % 65536, f"2024-03-01 {i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000000:06d}")
-                for i in range(start, min(start + BATCH, inserts))]
+        rows = [
+            (
+                i,
+                i % 9973,
+                ("new", "paid", "shipped")[i % 3],
+                f"{i % 100000}.{i % 100:02d}",
+                note[: i % 120],
+                i % 65536,
+                f"2024-03-01 {i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000000:06d}",
+            )
+            for i in range(start, min(start + BATCH, inserts))
+        ]
         cur.executemany("INSERT INTO orders VALUES (%s, %s, %s, %s, %s, %s, %s)", rows)
         conn.commit()
     for start in range(0, updates, BATCH):
         hi = min(start + BATCH, updates) - 1
-        cur.execute("UPDATE orders SET status = 'done', amount = amount + 1, note = CONCAT('u:', note), "
-                    "updated = updated + INTERVAL 1 SECOND WHERE id BETWEEN %s AND %s", (start, hi))
+        cur.execute(
+            "UPDATE orders SET status = 'done', amount = amount + 1, note = CONCAT('u:', note), "
+            "updated = updated + INTERVAL 1 SECOND WHERE id BETWEEN %s AND %s",
+            (start, hi),
+        )
         conn.commit()
     for start in range(0, deletes, BATCH):
         lo = inserts - deletes + start
@@ -85,8 +97,7 @@ def silver_rows(lake: Path) -> list[tuple]:
 
     cols = ("id", "customer", "status", "amount", "note", "qty", "updated")
     rows = live_rows(DeltaTable(str(lake / "silver" / "shop__orders")).to_pyarrow_table().to_pylist())
-    return sorted((tuple(str(r[c]) if r[c] is not None else None for c in cols) for r in rows),
-                  key=lambda r: int(r[0]))
+    return sorted((tuple(str(r[c]) if r[c] is not None else None for c in cols) for r in rows), key=lambda r: int(r[0]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,8 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--changes", type=int, default=1_500_000)
     p.add_argument("--engine", choices=("both", "rust", "spark"), default="both")
     p.add_argument("--reuse", type=Path, help="keep (or reuse) the landing folder and the expected rows here")
-    p.add_argument("--python-writer", action="store_true",
-                   help="also run each engine with the pure-Python bronze writer (BINLAKE_NATIVE=0): the baseline")
+    p.add_argument(
+        "--python-writer",
+        action="store_true",
+        help="also run each engine with the pure-Python bronze writer (BINLAKE_NATIVE=0): the baseline",
+    )
     args = p.parse_args(argv)
 
     import json
@@ -122,26 +136,33 @@ def main(argv: list[str] | None = None) -> int:
     binlake = str(Path(sys.executable).with_name("binlake"))
     failed = False
     writers = {"native": {}, "python": {"BINLAKE_NATIVE": "0"}} if args.python_writer else {"": {}}
-    for engine in (("spark", "rust") if args.engine == "both" else (args.engine,)):
+    for engine in ("spark", "rust") if args.engine == "both" else (args.engine,):
         timed: dict[str, tuple[float, float]] = {}
         for writer, env in writers.items():
             lake = work / f"lake-{engine}"
             shutil.rmtree(lake, ignore_errors=True)
-            summary, seconds, peak = bench.run_measured([binlake, "run", "--landing", str(landing.parent), "--lake",
-                                                         str(lake), "--engine", engine, "--json"], env)
+            summary, seconds, peak = bench.run_measured(
+                [binlake, "run", "--landing", str(landing.parent), "--lake", str(lake), "--engine", engine, "--json"],
+                env,
+            )
             same = silver_rows(lake) == expected
             failed |= not same
             stages = summary["stage_seconds"]
             timed[writer] = (summary["seconds"], stages["ingest"])
             label = f"{engine}{', ' + writer + ' writer' if writer else ''}"
-            print(f"{label}: {summary['changes_applied']} changes, {summary['bytes'] / 1e6:.0f} MB in {seconds:.1f} s "
-                  f"= {summary['changes_applied'] / seconds:.0f} changes/s, {summary['bytes'] / 1e6 / seconds:.2f} "
-                  f"MB/s; peak {peak / 2**20:.0f} MB; silver {'equals' if same else 'DIFFERS FROM'} the server's "
-                  f"SELECT ({', '.join(f'{k} {v:.1f}s' for k, v in stages.items())})", flush=True)
+            print(
+                f"{label}: {summary['changes_applied']} changes, {summary['bytes'] / 1e6:.0f} MB in {seconds:.1f} s "
+                f"= {summary['changes_applied'] / seconds:.0f} changes/s, {summary['bytes'] / 1e6 / seconds:.2f} "
+                f"MB/s; peak {peak / 2**20:.0f} MB; silver {'equals' if same else 'DIFFERS FROM'} the server's "
+                f"SELECT ({', '.join(f'{k} {v:.1f}s' for k, v in stages.items())})",
+                flush=True,
+            )
         if args.python_writer:
             (run_n, ingest_n), (run_p, ingest_p) = timed["native"], timed["python"]
-            print(f"{engine}: Python writer / native writer: run {run_p / run_n:.2f}x, ingest {ingest_p / ingest_n:.2f}x",
-                  flush=True)
+            print(
+                f"{engine}: Python writer / native writer: run {run_p / run_n:.2f}x, ingest {ingest_p / ingest_n:.2f}x",
+                flush=True,
+            )
     return 1 if failed else 0
 
 

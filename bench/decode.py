@@ -53,13 +53,13 @@ ROOT = BENCH_DIR.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-os.environ["TZ"] = "UTC"   # python-mysql-replication renders TIMESTAMP with utcfromtimestamp; keep all in UTC
+os.environ["TZ"] = "UTC"  # python-mysql-replication renders TIMESTAMP with utcfromtimestamp; keep all in UTC
 time.tzset()
 
 BENCH_DB = "bench"
 BATCH_ROWS = 20_000
 BINLOG_MAGIC = b"\xfebin"
-EVENT_HEADER = struct.Struct("<IBIIIH")    # timestamp, type_code, server_id, event_size, log_pos, flags
+EVENT_HEADER = struct.Struct("<IBIIIH")  # timestamp, type_code, server_id, event_size, log_pos, flags
 EVENT_HEADER_LEN = 19
 FORMAT_DESCRIPTION_EVENT = 15
 TABLE_MAP_EVENT = 19
@@ -81,8 +81,11 @@ COLUMNS: dict[str, tuple[str, str, str]] = {
     "ship_date": ("DATE", "date", "DATE_ADD('2000-01-01', INTERVAL seq % 9000 DAY)"),
     "ship_time": ("TIME", "time", "SEC_TO_TIME(CAST(seq % 3000000 AS SIGNED) - 1500000)"),
     "y": ("YEAR", "int", "1901 + seq % 255"),
-    "status": ("ENUM('new','paid','shipped','cancelled')", "enum",
-               "ELT(1 + seq % 4, 'new','paid','shipped','cancelled')"),
+    "status": (
+        "ENUM('new','paid','shipped','cancelled')",
+        "enum",
+        "ELT(1 + seq % 4, 'new','paid','shipped','cancelled')",
+    ),
     "tags": ("SET('a','b','c','d')", "set", "MAKE_SET(seq % 16, 'a','b','c','d')"),
     "name": ("VARCHAR(64) CHARACTER SET utf8mb4", "text", "CONCAT('customer ', seq, ' ü€😀')"),
     "note": ("TEXT", "text", "IF(seq % 7 = 0, NULL, REPEAT(CONCAT('note ', seq, ' '), 1 + seq % 5))"),
@@ -117,13 +120,17 @@ def build_binlog(workdir: Path, megabytes: int) -> list[Path]:
         info = json.loads(marker.read_text())
         files = [Path(p) for p in info["files"]]
         if info.get("mb") == megabytes and all(p.is_file() for p in files):
-            log(f"build: reusing {len(files)} file(s), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB, "
-                f"under {workdir} (--rebuild to make new ones)")
+            log(
+                f"build: reusing {len(files)} file(s), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB, "
+                f"under {workdir} (--rebuild to make new ones)"
+            )
             return files
     missing = missing_binaries()
     if missing:
-        raise SystemExit(f"bench: MariaDB is not installed (missing {', '.join(missing)}); run "
-                         "`bash scripts/install_mariadb.sh`, or pass --binlog FILE")
+        raise SystemExit(
+            f"bench: MariaDB is not installed (missing {', '.join(missing)}); run "
+            "`bash scripts/install_mariadb.sh`, or pass --binlog FILE"
+        )
     server_dir = workdir / "server"
     if server_dir.exists():
         shutil.rmtree(server_dir)
@@ -132,7 +139,7 @@ def build_binlog(workdir: Path, megabytes: int) -> list[Path]:
     with MariaDBServer(server_dir, BinlogSettings(max_binlog_size=1 << 30)) as server:
         cols = ", ".join(f"`{name}` {sql}" for name, (sql, _, _) in COLUMNS.items())
         server.execute(f"CREATE DATABASE {BENCH_DB}; CREATE TABLE {BENCH_DB}.orders ({cols}) ENGINE=InnoDB")
-        conn = server.connect(BENCH_DB)   # the seq_1_to_N tables need a current database
+        conn = server.connect(BENCH_DB)  # the seq_1_to_N tables need a current database
         try:
             cur = conn.cursor()
             lo = 1
@@ -141,12 +148,14 @@ def build_binlog(workdir: Path, megabytes: int) -> list[Path]:
                     cur.execute(stmt)
                 lo += BATCH_ROWS
                 size = server.current_binlog().stat().st_size
-                log(f"build: {size / 1e6:6.1f} / {megabytes} MB  ({lo - 1} rows inserted, "
-                    f"{time.perf_counter() - started:.0f} s)")
+                log(
+                    f"build: {size / 1e6:6.1f} / {megabytes} MB  ({lo - 1} rows inserted, "
+                    f"{time.perf_counter() - started:.0f} s)"
+                )
         finally:
             conn.close()
         files = server.binlog_files()
-    shutil.rmtree(server.datadir, ignore_errors=True)   # keep only the binlog files
+    shutil.rmtree(server.datadir, ignore_errors=True)  # keep only the binlog files
     marker.write_text(json.dumps({"mb": megabytes, "files": [str(p) for p in files]}))
     return files
 
@@ -190,7 +199,7 @@ def iter_events(path: Path) -> Iterator[tuple[int, bytes, bytes]]:
         _, type_code, _, size, _, _ = EVENT_HEADER.unpack_from(data, pos)
         if size < EVENT_HEADER_LEN or pos + size > len(data):
             raise SystemExit(f"bench: {path} offset {pos}: event size {size} runs past the end of the file")
-        yield type_code, data[pos:pos + EVENT_HEADER_LEN], data[pos + EVENT_HEADER_LEN:pos + size]
+        yield type_code, data[pos : pos + EVENT_HEADER_LEN], data[pos + EVENT_HEADER_LEN : pos + size]
         pos += size
 
 
@@ -201,8 +210,13 @@ def pmr_row_changes(paths: list[Path]) -> Iterator[tuple[str, str, dict | None, 
     from pymysqlreplication import row_event as pmr_rows
     from pymysqlreplication.packet import BinLogPacketWrapper
 
-    allowed = {pmr_event.FormatDescriptionEvent, pmr_rows.TableMapEvent, pmr_rows.WriteRowsEvent,
-               pmr_rows.UpdateRowsEvent, pmr_rows.DeleteRowsEvent}
+    allowed = {
+        pmr_event.FormatDescriptionEvent,
+        pmr_rows.TableMapEvent,
+        pmr_rows.WriteRowsEvent,
+        pmr_rows.UpdateRowsEvent,
+        pmr_rows.DeleteRowsEvent,
+    }
     for path in paths:
         table_map: dict = {}
         version, post_header_lengths, use_checksum = (0, 0, 0), None, False
@@ -216,8 +230,24 @@ def pmr_row_changes(paths: list[Path]) -> Iterator[tuple[str, str, dict | None, 
                 continue
             packet = MysqlPacket(b"\x00" + header + body, "utf8")
             wrapper = BinLogPacketWrapper(
-                packet, table_map, ctl, version, use_checksum, allowed, None, None, None, None, False, False,
-                False, True, False, False, post_header_lengths)
+                packet,
+                table_map,
+                ctl,
+                version,
+                use_checksum,
+                allowed,
+                None,
+                None,
+                None,
+                None,
+                False,
+                False,
+                False,
+                True,
+                False,
+                False,
+                post_header_lengths,
+            )
             ev = wrapper.event
             if type_code == FORMAT_DESCRIPTION_EVENT:
                 version, post_header_lengths = ev.mysql_version, ev.post_header_len
@@ -261,8 +291,9 @@ def timed_native(paths: list[Path], megabytes: float) -> Timing:
     started, cpu_started = time.perf_counter(), time.process_time()
     for n in native_batches(paths):
         rows += n
-    timing = Timing("binlake native columnar", rows, time.perf_counter() - started,
-                    time.process_time() - cpu_started, megabytes)
+    timing = Timing(
+        "binlake native columnar", rows, time.perf_counter() - started, time.process_time() - cpu_started, megabytes
+    )
     log(f"decode: binlake native columnar: {rows} rows in {timing.seconds:.2f} s (CPU {timing.cpu_seconds:.2f} s)")
     return timing
 
@@ -308,8 +339,9 @@ def rows_outputs_identical(paths: list[Path]) -> tuple[bool, str]:
     for native in ("1", "0"):
         h = hashlib.sha256()
         for path in paths:
-            proc = subprocess.Popen(rows_command(path), stdout=subprocess.PIPE,
-                                    env={**os.environ, "BINLAKE_NATIVE": native})
+            proc = subprocess.Popen(
+                rows_command(path), stdout=subprocess.PIPE, env={**os.environ, "BINLAKE_NATIVE": native}
+            )
             assert proc.stdout is not None
             while chunk := proc.stdout.read(1 << 20):
                 h.update(chunk)
@@ -375,7 +407,7 @@ def comparable(kind: str, value: Any) -> Any:
     if kind == "bit":
         if isinstance(value, int):
             return value
-        if isinstance(value, str) and set(value) <= {"0", "1"}:   # python-mysql-replication: '0101...'
+        if isinstance(value, str) and set(value) <= {"0", "1"}:  # python-mysql-replication: '0101...'
             return int(value or "0", 2)
         return int.from_bytes(_bytes(value), "big")
     raise ValueError(f"unknown kind {kind}")
@@ -417,8 +449,9 @@ class Timing:
         return self.rows / self.cpu_seconds if self.cpu_seconds else float("inf")
 
 
-def timed(name: str, changes: Callable[[list[Path]], Iterator], paths: list[Path], megabytes: float,
-          progress_every: int) -> Timing:
+def timed(
+    name: str, changes: Callable[[list[Path]], Iterator], paths: list[Path], megabytes: float, progress_every: int
+) -> Timing:
     log(f"decode: {name} ...")
     rows = 0
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -438,8 +471,9 @@ def pmr_known_loss(kind: str, ours: Any, theirs: Any) -> str | None:
     return None
 
 
-def compare(paths: list[Path], limit: int | None
-            ) -> tuple[int, collections.Counter, dict[str, list[str]], collections.Counter]:
+def compare(
+    paths: list[Path], limit: int | None
+) -> tuple[int, collections.Counter, dict[str, list[str]], collections.Counter]:
     """Compare the two decoders row by row: rows compared, differences by column type, examples, and values
     python-mysql-replication loses (excluded from the differences)."""
     kinds = {name: (sql.split("(")[0].split(" ")[0], kind) for name, (sql, kind, _) in COLUMNS.items()}
@@ -472,24 +506,36 @@ def compare(paths: list[Path], limit: int | None
                 elif x != y:
                     differences[sql_type] += 1
                     if len(examples[sql_type]) < 3:
-                        examples[sql_type].append(f"row {index} {side}.{name}: binlake {mine.get(name)!r:.80} "
-                                                  f"vs python-mysql-replication {other.get(name)!r:.80}")
+                        examples[sql_type].append(
+                            f"row {index} {side}.{name}: binlake {mine.get(name)!r:.80} "
+                            f"vs python-mysql-replication {other.get(name)!r:.80}"
+                        )
     return compared, differences, examples, losses
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python bench/decode.py",
-        description="Decode rows/s and MB/s of binlake vs python-mysql-replication on the same binlog, offline.")
+        description="Decode rows/s and MB/s of binlake vs python-mysql-replication on the same binlog, offline.",
+    )
     parser.add_argument("--mb", type=int, default=40, help="size of the generated binlog in MB (default 40)")
-    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "binlake-bench",
-                        help="where the generated binlog and its server live (default: %(default)s)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "binlake-bench",
+        help="where the generated binlog and its server live (default: %(default)s)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="generate the binlog again even if cached")
-    parser.add_argument("--binlog", type=Path, action="append",
-                        help="decode this binlog file instead of generating one (repeatable; needs "
-                             "binlog_row_metadata=FULL for python-mysql-replication to name columns)")
-    parser.add_argument("--compare-rows", type=int, default=None,
-                        help="compare values on the first N rows only (default: all rows)")
+    parser.add_argument(
+        "--binlog",
+        type=Path,
+        action="append",
+        help="decode this binlog file instead of generating one (repeatable; needs "
+        "binlog_row_metadata=FULL for python-mysql-replication to name columns)",
+    )
+    parser.add_argument(
+        "--compare-rows", type=int, default=None, help="compare values on the first N rows only (default: all rows)"
+    )
     parser.add_argument("--no-compare", action="store_true", help="time only, skip the value comparison")
     args = parser.parse_args(argv)
 
@@ -511,24 +557,33 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ours = timed("binlake python", binlake_row_changes, paths, megabytes, 200_000)
     from binlake.binlog import native
+
     extra = []
     if native.available():
         extra = [timed_native(paths, megabytes), timed_cli(paths, megabytes)]
     else:
-        log("decode: the native core is not built (bash scripts/setup.sh builds it): timing `binlake rows` on the "
-            "pure-Python decoder only")
+        log(
+            "decode: the native core is not built (bash scripts/setup.sh builds it): timing `binlake rows` on the "
+            "pure-Python decoder only"
+        )
         extra = [timed_cli(paths, megabytes)]
     theirs = timed("python-mysql-replication", pmr_row_changes, paths, megabytes, 50_000)
     log("")
-    log(f"{'decoder':<30}{'rows':>10}{'seconds':>10}{'rows/s':>12}{'MB/s':>9}{'CPU s':>9}{'rows/CPU s':>13}"
-        f"{'x pmr':>8}{'x pmr CPU':>11}")
+    log(
+        f"{'decoder':<30}{'rows':>10}{'seconds':>10}{'rows/s':>12}{'MB/s':>9}{'CPU s':>9}{'rows/CPU s':>13}"
+        f"{'x pmr':>8}{'x pmr CPU':>11}"
+    )
     for t in (theirs, ours, *extra):
         ratio = t.rows_per_s / theirs.rows_per_s if theirs.rows_per_s else float("inf")
         cpu_ratio = t.rows_per_cpu_s / theirs.rows_per_cpu_s if theirs.rows_per_cpu_s else float("inf")
-        log(f"{t.name:<30}{t.rows:>10}{t.seconds:>10.2f}{t.rows_per_s:>12,.0f}{t.mb_per_s:>9.1f}"
-            f"{t.cpu_seconds:>9.2f}{t.rows_per_cpu_s:>13,.0f}{ratio:>8.1f}{cpu_ratio:>11.1f}")
-    log("ratios: rows/s (wall) and rows per CPU second against python-mysql-replication (pmr); on a busy machine "
-        "the CPU figures are the steadier ones")
+        log(
+            f"{t.name:<30}{t.rows:>10}{t.seconds:>10.2f}{t.rows_per_s:>12,.0f}{t.mb_per_s:>9.1f}"
+            f"{t.cpu_seconds:>9.2f}{t.rows_per_cpu_s:>13,.0f}{ratio:>8.1f}{cpu_ratio:>11.1f}"
+        )
+    log(
+        "ratios: rows/s (wall) and rows per CPU second against python-mysql-replication (pmr); on a busy machine "
+        "the CPU figures are the steadier ones"
+    )
     log("targets: native columnar >= 500,000 rows/s on one core; `binlake rows` >= 10x pmr")
     for t in (ours, *extra):
         if t.rows != theirs.rows:
@@ -541,8 +596,10 @@ def main(argv: list[str] | None = None) -> int:
     log("")
     if native.available():
         same, digests = rows_outputs_identical(paths)
-        log(f"compare: `binlake rows` with and without the native core: {'identical' if same else 'DIFFERENT'} "
-            f"({digests})")
+        log(
+            f"compare: `binlake rows` with and without the native core: {'identical' if same else 'DIFFERENT'} "
+            f"({digests})"
+        )
         if not same:
             return 1
     log("compare: decoding both again, value by value (untimed) ...")

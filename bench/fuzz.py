@@ -28,8 +28,14 @@ def main() -> int:
     from tests.fuzz.targets import TARGETS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("targets", nargs="*", choices=sorted(TARGETS) + [[]], default=[], metavar="TARGET",
-                        help=f"targets to run (default all: {', '.join(sorted(TARGETS))})")
+    parser.add_argument(
+        "targets",
+        nargs="*",
+        choices=sorted(TARGETS) + [[]],
+        default=[],
+        metavar="TARGET",
+        help=f"targets to run (default all: {', '.join(sorted(TARGETS))})",
+    )
     parser.add_argument("--seconds", type=int, default=300, help="time per target (default 300)")
     parser.add_argument("--corpus", type=Path, default=None, help="folder keeping the corpora between runs")
     parser.add_argument("--rss-mb", type=int, default=2048, help="memory limit per run (libFuzzer -rss_limit_mb)")
@@ -37,13 +43,24 @@ def main() -> int:
     base = args.corpus or Path(tempfile.mkdtemp(prefix="binlake-fuzz-"))
     failed = []
     for name in args.targets or sorted(TARGETS):
-        cmd = [sys.executable, "-m", "tests.fuzz.run", name, str(base / name), f"-max_total_time={args.seconds}",
-               "-max_len=65536", "-len_control=0", f"-rss_limit_mb={args.rss_mb}", f"-artifact_prefix={base}/{name}-",
-               "-print_final_stats=1"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.fuzz.run",
+            name,
+            str(base / name),
+            f"-max_total_time={args.seconds}",
+            "-max_len=65536",
+            "-len_control=0",
+            f"-rss_limit_mb={args.rss_mb}",
+            f"-artifact_prefix={base}/{name}-",
+            "-print_final_stats=1",
+        ]
         print(f"fuzz {name}: {args.seconds} s, corpus {base / name}", flush=True)
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        stats = [line for line in done.stderr.splitlines() if line.startswith(("stat::number_of_executed_units",
-                                                                               "Done "))]
+        stats = [
+            line for line in done.stderr.splitlines() if line.startswith(("stat::number_of_executed_units", "Done "))
+        ]
         print(f"  exit {done.returncode}; " + "; ".join(stats), flush=True)
         if done.returncode != 0:
             failed.append(name)

@@ -118,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pmr_parse_json = None
 
-    header = (f"{'size':>9} {'bytes':>9} {'decode doc/s':>13} {'decode MB/s':>12} {'text MB/s':>10} "
-              f"{'encode MB/s':>12} {'apply vec/s':>12} {'diffs/s':>10} {'growth':>7} {'pymysqlrepl doc/s':>18}")
+    header = (
+        f"{'size':>9} {'bytes':>9} {'decode doc/s':>13} {'decode MB/s':>12} {'text MB/s':>10} "
+        f"{'encode MB/s':>12} {'apply vec/s':>12} {'diffs/s':>10} {'growth':>7} {'pymysqlrepl doc/s':>18}"
+    )
     print(header)
     print("-" * len(header))
     base: tuple[int, float] | None = None
@@ -144,9 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         if pmr_parse_json is not None and (len(raw) <= 150_000 or args.compare_all):
             payload = raw[1:]
             pmr = f"{rate(lambda: pmr_parse_json(raw[0], payload), args.seconds):,.0f}"
-        print(f"{size:>9,} {len(raw):>9,} {decode_rate:>13,.0f} {decode_rate * megabytes:>12.1f} "
-              f"{text_rate * megabytes:>10.1f} {encode_rate * megabytes:>12.1f} {apply_rate:>12,.0f} "
-              f"{apply_rate * len(diffs):>10,.0f} {growth:>7.3f} {pmr:>18}")
+        print(
+            f"{size:>9,} {len(raw):>9,} {decode_rate:>13,.0f} {decode_rate * megabytes:>12.1f} "
+            f"{text_rate * megabytes:>10.1f} {encode_rate * megabytes:>12.1f} {apply_rate:>12,.0f} "
+            f"{apply_rate * len(diffs):>10,.0f} {growth:>7.3f} {pmr:>18}"
+        )
     print("\ngrowth = (apply time / first size's) / (bytes / first size's); <= 1 means no worse than linear.")
     return 0
 

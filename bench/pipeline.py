@@ -82,8 +82,9 @@ def run_measured(argv: list[str], env: Optional[dict] = None) -> tuple[dict, flo
     """(the run's JSON summary, wall seconds, peak tree RSS in bytes) of one ``binlake run`` process (``env``:
     variables set for it)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+    )
     peak = 0
     done = threading.Event()
 
@@ -121,8 +122,8 @@ def check(truth_dir: Path, lake: Path) -> None:
 
 
 # -- --mariadb: the end-to-end target on a real MariaDB binlog ------------------------------------------------------
-TARGET_X_PMR = 3.0        # binlake run changes/s over python-mysql-replication decode-only rows/s: at least
-TARGET_2X_OVER_1X = 2.1   # time(2x) / time(1x): at most
+TARGET_X_PMR = 3.0  # binlake run changes/s over python-mysql-replication decode-only rows/s: at least
+TARGET_2X_OVER_1X = 2.1  # time(2x) / time(1x): at most
 MARIADB_SOURCE = "bench"
 
 
@@ -135,7 +136,7 @@ def load_decode_bench():
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, BENCH_DIR / "decode.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module   # dataclasses look their module up while the class is made
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 
@@ -186,8 +187,10 @@ def check_ids(lake: Path, expected: set) -> int:
     ids = [i for i, op in zip(rows["id"], ops) if op != "delete"]
     got = set(ids)
     if len(ids) != len(got) or got != expected:
-        raise SystemExit(f"bench: FAILED: {path} has {len(ids)} live rows ({len(got)} distinct ids), the server "
-                         f"held {len(expected)}: {len(got - expected)} ids too many, {len(expected - got)} missing")
+        raise SystemExit(
+            f"bench: FAILED: {path} has {len(ids)} live rows ({len(got)} distinct ids), the server "
+            f"held {len(expected)}: {len(got - expected)} ids too many, {len(expected - got)} missing"
+        )
     return len(ids)
 
 
@@ -214,9 +217,11 @@ def main_mariadb(args: argparse.Namespace) -> int:
     binlake = str(Path(sys.executable).with_name("binlake"))
     engines = ("spark", "rust") if args.engine == "both" else (args.engine,)
 
-    sizes = []   # (name, factor, files, megabytes, pmr timing, live ids)
-    for name, factor, binlog_dir in (("1x", 1, args.binlog_dir),
-                                     ("2x", 2, args.binlog_dir.with_name(args.binlog_dir.name + "-2x"))):
+    sizes = []  # (name, factor, files, megabytes, pmr timing, live ids)
+    for name, factor, binlog_dir in (
+        ("1x", 1, args.binlog_dir),
+        ("2x", 2, args.binlog_dir.with_name(args.binlog_dir.name + "-2x")),
+    ):
         binlog_dir.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         files = decode.build_binlog(binlog_dir, args.mb * factor)
@@ -227,14 +232,15 @@ def main_mariadb(args: argparse.Namespace) -> int:
         sizes.append((name, factor, files, mb, timing, live))
 
     results = []
-    floors = {}      # engine -> wall seconds of a run with nothing to load: process, JVM and Spark session start
+    floors = {}  # engine -> wall seconds of a run with nothing to load: process, JVM and Spark session start
     for engine in engines:
         empty = work / "landing-empty"
         (empty / "bench").mkdir(parents=True, exist_ok=True)
         lake = work / f"lake-empty-{engine}"
         shutil.rmtree(lake, ignore_errors=True)
-        _, floors[engine], _ = run_measured([binlake, "run", "--landing", str(empty), "--lake", str(lake),
-                                             "--engine", engine, "--json"])
+        _, floors[engine], _ = run_measured(
+            [binlake, "run", "--landing", str(empty), "--lake", str(lake), "--engine", engine, "--json"]
+        )
         decode.log(f"run: {engine} with nothing to load: {floors[engine]:.1f} s wall")
         for name, _factor, files, mb, pmr, live in sizes:
             landing = land(files, work / f"landing-{name}")
@@ -247,92 +253,148 @@ def main_mariadb(args: argparse.Namespace) -> int:
             live_rows = check_ids(lake, live)
             run_s = summary["seconds"]
             _, disk, arrow = bronze_bytes(lake)
-            decode.log(f"run: {engine} {name}: {changes} changes in {seconds:.1f} s wall ({run_s:.1f} s in the run); "
-                       f"silver: {live_rows} live rows, as the server held")
-            results.append({
-                "engine": engine, "size": name, "mb": round(mb, 2), "changes": changes,
-                "pmr_rows": pmr.rows, "live_rows": live_rows,
-                "wall_seconds": round(seconds, 2), "changes_per_s": round(changes / seconds),
-                "run_seconds": run_s, "run_changes_per_s": round(changes / run_s) if run_s else None,
-                "x_pmr_wall": round(changes / seconds / pmr.rows_per_s, 2),
-                "x_pmr_run": round(changes / run_s / pmr.rows_per_s, 2) if run_s else None,
-                "peak_mb": round(peak / 2**20), "stages": summary["stage_seconds"],
-                "bronze_disk_bytes_per_change": round(disk / changes), "bronze_arrow_bytes_per_change":
-                round(arrow / changes)})
+            decode.log(
+                f"run: {engine} {name}: {changes} changes in {seconds:.1f} s wall ({run_s:.1f} s in the run); "
+                f"silver: {live_rows} live rows, as the server held"
+            )
+            results.append(
+                {
+                    "engine": engine,
+                    "size": name,
+                    "mb": round(mb, 2),
+                    "changes": changes,
+                    "pmr_rows": pmr.rows,
+                    "live_rows": live_rows,
+                    "wall_seconds": round(seconds, 2),
+                    "changes_per_s": round(changes / seconds),
+                    "run_seconds": run_s,
+                    "run_changes_per_s": round(changes / run_s) if run_s else None,
+                    "x_pmr_wall": round(changes / seconds / pmr.rows_per_s, 2),
+                    "x_pmr_run": round(changes / run_s / pmr.rows_per_s, 2) if run_s else None,
+                    "peak_mb": round(peak / 2**20),
+                    "stages": summary["stage_seconds"],
+                    "bronze_disk_bytes_per_change": round(disk / changes),
+                    "bronze_arrow_bytes_per_change": round(arrow / changes),
+                }
+            )
 
     ratios = {}
     for engine in engines:
         one, two = (next(r for r in results if r["engine"] == engine and r["size"] == s) for s in ("1x", "2x"))
         if not 1.8 <= two["changes"] / one["changes"] <= 2.2:
-            raise SystemExit(f"bench: FAILED: {engine} applied {two['changes']} changes at 2x, {one['changes']} at "
-                             "1x: not about twice")
+            raise SystemExit(
+                f"bench: FAILED: {engine} applied {two['changes']} changes at 2x, {one['changes']} at "
+                "1x: not about twice"
+            )
         added_s = two["run_seconds"] - one["run_seconds"]
         marginal = (two["changes"] - one["changes"]) / added_s if added_s > 0 else None
-        ratios[engine] = {"changes_2x_over_1x": round(two["changes"] / one["changes"], 3),
-                          "wall_2x_over_1x": round(two["wall_seconds"] / one["wall_seconds"], 2),
-                          "run_2x_over_1x": round(two["run_seconds"] / one["run_seconds"], 2),
-                          # what the second half of the input costs: the run's rate without its fixed part
-                          "marginal_changes_per_s": round(marginal) if marginal else None,
-                          "marginal_x_pmr": round(marginal / sizes[0][4].rows_per_s, 2) if marginal else None,
-                          "fixed_seconds": round(one["run_seconds"] - one["changes"] / marginal, 1)
-                          if marginal else None,
-                          "empty_run_wall_seconds": round(floors[engine], 2)}
+        ratios[engine] = {
+            "changes_2x_over_1x": round(two["changes"] / one["changes"], 3),
+            "wall_2x_over_1x": round(two["wall_seconds"] / one["wall_seconds"], 2),
+            "run_2x_over_1x": round(two["run_seconds"] / one["run_seconds"], 2),
+            # what the second half of the input costs: the run's rate without its fixed part
+            "marginal_changes_per_s": round(marginal) if marginal else None,
+            "marginal_x_pmr": round(marginal / sizes[0][4].rows_per_s, 2) if marginal else None,
+            "fixed_seconds": round(one["run_seconds"] - one["changes"] / marginal, 1) if marginal else None,
+            "empty_run_wall_seconds": round(floors[engine], 2),
+        }
         if marginal:
             # the 1x wall time that does not grow with the input (the run's fixed seconds and the process start
             # outside them) bounds the 1x ratio whatever the per-change speed
             floor = ratios[engine]["fixed_seconds"] + one["wall_seconds"] - one["run_seconds"]
             ratios[engine]["ceiling_x_pmr_wall_1x"] = round(one["changes"] / floor / sizes[0][4].rows_per_s, 2)
-    targets = {}   # label -> (value, target text, met)
+    targets = {}  # label -> (value, target text, met)
     for r in results:
         for kind, key in (("wall", "x_pmr_wall"), ("run seconds", "x_pmr_run")):
             value = r[key] or 0.0
-            targets[f"{r['engine']} {r['size']} x pmr ({kind})"] = (value, f">= {TARGET_X_PMR:g}",
-                                                                     value >= TARGET_X_PMR)
+            targets[f"{r['engine']} {r['size']} x pmr ({kind})"] = (
+                value,
+                f">= {TARGET_X_PMR:g}",
+                value >= TARGET_X_PMR,
+            )
     for engine, ratio in ratios.items():
         for kind, key in (("wall", "wall_2x_over_1x"), ("run seconds", "run_2x_over_1x")):
-            targets[f"{engine} time 2x/1x ({kind})"] = (ratio[key], f"<= {TARGET_2X_OVER_1X:g}",
-                                                        ratio[key] <= TARGET_2X_OVER_1X)
+            targets[f"{engine} time 2x/1x ({kind})"] = (
+                ratio[key],
+                f"<= {TARGET_2X_OVER_1X:g}",
+                ratio[key] <= TARGET_2X_OVER_1X,
+            )
     load_avg = os.getloadavg()[0]
-    pmr_out = {name: {"mb": round(mb, 2), "rows": t.rows, "seconds": round(t.seconds, 2),
-                      "rows_per_s": round(t.rows_per_s), "cpu_seconds": round(t.cpu_seconds, 2),
-                      "rows_per_cpu_s": round(t.rows_per_cpu_s), "live_ids": len(live),
-                      "files": [str(f) for f in files]}
-               for name, _, files, mb, t, live in sizes}
+    pmr_out = {
+        name: {
+            "mb": round(mb, 2),
+            "rows": t.rows,
+            "seconds": round(t.seconds, 2),
+            "rows_per_s": round(t.rows_per_s),
+            "cpu_seconds": round(t.cpu_seconds, 2),
+            "rows_per_cpu_s": round(t.rows_per_cpu_s),
+            "live_ids": len(live),
+            "files": [str(f) for f in files],
+        }
+        for name, _, files, mb, t, live in sizes
+    }
     if args.json:
-        print(json.dumps({"mode": "mariadb", "work": str(work), "pmr": pmr_out, "results": results,
-                          "ratios": ratios, "targets": {"x_pmr_at_least": TARGET_X_PMR,
-                                                        "time_2x_over_1x_at_most": TARGET_2X_OVER_1X},
-                          "met": {label: {"value": v, "target": t, "met": ok}
-                                  for label, (v, t, ok) in targets.items()}, "load_average": load_avg, "cpus": os.cpu_count()}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "mode": "mariadb",
+                    "work": str(work),
+                    "pmr": pmr_out,
+                    "results": results,
+                    "ratios": ratios,
+                    "targets": {"x_pmr_at_least": TARGET_X_PMR, "time_2x_over_1x_at_most": TARGET_2X_OVER_1X},
+                    "met": {label: {"value": v, "target": t, "met": ok} for label, (v, t, ok) in targets.items()},
+                    "load_average": load_avg,
+                    "cpus": os.cpu_count(),
+                },
+                indent=2,
+            )
+        )
         return 0
     print()
-    print(f"work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} (other work slows every stage); "
-          "each run a fresh `binlake run` process, default settings, validation off")
+    print(
+        f"work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} (other work slows every stage); "
+        "each run a fresh `binlake run` process, default settings, validation off"
+    )
     for name, p in pmr_out.items():
-        print(f"  pmr {name}: {p['mb']:6.1f} MB, {p['rows']:8d} rows decoded in {p['seconds']:7.2f} s = "
-              f"{p['rows_per_s']:,} rows/s (CPU {p['cpu_seconds']:.2f} s = {p['rows_per_cpu_s']:,} rows/CPU s); "
-              f"{p['live_ids']} ids live at the end")
-    print(f"{'engine':>6} {'size':>4} {'changes':>8} {'wall s':>8} {'changes/s':>10} {'x pmr':>6} "
-          f"{'run s':>8} {'changes/s':>10} {'x pmr':>6} {'peak MB':>8} {'bronze B/change':>15}  stages (s)")
+        print(
+            f"  pmr {name}: {p['mb']:6.1f} MB, {p['rows']:8d} rows decoded in {p['seconds']:7.2f} s = "
+            f"{p['rows_per_s']:,} rows/s (CPU {p['cpu_seconds']:.2f} s = {p['rows_per_cpu_s']:,} rows/CPU s); "
+            f"{p['live_ids']} ids live at the end"
+        )
+    print(
+        f"{'engine':>6} {'size':>4} {'changes':>8} {'wall s':>8} {'changes/s':>10} {'x pmr':>6} "
+        f"{'run s':>8} {'changes/s':>10} {'x pmr':>6} {'peak MB':>8} {'bronze B/change':>15}  stages (s)"
+    )
     for r in results:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in r["stages"].items())
-        print(f"{r['engine']:>6} {r['size']:>4} {r['changes']:>8d} {r['wall_seconds']:>8.2f} "
-              f"{r['changes_per_s']:>10,} {r['x_pmr_wall']:>6.2f} {r['run_seconds']:>8.2f} "
-              f"{r['run_changes_per_s']:>10,} {r['x_pmr_run']:>6.2f} {r['peak_mb']:>8} "
-              f"{r['bronze_disk_bytes_per_change']:>6} / {r['bronze_arrow_bytes_per_change']:<6}  {stages}")
-    print("stages: ingest + apply make up the run's seconds (wall minus run s: process and Spark session start); "
-          "scan, fold and merge are parts of apply; bronze B/change: on disk (Parquet) / in Arrow (in flight)")
-    print(f"targets: changes/s over pmr decode rows/s >= {TARGET_X_PMR:g}; time 2x/1x <= {TARGET_2X_OVER_1X:g} "
-          "(wall: the whole `binlake run` process; run s: its own summary's seconds)")
+        print(
+            f"{r['engine']:>6} {r['size']:>4} {r['changes']:>8d} {r['wall_seconds']:>8.2f} "
+            f"{r['changes_per_s']:>10,} {r['x_pmr_wall']:>6.2f} {r['run_seconds']:>8.2f} "
+            f"{r['run_changes_per_s']:>10,} {r['x_pmr_run']:>6.2f} {r['peak_mb']:>8} "
+            f"{r['bronze_disk_bytes_per_change']:>6} / {r['bronze_arrow_bytes_per_change']:<6}  {stages}"
+        )
+    print(
+        "stages: ingest + apply make up the run's seconds (wall minus run s: process and Spark session start); "
+        "scan, fold and merge are parts of apply; bronze B/change: on disk (Parquet) / in Arrow (in flight)"
+    )
+    print(
+        f"targets: changes/s over pmr decode rows/s >= {TARGET_X_PMR:g}; time 2x/1x <= {TARGET_2X_OVER_1X:g} "
+        "(wall: the whole `binlake run` process; run s: its own summary's seconds)"
+    )
     for engine, ratio in ratios.items():
-        print(f"{engine:>6}: changes 2x/1x {ratio['changes_2x_over_1x']:.3f}; time 2x/1x wall "
-              f"{ratio['wall_2x_over_1x']:.2f}, run {ratio['run_2x_over_1x']:.2f} (target <= {TARGET_2X_OVER_1X:g}); "
-              f"the 1x more changes of 2x add {ratio['marginal_changes_per_s'] or 0:,} changes/s "
-              f"({ratio['marginal_x_pmr'] or 0:.2f}x pmr), so about {ratio['fixed_seconds'] or 0:.1f} s of a run "
-              "does not grow with its input")
-        print(f"{'':>6}  a run with nothing to load takes {ratio['empty_run_wall_seconds']:.1f} s wall; with the "
-              f"fixed seconds the 1x run can reach at most {ratio.get('ceiling_x_pmr_wall_1x') or 0:.2f}x pmr by "
-              "wall time however fast each change is")
+        print(
+            f"{engine:>6}: changes 2x/1x {ratio['changes_2x_over_1x']:.3f}; time 2x/1x wall "
+            f"{ratio['wall_2x_over_1x']:.2f}, run {ratio['run_2x_over_1x']:.2f} (target <= {TARGET_2X_OVER_1X:g}); "
+            f"the 1x more changes of 2x add {ratio['marginal_changes_per_s'] or 0:,} changes/s "
+            f"({ratio['marginal_x_pmr'] or 0:.2f}x pmr), so about {ratio['fixed_seconds'] or 0:.1f} s of a run "
+            "does not grow with its input"
+        )
+        print(
+            f"{'':>6}  a run with nothing to load takes {ratio['empty_run_wall_seconds']:.1f} s wall; with the "
+            f"fixed seconds the 1x run can reach at most {ratio.get('ceiling_x_pmr_wall_1x') or 0:.2f}x pmr by "
+            "wall time however fast each change is"
+        )
     for label, (value, target, ok) in targets.items():
         print(f"  {label:<34} {value:6.2f}  (target {target:<7}) {verdict(ok)}")
     print("correctness: silver bench__orders holds exactly the ids pmr's decoded rows leave live, in every run")
@@ -347,12 +409,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--end", help="with --landing: the last day to apply (YYYY-MM-DD)")
     p.add_argument("--workdir", type=Path, help="where to generate and load (default: a temp folder)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--mariadb", action="store_true",
-                   help="measure the end-to-end target on a real MariaDB binlog (bench/decode.py's), 1x and 2x")
+    p.add_argument(
+        "--mariadb",
+        action="store_true",
+        help="measure the end-to-end target on a real MariaDB binlog (bench/decode.py's), 1x and 2x",
+    )
     p.add_argument("--mb", type=int, default=40, help="with --mariadb: the 1x binlog size in MB (default 40)")
-    p.add_argument("--binlog-dir", type=Path, default=Path(tempfile.gettempdir()) / "binlake-bench",
-                   help="with --mariadb: where the 1x binlog is built and cached (default: %(default)s, "
-                        "bench/decode.py's); the 2x one goes to <this>-2x")
+    p.add_argument(
+        "--binlog-dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "binlake-bench",
+        help="with --mariadb: where the 1x binlog is built and cached (default: %(default)s, "
+        "bench/decode.py's); the 2x one goes to <this>-2x",
+    )
     args = p.parse_args(argv)
     if args.mariadb:
         return main_mariadb(args)
@@ -383,30 +452,50 @@ def main(argv: list[str] | None = None) -> int:
                 check(out / "truth", lake)
             mb = summary["bytes"] / 1e6
             changes = summary["changes_applied"]
-            results.append({"engine": engine, "size": name, "mb": round(mb, 2), "changes": changes,
-                            "seconds": round(seconds, 2), "changes_per_s": round(changes / seconds),
-                            "mb_per_s": round(mb / seconds, 3), "peak_mb": round(peak / 2**20),
-                            "stages": summary["stage_seconds"]})
+            results.append(
+                {
+                    "engine": engine,
+                    "size": name,
+                    "mb": round(mb, 2),
+                    "changes": changes,
+                    "seconds": round(seconds, 2),
+                    "changes_per_s": round(changes / seconds),
+                    "mb_per_s": round(mb / seconds, 3),
+                    "peak_mb": round(peak / 2**20),
+                    "stages": summary["stage_seconds"],
+                }
+            )
     ratios = {}
     for engine in engines:
         mine = [r for r in results if r["engine"] == engine]
         if len(mine) == 2:
-            ratios[engine] = {"time_4x_over_1x": round(mine[1]["seconds"] / mine[0]["seconds"], 2),
-                              "peak_memory_4x_over_1x": round(mine[1]["peak_mb"] / mine[0]["peak_mb"], 2)}
+            ratios[engine] = {
+                "time_4x_over_1x": round(mine[1]["seconds"] / mine[0]["seconds"], 2),
+                "peak_memory_4x_over_1x": round(mine[1]["peak_mb"] / mine[0]["peak_mb"], 2),
+            }
     load_avg = os.getloadavg()[0]
     if args.json:
-        print(json.dumps({"results": results, "ratios": ratios, "load_average": load_avg,
-                          "cpus": os.cpu_count()}, indent=2))
+        print(
+            json.dumps(
+                {"results": results, "ratios": ratios, "load_average": load_avg, "cpus": os.cpu_count()}, indent=2
+            )
+        )
         return 0
-    print(f"work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} (other work slows every stage); "
-          "each run a fresh `binlake run` process with default settings")
+    print(
+        f"work dir {work}; {os.cpu_count()} CPUs, load average {load_avg:.1f} (other work slows every stage); "
+        "each run a fresh `binlake run` process with default settings"
+    )
     for r in results:
         stages = ", ".join(f"{k} {v:.1f}s" for k, v in r["stages"].items())
-        print(f"{r['engine']:>5} {r['size']:>5}: {r['mb']:7.2f} MB, {r['changes']:8d} changes in {r['seconds']:7.2f} s"
-              f" = {r['changes_per_s']} changes/s, {r['mb_per_s']:.2f} MB/s, peak {r['peak_mb']} MB  ({stages})")
+        print(
+            f"{r['engine']:>5} {r['size']:>5}: {r['mb']:7.2f} MB, {r['changes']:8d} changes in {r['seconds']:7.2f} s"
+            f" = {r['changes_per_s']} changes/s, {r['mb_per_s']:.2f} MB/s, peak {r['peak_mb']} MB  ({stages})"
+        )
     for engine, ratio in ratios.items():
-        print(f"{engine:>5}: time 4x/1x {ratio['time_4x_over_1x']:.2f} (linear: 4), peak memory 4x/1x "
-              f"{ratio['peak_memory_4x_over_1x']:.2f} (bounded: about 1)")
+        print(
+            f"{engine:>5}: time 4x/1x {ratio['time_4x_over_1x']:.2f} (linear: 4), peak memory 4x/1x "
+            f"{ratio['peak_memory_4x_over_1x']:.2f} (bounded: about 1)"
+        )
     return 0
 
 

@@ -42,13 +42,15 @@ import subprocess
 import tempfile
 import time
 
-FIXED_BEFORE = (18.0, 22.0)      # spark engine's fixed seconds of a run, last measured (stop 23's notes)
+FIXED_BEFORE = (18.0, 22.0)  # spark engine's fixed seconds of a run, last measured (stop 23's notes)
 FLOORS = {"x_pmr": 5.0, "peak_gb": 4.0, "linear": 2.0, "fixed": FIXED_BEFORE[0] / 2, "size": 1.3, "snapshot": 0.5}
 SEED_TABLE = """CREATE TABLE shop.orders (
   id BIGINT NOT NULL PRIMARY KEY, customer INT NOT NULL, status VARCHAR(16) NOT NULL,
   amount DECIMAL(12,2) NOT NULL, note VARCHAR(200), qty SMALLINT UNSIGNED, updated DATETIME(6) NOT NULL)"""
-SNAP_USER = ("CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'pw'; "
-             "GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'")
+SNAP_USER = (
+    "CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'pw'; "
+    "GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'"
+)
 
 
 def _module(name: str):
@@ -90,12 +92,21 @@ def run(pipeline, landing: Path, lake: Path, engine: str, fresh: bool = True) ->
     if fresh:
         shutil.rmtree(lake, ignore_errors=True)
     log(f"binlake run {landing} -> {lake} ({engine}) ...")
-    summary, seconds, peak = pipeline.run_measured([binlake(), "run", "--landing", str(landing), "--lake", str(lake),
-                                                    "--engine", engine, "--json"])
-    log(f"  {summary['changes_applied']} changes in {seconds:.1f} s, peak {peak / 2**30:.2f} GB, "
-        f"stages {summary['stage_seconds']}")
-    return {"changes": summary["changes_applied"], "seconds": seconds, "run_seconds": summary["seconds"],
-            "peak": peak, "stages": summary["stage_seconds"], "seeded_rows": summary.get("seeded_rows", 0)}
+    summary, seconds, peak = pipeline.run_measured(
+        [binlake(), "run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json"]
+    )
+    log(
+        f"  {summary['changes_applied']} changes in {seconds:.1f} s, peak {peak / 2**30:.2f} GB, "
+        f"stages {summary['stage_seconds']}"
+    )
+    return {
+        "changes": summary["changes_applied"],
+        "seconds": seconds,
+        "run_seconds": summary["seconds"],
+        "peak": peak,
+        "stages": summary["stage_seconds"],
+        "seeded_rows": summary.get("seeded_rows", 0),
+    }
 
 
 def pmr_rate(decode, files: list[Path], limit: int) -> tuple[int, float]:
@@ -127,10 +138,13 @@ def seeded_day(work: Path, name: str, rows: int, day_ids: int, dump: bool) -> di
         step = 1_000_000
         for lo in range(0, rows, step):
             hi = min(lo + step, rows) - 1
-            server.execute(f"SET sql_log_bin = 0; INSERT INTO shop.orders SELECT seq, seq % 9973, "
-                           f"ELT(seq % 3 + 1, 'new', 'paid', 'shipped'), (seq % 100000) + 0.25, "
-                           f"REPEAT('x', seq % 50), seq % 65536, '2024-03-01 00:00:00' + INTERVAL seq SECOND "
-                           f"FROM seq_{lo}_to_{hi}", "shop")
+            server.execute(
+                f"SET sql_log_bin = 0; INSERT INTO shop.orders SELECT seq, seq % 9973, "
+                f"ELT(seq % 3 + 1, 'new', 'paid', 'shipped'), (seq % 100000) + 0.25, "
+                f"REPEAT('x', seq % 50), seq % 65536, '2024-03-01 00:00:00' + INTERVAL seq SECOND "
+                f"FROM seq_{lo}_to_{hi}",
+                "shop",
+            )
         server.flush_logs()
         env = {**os.environ, "BINLAKE_MYSQL_PASSWORD": "pw"}
         uri = f"mysql://snap@127.0.0.1:{server.port}/?server_id=4301&name={name}"
@@ -138,15 +152,29 @@ def seeded_day(work: Path, name: str, rows: int, day_ids: int, dump: bool) -> di
             log(f"{name}: mariadb-dump --single-transaction ...")
             started = time.perf_counter()
             with open(work / "dump.sql", "wb") as f:
-                subprocess.run([find_binary("mariadb-dump") or "mariadb-dump", "--no-defaults",
-                                f"--socket={server.socket}", "--user=root", "--single-transaction", "shop", "orders"],
-                               stdout=f, check=True)
+                subprocess.run(
+                    [
+                        find_binary("mariadb-dump") or "mariadb-dump",
+                        "--no-defaults",
+                        f"--socket={server.socket}",
+                        "--user=root",
+                        "--single-transaction",
+                        "shop",
+                        "orders",
+                    ],
+                    stdout=f,
+                    check=True,
+                )
             out["dump_seconds"] = time.perf_counter() - started
             (work / "dump.sql").unlink()
         log(f"{name}: binlake snapshot ...")
         started = time.perf_counter()
-        subprocess.run([binlake(), "snapshot", "--source", uri, "--landing", str(seed_landing), "--include",
-                        "shop.orders"], env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [binlake(), "snapshot", "--source", uri, "--landing", str(seed_landing), "--include", "shop.orders"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         out["snapshot_seconds"] = time.perf_counter() - started
         server.flush_logs()
         for f in server.binlog_files():
@@ -155,8 +183,11 @@ def seeded_day(work: Path, name: str, rows: int, day_ids: int, dump: bool) -> di
         conn = server.connect("shop", raw=False)
         cur = conn.cursor()
         for lo in range(0, day_ids * 100, 100_000):
-            cur.execute("UPDATE orders SET status = 'done', amount = amount + 1, updated = updated + INTERVAL 1 "
-                        "SECOND WHERE id >= %s AND id < %s AND id %% 100 = 0", (lo, min(lo + 100_000, day_ids * 100)))
+            cur.execute(
+                "UPDATE orders SET status = 'done', amount = amount + 1, updated = updated + INTERVAL 1 "
+                "SECOND WHERE id >= %s AND id < %s AND id %% 100 = 0",
+                (lo, min(lo + 100_000, day_ids * 100)),
+            )
             conn.commit()
         cur.execute("SELECT COUNT(*), SUM(amount) FROM orders")
         out["server_count"], out["server_sum"] = [str(v) for v in cur.fetchone()]
@@ -229,30 +260,55 @@ def main(argv: list[str] | None = None) -> int:
             big_day, small_day = days["big"]["day_run"], days["small"]["day_run"]
             snap_rate = args.seed_rows / days["big"]["snapshot_seconds"]
             dump_rate = args.seed_rows / days["big"]["dump_seconds"]
-        except Exception as exc:      # the day's targets still print
+        except Exception as exc:  # the day's targets still print
             seed_error, days = f"{type(exc).__name__}: {exc}", {}
     if r2 is not None:
         rate = r2["changes"] / r2["seconds"]
         rows += [
-            ("1 changes/s over pmr decode rows/s", rate / pmr, ">=", FLOORS["x_pmr"],
-             f"{r2['changes']:,} changes, {size / 2**30:.2f} GiB in {r2['seconds']:.1f} s = {rate:,.0f}/s; pmr "
-             f"{pmr:,.0f} rows/s ({pmr_rows:,} rows); silver {'EQUALS' if same else 'DIFFERS FROM'} the server"),
+            (
+                "1 changes/s over pmr decode rows/s",
+                rate / pmr,
+                ">=",
+                FLOORS["x_pmr"],
+                f"{r2['changes']:,} changes, {size / 2**30:.2f} GiB in {r2['seconds']:.1f} s = {rate:,.0f}/s; pmr "
+                f"{pmr:,.0f} rows/s ({pmr_rows:,} rows); silver {'EQUALS' if same else 'DIFFERS FROM'} the server",
+            ),
             ("1 peak RSS of the process tree, GB", r2["peak"] / 2**30, "<", FLOORS["peak_gb"], ""),
-            ("2 time(2x) / time(1x)", r2["seconds"] / r1["seconds"], "<=", FLOORS["linear"],
-             f"1x {r1['changes']:,} changes in {r1['seconds']:.1f} s; 2x {r2['changes']:,} in {r2['seconds']:.1f} s"),
-            ("3 fixed s: 1x/2x intercept", intercept, "<=", FLOORS["fixed"],
-             f"before {FIXED_BEFORE[0]:g}-{FIXED_BEFORE[1]:g} s; marginal "
-             f"{1 / slope if slope > 0 else 0:,.0f} changes/s"),
+            (
+                "2 time(2x) / time(1x)",
+                r2["seconds"] / r1["seconds"],
+                "<=",
+                FLOORS["linear"],
+                f"1x {r1['changes']:,} changes in {r1['seconds']:.1f} s; 2x {r2['changes']:,} in {r2['seconds']:.1f} s",
+            ),
+            (
+                "3 fixed s: 1x/2x intercept",
+                intercept,
+                "<=",
+                FLOORS["fixed"],
+                f"before {FIXED_BEFORE[0]:g}-{FIXED_BEFORE[1]:g} s; marginal "
+                f"{1 / slope if slope > 0 else 0:,.0f} changes/s",
+            ),
             ("3 fixed s: a run with nothing to load", r0["seconds"], "<=", FLOORS["fixed"], "before 5.9 s"),
         ]
     if days:
         rows += [
-            ("4 day on big table / on small table", big_day["seconds"] / small_day["seconds"], "<=", FLOORS["size"],
-             f"{args.seed_rows:,} rows: {big_day['seconds']:.1f} s, {args.small_rows:,} rows: "
-             f"{small_day['seconds']:.1f} s; {big_day['changes']:,} changes; silver equal "
-             f"{days['big']['silver_equal']}/{days['small']['silver_equal']}"),
-            ("5 binlake snapshot / mariadb-dump rows/s", snap_rate / dump_rate, ">=", FLOORS["snapshot"],
-             f"{snap_rate:,.0f} vs {dump_rate:,.0f} rows/s ({args.seed_rows:,} rows)"),
+            (
+                "4 day on big table / on small table",
+                big_day["seconds"] / small_day["seconds"],
+                "<=",
+                FLOORS["size"],
+                f"{args.seed_rows:,} rows: {big_day['seconds']:.1f} s, {args.small_rows:,} rows: "
+                f"{small_day['seconds']:.1f} s; {big_day['changes']:,} changes; silver equal "
+                f"{days['big']['silver_equal']}/{days['small']['silver_equal']}",
+            ),
+            (
+                "5 binlake snapshot / mariadb-dump rows/s",
+                snap_rate / dump_rate,
+                ">=",
+                FLOORS["snapshot"],
+                f"{snap_rate:,.0f} vs {dump_rate:,.0f} rows/s ({args.seed_rows:,} rows)",
+            ),
         ]
     print(f"\nissue 27, engine {engine}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, work {work}")
     failed = not same or not all(d["silver_equal"] for d in days.values()) or seed_error is not None
@@ -263,9 +319,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label:<40} {value:10.2f}  (floor {op} {floor:g})  {'MET' if ok else 'NOT MET'}  {note}")
     if r2 is not None:
         print("  stages 2x: " + ", ".join(f"{k} {v:.1f}" for k, v in r2["stages"].items()))
-    print(json.dumps({"engine": engine, "pmr_rows_per_s": locals().get("pmr"),
-                      "runs": {"empty": locals().get("r0"), "1x": locals().get("r1"), "2x": r2},
-                      "days": days, "silver_equal": same}, default=str))
+    print(
+        json.dumps(
+            {
+                "engine": engine,
+                "pmr_rows_per_s": locals().get("pmr"),
+                "runs": {"empty": locals().get("r0"), "1x": locals().get("r1"), "2x": r2},
+                "days": days,
+                "silver_equal": same,
+            },
+            default=str,
+        )
+    )
     return 1 if failed else 0
 
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH_DIR]   # bench/json.py is not json
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH_DIR]  # bench/json.py is not json
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,32 +40,45 @@ def main(argv: list[str] | None = None) -> int:
     spark = build_session("bench-silver-keys")
     work = Path(tempfile.mkdtemp(prefix="binlake-bench-silver-keys-"))
     print(f"bench: writing {args.rows:,} silver rows under {work} ...", file=sys.stderr)
-    (spark.range(args.rows)
-     .select(F.concat(F.lit("SKU-"), F.lpad(F.col("id").cast("string"), 10, "0")).alias("sku"),
-             *[(F.col("id") * k).alias(f"n{k}") for k in range(1, 5)],
-             *[F.concat(F.lit(f"text {k} "), F.col("id").cast("string")).alias(f"s{k}") for k in range(1, 5)],
-             F.current_date().alias("d"), F.current_timestamp().alias("ts"),
-             (F.col("id") / 7).cast("decimal(12,2)").alias("price"), F.lit(b"\x00\x01").alias("b"),
-             F.col("id").alias("_binlake_seq"), F.lit("insert").alias("_binlake_op"))
-     .write.parquet(str(work / "silver")))
+    (
+        spark.range(args.rows)
+        .select(
+            F.concat(F.lit("SKU-"), F.lpad(F.col("id").cast("string"), 10, "0")).alias("sku"),
+            *[(F.col("id") * k).alias(f"n{k}") for k in range(1, 5)],
+            *[F.concat(F.lit(f"text {k} "), F.col("id").cast("string")).alias(f"s{k}") for k in range(1, 5)],
+            F.current_date().alias("d"),
+            F.current_timestamp().alias("ts"),
+            (F.col("id") / 7).cast("decimal(12,2)").alias("price"),
+            F.lit(b"\x00\x01").alias("b"),
+            F.col("id").alias("_binlake_seq"),
+            F.lit("insert").alias("_binlake_op"),
+        )
+        .write.parquet(str(work / "silver"))
+    )
     silver = spark.read.parquet(str(work / "silver"))
     step = max(1, args.rows // args.touched)
-    touched = spark.createDataFrame([("shop", "products", f'["SKU-{i:010d}"]') for i in range(0, args.rows, step)],
-                                    "db string, table_name string, row_key string").cache()
+    touched = spark.createDataFrame(
+        [("shop", "products", f'["SKU-{i:010d}"]') for i in range(0, args.rows, step)],
+        "db string, table_name string, row_key string",
+    ).cache()
     n_touched = touched.count()
     kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
 
     def records(frame):
-        return (frame.mapInArrow(_keyed_silver(kinds, {}, ["sku"], "shop", "products", False),
-                                 spark_ddl(RECORD_COLUMNS))
-                .join(touched, ["db", "table_name", "row_key"], "left_semi"))
+        return frame.mapInArrow(
+            _keyed_silver(kinds, {}, ["sku"], "shop", "products", False), spark_ddl(RECORD_COLUMNS)
+        ).join(touched, ["db", "table_name", "row_key"], "left_semi")
 
     timings: dict[str, float] = {}
     got = {}
-    ways = (("whole table converted (before)", silver),
-            ("cut to the touched keys (_key_prefilter)",
-             _key_prefilter(silver, dict(kinds), {}, ["sku"], touched, "shop", "products")))
-    for _ in range(2):            # each way twice, alternating; the faster of its two runs (JVM warm-up)
+    ways = (
+        ("whole table converted (before)", silver),
+        (
+            "cut to the touched keys (_key_prefilter)",
+            _key_prefilter(silver, dict(kinds), {}, ["sku"], touched, "shop", "products"),
+        ),
+    )
+    for _ in range(2):  # each way twice, alternating; the faster of its two runs (JVM warm-up)
         for name, frame in ways:
             started = time.perf_counter()
             got[name] = sorted(r["row_key"] for r in records(frame).select("row_key").collect())

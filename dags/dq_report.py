@@ -29,9 +29,10 @@ settings = load_settings()
 with DAG(
     dag_id=Path(__file__).stem,
     doc_md=__doc__,
-    schedule=(Asset(name=SILVER_ASSET, uri=settings.silver_uri)
-              | Asset(name=DQ_RESULTS_ASSET, uri=settings.dq_results_uri)),
-    is_paused_upon_creation=False,          # useful from the first load on
+    schedule=(
+        Asset(name=SILVER_ASSET, uri=settings.silver_uri) | Asset(name=DQ_RESULTS_ASSET, uri=settings.dq_results_uri)
+    ),
+    is_paused_upon_creation=False,  # useful from the first load on
     start_date=dt.datetime.combine(settings.start_date, dt.time(), dt.timezone.utc),
     catchup=False,
     max_active_runs=1,
@@ -46,8 +47,13 @@ with DAG(
         "on_failure_callback": on_failure,
     },
     params={
-        "max_runs": Param(60, type="integer", minimum=1, title="Runs shown",
-                          description="How many of the newest runs the report lists."),
+        "max_runs": Param(
+            60,
+            type="integer",
+            minimum=1,
+            title="Runs shown",
+            description="How many of the newest runs the report lists.",
+        ),
     },
 ) as dag:
 

@@ -45,8 +45,12 @@ with DAG(
         "on_failure_callback": on_failure,
     },
     params={
-        "dry_run": Param(False, type="boolean", title="Dry run",
-                         description="Change nothing; count what vacuum would delete per table."),
+        "dry_run": Param(
+            False,
+            type="boolean",
+            title="Dry run",
+            description="Change nothing; count what vacuum would delete per table.",
+        ),
     },
 ) as dag:
 
@@ -60,7 +64,7 @@ with DAG(
 
         try:
             return maintain_lake_task(settings, dry_run=bool(params["dry_run"]))
-        except (LakeNotFoundError, UnsafeRetentionError) as exc:     # settings to fix: retrying will not help
+        except (LakeNotFoundError, UnsafeRetentionError) as exc:  # settings to fix: retrying will not help
             raise AirflowFailException(str(exc)) from exc
 
     maintain()

@@ -47,7 +47,7 @@ from binlake.orchestration.alerts import on_failure, on_success
 from binlake.orchestration.config import DQ_RESULTS_ASSET, SILVER_ASSET, SPARK_CONF, load_settings, source_group_id
 
 settings = load_settings()
-WRITES_LAKE = {"max_active_tis_per_dag": 1}     # one writer per table at a time, across runs and backfills
+WRITES_LAKE = {"max_active_tis_per_dag": 1}  # one writer per table at a time, across runs and backfills
 
 with DAG(
     dag_id=Path(__file__).stem,
@@ -68,15 +68,24 @@ with DAG(
         "on_success_callback": on_success,
     },
     params={
-        "sources": Param(list(settings.sources), type="array",
-                         items={"type": "string", "enum": list(settings.sources)},
-                         title="Sources", description="Sources to load in this run (default: all configured)."),
-        "tables": Param([], type="array", items={"type": "string", "pattern": r"^[^.\s]+\.[^.\s]+$"},
-                        title="Table filter",
-                        description="Only these db.table patterns (* and ? allowed) are ingested; empty: all. "
-                                    "Changes of other tables in the files ingested by this run are not kept."),
-        "full_refresh": Param(False, type="boolean", title="Full refresh",
-                              description="Rebuild each source's silver tables from bronze."),
+        "sources": Param(
+            list(settings.sources),
+            type="array",
+            items={"type": "string", "enum": list(settings.sources)},
+            title="Sources",
+            description="Sources to load in this run (default: all configured).",
+        ),
+        "tables": Param(
+            [],
+            type="array",
+            items={"type": "string", "pattern": r"^[^.\s]+\.[^.\s]+$"},
+            title="Table filter",
+            description="Only these db.table patterns (* and ? allowed) are ingested; empty: all. "
+            "Changes of other tables in the files ingested by this run are not kept.",
+        ),
+        "full_refresh": Param(
+            False, type="boolean", title="Full refresh", description="Rebuild each source's silver tables from bronze."
+        ),
     },
 ) as dag:
     dq_results = Asset(name=DQ_RESULTS_ASSET, uri=settings.dq_results_uri)
@@ -93,12 +102,17 @@ with DAG(
         return fetch_source(settings, source)
 
     @task(multiple_outputs=True)
-    def plan(source: str, params: dict | None = None, data_interval_start: dt.datetime | None = None,
-             data_interval_end: dt.datetime | None = None) -> dict:
+    def plan(
+        source: str,
+        params: dict | None = None,
+        data_interval_start: dt.datetime | None = None,
+        data_interval_end: dt.datetime | None = None,
+    ) -> dict:
         from binlake.orchestration.tasks import plan_source
 
-        return plan_source(settings, source, data_interval_start, data_interval_end, params["tables"],
-                           params["full_refresh"])
+        return plan_source(
+            settings, source, data_interval_start, data_interval_end, params["tables"], params["full_refresh"]
+        )
 
     @task
     def plan_validation(data_interval_start: dt.datetime | None = None) -> list[str]:
@@ -107,28 +121,43 @@ with DAG(
         return validate_args(settings, data_interval_start)
 
     def spark_job(job: str, source: str, argv, **kwargs) -> SparkSubmitOperator:
-        return SparkSubmitOperator(task_id=job, application=settings.spark_job(job), application_args=argv,
-                                   conn_id=settings.spark_conn_id, conf=dict(SPARK_CONF),
-                                   name=f"binlake-{job}-{source}", **kwargs)
+        return SparkSubmitOperator(
+            task_id=job,
+            application=settings.spark_job(job),
+            application_args=argv,
+            conn_id=settings.spark_conn_id,
+            conf=dict(SPARK_CONF),
+            name=f"binlake-{job}-{source}",
+            **kwargs,
+        )
 
     applied = []
     for source in settings.sources:
         with TaskGroup(group_id=source_group_id(source)):
             planned = plan(source)
             chain(fetch(source), planned)
-            chain(planned,
-                  spark_job("snapshot_sdi", source, planned["snapshot_sdi"], **WRITES_LAKE),
-                  spark_job("ingest_binlogs", source, planned["ingest_binlogs"], **WRITES_LAKE),
-                  apply := spark_job("apply_changes", source, planned["apply_changes"], outlets=[silver],
-                                     **WRITES_LAKE))
+            chain(
+                planned,
+                spark_job("snapshot_sdi", source, planned["snapshot_sdi"], **WRITES_LAKE),
+                spark_job("ingest_binlogs", source, planned["ingest_binlogs"], **WRITES_LAKE),
+                apply := spark_job("apply_changes", source, planned["apply_changes"], outlets=[silver], **WRITES_LAKE),
+            )
             applied.append(apply)
 
     # once per run, after every source (none_failed_min_one_success: sources skipped by the param are fine);
     # a failed error-level expectation is not transient: no retry
-    validate = SparkSubmitOperator(task_id="validate", application=settings.spark_job("validate"),
-                                   application_args=plan_validation(), conn_id=settings.spark_conn_id,
-                                   conf=dict(SPARK_CONF), name="binlake-validate", retries=0, outlets=[dq_results],
-                                   trigger_rule="none_failed_min_one_success", **WRITES_LAKE)
+    validate = SparkSubmitOperator(
+        task_id="validate",
+        application=settings.spark_job("validate"),
+        application_args=plan_validation(),
+        conn_id=settings.spark_conn_id,
+        conf=dict(SPARK_CONF),
+        name="binlake-validate",
+        retries=0,
+        outlets=[dq_results],
+        trigger_rule="none_failed_min_one_success",
+        **WRITES_LAKE,
+    )
 
     @task(trigger_rule="none_failed_min_one_success")
     def report(ti=None, run_id: str | None = None, data_interval_start: dt.datetime | None = None) -> str:
@@ -138,8 +167,9 @@ with DAG(
         return write_run_summary(settings, run_key(data_interval_start), run_id, intervals)
 
     @task(retries=0)
-    def freshness(data_interval_start: dt.datetime | None = None,
-                  data_interval_end: dt.datetime | None = None) -> list[dict]:
+    def freshness(
+        data_interval_start: dt.datetime | None = None, data_interval_end: dt.datetime | None = None
+    ) -> list[dict]:
         from binlake.orchestration.tasks import run_freshness
 
         return run_freshness(settings, data_interval_start, data_interval_end)

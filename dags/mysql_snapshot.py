@@ -47,19 +47,38 @@ with DAG(
         "on_failure_callback": on_failure,
     },
     params={
-        "source_uri": Param(None, type=["null", "string"], pattern=r"^mysql://", title="Source URI",
-                            description="mysql://user@host:port/?server_id=N (required; no password in it)."),
-        "name": Param(None, type=["null", "string"], pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
-                      title="Source name", description="Landing sub-folder (default: the URI's name= or host-port)."),
+        "source_uri": Param(
+            None,
+            type=["null", "string"],
+            pattern=r"^mysql://",
+            title="Source URI",
+            description="mysql://user@host:port/?server_id=N (required; no password in it).",
+        ),
+        "name": Param(
+            None,
+            type=["null", "string"],
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
+            title="Source name",
+            description="Landing sub-folder (default: the URI's name= or host-port).",
+        ),
         "landing": Param(settings.landing, type="string", minLength=1, title="Landing root"),
         "lake": Param(settings.lake, type="string", minLength=1, title="Lake root"),
-        "include": Param([], type="array", items=TABLE_PATTERN, title="Include tables",
-                         description="db.table patterns (* and ? allowed); empty: every base table."),
+        "include": Param(
+            [],
+            type="array",
+            items=TABLE_PATTERN,
+            title="Include tables",
+            description="db.table patterns (* and ? allowed); empty: every base table.",
+        ),
         "exclude": Param([], type="array", items=TABLE_PATTERN, title="Exclude tables"),
-        "password_env": Param("BINLAKE_MYSQL_PASSWORD", type="string", pattern=r"^(BINLAKE|MYSQL)_[A-Za-z0-9_]{1,120}$",
-                              title="Password variable",
-                              description="Environment variable of the Airflow worker holding the password "
-                                          "(its name starts with BINLAKE_ or MYSQL_)."),
+        "password_env": Param(
+            "BINLAKE_MYSQL_PASSWORD",
+            type="string",
+            pattern=r"^(BINLAKE|MYSQL)_[A-Za-z0-9_]{1,120}$",
+            title="Password variable",
+            description="Environment variable of the Airflow worker holding the password "
+            "(its name starts with BINLAKE_ or MYSQL_).",
+        ),
         "chunk_rows": Param(100_000, type="integer", minimum=1, title="Rows per chunk"),
     },
 ) as dag:
@@ -74,13 +93,19 @@ with DAG(
         if not params["source_uri"]:
             raise AirflowFailException("set the source_uri param (mysql://user@host:port/?server_id=N)")
         try:
-            return snapshot_task(params["source_uri"], params["landing"], name=params["name"],
-                                 include=params["include"], exclude=params["exclude"],
-                                 password_env=params["password_env"], chunk_rows=params["chunk_rows"])
+            return snapshot_task(
+                params["source_uri"],
+                params["landing"],
+                name=params["name"],
+                include=params["include"],
+                exclude=params["exclude"],
+                password_env=params["password_env"],
+                chunk_rows=params["chunk_rows"],
+            )
         except BinlakeError as exc:
             if getattr(exc, "retryable", False):
                 raise
-            raise AirflowFailException(str(exc)) from exc      # settings or grants to fix: a retry will not help
+            raise AirflowFailException(str(exc)) from exc  # settings or grants to fix: a retry will not help
 
     @task(max_active_tis_per_dag=1)
     def load(taken: dict, params: dict | None = None) -> dict:

@@ -24,8 +24,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from binlake.lake.run import RunReport
 
     p = job_parser("apply_changes", __doc__, history=True)
-    p.add_argument("--full-refresh", action="store_true",
-                   help="first empty the source's silver tables and checkpoints: rebuild them from bronze")
+    p.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help="first empty the source's silver tables and checkpoints: rebuild them from bronze",
+    )
     args = p.parse_args(argv)
 
     def run() -> int:

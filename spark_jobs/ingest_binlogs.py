@@ -24,8 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def run() -> int:
         spark, engine, lake, opts = job_setup(args, "binlake-ingest")
         with stage("ingest", lake):
-            return print_report(ingest_job(spark, engine, lake, source_dir(args.landing, args.source), opts,
-                                           opts.new_run_id()))
+            return print_report(
+                ingest_job(spark, engine, lake, source_dir(args.landing, args.source), opts, opts.new_run_id())
+            )
 
     return job_main(run)
 

@@ -25,12 +25,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from binlake.lake.registry import snapshot_sdi_job
     from binlake.lake.session import build_session
 
-    p = argparse.ArgumentParser(prog="snapshot_sdi", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="snapshot_sdi", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--lake", required=True)
     p.add_argument("--sdi", action="append", required=True)
-    p.add_argument("--seen-at", type=dt.datetime.fromisoformat,
-                   help="snapshot time (default: now); the DAG passes its interval end")
+    p.add_argument(
+        "--seen-at",
+        type=dt.datetime.fromisoformat,
+        help="snapshot time (default: now); the DAG passes its interval end",
+    )
     add_engine_option(p)
     args = p.parse_args(argv)
     seen = args.seen_at or dt.datetime.now(dt.timezone.utc)
@@ -44,8 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         spark = build_session("binlake-snapshot-sdi")
         lake = LakeLayout(args.lake)
         with stage("snapshot_sdi", lake):
-            added = snapshot_sdi_job(spark, engine_for(spark, args.engine, staging_root=lake.staging), lake,
-                                     args.sdi, seen)
+            added = snapshot_sdi_job(
+                spark, engine_for(spark, args.engine, staging_root=lake.staging), lake, args.sdi, seen
+            )
         print(json.dumps({"new_versions": added}))
         return 0
 

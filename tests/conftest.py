@@ -20,7 +20,7 @@ def fixtures_dir() -> Path:
 SHARED_SESSION_PACKAGES = ("dags", "ops")
 
 
-@pytest.hookimpl(tryfirst=True)      # before xdist's own hook reads the groups
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests_dir = Path(__file__).parent
     for item in items:

@@ -39,11 +39,11 @@ BINLOG_BASENAME = "binlog"
 class BinlogSettings:
     """The server's binary log options (``--binlog-row-image``, ``--binlog-row-metadata``, ...)."""
 
-    row_image: str = "FULL"          # FULL | MINIMAL | NOBLOB
-    row_metadata: str = "FULL"       # FULL | MINIMAL | NO_LOG
+    row_image: str = "FULL"  # FULL | MINIMAL | NOBLOB
+    row_metadata: str = "FULL"  # FULL | MINIMAL | NO_LOG
     server_id: int = 1
-    checksum: str = "CRC32"          # CRC32 | NONE
-    max_binlog_size: int = 1 << 30   # bytes; small values make the server rotate files
+    checksum: str = "CRC32"  # CRC32 | NONE
+    max_binlog_size: int = 1 << 30  # bytes; small values make the server rotate files
     extra_args: tuple[str, ...] = ()
     log_slave_updates: bool = False  # a replica that logs what it replicates (a member that can be promoted)
 
@@ -98,7 +98,7 @@ class MariaDBServer:
         self.binlog_dir = self.basedir / "binlog"
         self.socket = self.basedir / "mysqld.sock"
         self.error_log = self.basedir / "mysqld.err"
-        self.tmpdir = self.basedir / "tmp"      # its own: never shares temp files with other servers in /tmp
+        self.tmpdir = self.basedir / "tmp"  # its own: never shares temp files with other servers in /tmp
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -111,16 +111,29 @@ class MariaDBServer:
         self.tmpdir.mkdir(exist_ok=True)
         user_args = ["--user=root"] if os.geteuid() == 0 else []
         install = subprocess.run(
-            [find_binary("mariadb-install-db") or "mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}",
-             f"--tmpdir={self.tmpdir}", "--auth-root-authentication-method=normal", "--skip-test-db", *user_args],
-            capture_output=True, text=True, check=False,
+            [
+                find_binary("mariadb-install-db") or "mariadb-install-db",
+                "--no-defaults",
+                f"--datadir={self.datadir}",
+                f"--tmpdir={self.tmpdir}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                *user_args,
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if install.returncode != 0:
             raise MariaDBServerError(f"mariadb-install-db failed ({install.returncode}): {install.stderr[-2000:]}")
         for _attempt in range(5):
             self.port = free_loopback_port()
-            self.process = subprocess.Popen(self._server_args(user_args), stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL, start_new_session=True)
+            self.process = subprocess.Popen(
+                self._server_args(user_args),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             if self._wait_ready():
                 return self
             if "Address already in use" not in self._log_tail():
@@ -133,17 +146,33 @@ class MariaDBServer:
     def _server_args(self, user_args: Sequence[str]) -> list[str]:
         s = self.settings
         return [
-            find_binary("mariadbd") or "mariadbd", "--no-defaults", *user_args,
-            f"--datadir={self.datadir}", f"--tmpdir={self.tmpdir}", f"--socket={self.socket}",
-            f"--pid-file={self.basedir / 'mysqld.pid'}", f"--log-error={self.error_log}",
-            "--bind-address=127.0.0.1", f"--port={self.port}",
-            f"--server-id={s.server_id}", f"--log-bin={self.binlog_dir / BINLOG_BASENAME}",
-            "--binlog-format=ROW", f"--binlog-row-image={s.row_image}", f"--binlog-row-metadata={s.row_metadata}",
-            f"--binlog-checksum={s.checksum}", f"--max-binlog-size={s.max_binlog_size}",
-            "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci",
-            "--default-time-zone=+00:00", "--skip-name-resolve", "--innodb-buffer-pool-size=64M",
-            "--innodb-log-file-size=48M", "--innodb-flush-log-at-trx-commit=0", "--sync-binlog=0",
-            "--log-slave-updates" if s.log_slave_updates else "--skip-log-slave-updates", *s.extra_args,
+            find_binary("mariadbd") or "mariadbd",
+            "--no-defaults",
+            *user_args,
+            f"--datadir={self.datadir}",
+            f"--tmpdir={self.tmpdir}",
+            f"--socket={self.socket}",
+            f"--pid-file={self.basedir / 'mysqld.pid'}",
+            f"--log-error={self.error_log}",
+            "--bind-address=127.0.0.1",
+            f"--port={self.port}",
+            f"--server-id={s.server_id}",
+            f"--log-bin={self.binlog_dir / BINLOG_BASENAME}",
+            "--binlog-format=ROW",
+            f"--binlog-row-image={s.row_image}",
+            f"--binlog-row-metadata={s.row_metadata}",
+            f"--binlog-checksum={s.checksum}",
+            f"--max-binlog-size={s.max_binlog_size}",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_general_ci",
+            "--default-time-zone=+00:00",
+            "--skip-name-resolve",
+            "--innodb-buffer-pool-size=64M",
+            "--innodb-log-file-size=48M",
+            "--innodb-flush-log-at-trx-commit=0",
+            "--sync-binlog=0",
+            "--log-slave-updates" if s.log_slave_updates else "--skip-log-slave-updates",
+            *s.extra_args,
         ]
 
     def _wait_ready(self) -> bool:
@@ -184,8 +213,15 @@ class MariaDBServer:
 
     # -- clients -----------------------------------------------------------------------------------------------
     def _client_args(self) -> list[str]:
-        return [find_binary("mariadb") or "mariadb", "--no-defaults", f"--socket={self.socket}", "--user=root",
-                "--default-character-set=utf8mb4", "--batch", "--skip-column-names"]
+        return [
+            find_binary("mariadb") or "mariadb",
+            "--no-defaults",
+            f"--socket={self.socket}",
+            "--user=root",
+            "--default-character-set=utf8mb4",
+            "--batch",
+            "--skip-column-names",
+        ]
 
     def execute(self, sql: str, database: str | None = None) -> str:
         """Run SQL statements (separated by ``;``) with the ``mariadb`` client; returns its stdout."""
@@ -204,16 +240,27 @@ class MariaDBServer:
         import pymysql  # imported here so that the harness itself has no hard dependency
 
         kwargs = {"conv": {}} if raw else {}
-        return pymysql.connect(unix_socket=str(self.socket), user="root", database=database, charset="utf8mb4",
-                               autocommit=True, init_command="SET time_zone='+00:00'", **kwargs)
+        return pymysql.connect(
+            unix_socket=str(self.socket),
+            user="root",
+            database=database,
+            charset="utf8mb4",
+            autocommit=True,
+            init_command="SET time_zone='+00:00'",
+            **kwargs,
+        )
 
     # -- replication -------------------------------------------------------------------------------------------
     def replicate_from(self, primary: "MariaDBServer", user: str = "repl", password: str = "repl-pw") -> None:
         """Make this server a GTID replica of ``primary`` over 127.0.0.1 (the user is created on the primary)."""
-        primary.execute(f"CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' IDENTIFIED BY '{password}';"
-                        f" GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'@'127.0.0.1'")
-        self.execute(f"CHANGE MASTER TO master_host='127.0.0.1', master_port={primary.port}, master_user='{user}',"
-                     f" master_password='{password}', master_use_gtid=slave_pos; START SLAVE")
+        primary.execute(
+            f"CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' IDENTIFIED BY '{password}';"
+            f" GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'@'127.0.0.1'"
+        )
+        self.execute(
+            f"CHANGE MASTER TO master_host='127.0.0.1', master_port={primary.port}, master_user='{user}',"
+            f" master_password='{password}', master_use_gtid=slave_pos; START SLAVE"
+        )
 
     def gtid_binlog_pos(self) -> str:
         return self.execute("SELECT @@gtid_binlog_pos").strip()

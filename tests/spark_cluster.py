@@ -47,7 +47,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-START_TIMEOUT = 120          # seconds for the master and both workers to come up
+START_TIMEOUT = 120  # seconds for the master and both workers to come up
 
 
 def free_port() -> int:
@@ -65,14 +65,15 @@ class SparkCluster:
     log_dir: Path
     processes: list[subprocess.Popen] = field(default_factory=list)
 
-    def submit(self, app: str | Path, *args: str, conf: Mapping[str, str] | None = None,
-               timeout: float = 900) -> subprocess.CompletedProcess:
+    def submit(
+        self, app: str | Path, *args: str, conf: Mapping[str, str] | None = None, timeout: float = 900
+    ) -> subprocess.CompletedProcess:
         settings = {
             "spark.pyspark.python": sys.executable,
             "spark.executor.cores": "1",
             "spark.executor.memory": "1g",
             "spark.cores.max": "2",
-            "spark.scheduler.minRegisteredResourcesRatio": "1.0",   # both executors before the first task
+            "spark.scheduler.minRegisteredResourcesRatio": "1.0",  # both executors before the first task
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
             **(conf or {}),
         }
@@ -111,8 +112,12 @@ class SparkCluster:
 def start_cluster(base: Path) -> SparkCluster:
     """Start a master and two workers under ``base`` (work dirs and logs); return once both workers are ALIVE."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "SPARK_CONF_DIR")}
-    env.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    env.update(
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+    )
     port, web_port = free_port(), free_port()
     log_dir = base / "logs"
     log_dir.mkdir(parents=True)
@@ -122,17 +127,45 @@ def start_cluster(base: Path) -> SparkCluster:
 
     def launch(name: str, args: list[str], extra_env: Mapping[str, str] = {}) -> None:
         with open(log_dir / f"{name}.log", "wb") as log:
-            cluster.processes.append(subprocess.Popen([spark_class, *args], env={**env, **extra_env}, cwd=base,
-                                                      stdout=log, stderr=subprocess.STDOUT))
+            cluster.processes.append(
+                subprocess.Popen(
+                    [spark_class, *args], env={**env, **extra_env}, cwd=base, stdout=log, stderr=subprocess.STDOUT
+                )
+            )
 
     try:
-        launch("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-                          "--webui-port", str(web_port)])
+        launch(
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(web_port),
+            ],
+        )
         for i, work_dir in enumerate(work_dirs):
             work_dir.mkdir()
-            launch(f"worker-{i}", ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
-                                   "--memory", "2g", "--work-dir", str(work_dir), "--webui-port", str(free_port()),
-                                   cluster.master_url], {"SPARK_WORKER_DIR": str(work_dir)})
+            launch(
+                f"worker-{i}",
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "2g",
+                    "--work-dir",
+                    str(work_dir),
+                    "--webui-port",
+                    str(free_port()),
+                    cluster.master_url,
+                ],
+                {"SPARK_WORKER_DIR": str(work_dir)},
+            )
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             for process in cluster.processes:

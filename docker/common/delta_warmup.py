@@ -20,15 +20,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = f"{tmp}/warmup"
         spark.range(3).write.format("delta").save(path)
-        (DeltaTable.forPath(spark, path).alias("t")
-         .merge(spark.range(2, 5).alias("s"), "t.id = s.id")
-         .whenNotMatchedInsertAll().execute())
+        (
+            DeltaTable.forPath(spark, path)
+            .alias("t")
+            .merge(spark.range(2, 5).alias("s"), "t.id = s.id")
+            .whenNotMatchedInsertAll()
+            .execute()
+        )
         rows = spark.read.format("delta").load(path).count()
     engine = engine_for(spark, "spark").name
     spark.stop()
     if rows != 5 or engine != "spark":
-        print(f"delta_warmup: expected 5 rows and the spark engine, got {rows} rows and engine {engine}",
-              file=sys.stderr)
+        print(
+            f"delta_warmup: expected 5 rows and the spark engine, got {rows} rows and engine {engine}", file=sys.stderr
+        )
         return 1
     print("delta_warmup: delta-spark works (write, MERGE, read) and binlake picks the spark engine")
     return 0

@@ -47,7 +47,7 @@ def closed_files(staging: Path) -> list[str]:
         return list(Manifest.from_json(path.read_text(), path).closed)
     except FileNotFoundError:
         return []
-    except LandingError as exc:      # the fetcher replaces it by rename, so this is someone else's file
+    except LandingError as exc:  # the fetcher replaces it by rename, so this is someone else's file
         log.warning("%s; retrying next poll", exc)
         return []
 
@@ -62,7 +62,7 @@ def publish(src: Path, dest_dir: Path) -> bool:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-        tmp = dest_dir / f".{src.name}.shipping"   # not a binlog name: the pipeline ignores it
+        tmp = dest_dir / f".{src.name}.shipping"  # not a binlog name: the pipeline ignores it
         shutil.copyfile(src, tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
@@ -76,8 +76,13 @@ def rotate(uri: str) -> bool:
 
     parts = urlsplit(uri)
     try:
-        conn = pymysql.connect(host=parts.hostname, port=parts.port or 3306, user=unquote(parts.username or ""),
-                               password=os.environ.get(PASSWORD_ENV, ""), connect_timeout=10)
+        conn = pymysql.connect(
+            host=parts.hostname,
+            port=parts.port or 3306,
+            user=unquote(parts.username or ""),
+            password=os.environ.get(PASSWORD_ENV, ""),
+            connect_timeout=10,
+        )
         try:
             with conn.cursor() as cur:
                 cur.execute("FLUSH BINARY LOGS")
@@ -96,11 +101,16 @@ def snapshot_sdi(datadir: Path, schemas: Sequence[str], sdi_root: Path) -> int:
         out_dir = sdi_root / schema
         out_dir.mkdir(parents=True, exist_ok=True)
         for ibd in sorted((datadir / schema).glob("*.ibd")):
-            done = subprocess.run([binlake_cli(), "sdi", "--format", "ibd2sdi", str(ibd)],
-                                  capture_output=True, check=False)
-            if done.returncode != 0:     # e.g. a page being written right now: the next poll retries
-                log.warning("sdi of %s failed (exit %d): %s", ibd, done.returncode,
-                            done.stderr.decode(errors="replace").strip()[-500:])
+            done = subprocess.run(
+                [binlake_cli(), "sdi", "--format", "ibd2sdi", str(ibd)], capture_output=True, check=False
+            )
+            if done.returncode != 0:  # e.g. a page being written right now: the next poll retries
+                log.warning(
+                    "sdi of %s failed (exit %d): %s",
+                    ibd,
+                    done.returncode,
+                    done.stderr.decode(errors="replace").strip()[-500:],
+                )
                 continue
             out = out_dir / f"{ibd.stem}.json"
             if out.exists() and out.read_bytes() == done.stdout:
@@ -117,15 +127,28 @@ def binlake_cli() -> str:
 
 
 def start_fetch(args: argparse.Namespace) -> subprocess.Popen:
-    argv = [binlake_cli(), "fetch", "--source", args.source, "--landing", str(args.staging), "--name", args.name,
-            "--stop-never", "--password-env", PASSWORD_ENV, "-v"]
+    argv = [
+        binlake_cli(),
+        "fetch",
+        "--source",
+        args.source,
+        "--landing",
+        str(args.staging),
+        "--name",
+        args.name,
+        "--stop-never",
+        "--password-env",
+        PASSWORD_ENV,
+        "-v",
+    ]
     log.info("starting: %s", " ".join(argv))
     return subprocess.Popen(argv)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                epilog=f"The password is read from ${PASSWORD_ENV}.")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog=f"The password is read from ${PASSWORD_ENV}."
+    )
     p.add_argument("--source", required=True, help="mysql://user@host:port/?server_id=N (as for binlake fetch)")
     p.add_argument("--name", required=True, help="source name: the landing sub-folder")
     p.add_argument("--staging", type=Path, required=True, help="root of binlake fetch's own folder")
@@ -134,10 +157,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--datadir", type=Path, help="the source's datadir, mounted read-only")
     p.add_argument("--schema", action="append", default=[], help="schema whose tablespaces to snapshot (repeat)")
     p.add_argument("--poll", type=float, default=10.0, help="seconds between publishing rounds (default 10)")
-    p.add_argument("--rotate", type=float, default=900.0,
-                   help="seconds between FLUSH BINARY LOGS (default 900; 0: never)")
-    p.add_argument("--sdi-interval", type=float, default=300.0,
-                   help="seconds between SDI snapshots (default 300)")
+    p.add_argument(
+        "--rotate", type=float, default=900.0, help="seconds between FLUSH BINARY LOGS (default 900; 0: never)"
+    )
+    p.add_argument("--sdi-interval", type=float, default=300.0, help="seconds between SDI snapshots (default 300)")
     args = p.parse_args(argv)
     if args.datadir and not (args.sdi and args.schema):
         p.error("--datadir needs --sdi and at least one --schema")

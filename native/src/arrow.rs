@@ -136,46 +136,97 @@ fn c_string(s: &str) -> CString {
 
 impl Node {
     fn schema(&self) -> ArrowSchema {
-        let children: Vec<*mut ArrowSchema> = self.children.iter().map(|c| Box::into_raw(Box::new(c.schema()))).collect();
-        let mut private = Box::new(SchemaPrivate { _format: c_string(&self.format), _name: c_string(&self.name),
-                                                   children });
-        ArrowSchema { format: private._format.as_ptr(), name: private._name.as_ptr(), metadata: std::ptr::null(),
-                      flags: if self.nullable { 2 } else { 0 }, n_children: private.children.len() as i64,
-                      children: private.children.as_mut_ptr(), dictionary: std::ptr::null_mut(),
-                      release: Some(release_schema), private_data: Box::into_raw(private) as *mut c_void }
+        let children: Vec<*mut ArrowSchema> = self
+            .children
+            .iter()
+            .map(|c| Box::into_raw(Box::new(c.schema())))
+            .collect();
+        let mut private = Box::new(SchemaPrivate {
+            _format: c_string(&self.format),
+            _name: c_string(&self.name),
+            children,
+        });
+        ArrowSchema {
+            format: private._format.as_ptr(),
+            name: private._name.as_ptr(),
+            metadata: std::ptr::null(),
+            flags: if self.nullable { 2 } else { 0 },
+            n_children: private.children.len() as i64,
+            children: private.children.as_mut_ptr(),
+            dictionary: std::ptr::null_mut(),
+            release: Some(release_schema),
+            private_data: Box::into_raw(private) as *mut c_void,
+        }
     }
 
     fn array(self) -> ArrowArray {
-        let children: Vec<*mut ArrowArray> = self.children.into_iter().map(|c| Box::into_raw(Box::new(c.array()))).collect();
-        let ptrs: Vec<*const c_void> = self.buffers.iter().map(|b| b.as_ref().map_or(std::ptr::null(), |b| b.ptr())).collect();
-        let mut private = Box::new(ArrayPrivate { _buffers: self.buffers, _ptrs: ptrs, children });
-        ArrowArray { length: self.len as i64, null_count: self.null_count as i64, offset: 0,
-                     n_buffers: private._ptrs.len() as i64, n_children: private.children.len() as i64,
-                     buffers: private._ptrs.as_mut_ptr(), children: private.children.as_mut_ptr(),
-                     dictionary: std::ptr::null_mut(), release: Some(release_array),
-                     private_data: Box::into_raw(private) as *mut c_void }
+        let children: Vec<*mut ArrowArray> = self
+            .children
+            .into_iter()
+            .map(|c| Box::into_raw(Box::new(c.array())))
+            .collect();
+        let ptrs: Vec<*const c_void> = self
+            .buffers
+            .iter()
+            .map(|b| b.as_ref().map_or(std::ptr::null(), |b| b.ptr()))
+            .collect();
+        let mut private = Box::new(ArrayPrivate {
+            _buffers: self.buffers,
+            _ptrs: ptrs,
+            children,
+        });
+        ArrowArray {
+            length: self.len as i64,
+            null_count: self.null_count as i64,
+            offset: 0,
+            n_buffers: private._ptrs.len() as i64,
+            n_children: private.children.len() as i64,
+            buffers: private._ptrs.as_mut_ptr(),
+            children: private.children.as_mut_ptr(),
+            dictionary: std::ptr::null_mut(),
+            release: Some(release_array),
+            private_data: Box::into_raw(private) as *mut c_void,
+        }
     }
 }
 
 /// A struct array (a record batch) of ``children``, each ``len`` long.
 pub fn struct_node(children: Vec<Node>, len: usize) -> Node {
-    Node { format: "+s".into(), name: String::new(), nullable: false, len, null_count: 0, buffers: vec![None], children }
+    Node {
+        format: "+s".into(),
+        name: String::new(),
+        nullable: false,
+        len,
+        null_count: 0,
+        buffers: vec![None],
+        children,
+    }
 }
 
 /// (schema capsule, array capsule) of a struct array: what ``__arrow_c_array__`` returns.
 pub fn capsules<'py>(py: Python<'py>, node: Node) -> PyResult<Bound<'py, PyTuple>> {
     let schema = SendSchema(node.schema());
     let array = SendArray(node.array());
-    let s = PyCapsule::new_with_destructor(py, schema, Some(c"arrow_schema".to_owned()), |mut s: SendSchema, _| unsafe {
-        if let Some(r) = s.0.release {
-            r(&mut s.0);
-        }
-    })?;
-    let a = PyCapsule::new_with_destructor(py, array, Some(c"arrow_array".to_owned()), |mut a: SendArray, _| unsafe {
-        if let Some(r) = a.0.release {
-            r(&mut a.0);
-        }
-    })?;
+    let s = PyCapsule::new_with_destructor(
+        py,
+        schema,
+        Some(c"arrow_schema".to_owned()),
+        |mut s: SendSchema, _| unsafe {
+            if let Some(r) = s.0.release {
+                r(&mut s.0);
+            }
+        },
+    )?;
+    let a = PyCapsule::new_with_destructor(
+        py,
+        array,
+        Some(c"arrow_array".to_owned()),
+        |mut a: SendArray, _| unsafe {
+            if let Some(r) = a.0.release {
+                r(&mut a.0);
+            }
+        },
+    )?;
     PyTuple::new(py, [s.into_any(), a.into_any()])
 }
 
@@ -252,11 +303,26 @@ impl Col {
             "l" | "tsu:" | "tsu:UTC" => Data::I64(Vec::with_capacity(cap)),
             "f" => Data::F32(Vec::with_capacity(cap)),
             "g" => Data::F64(Vec::with_capacity(cap)),
-            "+l" => Data::List { offsets: vec![0], values: Vec::new() },
+            "+l" => Data::List {
+                offsets: vec![0],
+                values: Vec::new(),
+            },
             f if f.starts_with("d:") => Data::I128(Vec::with_capacity(cap)),
-            _ => Data::Var { offsets: offsets(), bytes: Vec::with_capacity(cap * 8) },
+            _ => Data::Var {
+                offsets: offsets(),
+                bytes: Vec::with_capacity(cap * 8),
+            },
         };
-        Col { format, name: name.to_string(), valid: Validity { bits: Vec::with_capacity(cap / 8 + 1), len: 0, nulls: 0 }, data }
+        Col {
+            format,
+            name: name.to_string(),
+            valid: Validity {
+                bits: Vec::with_capacity(cap / 8 + 1),
+                len: 0,
+                nulls: 0,
+            },
+            data,
+        }
     }
     pub(crate) fn null(&mut self) {
         self.valid.push(false);
@@ -310,17 +376,38 @@ impl Col {
             // "u"/"z": utf8/binary with 32-bit offsets (the writer keeps a batch's bytes under 2 GiB)
             Data::Var { offsets, bytes } if matches!(self.format.as_str(), "u" | "z") => {
                 let small = offsets.into_iter().map(|o| o as i32).collect();
-                (vec![validity, Some(Buf::I32(small)), Some(Buf::U8(bytes))], vec![])
+                (
+                    vec![validity, Some(Buf::I32(small)), Some(Buf::U8(bytes))],
+                    vec![],
+                )
             }
-            Data::Var { offsets, bytes } => (vec![validity, Some(Buf::I64(offsets)), Some(Buf::U8(bytes))], vec![]),
+            Data::Var { offsets, bytes } => (
+                vec![validity, Some(Buf::I64(offsets)), Some(Buf::U8(bytes))],
+                vec![],
+            ),
             Data::List { offsets, values } => {
                 let n = values.len();
-                let item = Node { format: "f".into(), name: "item".into(), nullable: true, len: n, null_count: 0,
-                                  buffers: vec![None, Some(Buf::F32(values))], children: vec![] };
+                let item = Node {
+                    format: "f".into(),
+                    name: "item".into(),
+                    nullable: true,
+                    len: n,
+                    null_count: 0,
+                    buffers: vec![None, Some(Buf::F32(values))],
+                    children: vec![],
+                };
                 (vec![validity, Some(Buf::I32(offsets))], vec![item])
             }
         };
-        Node { format: self.format.clone(), name: self.name.clone(), nullable: true, len, null_count, buffers, children }
+        Node {
+            format: self.format.clone(),
+            name: self.name.clone(),
+            nullable: true,
+            len,
+            null_count,
+            buffers,
+            children,
+        }
     }
 }
 
@@ -336,8 +423,15 @@ impl StructCol {
         let len = self.valid.len;
         let null_count = self.valid.nulls;
         let validity = self.valid.take();
-        Node { format: "+s".into(), name: self.name.clone(), nullable: true, len, null_count, buffers: vec![validity],
-               children: self.children.iter_mut().map(|c| c.node()).collect() }
+        Node {
+            format: "+s".into(),
+            name: self.name.clone(),
+            nullable: true,
+            len,
+            null_count,
+            buffers: vec![validity],
+            children: self.children.iter_mut().map(|c| c.node()).collect(),
+        }
     }
 }
 
@@ -372,22 +466,47 @@ struct Buffer {
 
 impl Buffer {
     fn new(layout: Rc<Layout>, temporal_text: bool, cap: usize) -> Buffer {
-        let kinds: Vec<Silver> = (0..layout.columns.len()).map(|i| layout.silver(i, temporal_text)).collect();
+        let kinds: Vec<Silver> = (0..layout.columns.len())
+            .map(|i| layout.silver(i, temporal_text))
+            .collect();
         let image = |name: &str| StructCol {
-            name: name.into(), valid: Validity::default(),
-            children: layout.columns.iter().enumerate().zip(&kinds)
-                .map(|((i, c), k)| Col::with_capacity(&field_name(&c.name, i), k.format(), cap)).collect(),
+            name: name.into(),
+            valid: Validity::default(),
+            children: layout
+                .columns
+                .iter()
+                .enumerate()
+                .zip(&kinds)
+                .map(|((i, c), k)| Col::with_capacity(&field_name(&c.name, i), k.format(), cap))
+                .collect(),
         };
-        let diffs = StructCol { name: "item".into(), valid: Validity::default(),
-                                children: ["column", "op", "path", "value"].iter().map(|n| Col::new(n, "U".into())).collect() };
+        let diffs = StructCol {
+            name: "item".into(),
+            valid: Validity::default(),
+            children: ["column", "op", "path", "value"]
+                .iter()
+                .map(|n| Col::new(n, "U".into()))
+                .collect(),
+        };
         Buffer {
-            pos: Col::new("pos", "l".into()), row: Col::new("row", "i".into()), op: Col::new("op", "U".into()),
-            gtid: Col::new("gtid", "U".into()), trx_pos: Col::new("trx_pos", "l".into()),
-            commit_ts: Col::new("commit_ts", "l".into()), event_type: Col::new("event_type", "i".into()),
-            before: image("before"), before_present: Col::new("before_present", "Z".into()),
-            after: image("after"), after_present: Col::new("after_present", "Z".into()),
-            diffs_offsets: vec![0], diffs_valid: Validity::default(), diffs,
-            kinds, layout, rows: 0, pending_from: None,
+            pos: Col::new("pos", "l".into()),
+            row: Col::new("row", "i".into()),
+            op: Col::new("op", "U".into()),
+            gtid: Col::new("gtid", "U".into()),
+            trx_pos: Col::new("trx_pos", "l".into()),
+            commit_ts: Col::new("commit_ts", "l".into()),
+            event_type: Col::new("event_type", "i".into()),
+            before: image("before"),
+            before_present: Col::new("before_present", "Z".into()),
+            after: image("after"),
+            after_present: Col::new("after_present", "Z".into()),
+            diffs_offsets: vec![0],
+            diffs_valid: Validity::default(),
+            diffs,
+            kinds,
+            layout,
+            rows: 0,
+            pending_from: None,
         }
     }
 
@@ -395,15 +514,46 @@ impl Buffer {
         let diffs_item = self.diffs.node();
         let len = self.diffs_valid.len;
         let null_count = self.diffs_valid.nulls;
-        let diffs = Node { format: "+l".into(), name: "diffs".into(), nullable: true, len, null_count,
-                           buffers: vec![self.diffs_valid.take(), Some(Buf::I32(std::mem::replace(&mut self.diffs_offsets, vec![0])))],
-                           children: vec![diffs_item] };
-        let children = vec![self.pos.node(), self.row.node(), self.op.node(), self.gtid.node(), self.trx_pos.node(),
-                            self.commit_ts.node(), self.event_type.node(), self.before.node(), self.before_present.node(),
-                            self.after.node(), self.after_present.node(), diffs];
+        let diffs = Node {
+            format: "+l".into(),
+            name: "diffs".into(),
+            nullable: true,
+            len,
+            null_count,
+            buffers: vec![
+                self.diffs_valid.take(),
+                Some(Buf::I32(std::mem::replace(
+                    &mut self.diffs_offsets,
+                    vec![0],
+                ))),
+            ],
+            children: vec![diffs_item],
+        };
+        let children = vec![
+            self.pos.node(),
+            self.row.node(),
+            self.op.node(),
+            self.gtid.node(),
+            self.trx_pos.node(),
+            self.commit_ts.node(),
+            self.event_type.node(),
+            self.before.node(),
+            self.before_present.node(),
+            self.after.node(),
+            self.after_present.node(),
+            diffs,
+        ];
         let rows = self.rows;
         self.rows = 0;
-        Node { format: "+s".into(), name: String::new(), nullable: false, len: rows, null_count: 0, buffers: vec![None], children }
+        Node {
+            format: "+s".into(),
+            name: String::new(),
+            nullable: false,
+            len: rows,
+            null_count: 0,
+            buffers: vec![None],
+            children,
+        }
     }
 }
 
@@ -426,7 +576,13 @@ pub struct ArrowSink {
 
 /// The silver value of one cell, or why it has none: ``Err(None)`` a render error (as ``json_value``),
 /// ``Err(Some(reason))`` a value out of the silver type's range.
-fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::Decoded) -> Result<(), Option<String>> {
+fn put(
+    col: &mut Col,
+    kind: Silver,
+    c: &Cell,
+    layout: &Layout,
+    d: &crate::rows::Decoded,
+) -> Result<(), Option<String>> {
     let v = &c.val;
     if matches!(v, Val::Null | Val::Partial(_)) {
         col.null();
@@ -439,7 +595,9 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             let x: i128 = match *v {
                 Val::Int(x) => x as i128,
                 Val::UInt(x) => x as i128,
-                Val::Bit(raw) if raw.len() <= 8 => raw.iter().fold(0u64, |a, &b| a << 8 | b as u64) as i128,
+                Val::Bit(raw) if raw.len() <= 8 => {
+                    raw.iter().fold(0u64, |a, &b| a << 8 | b as u64) as i128
+                }
                 Val::Bit(raw) => return range(bit_digits(raw)),
                 _ => return range("a value of another type".into()),
             };
@@ -463,7 +621,9 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
                 return Ok(());
             }
             if let Val::Decimal(raw, pp, ss) = *v {
-                if let Some(x) = fmt::decimal_i128(raw, pp as u32, ss as u32).filter(|_| ss == s && pp <= p) {
+                if let Some(x) =
+                    fmt::decimal_i128(raw, pp as u32, ss as u32).filter(|_| ss == s && pp <= p)
+                {
                     col.valid.push(true);
                     if let Data::I128(vv) = &mut col.data {
                         vv.push(x);
@@ -497,7 +657,9 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             }
         }
         Silver::F32 => {
-            let Val::Float(bits) = *v else { return range("a value of another type".into()) };
+            let Val::Float(bits) = *v else {
+                return range("a value of another type".into());
+            };
             if !f32::from_bits(bits).is_finite() {
                 return Err(None);
             }
@@ -507,7 +669,9 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             }
         }
         Silver::F64 => {
-            let Val::Double(x) = *v else { return range("a value of another type".into()) };
+            let Val::Double(x) = *v else {
+                return range("a value of another type".into());
+            };
             if !x.is_finite() {
                 return Err(None);
             }
@@ -521,9 +685,19 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
                 Val::Date(y, m, dd) if kind == Silver::Date => {
                     fmt::typed_fields(y as u64, m as u64, dd as u64, 0, 0, 0, 0, 0, false)
                 }
-                Val::DateTime { y, mo, d: dd, h, mi, s, us, fsp } if kind != Silver::Date => {
-                    fmt::typed_fields(y as u64, mo as u64, dd as u64, h as u64, mi as u64, s as u64, us as u64, fsp, true)
-                }
+                Val::DateTime {
+                    y,
+                    mo,
+                    d: dd,
+                    h,
+                    mi,
+                    s,
+                    us,
+                    fsp,
+                } if kind != Silver::Date => fmt::typed_fields(
+                    y as u64, mo as u64, dd as u64, h as u64, mi as u64, s as u64, us as u64, fsp,
+                    true,
+                ),
                 Val::Timestamp { secs, us, fsp } if kind != Silver::Date => {
                     if secs == 0 && us == 0 {
                         Some(None)
@@ -559,8 +733,13 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             }
         }
         Silver::VecF32 => {
-            let Val::Vector(raw) = *v else { return range("a value of another type".into()) };
-            let xs: Vec<f32> = raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let Val::Vector(raw) = *v else {
+                return range("a value of another type".into());
+            };
+            let xs: Vec<f32> = raw
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
             if xs.iter().any(|x| !x.is_finite()) {
                 return Err(None);
             }
@@ -589,7 +768,9 @@ fn put(col: &mut Col, kind: Silver, c: &Cell, layout: &Layout, d: &crate::rows::
             _ => return range("a value of another type".into()),
         },
         Silver::Str => {
-            let Data::Var { offsets, bytes } = &mut col.data else { unreachable!() };
+            let Data::Var { offsets, bytes } = &mut col.data else {
+                unreachable!()
+            };
             let start = bytes.len();
             let mut t = String::new();
             match *v {
@@ -639,7 +820,11 @@ fn hex_repr(raw: &[u8], pad: usize, out: &mut Vec<u8>) {
 
 fn present_bitmap(layout: &Layout, cells: &[Cell]) -> Option<Vec<u8>> {
     let n = layout.columns.len();
-    let present: Vec<u32> = cells.iter().filter(|c| !matches!(c.val, Val::Partial(_))).map(|c| c.col).collect();
+    let present: Vec<u32> = cells
+        .iter()
+        .filter(|c| !matches!(c.val, Val::Partial(_)))
+        .map(|c| c.col)
+        .collect();
     if present.len() == n {
         return None;
     }
@@ -652,8 +837,15 @@ fn present_bitmap(layout: &Layout, cells: &[Cell]) -> Option<Vec<u8>> {
 
 impl ArrowSink {
     pub fn new(temporal_text: bool, max_rows: usize) -> ArrowSink {
-        ArrowSink { temporal_text, sizes: HashMap::new(), max_rows, buffers: Vec::new(), index: HashMap::new(), total: 0,
-                    ready: Vec::new() }
+        ArrowSink {
+            temporal_text,
+            sizes: HashMap::new(),
+            max_rows,
+            buffers: Vec::new(),
+            index: HashMap::new(),
+            total: 0,
+            ready: Vec::new(),
+        }
     }
 
     fn buffer(&mut self, layout: &Rc<Layout>) -> usize {
@@ -663,18 +855,30 @@ impl ArrowSink {
         // layouts of the same table and columns share a buffer (a TABLE_MAP repeats in every transaction)
         let same = self.buffers.iter().position(|b| {
             let l = &b.layout;
-            l.db == layout.db && l.table == layout.table && l.primary_key == layout.primary_key
+            l.db == layout.db
+                && l.table == layout.table
+                && l.primary_key == layout.primary_key
                 && l.columns.len() == layout.columns.len()
                 && l.columns.iter().zip(&layout.columns).all(|(a, c)| {
-                    a.name == c.name && a.type_code == c.type_code && a.real_type == c.real_type && a.meta == c.meta
-                        && a.unsigned == c.unsigned && a.collation == c.collation
+                    a.name == c.name
+                        && a.type_code == c.type_code
+                        && a.real_type == c.real_type
+                        && a.meta == c.meta
+                        && a.unsigned == c.unsigned
+                        && a.collation == c.collation
                 })
         });
         let i = match same {
             Some(i) => i,
             None => {
-                let cap = self.sizes.get(&(layout.db.clone(), layout.table.clone())).copied().unwrap_or(0).min(self.max_rows);
-                self.buffers.push(Buffer::new(layout.clone(), self.temporal_text, cap));
+                let cap = self
+                    .sizes
+                    .get(&(layout.db.clone(), layout.table.clone()))
+                    .copied()
+                    .unwrap_or(0)
+                    .min(self.max_rows);
+                self.buffers
+                    .push(Buffer::new(layout.clone(), self.temporal_text, cap));
                 self.buffers.len() - 1
             }
         };
@@ -689,9 +893,13 @@ impl ArrowSink {
                 if self.sizes.len() >= 4096 {
                     self.sizes.clear();
                 }
-                self.sizes.insert((b.layout.db.clone(), b.layout.table.clone()), b.rows);
+                self.sizes
+                    .insert((b.layout.db.clone(), b.layout.table.clone()), b.rows);
                 let node = b.finish();
-                self.ready.push(Ready { layout: b.layout.clone(), node });
+                self.ready.push(Ready {
+                    layout: b.layout.clone(),
+                    node,
+                });
             }
         }
         self.index.clear();
@@ -699,9 +907,18 @@ impl ArrowSink {
     }
 
     /// Add one image (``cells``: ``d.cells[range]``); on a bad value, the index of its cell in ``d.cells``.
-    fn image(buf: &mut Buffer, which: usize, layout: &Layout, range: Option<(usize, usize)>, d: &crate::rows::Decoded)
-             -> Result<(), (usize, Option<String>)> {
-        let (st, present) = if which == 0 { (&mut buf.before, &mut buf.before_present) } else { (&mut buf.after, &mut buf.after_present) };
+    fn image(
+        buf: &mut Buffer,
+        which: usize,
+        layout: &Layout,
+        range: Option<(usize, usize)>,
+        d: &crate::rows::Decoded,
+    ) -> Result<(), (usize, Option<String>)> {
+        let (st, present) = if which == 0 {
+            (&mut buf.before, &mut buf.before_present)
+        } else {
+            (&mut buf.after, &mut buf.after_present)
+        };
         let Some((first, last)) = range else {
             st.valid.push(false);
             st.children.iter_mut().for_each(|c| c.null());
@@ -732,7 +949,12 @@ impl Sink for ArrowSink {
     fn rows(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent) -> Result<(), Fail> {
         append(self, py, p, r)
     }
-    fn group_end(&mut self, _py: Python<'_>, _p: &Processor, g: &crate::engine::GroupEnd) -> Result<(), Fail> {
+    fn group_end(
+        &mut self,
+        _py: Python<'_>,
+        _p: &Processor,
+        g: &crate::engine::GroupEnd,
+    ) -> Result<(), Fail> {
         let (commit_us, trx_pos) = (g.commit_us, g.start);
         for b in &mut self.buffers {
             if let Some(from) = b.pending_from.take() {
@@ -759,7 +981,11 @@ fn append(sink: &mut ArrowSink, py: Python<'_>, p: &Processor, r: &RowsEvent) ->
     let op = op_of(r.ev.header.type_code);
     let at = r.ev.at() as i64;
     for (i, row) in d.rows.iter().enumerate() {
-        let items = if row.partial.is_some() { Some(diff_items(py, p, r, i)) } else { None };
+        let items = if row.partial.is_some() {
+            Some(diff_items(py, p, r, i))
+        } else {
+            None
+        };
         let b = &mut sink.buffers[bi];
         let res = ArrowSink::image(b, 0, r.layout, row.before, d)
             .and_then(|_| ArrowSink::image(b, 1, r.layout, row.after, d));
@@ -815,11 +1041,30 @@ fn append(sink: &mut ArrowSink, py: Python<'_>, p: &Processor, r: &RowsEvent) ->
     Ok(())
 }
 
-fn silver_error(py: Python<'_>, p: &Processor, r: &RowsEvent, i: usize, col: usize, kind: Silver, found: String) -> Fail {
+fn silver_error(
+    py: Python<'_>,
+    p: &Processor,
+    r: &RowsEvent,
+    i: usize,
+    col: usize,
+    kind: Silver,
+    found: String,
+) -> Fail {
     let c = &r.layout.columns[col];
-    match p.delegate.call_method1(py, "silver_error", (kind.format(), found, PyBytes::new(py, &c.name), r.first_row as usize + i,
-                                                        PyBytes::new(py, &r.layout.db), PyBytes::new(py, &r.layout.table),
-                                                        r.ev.at(), r.ev.header.type_code)) {
+    match p.delegate.call_method1(
+        py,
+        "silver_error",
+        (
+            kind.format(),
+            found,
+            PyBytes::new(py, &c.name),
+            r.first_row as usize + i,
+            PyBytes::new(py, &r.layout.db),
+            PyBytes::new(py, &r.layout.table),
+            r.ev.at(),
+            r.ev.header.type_code,
+        ),
+    ) {
         Ok(e) => Fail::Py(PyErr::from_value(e.into_bound(py))),
         Err(e) => Fail::Py(e),
     }
@@ -830,10 +1075,25 @@ pub fn ready_tuple<'py>(py: Python<'py>, r: Ready) -> PyResult<Bound<'py, PyTupl
     let l = &r.layout;
     let columns = PyList::empty(py);
     for c in &l.columns {
-        columns.append((PyBytes::new(py, &c.name), c.type_code, c.real_type, c.meta, c.unsigned, c.collation))?;
+        columns.append((
+            PyBytes::new(py, &c.name),
+            c.type_code,
+            c.real_type,
+            c.meta,
+            c.unsigned,
+            c.collation,
+        ))?;
     }
     let pk: Option<Vec<u32>> = l.primary_key.clone();
     let caps = capsules(py, r.node)?;
-    PyTuple::new(py, [PyBytes::new(py, &l.db).into_any(), PyBytes::new(py, &l.table).into_any(), columns.into_any(),
-                      pk.into_pyobject(py)?.into_any(), caps.into_any()])
+    PyTuple::new(
+        py,
+        [
+            PyBytes::new(py, &l.db).into_any(),
+            PyBytes::new(py, &l.table).into_any(),
+            columns.into_any(),
+            pk.into_pyobject(py)?.into_any(),
+            caps.into_any(),
+        ],
+    )
 }

@@ -104,32 +104,87 @@ pub struct BronzeSink {
 }
 
 const COLUMNS: [(&str, &str); 26] = [
-    ("source", "u"), ("binlog_file", "u"), ("file_seq", "i"), ("file_size", "l"), ("file_sha256", "u"), ("pos", "l"),
-    ("row", "i"), ("_binlake_seq", "l"), ("gtid", "u"), ("trx_pos", "l"), ("commit_ts", "l"), ("db", "u"),
-    ("table_name", "u"), ("op", "u"), ("before", "u"), ("after", "u"), ("diffs", "u"), ("columns", "u"),
-    ("primary_key", "u"), ("key_before", "u"), ("key_after", "u"), ("event_type", "i"), ("statement", "u"),
-    ("ingest_run", "u"), ("raw", "z"), ("layout", "u"),
+    ("source", "u"),
+    ("binlog_file", "u"),
+    ("file_seq", "i"),
+    ("file_size", "l"),
+    ("file_sha256", "u"),
+    ("pos", "l"),
+    ("row", "i"),
+    ("_binlake_seq", "l"),
+    ("gtid", "u"),
+    ("trx_pos", "l"),
+    ("commit_ts", "l"),
+    ("db", "u"),
+    ("table_name", "u"),
+    ("op", "u"),
+    ("before", "u"),
+    ("after", "u"),
+    ("diffs", "u"),
+    ("columns", "u"),
+    ("primary_key", "u"),
+    ("key_before", "u"),
+    ("key_after", "u"),
+    ("event_type", "i"),
+    ("statement", "u"),
+    ("ingest_run", "u"),
+    ("raw", "z"),
+    ("layout", "u"),
 ];
 
 fn new_columns() -> Vec<Col> {
-    COLUMNS.iter().map(|(n, f)| Col::new(n, f.to_string())).collect()
+    COLUMNS
+        .iter()
+        .map(|(n, f)| Col::new(n, f.to_string()))
+        .collect()
 }
 
 /// A rendered image: (column index, value span in ``values``) per member, in ``dict`` order.
 type Members = Vec<(u32, usize, usize)>;
 
 fn find<'m>(layout: &Layout, m: &'m Members, name: &[u8]) -> Option<&'m (u32, usize, usize)> {
-    m.iter().find(|(c, _, _)| layout.columns[*c as usize].name == name)
+    m.iter()
+        .find(|(c, _, _)| layout.columns[*c as usize].name == name)
 }
 
 impl BronzeSink {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(source: String, file: String, file_seq: i64, size: i64, sha256: String, run: String, end: Option<u64>)
-               -> BronzeSink {
-        BronzeSink { source, file, file_seq, size, sha256, run, end, infos: HashMap::new(), stated: HashSet::new(),
-                     pending: Vec::new(), arena: Vec::new(), values: Vec::new(), trx_stated: Vec::new(),
-                     trx_filtered: 0, last_pos: None, next_row: 0, deferred: None, cols: new_columns(), rows: 0, bytes: 0,
-                     ops: Vec::new(), transactions: 0, end_pos: 0, open_at_end: false, stop: false }
+    pub fn new(
+        source: String,
+        file: String,
+        file_seq: i64,
+        size: i64,
+        sha256: String,
+        run: String,
+        end: Option<u64>,
+    ) -> BronzeSink {
+        BronzeSink {
+            source,
+            file,
+            file_seq,
+            size,
+            sha256,
+            run,
+            end,
+            infos: HashMap::new(),
+            stated: HashSet::new(),
+            pending: Vec::new(),
+            arena: Vec::new(),
+            values: Vec::new(),
+            trx_stated: Vec::new(),
+            trx_filtered: 0,
+            last_pos: None,
+            next_row: 0,
+            deferred: None,
+            cols: new_columns(),
+            rows: 0,
+            bytes: 0,
+            ops: Vec::new(),
+            transactions: 0,
+            end_pos: 0,
+            open_at_end: false,
+            stop: false,
+        }
     }
 
     pub fn full(&self, batch_rows: usize) -> bool {
@@ -148,36 +203,86 @@ impl BronzeSink {
 
     /// The bronze layout of ``layout``, asked of the delegate at the first rows event using it (``ev``: where the
     /// delegate locates a name that is not UTF-8).
-    fn info(&mut self, py: Python<'_>, p: &Processor, layout: &Rc<Layout>, ev: &Event) -> Result<Rc<Info>, Fail> {
+    fn info(
+        &mut self,
+        py: Python<'_>,
+        p: &Processor,
+        layout: &Rc<Layout>,
+        ev: &Event,
+    ) -> Result<Rc<Info>, Fail> {
         if let Some((_, info)) = self.infos.get(&Rc::as_ptr(layout)) {
             return Ok(info.clone());
         }
-        type Got = (bool, String, String, Option<String>, Option<Vec<u32>>, String, String);
-        let (keep, id, columns, primary_key, pk, db, table): Got = p.delegate
-            .call_method1(py, "layout", (PyBytes::new(py, &layout.raw), layout.body_end, ev.pos, ev.payload_pos,
-                                         ev.header.type_code))?
+        type Got = (
+            bool,
+            String,
+            String,
+            Option<String>,
+            Option<Vec<u32>>,
+            String,
+            String,
+        );
+        let (keep, id, columns, primary_key, pk, db, table): Got = p
+            .delegate
+            .call_method1(
+                py,
+                "layout",
+                (
+                    PyBytes::new(py, &layout.raw),
+                    layout.body_end,
+                    ev.pos,
+                    ev.payload_pos,
+                    ev.header.type_code,
+                ),
+            )?
             .extract(py)?;
-        let keys = layout.columns.iter().map(|c| {
-            let mut k = Vec::with_capacity(c.name.len() + 3);
-            json_str(&c.name, false, &mut k);
-            k.push(b':');
-            k
-        }).collect();
-        let info = Rc::new(Info { keep, id, columns, primary_key, pk, db, table, keys });
+        let keys = layout
+            .columns
+            .iter()
+            .map(|c| {
+                let mut k = Vec::with_capacity(c.name.len() + 3);
+                json_str(&c.name, false, &mut k);
+                k.push(b':');
+                k
+            })
+            .collect();
+        let info = Rc::new(Info {
+            keep,
+            id,
+            columns,
+            primary_key,
+            pk,
+            db,
+            table,
+            keys,
+        });
         if self.infos.len() >= MAX_INFOS {
             self.infos.clear();
         }
-        self.infos.insert(Rc::as_ptr(layout), (layout.clone(), info.clone()));
+        self.infos
+            .insert(Rc::as_ptr(layout), (layout.clone(), info.clone()));
         Ok(info)
     }
 
     /// Render an image's members into ``values``; a value with no JSON form: its cell.
-    fn render<'c, 'a>(&mut self, layout: &Layout, d: &crate::rows::Decoded, cells: &[&'c Cell<'a>])
-                      -> Result<Members, &'c Cell<'a>> {
+    fn render<'c, 'a>(
+        &mut self,
+        layout: &Layout,
+        d: &crate::rows::Decoded,
+        cells: &[&'c Cell<'a>],
+    ) -> Result<Members, &'c Cell<'a>> {
         let mut out = Vec::with_capacity(cells.len());
         for c in cells {
             let start = self.values.len();
-            json_value(&c.val, &layout.columns[c.col as usize], d, false, true, &mut self.values).map_err(|_| *c)?;
+            json_value(
+                &c.val,
+                &layout.columns[c.col as usize],
+                d,
+                false,
+                true,
+                &mut self.values,
+            )
+            .map_err(|_| *c)?;
             out.push((c.col, start, self.values.len()));
         }
         Ok(out)
@@ -201,9 +306,18 @@ impl BronzeSink {
     /// ``row_key``: the primary key's values as a JSON array, or (no primary key) the non-NULL values as an
     /// object with sorted names; ``over`` overlays ``base`` (``{**before, **after}``). None: ``over`` is given and
     /// the overlay lacks a key column (a MINIMAL after image: the key is unchanged).
-    fn push_key(&mut self, layout: &Layout, info: &Info, base: &Members, over: Option<&Members>) -> Span {
+    fn push_key(
+        &mut self,
+        layout: &Layout,
+        info: &Info,
+        base: &Members,
+        over: Option<&Members>,
+    ) -> Span {
         let start = self.arena.len();
-        let get = |name: &[u8]| over.and_then(|o| find(layout, o, name)).or_else(|| find(layout, base, name));
+        let get = |name: &[u8]| {
+            over.and_then(|o| find(layout, o, name))
+                .or_else(|| find(layout, base, name))
+        };
         match &info.pk {
             Some(pk) if !pk.is_empty() => {
                 let mut parts = Vec::with_capacity(pk.len());
@@ -230,19 +344,30 @@ impl BronzeSink {
                 let mut all: Vec<(u32, usize, usize)> = Vec::with_capacity(base.len());
                 for m in over.into_iter().flatten().chain(base.iter()) {
                     let name = &layout.columns[m.0 as usize].name;
-                    if !all.iter().any(|(c, _, _)| &layout.columns[*c as usize].name == name) {
+                    if !all
+                        .iter()
+                        .any(|(c, _, _)| &layout.columns[*c as usize].name == name)
+                    {
                         all.push(*m);
                     }
                 }
                 all.retain(|&(_, a, b)| &self.values[a..b] != b"null");
-                all.sort_by(|x, y| layout.columns[x.0 as usize].name.cmp(&layout.columns[y.0 as usize].name));
+                all.sort_by(|x, y| {
+                    layout.columns[x.0 as usize]
+                        .name
+                        .cmp(&layout.columns[y.0 as usize].name)
+                });
                 return self.push_object(info, &all);
             }
         }
         Some((start, self.arena.len()))
     }
 
-    fn push_diffs(&mut self, layout: &Layout, items: &[(u32, Vec<(String, String, Option<String>)>)]) -> Span {
+    fn push_diffs(
+        &mut self,
+        layout: &Layout,
+        items: &[(u32, Vec<(String, String, Option<String>)>)],
+    ) -> Span {
         let start = self.arena.len();
         let a = &mut self.arena;
         a.push(b'{');
@@ -295,7 +420,9 @@ impl BronzeSink {
         let pending = std::mem::take(&mut self.pending);
         for r in &pending {
             self.count(r.op);
-            let seq = self.file_seq << FILE_SHIFT | (r.pos as i64) << ROW_BITS | r.row.min((1 << ROW_BITS) - 1) as i64;
+            let seq = self.file_seq << FILE_SHIFT
+                | (r.pos as i64) << ROW_BITS
+                | r.row.min((1 << ROW_BITS) - 1) as i64;
             let (c, arena) = (&mut self.cols, &self.arena);
             let span = |s: Span| s.map(|(a, b)| &arena[a..b]);
             c[0].bytes(self.source.as_bytes());
@@ -323,7 +450,11 @@ impl BronzeSink {
             let layout_row = r.op == 3;
             let info = r.info.as_deref();
             c[17].opt_str(info.filter(|_| layout_row).map(|i| i.columns.as_bytes()));
-            c[18].opt_str(info.filter(|_| layout_row).and_then(|i| i.primary_key.as_deref()).map(str::as_bytes));
+            c[18].opt_str(
+                info.filter(|_| layout_row)
+                    .and_then(|i| i.primary_key.as_deref())
+                    .map(str::as_bytes),
+            );
             c[19].opt_str(span(r.key_before));
             c[20].opt_str(span(r.key_after));
             c[21].int(r.event_type as i64);
@@ -332,7 +463,8 @@ impl BronzeSink {
             c[24].null();
             c[25].opt_str(info.map(|i| i.id.as_bytes()));
             self.rows += 1;
-            self.bytes += r.before.map_or(0, |(a, b)| b - a) + r.after.map_or(0, |(a, b)| b - a) + 256;
+            self.bytes +=
+                r.before.map_or(0, |(a, b)| b - a) + r.after.map_or(0, |(a, b)| b - a) + 256;
         }
     }
 }
@@ -340,12 +472,14 @@ impl BronzeSink {
 impl Sink for BronzeSink {
     fn rows(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent) -> Result<(), Fail> {
         // rows outside any transaction belong to none; a transaction from ``end`` on is the next chunk's
-        let Some(start) = p.group.as_ref().map(|g| g.start) else { return Ok(()) };
+        let Some(start) = p.group.as_ref().map(|g| g.start) else {
+            return Ok(());
+        };
         if self.stop || self.end.is_some_and(|e| start >= e) || self.deferred.is_some() {
             return Ok(());
         }
         if let Err(f) = self.render_rows(py, p, r) {
-            self.deferred = Some(f);        // the transaction's end (or the reader's next error) decides
+            self.deferred = Some(f); // the transaction's end (or the reader's next error) decides
         }
         Ok(())
     }
@@ -359,20 +493,41 @@ impl Sink for BronzeSink {
             self.reset_transaction();
             return Ok(());
         }
-        let keep: bool = p.delegate.call_method1(py, "transaction", (g.gtid, g.kind.name(), self.trx_filtered))?
+        let keep: bool = p
+            .delegate
+            .call_method1(
+                py,
+                "transaction",
+                (g.gtid, g.kind.name(), self.trx_filtered),
+            )?
             .extract(py)?;
         if keep {
             if let Some(f) = self.deferred.take() {
-                p.delegate.call_method0(py, "failed")?;      // in the error stretch, not in bronze
+                p.delegate.call_method0(py, "failed")?; // in the error stretch, not in bronze
                 return Err(f);
             }
             if let (TrxKind::Ddl, Some(q)) = (g.kind, g.statement) {
-                let got: (Option<String>, String) = p.delegate
-                    .call_method1(py, "statement_of", (PyBytes::new(py, &q.raw), q.body_end, q.pos, q.payload_pos))?
+                let got: (Option<String>, String) = p
+                    .delegate
+                    .call_method1(
+                        py,
+                        "statement_of",
+                        (PyBytes::new(py, &q.raw), q.body_end, q.pos, q.payload_pos),
+                    )?
                     .extract(py)?;
-                self.pending.push(Pending { op: 4, pos: q.at(), row: 0, event_type: q.header.type_code, info: None,
-                                            before: None, after: None, diffs: None, key_before: None, key_after: None,
-                                            ddl: Some(got) });
+                self.pending.push(Pending {
+                    op: 4,
+                    pos: q.at(),
+                    row: 0,
+                    event_type: q.header.type_code,
+                    info: None,
+                    before: None,
+                    after: None,
+                    diffs: None,
+                    key_before: None,
+                    key_after: None,
+                    ddl: Some(got),
+                });
             }
             self.commit(g);
         } else {
@@ -408,9 +563,19 @@ impl BronzeSink {
         if !self.stated.contains(&info.id) {
             self.stated.insert(info.id.clone());
             self.trx_stated.push(info.id.clone());
-            self.pending.push(Pending { op: 3, pos: at, row: self.next_row, event_type, info: Some(info.clone()),
-                                        before: None, after: None, diffs: None, key_before: None, key_after: None,
-                                        ddl: None });
+            self.pending.push(Pending {
+                op: 3,
+                pos: at,
+                row: self.next_row,
+                event_type,
+                info: Some(info.clone()),
+                before: None,
+                after: None,
+                diffs: None,
+                key_before: None,
+                key_after: None,
+                ddl: None,
+            });
         }
         let op = match op_of(event_type) {
             b"update" => 1,
@@ -420,28 +585,55 @@ impl BronzeSink {
         for (i, row) in d.rows.iter().enumerate() {
             self.values.clear();
             let partial = row.partial.is_some();
-            let before_cells = row.before.map(|(a, b)| members(layout, &d.cells[a..b], |_| true));
-            let after_cells = row.after.map(|(a, b)| members(layout, &d.cells[a..b], |v| !(partial && matches!(v, Val::Partial(_)))));
+            let before_cells = row
+                .before
+                .map(|(a, b)| members(layout, &d.cells[a..b], |_| true));
+            let after_cells = row.after.map(|(a, b)| {
+                members(layout, &d.cells[a..b], |v| {
+                    !(partial && matches!(v, Val::Partial(_)))
+                })
+            });
             let mut image = |cells: &Option<Vec<&Cell>>| -> Result<Option<Members>, Fail> {
                 match cells {
-                    Some(c) => self.render(layout, d, c).map(Some).map_err(|cell| value_error(py, p, r, i, cell)),
+                    Some(c) => self
+                        .render(layout, d, c)
+                        .map(Some)
+                        .map_err(|cell| value_error(py, p, r, i, cell)),
                     None => Ok(None),
                 }
             };
             let before = image(&before_cells)?;
             let after = image(&after_cells)?;
-            let items = if partial { Some(diff_items(py, p, r, i)?) } else { None };
+            let items = if partial {
+                Some(diff_items(py, p, r, i)?)
+            } else {
+                None
+            };
             let before_json = before.as_ref().and_then(|m| self.push_object(&info, m));
             let after_json = after.as_ref().and_then(|m| self.push_object(&info, m));
-            let diffs = items.as_ref().and_then(|items| self.push_diffs(layout, items));
-            let key_before = before.as_ref().and_then(|m| self.push_key(layout, &info, m, None));
+            let diffs = items
+                .as_ref()
+                .and_then(|items| self.push_diffs(layout, items));
+            let key_before = before
+                .as_ref()
+                .and_then(|m| self.push_key(layout, &info, m, None));
             let key_after = after.as_ref().and_then(|m| {
                 let empty = Vec::new();
                 self.push_key(layout, &info, before.as_ref().unwrap_or(&empty), Some(m))
             });
-            self.pending.push(Pending { op, pos: at, row: self.next_row + i as u32, event_type, info: Some(info.clone()),
-                                        before: before_json, after: after_json, diffs, key_before, key_after,
-                                        ddl: None });
+            self.pending.push(Pending {
+                op,
+                pos: at,
+                row: self.next_row + i as u32,
+                event_type,
+                info: Some(info.clone()),
+                before: before_json,
+                after: after_json,
+                diffs,
+                key_before,
+                key_after,
+                ddl: None,
+            });
         }
         self.next_row += d.rows.len() as u32;
         Ok(())

@@ -80,7 +80,10 @@ fn stmt_kind(s: &str) -> Stmt {
 /// ``_statement(query)``: the query's start without `` \t\r\n(``, upper-cased; None when a non-ASCII
 /// character is near the start (Python's ``str.upper`` decides there).
 fn classify(query: &[u8]) -> Option<Stmt> {
-    let start = query.iter().position(|b| !b" \t\r\n(".contains(b)).unwrap_or(query.len());
+    let start = query
+        .iter()
+        .position(|b| !b" \t\r\n(".contains(b))
+        .unwrap_or(query.len());
     let head: Vec<u8> = query[start..query.len().min(start + 12)].to_vec();
     if head.iter().any(|&b| b >= 0x80) {
         return None;
@@ -127,8 +130,18 @@ pub struct Group {
 
 impl Group {
     fn new(ev: &Event) -> Group {
-        let end = if ev.payload_pos.is_none() { ev.pos + ev.header.size as u64 } else { ev.at() };
-        Group { start: ev.at(), last_ts: ev.header.timestamp, gtid_ts: 0, gtid: None, end }
+        let end = if ev.payload_pos.is_none() {
+            ev.pos + ev.header.size as u64
+        } else {
+            ev.at()
+        };
+        Group {
+            start: ev.at(),
+            last_ts: ev.header.timestamp,
+            gtid_ts: 0,
+            gtid: None,
+            end,
+        }
     }
     fn add(&mut self, ev: &Event) {
         self.last_ts = ev.header.timestamp;
@@ -232,15 +245,19 @@ fn mariadb_uncompress(data: &[u8]) -> R<Vec<u8>> {
     if h & 0xF0 != 0x80 || !(1..=4).contains(&lenlen) || data.len() < 1 + lenlen {
         return Err(());
     }
-    let size = data[1..1 + lenlen].iter().fold(0usize, |v, &b| v << 8 | b as usize);
+    let size = data[1..1 + lenlen]
+        .iter()
+        .fold(0usize, |v, &b| v << 8 | b as usize);
     // deflate expands at most 1032:1: a larger stated size can not be reached (an error, nothing allocated)
     if size > (data.len() - 1 - lenlen) * 1032 + 64 {
         return Err(());
     }
     let mut out = vec![0u8; size + 1];
     let mut state = DecompressorOxide::new();
-    let flags = inflate_flags::TINFL_FLAG_PARSE_ZLIB_HEADER | inflate_flags::TINFL_FLAG_HAS_MORE_INPUT
-        | inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF | inflate_flags::TINFL_FLAG_COMPUTE_ADLER32;
+    let flags = inflate_flags::TINFL_FLAG_PARSE_ZLIB_HEADER
+        | inflate_flags::TINFL_FLAG_HAS_MORE_INPUT
+        | inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF
+        | inflate_flags::TINFL_FLAG_COMPUTE_ADLER32;
     let (status, _, produced) = decompress(&mut state, &data[1 + lenlen..], &mut out, 0, flags);
     // ``uncompress()`` wants the whole stream (its Adler-32 checked) and exactly the stated length
     if status != TINFLStatus::Done || produced != size {
@@ -252,24 +269,56 @@ fn mariadb_uncompress(data: &[u8]) -> R<Vec<u8>> {
 
 fn uuid(sid: &[u8]) -> String {
     let h: String = sid.iter().map(|b| format!("{:02x}", b)).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 impl Processor {
-    pub fn new(reader: Reader, delegate: PyObject, registered: Vec<bool>, has_schema: bool) -> Processor {
-        Processor { reader, delegate, tables: TableMaps::default(), cache: HashMap::new(), cache_columns: 0,
-                    registered, unknown: BTreeMap::new(), assumptions: Vec::new(), gtid: None, last_pos: None,
-                    next_row: 0, group: None, began: false, has_schema, events: 0 }
+    pub fn new(
+        reader: Reader,
+        delegate: PyObject,
+        registered: Vec<bool>,
+        has_schema: bool,
+    ) -> Processor {
+        Processor {
+            reader,
+            delegate,
+            tables: TableMaps::default(),
+            cache: HashMap::new(),
+            cache_columns: 0,
+            registered,
+            unknown: BTreeMap::new(),
+            assumptions: Vec::new(),
+            gtid: None,
+            last_pos: None,
+            next_row: 0,
+            group: None,
+            began: false,
+            has_schema,
+            events: 0,
+        }
     }
 
     fn post_len(&self, t: u8, default: u8) -> u8 {
-        self.reader.fde.as_ref().map_or(default, |f| f.post_header_len(t, default))
+        self.reader
+            .fde
+            .as_ref()
+            .map_or(default, |f| f.post_header_len(t, default))
     }
 
     /// Turn a ``Fail::Event`` into the Python decoder's error for that event.
     pub fn resolve(&self, py: Python<'_>, f: Fail) -> Fail {
         let Fail::Event(e) = f else { return f };
-        let tm = e.table_map.as_ref().map(|(raw, end)| (PyBytes::new(py, raw), *end));
+        let tm = e
+            .table_map
+            .as_ref()
+            .map(|(raw, end)| (PyBytes::new(py, raw), *end));
         match self.delegate.call_method1(py, "event", (PyBytes::new(py, &e.raw), e.body_end, e.pos, e.payload_pos, tm)) {
             Err(err) => Fail::Py(err),
             Ok(_) => Fail::Py(pyo3::exceptions::PyRuntimeError::new_err(format!(
@@ -286,7 +335,11 @@ impl Processor {
         let mut on_fde = |ev: &Event| -> Result<Fde, Fail> {
             let t = delegate.call_method1(py, "fde", (PyBytes::new(py, &ev.raw), ev.pos))?;
             let (crc, phl, mariadb): (bool, Vec<u8>, bool) = t.extract(py)?;
-            Ok(Fde { checksum_crc32: crc, post_header_lengths: phl, mariadb })
+            Ok(Fde {
+                checksum_crc32: crc,
+                post_header_lengths: phl,
+                mariadb,
+            })
         };
         let ev = match self.reader.next(&mut on_fde) {
             Ok(Some(ev)) => ev,
@@ -312,12 +365,30 @@ impl Processor {
         Ok(true)
     }
 
-    fn end_group(&mut self, py: Python<'_>, sink: &mut dyn Sink, kind: TrxKind, statement: Option<&Event>)
-                 -> Result<(), Fail> {
+    fn end_group(
+        &mut self,
+        py: Python<'_>,
+        sink: &mut dyn Sink,
+        kind: TrxKind,
+        statement: Option<&Event>,
+    ) -> Result<(), Fail> {
         self.began = false;
-        let Some(g) = self.group.take() else { return Ok(()) };
-        let commit_us = if g.gtid_ts != 0 { g.gtid_ts as i64 } else { g.last_ts as i64 * 1_000_000 };
-        let end = GroupEnd { kind, commit_us, start: g.start, end: g.end, gtid: g.gtid.as_deref(), statement };
+        let Some(g) = self.group.take() else {
+            return Ok(());
+        };
+        let commit_us = if g.gtid_ts != 0 {
+            g.gtid_ts as i64
+        } else {
+            g.last_ts as i64 * 1_000_000
+        };
+        let end = GroupEnd {
+            kind,
+            commit_us,
+            start: g.start,
+            end: g.end,
+            gtid: g.gtid.as_deref(),
+            statement,
+        };
         sink.group_end(py, self, &end)
     }
 
@@ -331,9 +402,17 @@ impl Processor {
 
     /// ``iter_transactions``: GTID or BEGIN opens a group; XID, COMMIT, ROLLBACK or XA_PREPARE closes it; any
     /// other statement outside BEGIN is a group alone; events outside groups belong to none.
-    fn transactions(&mut self, py: Python<'_>, ev: &Event, s: &Summary, sink: &mut dyn Sink) -> Result<(), Fail> {
+    fn transactions(
+        &mut self,
+        py: Python<'_>,
+        ev: &Event,
+        s: &Summary,
+        sink: &mut dyn Sink,
+    ) -> Result<(), Fail> {
         match s {
-            Summary::Gtid { commit_ts, began, .. } => {
+            Summary::Gtid {
+                commit_ts, began, ..
+            } => {
                 self.end_group(py, sink, TrxKind::Open, None)?;
                 let mut g = Group::new(ev);
                 g.gtid_ts = *commit_ts;
@@ -345,15 +424,23 @@ impl Processor {
                 self.join(ev);
                 match stmt {
                     Stmt::Begin => self.began = true,
-                    Stmt::Commit | Stmt::XaCommit => self.end_group(py, sink, TrxKind::Commit, None)?,
-                    Stmt::Rollback | Stmt::XaRollback => self.end_group(py, sink, TrxKind::Rollback, None)?,
+                    Stmt::Commit | Stmt::XaCommit => {
+                        self.end_group(py, sink, TrxKind::Commit, None)?
+                    }
+                    Stmt::Rollback | Stmt::XaRollback => {
+                        self.end_group(py, sink, TrxKind::Rollback, None)?
+                    }
                     _ if !self.began => self.end_group(py, sink, TrxKind::Ddl, Some(ev))?,
                     _ => {}
                 }
             }
             Summary::Xid | Summary::XaPrepare => {
                 self.join(ev);
-                let kind = if matches!(s, Summary::Xid) { TrxKind::Commit } else { TrxKind::XaPrepare };
+                let kind = if matches!(s, Summary::Xid) {
+                    TrxKind::Commit
+                } else {
+                    TrxKind::XaPrepare
+                };
                 self.end_group(py, sink, kind, None)?;
             }
             _ => {
@@ -391,13 +478,19 @@ impl Processor {
                 let mut c = Cur::new(buf, pos, end);
                 let (gtid, ts) = gtid_event(&mut c).map_err(bad)?;
                 self.gtid = if t == 33 { Some(gtid) } else { None };
-                Ok(Summary::Gtid { commit_ts: ts, began: false })
+                Ok(Summary::Gtid {
+                    commit_ts: ts,
+                    began: false,
+                })
             }
             162 => {
                 let mut c = Cur::new(buf, pos, end);
                 let (seq, domain, flags) = mariadb_gtid(&mut c).map_err(bad)?;
                 self.gtid = Some(format!("{}-{}-{}", domain, ev.header.server_id, seq));
-                Ok(Summary::Gtid { commit_ts: 0, began: flags & 1 == 0 })
+                Ok(Summary::Gtid {
+                    commit_ts: 0,
+                    began: flags & 1 == 0,
+                })
             }
             2 | 165 => {
                 let post = self.post_len(2, 13);
@@ -405,8 +498,12 @@ impl Processor {
                 let query = query_event(&mut c, post, t == 165).map_err(bad)?;
                 let stmt = match classify(&query) {
                     Some(s) => s,
-                    None => stmt_kind(&self.delegate.call_method1(py, "statement", (PyBytes::new(py, &query),))?
-                        .extract::<String>(py)?),
+                    None => stmt_kind(
+                        &self
+                            .delegate
+                            .call_method1(py, "statement", (PyBytes::new(py, &query),))?
+                            .extract::<String>(py)?,
+                    ),
                 };
                 if matches!(stmt, Stmt::Commit | Stmt::Rollback | Stmt::RollbackTo) {
                     self.gtid = None;
@@ -421,7 +518,8 @@ impl Processor {
             40 => {
                 let mut c = Cur::new(buf, pos, end);
                 let (comp, payload, usize_) = payload_event(&mut c).map_err(bad)?;
-                self.reader.open_payload(comp, payload.to_vec(), usize_, ev.pos);
+                self.reader
+                    .open_payload(comp, payload.to_vec(), usize_, ev.pos);
                 Ok(Summary::Other)
             }
             160 => Ok(Summary::Other),
@@ -435,14 +533,26 @@ impl Processor {
 
     /// An event the Python decoder decodes: its summary, or its error.
     fn delegated(&mut self, py: Python<'_>, ev: &Event) -> Result<Summary, Fail> {
-        let r = self.delegate.call_method1(py, "event", (PyBytes::new(py, &ev.raw), ev.body_end, ev.pos, ev.payload_pos,
-                                                          None::<(Vec<u8>, usize)>))?;
+        let r = self.delegate.call_method1(
+            py,
+            "event",
+            (
+                PyBytes::new(py, &ev.raw),
+                ev.body_end,
+                ev.pos,
+                ev.payload_pos,
+                None::<(Vec<u8>, usize)>,
+            ),
+        )?;
         let t = r.bind(py).downcast::<PyTuple>().map_err(PyErr::from)?;
         let kind: String = t.get_item(0)?.extract()?;
         Ok(match kind.as_str() {
             "gtid" => {
                 self.gtid = t.get_item(1)?.extract()?;
-                Summary::Gtid { commit_ts: t.get_item(2)?.extract()?, began: t.get_item(3)?.extract()? }
+                Summary::Gtid {
+                    commit_ts: t.get_item(2)?.extract()?,
+                    began: t.get_item(3)?.extract()?,
+                }
             }
             "query" => {
                 let stmt = stmt_kind(&t.get_item(1)?.extract::<String>()?);
@@ -456,7 +566,9 @@ impl Processor {
                 Summary::Xid
             }
             "xa_prepare" => Summary::XaPrepare,
-            "encryption" => Summary::Encryption(t.get_item(1)?.extract()?, t.get_item(2)?.extract()?),
+            "encryption" => {
+                Summary::Encryption(t.get_item(1)?.extract()?, t.get_item(2)?.extract()?)
+            }
             _ => Summary::Other,
         })
     }
@@ -464,31 +576,74 @@ impl Processor {
     fn table_map(&mut self, py: Python<'_>, ev: &Event) -> Result<(), Fail> {
         let post = self.post_len(19, 8);
         let mariadb = self.reader.fde.as_ref().is_some_and(|f| f.mariadb);
-        let key = (ev.raw[crate::reader::HEADER_LEN..ev.body_end].to_vec(), post, mariadb);
+        let key = (
+            ev.raw[crate::reader::HEADER_LEN..ev.body_end].to_vec(),
+            post,
+            mariadb,
+        );
         let layout = match self.cache.get(&key) {
             Some(l) => l.clone(),
             None => {
                 let (delegate, has_schema) = (&self.delegate, self.has_schema);
-                let mut schema = |db: &[u8], table: &[u8], types: &[u8]| -> R<Option<Vec<SchemaColumn>>> {
-                    if !has_schema {
-                        return Ok(None);
-                    }
-                    type Col = (Vec<u8>, bool, Option<u64>, Option<Vec<Vec<u8>>>, Option<Vec<Vec<u8>>>, Option<u8>);
-                    let got = delegate.call_method1(py, "schema", (PyBytes::new(py, db), PyBytes::new(py, table),
-                                                                   PyBytes::new(py, types))).map_err(|_| ())?;
-                    let cols: Option<Vec<Col>> = got.extract(py).map_err(|_| ())?;
-                    Ok(cols.map(|cols| cols.into_iter().map(|(name, unsigned, collation, enum_values, set_values, fsp)| {
-                        SchemaColumn { name, unsigned, collation, enum_values, set_values, fsp }
-                    }).collect()))
-                };
-                let mut l = table_map(&ev.raw, crate::reader::HEADER_LEN, ev.body_end, post, mariadb, &mut schema)
-                    .map_err(|_| ev.to_ref(None))?;
+                let mut schema =
+                    |db: &[u8], table: &[u8], types: &[u8]| -> R<Option<Vec<SchemaColumn>>> {
+                        if !has_schema {
+                            return Ok(None);
+                        }
+                        type Col = (
+                            Vec<u8>,
+                            bool,
+                            Option<u64>,
+                            Option<Vec<Vec<u8>>>,
+                            Option<Vec<Vec<u8>>>,
+                            Option<u8>,
+                        );
+                        let got = delegate
+                            .call_method1(
+                                py,
+                                "schema",
+                                (
+                                    PyBytes::new(py, db),
+                                    PyBytes::new(py, table),
+                                    PyBytes::new(py, types),
+                                ),
+                            )
+                            .map_err(|_| ())?;
+                        let cols: Option<Vec<Col>> = got.extract(py).map_err(|_| ())?;
+                        Ok(cols.map(|cols| {
+                            cols.into_iter()
+                                .map(
+                                    |(name, unsigned, collation, enum_values, set_values, fsp)| {
+                                        SchemaColumn {
+                                            name,
+                                            unsigned,
+                                            collation,
+                                            enum_values,
+                                            set_values,
+                                            fsp,
+                                        }
+                                    },
+                                )
+                                .collect()
+                        }))
+                    };
+                let mut l = table_map(
+                    &ev.raw,
+                    crate::reader::HEADER_LEN,
+                    ev.body_end,
+                    post,
+                    mariadb,
+                    &mut schema,
+                )
+                .map_err(|_| ev.to_ref(None))?;
                 l.raw = ev.raw.clone();
                 l.body_end = ev.body_end;
                 let l = Rc::new(l);
                 let cols = l.columns.len();
                 if cols <= TABLE_MAP_CACHE_COLUMNS {
-                    if self.cache.len() >= TABLE_MAP_CACHE_SIZE || self.cache_columns + cols > TABLE_MAP_CACHE_COLUMNS {
+                    if self.cache.len() >= TABLE_MAP_CACHE_SIZE
+                        || self.cache_columns + cols > TABLE_MAP_CACHE_COLUMNS
+                    {
                         self.cache.clear();
                         self.cache_columns = 0;
                     }
@@ -500,9 +655,15 @@ impl Processor {
         };
         if !layout.assumptions.is_empty() {
             let k = (layout.db.clone(), layout.table.clone());
-            match self.assumptions.iter_mut().find(|(d, t, _)| (d, t) == (&k.0, &k.1)) {
+            match self
+                .assumptions
+                .iter_mut()
+                .find(|(d, t, _)| (d, t) == (&k.0, &k.1))
+            {
                 Some(slot) => slot.2 = layout.assumptions.clone(),
-                None => self.assumptions.push((k.0, k.1, layout.assumptions.clone())),
+                None => self
+                    .assumptions
+                    .push((k.0, k.1, layout.assumptions.clone())),
             }
         }
         self.tables.set(layout.table_id, layout);
@@ -528,7 +689,11 @@ impl Processor {
         let ncols = c.packed().map_err(bad)?;
         let nbytes = ((ncols as u128 + 7) >> 3).min(u64::MAX as u128) as u64;
         let present = c.bytes(nbytes).map_err(bad)?;
-        let present_after = if is_update(t) { c.bytes(nbytes).map_err(bad)? } else { &[][..] };
+        let present_after = if is_update(t) {
+            c.bytes(nbytes).map_err(bad)?
+        } else {
+            &[][..]
+        };
         // ``row_log_event_uncompress``: only the rows (``m_rows_buf``) after the plain bitmaps are compressed
         let owned;
         let (buf, start, end): (&[u8], usize, usize) = if (166..=171).contains(&t) {
@@ -541,17 +706,23 @@ impl Processor {
         if c.remaining() == 0 {
             return Ok(());
         }
-        let Some(layout) = self.tables.get(table_id).cloned() else { return Err(ev.to_ref(None)) };
+        let Some(layout) = self.tables.get(table_id).cloned() else {
+            return Err(ev.to_ref(None));
+        };
         let tm = || Some((layout.raw.clone(), layout.body_end));
         if layout.columns.len() as u64 != ncols {
             return Err(ev.to_ref(tm()));
         }
         let mut td = PyText(py, &self.delegate);
-        let d = decode_rows(&layout, t, buf, c.pos, present, present_after, &mut td).map_err(|_| ev.to_ref(tm()))?;
+        let d = decode_rows(&layout, t, buf, c.pos, present, present_after, &mut td)
+            .map_err(|_| ev.to_ref(tm()))?;
         // partial JSON diff vectors are parsed by the Python decoder (binlake.mysqljson.read_diffs)
         let mut diffs = Vec::with_capacity(d.diffs.len());
         for raw in &d.diffs {
-            match self.delegate.call_method1(py, "diffs", (PyBytes::new(py, raw),)) {
+            match self
+                .delegate
+                .call_method1(py, "diffs", (PyBytes::new(py, raw),))
+            {
                 Ok(v) => diffs.push(v),
                 Err(_) => return Err(ev.to_ref(tm())),
             }
@@ -564,8 +735,15 @@ impl Processor {
             self.last_pos = Some(at);
             self.next_row = 0;
         }
-        let r = RowsEvent { ev, layout: &layout, d: &d, first_row: self.next_row, gtid: self.gtid.as_deref(),
-                            diffs: &diffs, grouped: self.group.is_some() };
+        let r = RowsEvent {
+            ev,
+            layout: &layout,
+            d: &d,
+            first_row: self.next_row,
+            gtid: self.gtid.as_deref(),
+            diffs: &diffs,
+            grouped: self.group.is_some(),
+        };
         sink.rows(py, self, &r)?;
         self.next_row += d.rows.len() as u32;
         Ok(())

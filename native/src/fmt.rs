@@ -28,7 +28,11 @@ pub fn py_float_repr(x: f64, out: &mut String) {
         out.push('-');
     }
     let (digits, decpt) = shortest_digits(x.abs());
-    let (digits, decpt) = if digits.bytes().all(|b| b == b'0') { ("0".to_string(), 1) } else { (digits, decpt) };
+    let (digits, decpt) = if digits.bytes().all(|b| b == b'0') {
+        ("0".to_string(), 1)
+    } else {
+        (digits, decpt)
+    };
     let n = digits.len() as i32;
     if decpt <= -4 || decpt > 16 {
         out.push_str(&digits[..1]);
@@ -62,7 +66,9 @@ pub fn py_float_repr(x: f64, out: &mut String) {
 pub fn shortest_float32(bits: u32) -> Option<f64> {
     let value = f32::from_bits(bits) as f64;
     let round = |digits: usize| -> Option<(f64, bool)> {
-        let cand: f64 = format!("{:.*e}", digits - 1, value).parse().unwrap_or(value);
+        let cand: f64 = format!("{:.*e}", digits - 1, value)
+            .parse()
+            .unwrap_or(value);
         let packed = cand as f32;
         if packed.is_infinite() && cand.is_finite() {
             return None;
@@ -104,16 +110,25 @@ pub fn mysql_double(x: f64, out: &mut String) {
     const MAX_DECPT_FOR_F_FORMAT: i32 = 15;
     let width = WIDTH_MAX - if x < 0.0 { 1 } else { 0 };
     let length = digits.len() as i32;
-    let f_len = if decpt <= 0 { length - decpt + 2 } else if decpt < length { length + 1 } else { decpt };
+    let f_len = if decpt <= 0 {
+        length - decpt + 2
+    } else if decpt < length {
+        length + 1
+    } else {
+        decpt
+    };
     let have_space = f_len <= width;
     let exp_len = 1 + (decpt >= 101 || decpt <= -99) as i32 + (decpt >= 11 || decpt <= -9) as i32;
     let force_e = decpt <= 0 && width <= 2 - decpt && width >= 3 + exp_len;
     // my_gcvt's condition as MySQL writes it (strings/dtoa.cc), its redundant `!force_e` included
     #[allow(clippy::overly_complex_bool_expr)]
     let use_f = (have_space
-        || (decpt <= width && (decpt >= -1 || (decpt == -2 && (length > 1 || !force_e))) && !force_e))
+        || (decpt <= width
+            && (decpt >= -1 || (decpt == -2 && (length > 1 || !force_e)))
+            && !force_e))
         && (!have_space
-            || (decpt > -MAX_DECPT_FOR_F_FORMAT && (decpt <= MAX_DECPT_FOR_F_FORMAT || length > decpt)));
+            || (decpt > -MAX_DECPT_FOR_F_FORMAT
+                && (decpt <= MAX_DECPT_FOR_F_FORMAT || length > decpt)));
     if negative {
         out.push('-');
     }
@@ -205,7 +220,10 @@ const DIG2BYTES: [usize; 10] = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4];
 /// ``decimal_bin_size``.
 pub fn decimal_size(precision: u32, scale: u32) -> usize {
     let intg = precision - scale;
-    (intg / 9) as usize * 4 + DIG2BYTES[(intg % 9) as usize] + (scale / 9) as usize * 4 + DIG2BYTES[(scale % 9) as usize]
+    (intg / 9) as usize * 4
+        + DIG2BYTES[(intg % 9) as usize]
+        + (scale / 9) as usize * 4
+        + DIG2BYTES[(scale % 9) as usize]
 }
 
 /// ``bin2decimal`` as ``binlake.binlog.columns.make_decimal`` reads it: (negative, coefficient); the value is
@@ -234,7 +252,11 @@ pub fn decimal_value(raw: &[u8], precision: u32, scale: u32) -> (bool, BigDec) {
         for (k, &b) in raw[at..at + nbytes].iter().enumerate() {
             // the sign bit is cleared; a negative number has every other bit inverted
             let byte = if at + k == 0 {
-                if positive { b ^ 0x80 } else { b ^ 0x7F }
+                if positive {
+                    b ^ 0x80
+                } else {
+                    b ^ 0x7F
+                }
             } else if positive {
                 b
             } else {
@@ -264,12 +286,27 @@ pub fn decimal_i128(raw: &[u8], precision: u32, scale: u32) -> Option<i128> {
     let mut value: i128 = 0;
     let mut at = 0;
     let mut group = |digits: u32, value: &mut i128| -> Option<()> {
-        let n = if digits == 9 { 4 } else { DIG2BYTES[digits as usize] };
+        let n = if digits == 9 {
+            4
+        } else {
+            DIG2BYTES[digits as usize]
+        };
         let mut g: u64 = 0;
-        #[allow(clippy::needless_range_loop)] // k: the byte's place in the whole value (k == 0: the sign byte)
+        #[allow(clippy::needless_range_loop)]
+        // k: the byte's place in the whole value (k == 0: the sign byte)
         for k in at..at + n {
             let b = raw[k];
-            let b = if k == 0 { if positive { b ^ 0x80 } else { b ^ 0x7F } } else if positive { b } else { b ^ 0xFF };
+            let b = if k == 0 {
+                if positive {
+                    b ^ 0x80
+                } else {
+                    b ^ 0x7F
+                }
+            } else if positive {
+                b
+            } else {
+                b ^ 0xFF
+            };
             g = g << 8 | b as u64;
         }
         at += n;
@@ -362,7 +399,17 @@ fn hms(h: u64, mi: u64, s: u64, out: &mut String) {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn datetime_text(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64, micro: u64, fsp: u8, out: &mut String) {
+pub fn datetime_text(
+    y: u64,
+    mo: u64,
+    d: u64,
+    h: u64,
+    mi: u64,
+    s: u64,
+    micro: u64,
+    fsp: u8,
+    out: &mut String,
+) {
     date_text(y, mo, d, out);
     out.push(' ');
     hms(h, mi, s, out);
@@ -410,7 +457,17 @@ pub fn timestamp_text(secs: u64, micro: u64, fsp: u8, out: &mut String) {
     }
     let (y, m, d) = civil_from_days((secs / 86400) as i64);
     let t = secs % 86400;
-    datetime_text(y as u64, m as u64, d as u64, t / 3600, t / 60 % 60, t % 60, micro, fsp, out);
+    datetime_text(
+        y as u64,
+        m as u64,
+        d as u64,
+        t / 3600,
+        t / 60 % 60,
+        t % 60,
+        micro,
+        fsp,
+        out,
+    );
 }
 
 /// Python ``int()`` of an ASCII slice (surrounding whitespace, one sign, digits).
@@ -459,7 +516,17 @@ pub fn kept_micro(micro: u64, fsp: u8) -> Option<i64> {
 /// ``_date``/``_datetime`` from fields whose text has the usual widths (4-digit year, 2-digit parts), else
 /// None (the caller goes through the text).
 #[allow(clippy::too_many_arguments)] // the fields of a date, a time and a datetime, as the text gives them
-pub fn typed_fields(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64, micro: u64, fsp: u8, time: bool) -> Option<Option<i64>> {
+pub fn typed_fields(
+    y: u64,
+    mo: u64,
+    d: u64,
+    h: u64,
+    mi: u64,
+    s: u64,
+    micro: u64,
+    fsp: u8,
+    time: bool,
+) -> Option<Option<i64>> {
     if y > 9999 || mo > 99 || d > 99 || h > 99 || mi > 99 || s > 99 {
         return None;
     }
@@ -475,12 +542,18 @@ pub fn typed_fields(y: u64, mo: u64, d: u64, h: u64, mi: u64, s: u64, micro: u64
         return Some(None);
     }
     let us = if fsp == 0 { 0 } else { kept_micro(micro, fsp)? };
-    Some(Some((days * 86400 + (h * 3600 + mi * 60 + s) as i64) * 1_000_000 + us))
+    Some(Some(
+        (days * 86400 + (h * 3600 + mi * 60 + s) as i64) * 1_000_000 + us,
+    ))
 }
 
 /// ``binlake.pipeline.types._date`` of a DATE's text: days since the epoch, None for a zero/invalid date.
 pub fn typed_date(text: &[u8]) -> Option<i32> {
-    let (y, m, d) = (py_int(slice(text, 0, 4))?, py_int(slice(text, 5, 7))?, py_int(slice(text, 8, 10))?);
+    let (y, m, d) = (
+        py_int(slice(text, 0, 4))?,
+        py_int(slice(text, 5, 7))?,
+        py_int(slice(text, 8, 10))?,
+    );
     valid_date(y, m, d).then(|| days_from_civil(y, m, d) as i32)
 }
 
@@ -488,7 +561,14 @@ pub fn typed_date(text: &[u8]) -> Option<i32> {
 /// wall time), None for a zero/invalid value.
 pub fn typed_datetime(text: &[u8]) -> Option<i64> {
     let f = |a, b| py_int(slice(text, a, b));
-    let (y, mo, d, h, mi, s) = (f(0, 4)?, f(5, 7)?, f(8, 10)?, f(11, 13)?, f(14, 16)?, f(17, 19)?);
+    let (y, mo, d, h, mi, s) = (
+        f(0, 4)?,
+        f(5, 7)?,
+        f(8, 10)?,
+        f(11, 13)?,
+        f(14, 16)?,
+        f(17, 19)?,
+    );
     let us = if text.len() > 19 {
         let fr = slice(text, 20, 26);
         if fr.is_empty() {
@@ -503,7 +583,10 @@ pub fn typed_datetime(text: &[u8]) -> Option<i64> {
     } else {
         0
     };
-    if !valid_date(y, mo, d) || !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s)
+    if !valid_date(y, mo, d)
+        || !(0..24).contains(&h)
+        || !(0..60).contains(&mi)
+        || !(0..60).contains(&s)
         || !(0..1_000_000).contains(&us)
     {
         return None;
@@ -523,7 +606,10 @@ pub fn json_str(raw: &[u8], ascii: bool, out: &mut Vec<u8>) {
             Err(e) => {
                 let n = e.valid_up_to();
                 let bad = e.error_len().unwrap_or(rest.len() - n);
-                (unsafe { std::str::from_utf8_unchecked(&rest[..n]) }, Some((n, bad)))
+                (
+                    unsafe { std::str::from_utf8_unchecked(&rest[..n]) },
+                    Some((n, bad)),
+                )
             }
         };
         escape_valid(valid, ascii, out);
@@ -594,7 +680,9 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 pub fn base64(data: &[u8], out: &mut String) {
     for chunk in data.chunks(3) {
         let n = chunk.len();
-        let v = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        let v = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
         for k in 0..4 {
             if k <= n {
                 out.push(B64[(v >> (18 - 6 * k) & 63) as usize] as char);

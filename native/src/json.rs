@@ -126,7 +126,18 @@ fn literal(b: u8, out: &mut String) -> R {
     Ok(())
 }
 
-const POW10: [u64; 10] = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
+const POW10: [u64; 10] = [
+    1,
+    10,
+    100,
+    1000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
 const DIG2BYTES: [usize; 10] = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4];
 
 /// ``opaque_value`` + its text: DECIMAL (``Json_decimal::convert_from_binary``), temporals
@@ -161,7 +172,11 @@ fn opaque(ft: u8, data: &[u8], out: &mut String) -> R {
             let mut int_text = String::new();
             let mut frac_text = String::new();
             for (k, &digits) in int_groups.iter().chain(frac_groups.iter()).enumerate() {
-                let n = if digits == 9 { 4 } else { DIG2BYTES[digits as usize] };
+                let n = if digits == 9 {
+                    4
+                } else {
+                    DIG2BYTES[digits as usize]
+                };
                 let mut word = 0u64;
                 for &b in &raw[at..at + n] {
                     word = word << 8 | b as u64;
@@ -170,7 +185,11 @@ fn opaque(ft: u8, data: &[u8], out: &mut String) -> R {
                 if word >= POW10[digits as usize] {
                     return Err(());
                 }
-                let target = if k < int_groups.len() { &mut int_text } else { &mut frac_text };
+                let target = if k < int_groups.len() {
+                    &mut int_text
+                } else {
+                    &mut frac_text
+                };
                 let _ = write!(target, "{:0width$}", word, width = digits as usize);
             }
             if negative {
@@ -193,8 +212,15 @@ fn opaque(ft: u8, data: &[u8], out: &mut String) -> R {
             if ft == 11 {
                 let tmp = packed.abs();
                 let hms = tmp >> 24;
-                let _ = write!(text, "{}{:02}:{:02}:{:02}.{:06}", if packed < 0 { "-" } else { "" },
-                               (hms >> 12) % 1024, (hms >> 6) % 64, hms % 64, tmp % (1 << 24));
+                let _ = write!(
+                    text,
+                    "{}{:02}:{:02}:{:02}.{:06}",
+                    if packed < 0 { "-" } else { "" },
+                    (hms >> 12) % 1024,
+                    (hms >> 6) % 64,
+                    hms % 64,
+                    tmp % (1 << 24)
+                );
             } else {
                 if packed < 0 {
                     return Err(());
@@ -206,7 +232,14 @@ fn opaque(ft: u8, data: &[u8], out: &mut String) -> R {
                 let hms = ymdhms % (1 << 17);
                 let _ = write!(text, "{:04}-{:02}-{:02}", ym / 13, ym % 13, ymd % 32);
                 if ft != 10 {
-                    let _ = write!(text, " {:02}:{:02}:{:02}.{:06}", hms >> 12, (hms >> 6) % 64, hms % 64, micro);
+                    let _ = write!(
+                        text,
+                        " {:02}:{:02}:{:02}.{:06}",
+                        hms >> 12,
+                        (hms >> 6) % 64,
+                        hms % 64,
+                        micro
+                    );
                 }
             }
             quote(&text, out);

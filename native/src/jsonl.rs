@@ -29,12 +29,19 @@ fn valid(b: &[u8]) -> bool {
 }
 
 /// The members of an image as ``dict`` keeps them: a duplicate name keeps its first position and its last value.
-pub fn members<'c, 'a>(layout: &Layout, cells: &'c [Cell<'a>], keep: impl Fn(&Val) -> bool) -> Vec<&'c Cell<'a>> {
+pub fn members<'c, 'a>(
+    layout: &Layout,
+    cells: &'c [Cell<'a>],
+    keep: impl Fn(&Val) -> bool,
+) -> Vec<&'c Cell<'a>> {
     let mut out: Vec<&Cell> = Vec::with_capacity(cells.len());
     for c in cells.iter().filter(|c| keep(&c.val)) {
         if layout.dup_names {
             let name = &layout.columns[c.col as usize].name;
-            if let Some(slot) = out.iter_mut().find(|o| &layout.columns[o.col as usize].name == name) {
+            if let Some(slot) = out
+                .iter_mut()
+                .find(|o| &layout.columns[o.col as usize].name == name)
+            {
                 *slot = c;
                 continue;
             }
@@ -45,8 +52,20 @@ pub fn members<'c, 'a>(layout: &Layout, cells: &'c [Cell<'a>], keep: impl Fn(&Va
 }
 
 impl JsonSink {
-    pub fn new(out: Box<dyn Write>, file_utf8: Vec<u8>, file_ascii: Vec<u8>, file_needs_ascii: bool) -> JsonSink {
-        JsonSink { out, buf: Vec::with_capacity(FLUSH_AT + 4096), line: Vec::new(), file_utf8, file_ascii, file_needs_ascii }
+    pub fn new(
+        out: Box<dyn Write>,
+        file_utf8: Vec<u8>,
+        file_ascii: Vec<u8>,
+        file_needs_ascii: bool,
+    ) -> JsonSink {
+        JsonSink {
+            out,
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            line: Vec::new(),
+            file_utf8,
+            file_ascii,
+            file_needs_ascii,
+        }
     }
 
     pub fn flush(&mut self) -> std::io::Result<()> {
@@ -56,16 +75,35 @@ impl JsonSink {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn record(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent, i: usize, op: &[u8], ascii: bool,
-              diff_items: &[(u32, Vec<(String, String, Option<String>)>)]) -> Result<bool, Fail> {
+    fn record(
+        &mut self,
+        py: Python<'_>,
+        p: &Processor,
+        r: &RowsEvent,
+        i: usize,
+        op: &[u8],
+        ascii: bool,
+        diff_items: &[(u32, Vec<(String, String, Option<String>)>)],
+    ) -> Result<bool, Fail> {
         let (layout, d) = (r.layout, r.d);
         let row = &d.rows[i];
         let l = &mut self.line;
         let mut needs_ascii = self.file_needs_ascii;
         l.clear();
         l.extend_from_slice(b"{\"file\": ");
-        l.extend_from_slice(if ascii { &self.file_ascii } else { &self.file_utf8 });
-        l.extend_from_slice(format!(", \"pos\": {}, \"row\": {}, \"gtid\": ", r.ev.at(), r.first_row as usize + i).as_bytes());
+        l.extend_from_slice(if ascii {
+            &self.file_ascii
+        } else {
+            &self.file_utf8
+        });
+        l.extend_from_slice(
+            format!(
+                ", \"pos\": {}, \"row\": {}, \"gtid\": ",
+                r.ev.at(),
+                r.first_row as usize + i
+            )
+            .as_bytes(),
+        );
         match r.gtid {
             Some(g) => fmt::json_string(g, ascii, l),
             None => l.extend_from_slice(b"null"),
@@ -74,12 +112,15 @@ impl JsonSink {
         fmt::json_str(&layout.db, ascii, l);
         l.extend_from_slice(b", \"table\": ");
         fmt::json_str(&layout.table, ascii, l);
-        let checked = layout.names_utf8;     // every name is UTF-8: no name turns the line to ASCII
+        let checked = layout.names_utf8; // every name is UTF-8: no name turns the line to ASCII
         needs_ascii |= !checked && (!valid(&layout.db) || !valid(&layout.table));
         l.extend_from_slice(b", \"op\": \"");
         l.extend_from_slice(op);
         l.push(b'"');
-        for (key, image, partial) in [(&b"before"[..], row.before, false), (&b"after"[..], row.after, row.partial.is_some())] {
+        for (key, image, partial) in [
+            (&b"before"[..], row.before, false),
+            (&b"after"[..], row.after, row.partial.is_some()),
+        ] {
             l.extend_from_slice(b", \"");
             l.extend_from_slice(key);
             l.extend_from_slice(b"\": ");
@@ -87,7 +128,9 @@ impl JsonSink {
                 l.extend_from_slice(b"null");
                 continue;
             };
-            let cells = members(layout, &d.cells[a..b], |v| !(partial && matches!(v, Val::Partial(_))));
+            let cells = members(layout, &d.cells[a..b], |v| {
+                !(partial && matches!(v, Val::Partial(_)))
+            });
             if cells.is_empty() {
                 l.extend_from_slice(b"{}");
                 continue;
@@ -149,9 +192,20 @@ impl JsonSink {
 pub fn value_error(py: Python<'_>, p: &Processor, r: &RowsEvent, i: usize, c: &Cell) -> Fail {
     let col = &r.layout.columns[c.col as usize];
     let made = py_value(py, &c.val).and_then(|(kind, value)| {
-        p.delegate.call_method1(py, "value_error", (kind, value, PyBytes::new(py, &col.name), r.first_row as usize + i,
-                                                   PyBytes::new(py, &r.layout.db), PyBytes::new(py, &r.layout.table),
-                                                   r.ev.at(), r.ev.header.type_code))
+        p.delegate.call_method1(
+            py,
+            "value_error",
+            (
+                kind,
+                value,
+                PyBytes::new(py, &col.name),
+                r.first_row as usize + i,
+                PyBytes::new(py, &r.layout.db),
+                PyBytes::new(py, &r.layout.table),
+                r.ev.at(),
+                r.ev.header.type_code,
+            ),
+        )
     });
     match made {
         Ok(e) => Fail::Py(PyErr::from_value(e.into_bound(py))),
@@ -161,18 +215,33 @@ pub fn value_error(py: Python<'_>, p: &Processor, r: &RowsEvent, i: usize, c: &C
 
 /// The diffs of a row's partial JSON columns as (column, [(op, path, value text)]), in ``dict`` order,
 /// rendered by the Python decoder (``binlake.binlog.render.json_diffs``); its error carries the row's place.
-pub fn diff_items(py: Python<'_>, p: &Processor, r: &RowsEvent, i: usize) -> Result<Vec<(u32, Vec<(String, String, Option<String>)>)>, Fail> {
+pub fn diff_items(
+    py: Python<'_>,
+    p: &Processor,
+    r: &RowsEvent,
+    i: usize,
+) -> Result<Vec<(u32, Vec<(String, String, Option<String>)>)>, Fail> {
     let row = &r.d.rows[i];
-    let Some((a, b)) = row.after else { return Ok(Vec::new()) };
+    let Some((a, b)) = row.after else {
+        return Ok(Vec::new());
+    };
     let cells = members(r.layout, &r.d.cells[a..b], |v| matches!(v, Val::Partial(_)));
     let mut out = Vec::with_capacity(cells.len());
     for c in cells {
         let Val::Partial(k) = c.val else { continue };
-        let items = p.delegate.call_method1(py, "diff_items", (r.diffs[k].clone_ref(py),
-                                                                PyBytes::new(py, &r.layout.columns[c.col as usize].name),
-                                                                r.first_row as usize + i, PyBytes::new(py, &r.layout.db),
-                                                                PyBytes::new(py, &r.layout.table), r.ev.at(),
-                                                                r.ev.header.type_code))?;
+        let items = p.delegate.call_method1(
+            py,
+            "diff_items",
+            (
+                r.diffs[k].clone_ref(py),
+                PyBytes::new(py, &r.layout.columns[c.col as usize].name),
+                r.first_row as usize + i,
+                PyBytes::new(py, &r.layout.db),
+                PyBytes::new(py, &r.layout.table),
+                r.ev.at(),
+                r.ev.header.type_code,
+            ),
+        )?;
         out.push((c.col, items.extract(py)?));
     }
     Ok(out)
@@ -192,7 +261,11 @@ impl Sink for JsonSink {
     fn rows(&mut self, py: Python<'_>, p: &Processor, r: &RowsEvent) -> Result<(), Fail> {
         let op = op_of(r.ev.header.type_code);
         for i in 0..r.d.rows.len() {
-            let items = if r.d.rows[i].partial.is_some() { diff_items(py, p, r, i) } else { Ok(Vec::new()) };
+            let items = if r.d.rows[i].partial.is_some() {
+                diff_items(py, p, r, i)
+            } else {
+                Ok(Vec::new())
+            };
             let items = match items {
                 Ok(items) => items,
                 Err(f) => {
@@ -206,7 +279,9 @@ impl Sink for JsonSink {
             }
             self.buf.extend_from_slice(&self.line);
             if self.buf.len() >= FLUSH_AT {
-                self.out.write_all(&self.buf).map_err(|e| Fail::Py(e.into()))?;
+                self.out
+                    .write_all(&self.buf)
+                    .map_err(|e| Fail::Py(e.into()))?;
                 self.buf.clear();
             }
         }

@@ -19,7 +19,11 @@ pub type R<T> = Result<T, ()>;
 
 impl<'a> Cur<'a> {
     pub fn new(buf: &'a [u8], pos: usize, end: usize) -> Self {
-        Cur { buf, pos, end: end.min(buf.len()) }
+        Cur {
+            buf,
+            pos,
+            end: end.min(buf.len()),
+        }
     }
     pub fn remaining(&self) -> usize {
         self.end.saturating_sub(self.pos)
@@ -107,10 +111,24 @@ pub const T_STRING: u8 = 254;
 pub const T_GEOMETRY: u8 = 255;
 
 fn is_numeric(t: u8) -> bool {
-    matches!(t, T_TINY | T_SHORT | T_INT24 | T_LONG | T_LONGLONG | T_NEWDECIMAL | T_FLOAT | T_DOUBLE | T_DECIMAL)
+    matches!(
+        t,
+        T_TINY
+            | T_SHORT
+            | T_INT24
+            | T_LONG
+            | T_LONGLONG
+            | T_NEWDECIMAL
+            | T_FLOAT
+            | T_DOUBLE
+            | T_DECIMAL
+    )
 }
 fn is_character(t: u8) -> bool {
-    matches!(t, T_STRING | T_VAR_STRING | T_VARCHAR | T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB)
+    matches!(
+        t,
+        T_STRING | T_VAR_STRING | T_VARCHAR | T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB
+    )
 }
 
 /// How text of a column is decoded (``collation_codec``): binary, UTF-8 (surrogate escapes), MySQL's latin1
@@ -126,16 +144,46 @@ pub enum Codec {
 /// Charset of a collation id below 256 (MySQL 8.0 and MariaDB share them), as ``binlake.binlog.values``.
 fn collation_charset(id: u64) -> Option<&'static str> {
     let table: &[(&str, &[u64])] = &[
-        ("big5", &[1, 84]), ("latin2", &[2, 9, 21, 27, 77]), ("dec8", &[3, 69]), ("cp850", &[4, 80]),
-        ("latin1", &[5, 8, 15, 31, 47, 48, 49, 94]), ("hp8", &[6, 72]), ("koi8r", &[7, 74]), ("swe7", &[10, 82]),
-        ("ascii", &[11, 65]), ("ujis", &[12, 91]), ("sjis", &[13, 88]), ("cp1251", &[14, 23, 50, 51, 52]),
-        ("hebrew", &[16, 71]), ("tis620", &[18, 89]), ("euckr", &[19, 85]), ("latin7", &[20, 41, 42, 79]),
-        ("koi8u", &[22, 75]), ("gb2312", &[24, 86]), ("greek", &[25, 70]), ("cp1250", &[26, 34, 44, 66, 99]),
-        ("gbk", &[28, 87]), ("cp1257", &[29, 58, 59]), ("latin5", &[30, 78]), ("armscii8", &[32, 64]),
-        ("utf8mb3", &[33, 76, 83]), ("ucs2", &[35, 90]), ("cp866", &[36, 68]), ("keybcs2", &[37, 73]),
-        ("macce", &[38, 43]), ("macroman", &[39, 53]), ("cp852", &[40, 81]), ("utf8mb4", &[45, 46, 255]),
-        ("cp1256", &[57, 67]), ("utf16", &[54, 55]), ("utf16le", &[56, 62]), ("utf32", &[60, 61]),
-        ("binary", &[63]), ("geostd8", &[92, 93]), ("cp932", &[95, 96]), ("eucjpms", &[97, 98]),
+        ("big5", &[1, 84]),
+        ("latin2", &[2, 9, 21, 27, 77]),
+        ("dec8", &[3, 69]),
+        ("cp850", &[4, 80]),
+        ("latin1", &[5, 8, 15, 31, 47, 48, 49, 94]),
+        ("hp8", &[6, 72]),
+        ("koi8r", &[7, 74]),
+        ("swe7", &[10, 82]),
+        ("ascii", &[11, 65]),
+        ("ujis", &[12, 91]),
+        ("sjis", &[13, 88]),
+        ("cp1251", &[14, 23, 50, 51, 52]),
+        ("hebrew", &[16, 71]),
+        ("tis620", &[18, 89]),
+        ("euckr", &[19, 85]),
+        ("latin7", &[20, 41, 42, 79]),
+        ("koi8u", &[22, 75]),
+        ("gb2312", &[24, 86]),
+        ("greek", &[25, 70]),
+        ("cp1250", &[26, 34, 44, 66, 99]),
+        ("gbk", &[28, 87]),
+        ("cp1257", &[29, 58, 59]),
+        ("latin5", &[30, 78]),
+        ("armscii8", &[32, 64]),
+        ("utf8mb3", &[33, 76, 83]),
+        ("ucs2", &[35, 90]),
+        ("cp866", &[36, 68]),
+        ("keybcs2", &[37, 73]),
+        ("macce", &[38, 43]),
+        ("macroman", &[39, 53]),
+        ("cp852", &[40, 81]),
+        ("utf8mb4", &[45, 46, 255]),
+        ("cp1256", &[57, 67]),
+        ("utf16", &[54, 55]),
+        ("utf16le", &[56, 62]),
+        ("utf32", &[60, 61]),
+        ("binary", &[63]),
+        ("geostd8", &[92, 93]),
+        ("cp932", &[95, 96]),
+        ("eucjpms", &[97, 98]),
         ("gb18030", &[248, 249, 250]),
     ];
     match id {
@@ -146,12 +194,17 @@ fn collation_charset(id: u64) -> Option<&'static str> {
         160..=183 => return Some("utf32"),
         _ => {}
     }
-    table.iter().find(|(_, ids)| ids.contains(&id)).map(|(name, _)| *name)
+    table
+        .iter()
+        .find(|(_, ids)| ids.contains(&id))
+        .map(|(name, _)| *name)
 }
 
 pub fn collation_codec(id: Option<u64>) -> Codec {
     let Some(id) = id else { return Codec::Binary };
-    let Some(name) = collation_charset(id) else { return Codec::Utf8 };
+    let Some(name) = collation_charset(id) else {
+        return Codec::Utf8;
+    };
     match name {
         "utf8mb3" | "utf8mb4" => Codec::Utf8,
         "latin1" => Codec::Cp1252,
@@ -193,10 +246,17 @@ pub fn collation_codec(id: Option<u64>) -> Codec {
 /// How one column's value is read from a row image (``column_decoder``).
 #[derive(Clone, Debug)]
 pub enum Kind {
-    Int { bytes: u8, unsigned: bool },
+    Int {
+        bytes: u8,
+        unsigned: bool,
+    },
     Float,
     Double,
-    Decimal { p: u8, s: u8, size: usize },
+    Decimal {
+        p: u8,
+        s: u8,
+        size: usize,
+    },
     Year,
     Date,
     Time,
@@ -210,13 +270,31 @@ pub enum Kind {
     HiresDateTime(u8),
     HiresTimestamp(u8),
     /// length-prefixed text or bytes; ``pad``: BINARY(n) padded back to n bytes
-    Str { len_bytes: u8, codec: Codec, pad: Option<usize> },
-    Enum { pack: u8, names: Option<Rc<Vec<Vec<u8>>>> },
-    Set { pack: u8, names: Option<Rc<Vec<Vec<u8>>>> },
-    Bit { nbytes: usize },
-    Json { len_bytes: u8 },
-    Geometry { len_bytes: u8 },
-    Vector { len_bytes: u8 },
+    Str {
+        len_bytes: u8,
+        codec: Codec,
+        pad: Option<usize>,
+    },
+    Enum {
+        pack: u8,
+        names: Option<Rc<Vec<Vec<u8>>>>,
+    },
+    Set {
+        pack: u8,
+        names: Option<Rc<Vec<Vec<u8>>>>,
+    },
+    Bit {
+        nbytes: usize,
+    },
+    Json {
+        len_bytes: u8,
+    },
+    Geometry {
+        len_bytes: u8,
+    },
+    Vector {
+        len_bytes: u8,
+    },
     Null,
     /// the Python decoder's column decoder raises (invalid metadata, a type no row image holds)
     Fail,
@@ -305,8 +383,14 @@ impl Layout {
             return p.clone();
         }
         let n = self.columns.len().min(present.len() * 8);
-        let idx: Vec<u32> = (0..n).filter(|&i| present[i >> 3] & (1 << (i & 7)) != 0).map(|i| i as u32).collect();
-        let plan = Rc::new(Plan { null_bytes: (idx.len() + 7) >> 3, idx });
+        let idx: Vec<u32> = (0..n)
+            .filter(|&i| present[i >> 3] & (1 << (i & 7)) != 0)
+            .map(|i| i as u32)
+            .collect();
+        let plan = Rc::new(Plan {
+            null_bytes: (idx.len() + 7) >> 3,
+            idx,
+        });
         let mut plans = self.plans.borrow_mut();
         if plans.len() < MAX_PLANS {
             plans.insert(present.to_vec(), plan.clone());
@@ -318,18 +402,52 @@ impl Layout {
         let c = &self.columns[i];
         let (t, md) = (c.type_code, c.meta as u32);
         match t {
-            T_TINY => if c.unsigned { Silver::I16 } else { Silver::I8 },
-            T_SHORT => if c.unsigned { Silver::I32 } else { Silver::I16 },
+            T_TINY => {
+                if c.unsigned {
+                    Silver::I16
+                } else {
+                    Silver::I8
+                }
+            }
+            T_SHORT => {
+                if c.unsigned {
+                    Silver::I32
+                } else {
+                    Silver::I16
+                }
+            }
             T_INT24 => Silver::I32,
-            T_LONG => if c.unsigned { Silver::I64 } else { Silver::I32 },
-            T_LONGLONG => if c.unsigned { Silver::Dec(20, 0) } else { Silver::I64 },
+            T_LONG => {
+                if c.unsigned {
+                    Silver::I64
+                } else {
+                    Silver::I32
+                }
+            }
+            T_LONGLONG => {
+                if c.unsigned {
+                    Silver::Dec(20, 0)
+                } else {
+                    Silver::I64
+                }
+            }
             T_YEAR => Silver::I16,
-            T_BIT => if (md >> 8) * 8 + (md & 0xFF) <= 63 { Silver::I64 } else { Silver::Bin },
+            T_BIT => {
+                if (md >> 8) * 8 + (md & 0xFF) <= 63 {
+                    Silver::I64
+                } else {
+                    Silver::Bin
+                }
+            }
             T_FLOAT => Silver::F32,
             T_DOUBLE => Silver::F64,
             T_NEWDECIMAL => {
                 let (p, s) = (md >> 8, md & 0xFF);
-                if (1..=38).contains(&p) && s <= p { Silver::Dec(p as u8, s as u8) } else { Silver::Str }
+                if (1..=38).contains(&p) && s <= p {
+                    Silver::Dec(p as u8, s as u8)
+                } else {
+                    Silver::Str
+                }
             }
             T_DATE | T_NEWDATE if !temporal_text => Silver::Date,
             T_DATETIME | T_DATETIME2 if !temporal_text => Silver::TsNtz,
@@ -337,7 +455,11 @@ impl Layout {
             T_VECTOR => Silver::VecF32,
             T_GEOMETRY => Silver::Bin,
             _ if is_character(c.real_type) => {
-                if c.collation.is_some() && collation_codec(c.collation) != Codec::Binary { Silver::Str } else { Silver::Bin }
+                if c.collation.is_some() && collation_codec(c.collation) != Codec::Binary {
+                    Silver::Str
+                } else {
+                    Silver::Bin
+                }
             }
             _ => Silver::Str,
         }
@@ -355,8 +477,15 @@ fn string_real_type(meta: u16) -> (u8, u32) {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn kind_of(t: u8, meta: u16, unsigned: bool, codec: Codec, enum_names: Option<Rc<Vec<Vec<u8>>>>,
-           set_names: Option<Rc<Vec<Vec<u8>>>>, hires: u8) -> Kind {
+fn kind_of(
+    t: u8,
+    meta: u16,
+    unsigned: bool,
+    codec: Codec,
+    enum_names: Option<Rc<Vec<Vec<u8>>>>,
+    set_names: Option<Rc<Vec<Vec<u8>>>>,
+    hires: u8,
+) -> Kind {
     if hires > 0 && matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP) {
         return match (hires, t) {
             (7.., _) => Kind::Fail,
@@ -381,7 +510,11 @@ fn kind_of(t: u8, meta: u16, unsigned: bool, codec: Codec, enum_names: Option<Rc
             if !(p > 0 && p <= 65 && s <= 30 && s <= p) {
                 return Kind::Fail;
             }
-            Kind::Decimal { p: p as u8, s: s as u8, size: crate::fmt::decimal_size(p, s) }
+            Kind::Decimal {
+                p: p as u8,
+                s: s as u8,
+                size: crate::fmt::decimal_size(p, s),
+            }
         }
         T_YEAR => Kind::Year,
         T_DATE | T_NEWDATE => Kind::Date,
@@ -391,7 +524,11 @@ fn kind_of(t: u8, meta: u16, unsigned: bool, codec: Codec, enum_names: Option<Rc
         T_TIMESTAMP2 if fsp_ok(meta) => Kind::Timestamp2(meta as u8),
         T_DATETIME2 if fsp_ok(meta) => Kind::DateTime2(meta as u8),
         T_TIME2 if fsp_ok(meta) => Kind::Time2(meta as u8),
-        T_VARCHAR | T_VAR_STRING => Kind::Str { len_bytes: len1or2(meta as u32), codec, pad: None },
+        T_VARCHAR | T_VAR_STRING => Kind::Str {
+            len_bytes: len1or2(meta as u32),
+            codec,
+            pad: None,
+        },
         T_STRING => {
             let (real, length) = string_real_type(meta);
             match real {
@@ -399,30 +536,58 @@ fn kind_of(t: u8, meta: u16, unsigned: bool, codec: Codec, enum_names: Option<Rc
                 T_SET => set_kind(length, set_names),
                 _ => {
                     let pad = (codec == Codec::Binary).then_some(length as usize);
-                    Kind::Str { len_bytes: len1or2(length), codec, pad }
+                    Kind::Str {
+                        len_bytes: len1or2(length),
+                        codec,
+                        pad,
+                    }
                 }
             }
         }
         T_ENUM => enum_kind((meta & 0xFF) as u32, enum_names),
         T_SET => set_kind((meta & 0xFF) as u32, set_names),
-        T_BIT => Kind::Bit { nbytes: (meta >> 8) as usize + if meta & 0xFF != 0 { 1 } else { 0 } },
-        T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB if blob_len(meta) => {
-            Kind::Str { len_bytes: meta as u8, codec, pad: None }
-        }
-        T_JSON if blob_len(meta) => Kind::Json { len_bytes: meta as u8 },
-        T_GEOMETRY if blob_len(meta) => Kind::Geometry { len_bytes: meta as u8 },
-        T_VECTOR if blob_len(meta) => Kind::Vector { len_bytes: meta as u8 },
+        T_BIT => Kind::Bit {
+            nbytes: (meta >> 8) as usize + if meta & 0xFF != 0 { 1 } else { 0 },
+        },
+        T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB if blob_len(meta) => Kind::Str {
+            len_bytes: meta as u8,
+            codec,
+            pad: None,
+        },
+        T_JSON if blob_len(meta) => Kind::Json {
+            len_bytes: meta as u8,
+        },
+        T_GEOMETRY if blob_len(meta) => Kind::Geometry {
+            len_bytes: meta as u8,
+        },
+        T_VECTOR if blob_len(meta) => Kind::Vector {
+            len_bytes: meta as u8,
+        },
         T_NULL => Kind::Null,
         _ => Kind::Fail,
     }
 }
 
 fn enum_kind(pack: u32, names: Option<Rc<Vec<Vec<u8>>>>) -> Kind {
-    if pack == 1 || pack == 2 { Kind::Enum { pack: pack as u8, names } } else { Kind::Fail }
+    if pack == 1 || pack == 2 {
+        Kind::Enum {
+            pack: pack as u8,
+            names,
+        }
+    } else {
+        Kind::Fail
+    }
 }
 
 fn set_kind(pack: u32, names: Option<Rc<Vec<Vec<u8>>>>) -> Kind {
-    if (1..=8).contains(&pack) { Kind::Set { pack: pack as u8, names } } else { Kind::Fail }
+    if (1..=8).contains(&pack) {
+        Kind::Set {
+            pack: pack as u8,
+            names,
+        }
+    } else {
+        Kind::Fail
+    }
 }
 
 struct DefaultCharset {
@@ -478,7 +643,9 @@ fn str_value_lists(c: &mut Cur) -> R<Vec<Vec<Vec<u8>>>> {
 }
 
 fn bits_msb(data: &[u8], count: usize) -> Vec<bool> {
-    (0..count.min(data.len() * 8)).map(|i| data[i >> 3] & (0x80 >> (i & 7)) != 0).collect()
+    (0..count.min(data.len() * 8))
+        .map(|i| data[i >> 3] & (0x80 >> (i & 7)) != 0)
+        .collect()
 }
 
 /// A primary key's column indexes: each names one of the ``count`` columns (else the Python decoder's
@@ -519,7 +686,10 @@ fn optional_metadata(c: &mut Cur, types: &[u8]) -> R<Optional> {
                 if flat.len() % 2 == 1 {
                     return Err(());
                 }
-                o.pk_prefix = Some(key_columns(flat.iter().step_by(2).copied().collect(), types.len())?);
+                o.pk_prefix = Some(key_columns(
+                    flat.iter().step_by(2).copied().collect(),
+                    types.len(),
+                )?);
             }
             10 => o.es_default_charset = Some(default_charset(&mut f)?),
             11 => o.es_column_charsets = Some(packed_list(&mut f)?),
@@ -529,7 +699,11 @@ fn optional_metadata(c: &mut Cur, types: &[u8]) -> R<Optional> {
     Ok(o)
 }
 
-fn expand_charsets(default: Option<&DefaultCharset>, per_column: Option<&Vec<u64>>, count: usize) -> Option<Vec<u64>> {
+fn expand_charsets(
+    default: Option<&DefaultCharset>,
+    per_column: Option<&Vec<u64>>,
+    count: usize,
+) -> Option<Vec<u64>> {
     if let Some(p) = per_column {
         return (p.len() == count).then(|| p.clone());
     }
@@ -562,8 +736,14 @@ pub type SchemaLookup<'s> = dyn FnMut(&[u8], &[u8], &[u8]) -> R<Option<Vec<Schem
 
 /// Decode a TABLE_MAP body (``buf[pos..end]``) and build its layout. ``post_len``: the FORMAT_DESCRIPTION's
 /// post-header length for TABLE_MAP (8 when none says).
-pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool, schema: &mut SchemaLookup)
-                 -> R<Layout> {
+pub fn table_map(
+    buf: &[u8],
+    pos: usize,
+    end: usize,
+    post_len: u8,
+    mariadb: bool,
+    schema: &mut SchemaLookup,
+) -> R<Layout> {
     let mut c = Cur::new(buf, pos, end);
     let id_size = if post_len == 6 { 4 } else { 6 };
     let table_id = c.uint(id_size)?;
@@ -585,8 +765,10 @@ pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool
     let mut metas = Vec::with_capacity(types.len());
     for &t in &types {
         metas.push(match t {
-            T_FLOAT | T_DOUBLE | T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB | T_GEOMETRY | T_JSON
-            | T_TIME2 | T_DATETIME2 | T_TIMESTAMP2 | T_VECTOR => mc.u8()? as u16,
+            T_FLOAT | T_DOUBLE | T_BLOB | T_TINY_BLOB | T_MEDIUM_BLOB | T_LONG_BLOB
+            | T_GEOMETRY | T_JSON | T_TIME2 | T_DATETIME2 | T_TIMESTAMP2 | T_VECTOR => {
+                mc.u8()? as u16
+            }
             T_VARCHAR | T_VAR_STRING | T_BIT => mc.u16()?,
             T_STRING | T_NEWDECIMAL | T_ENUM | T_SET => (mc.u8()? as u16) << 8 | mc.u8()? as u16,
             _ => 0,
@@ -596,11 +778,23 @@ pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool
         return Err(());
     }
     c.skip((types.len() as u64 + 7) >> 3)?;
-    let o = if c.remaining() > 0 { optional_metadata(&mut c, &types)? } else { Optional::default() };
-    let old_temporals = types.iter().any(|&t| matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP));
-    let need_schema = o.names.is_none() || o.signedness.is_none()
-        || (o.default_charset.is_none() && o.column_charsets.is_none()) || old_temporals;
-    let sc = if need_schema { schema(&db, &table, &types)? } else { None };
+    let o = if c.remaining() > 0 {
+        optional_metadata(&mut c, &types)?
+    } else {
+        Optional::default()
+    };
+    let old_temporals = types
+        .iter()
+        .any(|&t| matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP));
+    let need_schema = o.names.is_none()
+        || o.signedness.is_none()
+        || (o.default_charset.is_none() && o.column_charsets.is_none())
+        || old_temporals;
+    let sc = if need_schema {
+        schema(&db, &table, &types)?
+    } else {
+        None
+    };
     if sc.as_ref().is_some_and(|sc| sc.len() != types.len()) {
         return Err(()); // SchemaMismatchError
     }
@@ -608,14 +802,37 @@ pub fn table_map(buf: &[u8], pos: usize, end: usize, post_len: u8, mariadb: bool
 }
 
 #[allow(clippy::too_many_arguments)]
-fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16], o: Optional, mariadb: bool,
-         sc: Option<Vec<SchemaColumn>>) -> Layout {
+fn build(
+    table_id: u64,
+    db: Vec<u8>,
+    table: Vec<u8>,
+    types: &[u8],
+    metas: &[u16],
+    o: Optional,
+    mariadb: bool,
+    sc: Option<Vec<SchemaColumn>>,
+) -> Layout {
     let n = types.len();
-    let reals: Vec<u8> = types.iter().zip(metas).map(|(&t, &m)| if t == T_STRING { string_real_type(m).0 } else { t }).collect();
+    let reals: Vec<u8> = types
+        .iter()
+        .zip(metas)
+        .map(|(&t, &m)| {
+            if t == T_STRING {
+                string_real_type(m).0
+            } else {
+                t
+            }
+        })
+        .collect();
     let mut assumptions = Vec::new();
     let names: Vec<Vec<u8>> = match o.names {
         Some(ref names) if names.len() == n => names.clone(),
-        _ if sc.is_some() => sc.as_ref().unwrap().iter().map(|c| c.name.clone()).collect(),
+        _ if sc.is_some() => sc
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c.name.clone())
+            .collect(),
         _ => {
             assumptions.push("column names unknown: named @1..@n".to_string());
             (1..=n).map(|i| format!("@{}", i).into_bytes()).collect()
@@ -633,16 +850,31 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
         }
         None => match sc {
             Some(ref sc) => unsigned = sc.iter().map(|c| c.unsigned).collect(),
-            None if !numeric.is_empty() => assumptions.push("signedness unknown: integers read as signed".into()),
+            None if !numeric.is_empty() => {
+                assumptions.push("signedness unknown: integers read as signed".into())
+            }
             None => {}
         },
     }
-    let numbered = |t: u8| is_character(t) || if mariadb { t == T_GEOMETRY } else { t == T_VECTOR };
+    let numbered = |t: u8| {
+        is_character(t)
+            || if mariadb {
+                t == T_GEOMETRY
+            } else {
+                t == T_VECTOR
+            }
+    };
     let binary_numbered = |t: u8| numbered(t) && !is_character(t);
     let mut char_cols: Vec<usize> = (0..n).filter(|&i| numbered(reals[i])).collect();
-    let enum_set_cols: Vec<usize> = (0..n).filter(|&i| reals[i] == T_ENUM || reals[i] == T_SET).collect();
+    let enum_set_cols: Vec<usize> = (0..n)
+        .filter(|&i| reals[i] == T_ENUM || reals[i] == T_SET)
+        .collect();
     let mut collations: Vec<Option<u64>> = vec![None; n];
-    let mut got = expand_charsets(o.default_charset.as_ref(), o.column_charsets.as_ref(), char_cols.len());
+    let mut got = expand_charsets(
+        o.default_charset.as_ref(),
+        o.column_charsets.as_ref(),
+        char_cols.len(),
+    );
     if got.is_none() && o.column_charsets.is_some() {
         char_cols.retain(|&i| !binary_numbered(reals[i]));
         got = expand_charsets(None, o.column_charsets.as_ref(), char_cols.len());
@@ -670,11 +902,17 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
                 collations[i] = Some(if blob { 63 } else { 45 });
             }
             if !char_cols.is_empty() {
-                assumptions.push("charsets unknown: CHAR/VARCHAR read as UTF-8, BLOB/TEXT as bytes".into());
+                assumptions.push(
+                    "charsets unknown: CHAR/VARCHAR read as UTF-8, BLOB/TEXT as bytes".into(),
+                );
             }
         }
     }
-    if let Some(g) = expand_charsets(o.es_default_charset.as_ref(), o.es_column_charsets.as_ref(), enum_set_cols.len()) {
+    if let Some(g) = expand_charsets(
+        o.es_default_charset.as_ref(),
+        o.es_column_charsets.as_ref(),
+        enum_set_cols.len(),
+    ) {
         for (&i, &coll) in enum_set_cols.iter().zip(&g) {
             collations[i] = Some(coll);
         }
@@ -712,7 +950,10 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
         }
     }
     let mut hires = vec![0u8; n];
-    if types.iter().any(|&t| matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP)) {
+    if types
+        .iter()
+        .any(|&t| matches!(t, T_TIME | T_DATETIME | T_TIMESTAMP))
+    {
         match sc {
             Some(ref sc) => {
                 for i in (0..n).filter(|&i| matches!(types[i], T_TIME | T_DATETIME | T_TIMESTAMP)) {
@@ -724,30 +965,66 @@ fn build(table_id: u64, db: Vec<u8>, table: Vec<u8>, types: &[u8], metas: &[u16]
     }
     let columns: Vec<Column> = (0..n)
         .map(|i| {
-            let codec = if is_character(reals[i]) { collation_codec(collations[i]) } else { Codec::Binary };
-            let kind = kind_of(types[i], metas[i], unsigned[i], codec, enum_names[i].clone(), set_names[i].clone(),
-                               hires[i]);
-            Column { name: names[i].clone(), type_code: types[i], real_type: reals[i], meta: metas[i],
-                     unsigned: unsigned[i], collation: collations[i], kind }
+            let codec = if is_character(reals[i]) {
+                collation_codec(collations[i])
+            } else {
+                Codec::Binary
+            };
+            let kind = kind_of(
+                types[i],
+                metas[i],
+                unsigned[i],
+                codec,
+                enum_names[i].clone(),
+                set_names[i].clone(),
+                hires[i],
+            );
+            Column {
+                name: names[i].clone(),
+                type_code: types[i],
+                real_type: reals[i],
+                meta: metas[i],
+                unsigned: unsigned[i],
+                collation: collations[i],
+                kind,
+            }
         })
         .collect();
-    let pk = o.simple_pk.filter(|v| !v.is_empty()).or(o.pk_prefix.filter(|v| !v.is_empty()));
+    let pk = o
+        .simple_pk
+        .filter(|v| !v.is_empty())
+        .or(o.pk_prefix.filter(|v| !v.is_empty()));
     let mut sorted = names.clone();
     sorted.sort();
     let dup_names = sorted.windows(2).any(|w| w[0] == w[1]);
-    let names_utf8 = [&db, &table].into_iter().chain(names.iter()).all(|n| std::str::from_utf8(n).is_ok());
+    let names_utf8 = [&db, &table]
+        .into_iter()
+        .chain(names.iter())
+        .all(|n| std::str::from_utf8(n).is_ok());
     Layout {
-        table_id, db, table,
-        json_columns: (0..n).filter(|&i| types[i] == T_JSON).map(|i| i as u32).collect(),
-        columns, assumptions,
+        table_id,
+        db,
+        table,
+        json_columns: (0..n)
+            .filter(|&i| types[i] == T_JSON)
+            .map(|i| i as u32)
+            .collect(),
+        columns,
+        assumptions,
         primary_key: pk.map(|v| v.into_iter().map(|i| i as u32).collect()),
-        dup_names, raw: Vec::new(), body_end: 0, plans: RefCell::new(HashMap::new()),
-        json_keys: names.iter().map(|n| {
-            let mut k = Vec::with_capacity(n.len() + 4);
-            crate::fmt::json_str(n, false, &mut k);
-            k.extend_from_slice(b": ");
-            k
-        }).collect(),
+        dup_names,
+        raw: Vec::new(),
+        body_end: 0,
+        plans: RefCell::new(HashMap::new()),
+        json_keys: names
+            .iter()
+            .map(|n| {
+                let mut k = Vec::with_capacity(n.len() + 4);
+                crate::fmt::json_str(n, false, &mut k);
+                k.extend_from_slice(b": ");
+                k
+            })
+            .collect(),
         names_utf8,
     }
 }

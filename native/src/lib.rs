@@ -56,7 +56,9 @@ fn source(src: &Bound<'_, PyAny>) -> PyResult<Box<dyn Source>> {
     }
     let fd: i32 = src.extract()?;
     // the caller hands over a descriptor of its own (os.dup)
-    Ok(Box::new(BufReader::with_capacity(1 << 20, unsafe { File::from_raw_fd(fd) })))
+    Ok(Box::new(BufReader::with_capacity(1 << 20, unsafe {
+        File::from_raw_fd(fd)
+    })))
 }
 
 fn processor(src: &Bound<'_, PyAny>, o: Options, delegate: PyObject) -> PyResult<Processor> {
@@ -64,24 +66,53 @@ fn processor(src: &Bound<'_, PyAny>, o: Options, delegate: PyObject) -> PyResult
     for t in o.registered {
         registered[t as usize] = true;
     }
-    let reader = Reader::new(source(src)?, o.names, o.verify_checksum, o.max_event_size, o.start_position,
-                             o.stop_at_incomplete);
+    let reader = Reader::new(
+        source(src)?,
+        o.names,
+        o.verify_checksum,
+        o.max_event_size,
+        o.start_position,
+        o.stop_at_incomplete,
+    );
     Ok(Processor::new(reader, delegate, registered, o.schema))
 }
 
 fn to_pyerr(py: Python<'_>, p: &Processor, f: Fail) -> PyErr {
     match p.resolve(py, f) {
         Fail::Py(e) => e,
-        Fail::Typed { class, message, offset, event_type, expected, found } => {
+        Fail::Typed {
+            class,
+            message,
+            offset,
+            event_type,
+            expected,
+            found,
+        } => {
             let arg = |a: Option<Arg>| -> PyObject {
                 match a {
                     None => py.None(),
-                    Some(Arg::Int(x)) => x.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|_| py.None()),
-                    Some(Arg::Str(x)) => x.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|_| py.None()),
+                    Some(Arg::Int(x)) => x
+                        .into_pyobject(py)
+                        .map(|o| o.into_any().unbind())
+                        .unwrap_or_else(|_| py.None()),
+                    Some(Arg::Str(x)) => x
+                        .into_pyobject(py)
+                        .map(|o| o.into_any().unbind())
+                        .unwrap_or_else(|_| py.None()),
                 }
             };
-            match p.delegate.call_method1(py, "make_error", (class, message, offset, event_type, arg(expected),
-                                                             arg(found))) {
+            match p.delegate.call_method1(
+                py,
+                "make_error",
+                (
+                    class,
+                    message,
+                    offset,
+                    event_type,
+                    arg(expected),
+                    arg(found),
+                ),
+            ) {
                 Ok(e) => PyErr::from_value(e.into_bound(py)),
                 Err(e) => e,
             }
@@ -94,17 +125,26 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(panic) => {
-            let what = panic.downcast_ref::<&str>().map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-            Err(PyRuntimeError::new_err(format!("binlake's native decoder failed ({}); read this file with \
-                                                 engine='python' and report it", what)))
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(PyRuntimeError::new_err(format!(
+                "binlake's native decoder failed ({}); read this file with \
+                                                 engine='python' and report it",
+                what
+            )))
         }
     }
 }
 
 /// What a read saw: (unknown event types -> count, [(db, table, assumptions)], the incomplete final event's
 /// error or None).
-fn stats<'py>(py: Python<'py>, p: &mut Processor) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
+fn stats<'py>(
+    py: Python<'py>,
+    p: &mut Processor,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
     let unknown = PyDict::new(py);
     for (t, n) in &p.unknown {
         unknown.set_item(t, n)?;
@@ -133,50 +173,61 @@ struct Batches {
 #[pymethods]
 impl Batches {
     #[new]
-    fn new(src: &Bound<'_, PyAny>, options: Options, delegate: PyObject, temporal_text: bool, batch_rows: usize)
-           -> PyResult<Self> {
-        Ok(Batches { p: processor(src, options, delegate)?, sink: arrow::ArrowSink::new(temporal_text, 2 * batch_rows.max(1)),
-                     batch_rows: batch_rows.max(1), finished: false, steps: 0 })
+    fn new(
+        src: &Bound<'_, PyAny>,
+        options: Options,
+        delegate: PyObject,
+        temporal_text: bool,
+        batch_rows: usize,
+    ) -> PyResult<Self> {
+        Ok(Batches {
+            p: processor(src, options, delegate)?,
+            sink: arrow::ArrowSink::new(temporal_text, 2 * batch_rows.max(1)),
+            batch_rows: batch_rows.max(1),
+            finished: false,
+            steps: 0,
+        })
     }
 
     /// The next ready batches (a list of (db, table, columns, primary key, capsules)); None at the end.
     fn next_batches<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
-        guarded(|| {
-            loop {
-                if !self.sink.ready.is_empty() {
-                    let out = PyList::empty(py);
-                    for r in self.sink.ready.drain(..) {
-                        out.append(arrow::ready_tuple(py, r)?)?;
-                    }
-                    return Ok(Some(out));
+        guarded(|| loop {
+            if !self.sink.ready.is_empty() {
+                let out = PyList::empty(py);
+                for r in self.sink.ready.drain(..) {
+                    out.append(arrow::ready_tuple(py, r)?)?;
                 }
-                if self.finished {
-                    return Ok(None);
-                }
-                self.steps = self.steps.wrapping_add(1);
-                if self.steps.is_multiple_of(SIGNAL_EVERY) {
-                    py.check_signals()?;
-                }
-                match self.p.step(py, &mut self.sink) {
-                    Ok(true) => {
-                        if self.p.group.is_none() && self.sink.total >= self.batch_rows {
-                            self.sink.flush();
-                        }
-                    }
-                    Ok(false) => {
-                        self.finished = true;
+                return Ok(Some(out));
+            }
+            if self.finished {
+                return Ok(None);
+            }
+            self.steps = self.steps.wrapping_add(1);
+            if self.steps.is_multiple_of(SIGNAL_EVERY) {
+                py.check_signals()?;
+            }
+            match self.p.step(py, &mut self.sink) {
+                Ok(true) => {
+                    if self.p.group.is_none() && self.sink.total >= self.batch_rows {
                         self.sink.flush();
                     }
-                    Err(f) => {
-                        self.finished = true;
-                        return Err(to_pyerr(py, &self.p, f));
-                    }
+                }
+                Ok(false) => {
+                    self.finished = true;
+                    self.sink.flush();
+                }
+                Err(f) => {
+                    self.finished = true;
+                    return Err(to_pyerr(py, &self.p, f));
                 }
             }
         })
     }
 
-    fn stats<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
+    fn stats<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
         stats(py, &mut self.p)
     }
 }
@@ -195,12 +246,22 @@ struct BronzeRows {
 impl BronzeRows {
     /// ``head``: (source, file name, file sequence, file size, SHA-256, ingest run); ``end``: ``ChunkTask.end``.
     #[new]
-    fn new(src: &Bound<'_, PyAny>, options: Options, delegate: PyObject, head: (String, String, i64, i64, String, String),
-           end: Option<u64>, batch_rows: usize) -> PyResult<Self> {
+    fn new(
+        src: &Bound<'_, PyAny>,
+        options: Options,
+        delegate: PyObject,
+        head: (String, String, i64, i64, String, String),
+        end: Option<u64>,
+        batch_rows: usize,
+    ) -> PyResult<Self> {
         let (source, file, file_seq, size, sha256, run) = head;
-        Ok(BronzeRows { p: processor(src, options, delegate)?,
-                        sink: bronze::BronzeSink::new(source, file, file_seq, size, sha256, run, end),
-                        batch_rows: batch_rows.max(1), finished: false, error: None })
+        Ok(BronzeRows {
+            p: processor(src, options, delegate)?,
+            sink: bronze::BronzeSink::new(source, file, file_seq, size, sha256, run, end),
+            batch_rows: batch_rows.max(1),
+            finished: false,
+            error: None,
+        })
     }
 
     /// The next batch of whole transactions' rows (schema and array capsules); None at the end. A decode error
@@ -236,20 +297,42 @@ impl BronzeRows {
     /// (transactions, end of the last complete one, whether the input ended inside one, events read, unknown
     /// events, [(op, rows)] in first-seen order, the incomplete final event's error or None).
     #[allow(clippy::type_complexity)]
-    fn counters(&mut self, py: Python<'_>) -> PyResult<(u64, u64, bool, u64, u64, Vec<(&'static str, u64)>, PyObject)> {
+    fn counters(
+        &mut self,
+        py: Python<'_>,
+    ) -> PyResult<(u64, u64, bool, u64, u64, Vec<(&'static str, u64)>, PyObject)> {
         let (unknown, _, incomplete) = stats(py, &mut self.p)?;
-        let unknown_total: u64 = unknown.values().iter().map(|v| v.extract::<u64>()).sum::<PyResult<u64>>()?;
+        let unknown_total: u64 = unknown
+            .values()
+            .iter()
+            .map(|v| v.extract::<u64>())
+            .sum::<PyResult<u64>>()?;
         let s = &self.sink;
-        Ok((s.transactions, s.end_pos, s.open_at_end, self.p.events, unknown_total, s.ops.clone(), incomplete))
+        Ok((
+            s.transactions,
+            s.end_pos,
+            s.open_at_end,
+            self.p.events,
+            unknown_total,
+            s.ops.clone(),
+            incomplete,
+        ))
     }
 }
 
 /// ``binlake rows --format jsonl`` to the file descriptor ``fd``; returns what the read saw (see ``stats``).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-fn rows_jsonl<'py>(py: Python<'py>, src: &Bound<'py, PyAny>, options: Options, delegate: PyObject, fd: i32,
-                   file_utf8: Vec<u8>, file_ascii: Vec<u8>, file_needs_ascii: bool)
-                   -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
+fn rows_jsonl<'py>(
+    py: Python<'py>,
+    src: &Bound<'py, PyAny>,
+    options: Options,
+    delegate: PyObject,
+    fd: i32,
+    file_utf8: Vec<u8>,
+    file_ascii: Vec<u8>,
+    file_needs_ascii: bool,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyList>, PyObject)> {
     guarded(|| {
         let mut p = processor(src, options, delegate)?;
         let out = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
@@ -262,13 +345,18 @@ fn rows_jsonl<'py>(py: Python<'py>, src: &Bound<'py, PyAny>, options: Options, d
                 Ok(())
             }
         }
-        let mut sink = jsonl::JsonSink::new(Box::new(Borrowed(out)), file_utf8, file_ascii, file_needs_ascii);
+        let mut sink = jsonl::JsonSink::new(
+            Box::new(Borrowed(out)),
+            file_utf8,
+            file_ascii,
+            file_needs_ascii,
+        );
         let mut steps = 0u32;
         let result = loop {
             steps = steps.wrapping_add(1);
             if steps.is_multiple_of(SIGNAL_EVERY) {
                 if let Err(e) = py.check_signals() {
-                    break Err(Fail::Py(e));     // Ctrl-C
+                    break Err(Fail::Py(e)); // Ctrl-C
                 }
             }
             match p.step(py, &mut sink) {
@@ -290,7 +378,10 @@ fn binlake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Batches>()?;
     m.add_class::<BronzeRows>()?;
     m.add_function(wrap_pyfunction!(rows_jsonl, m)?)?;
-    m.add("__doc__", "binlake's native binlog decoder core (see binlake.binlog.columnar)")?;
+    m.add(
+        "__doc__",
+        "binlake's native binlog decoder core (see binlake.binlog.columnar)",
+    )?;
     // the interface binlake.binlog.native speaks: a module built from other sources is not used
     m.add("API", 5)?;
     Ok(())

@@ -23,8 +23,14 @@ pub enum Arg {
 /// Why a read stopped.
 pub enum Fail {
     /// a ``binlake.binlog.errors`` class with its fields, as the Python reader raises it
-    Typed { class: &'static str, message: String, offset: Option<u64>, event_type: Option<String>,
-            expected: Option<Arg>, found: Option<Arg> },
+    Typed {
+        class: &'static str,
+        message: String,
+        offset: Option<u64>,
+        event_type: Option<String>,
+        expected: Option<Arg>,
+        found: Option<Arg>,
+    },
     /// the body of this event does not decode: the Python decoder decodes it again and raises its error
     Event(Box<EventRef>),
     Py(PyErr),
@@ -45,9 +51,22 @@ pub struct EventRef {
     pub table_map: Option<(Vec<u8>, usize)>,
 }
 
-pub fn typed(class: &'static str, message: impl Into<String>, offset: Option<u64>, event_type: Option<String>,
-             expected: Option<Arg>, found: Option<Arg>) -> Fail {
-    Fail::Typed { class, message: message.into(), offset, event_type, expected, found }
+pub fn typed(
+    class: &'static str,
+    message: impl Into<String>,
+    offset: Option<u64>,
+    event_type: Option<String>,
+    expected: Option<Arg>,
+    found: Option<Arg>,
+) -> Fail {
+    Fail::Typed {
+        class,
+        message: message.into(),
+        offset,
+        event_type,
+        expected,
+        found,
+    }
 }
 
 fn s(x: impl Into<String>) -> Option<Arg> {
@@ -68,7 +87,12 @@ pub struct Header {
 impl Header {
     fn parse(b: &[u8]) -> Header {
         let u32at = |k: usize| u32::from_le_bytes([b[k], b[k + 1], b[k + 2], b[k + 3]]);
-        Header { timestamp: u32at(0), type_code: b[4], server_id: u32at(5), size: u32at(9) }
+        Header {
+            timestamp: u32at(0),
+            type_code: b[4],
+            server_id: u32at(5),
+            size: u32at(9),
+        }
     }
 }
 
@@ -89,8 +113,13 @@ impl Event {
         self.payload_pos.unwrap_or(self.pos)
     }
     pub fn to_ref(&self, table_map: Option<(Vec<u8>, usize)>) -> Fail {
-        Fail::Event(Box::new(EventRef { raw: self.raw.clone(), body_end: self.body_end, pos: self.pos,
-                                        payload_pos: self.payload_pos, table_map }))
+        Fail::Event(Box::new(EventRef {
+            raw: self.raw.clone(),
+            body_end: self.body_end,
+            pos: self.pos,
+            payload_pos: self.payload_pos,
+            table_map,
+        }))
     }
 }
 
@@ -107,7 +136,11 @@ pub struct Fde {
 impl Fde {
     pub fn post_header_len(&self, type_code: u8, default: u8) -> u8 {
         let t = type_code as usize;
-        if t > 0 && t <= self.post_header_lengths.len() { self.post_header_lengths[t - 1] } else { default }
+        if t > 0 && t <= self.post_header_lengths.len() {
+            self.post_header_lengths[t - 1]
+        } else {
+            default
+        }
     }
 }
 
@@ -155,11 +188,32 @@ fn io_err(e: std::io::Error) -> Fail {
 }
 
 impl Reader {
-    pub fn new(src: Box<dyn Source>, names: Vec<String>, verify: bool, max_event: u64,
-               start_position: Option<u64>, stop_at_incomplete: bool) -> Reader {
-        Reader { src, names, verify, max_event, start_position, stop_at_incomplete, pos: 4, started: false,
-                 first: true, skip_to: None, fde: None, encrypted: None, payload: None, pending_payload: None,
-                 incomplete: None, done: false }
+    pub fn new(
+        src: Box<dyn Source>,
+        names: Vec<String>,
+        verify: bool,
+        max_event: u64,
+        start_position: Option<u64>,
+        stop_at_incomplete: bool,
+    ) -> Reader {
+        Reader {
+            src,
+            names,
+            verify,
+            max_event,
+            start_position,
+            stop_at_incomplete,
+            pos: 4,
+            started: false,
+            first: true,
+            skip_to: None,
+            fde: None,
+            encrypted: None,
+            payload: None,
+            pending_payload: None,
+            incomplete: None,
+            done: false,
+        }
     }
 
     pub fn type_name(&self, t: u8) -> String {
@@ -178,7 +232,13 @@ impl Reader {
 
     /// Start reading the events inside the TRANSACTION_PAYLOAD just returned (after the caller decoded its
     /// header fields): compression type, payload bytes, declared uncompressed size, the payload's offset.
-    pub fn open_payload(&mut self, compression: u64, payload: Vec<u8>, uncompressed: u64, pos: u64) {
+    pub fn open_payload(
+        &mut self,
+        compression: u64,
+        payload: Vec<u8>,
+        uncompressed: u64,
+        pos: u64,
+    ) {
         self.pending_payload = Some((compression, payload, uncompressed, pos));
     }
 
@@ -188,27 +248,42 @@ impl Reader {
         Err(f)
     }
 
-    pub fn next(&mut self, on_fde: &mut dyn FnMut(&Event) -> Result<Fde, Fail>) -> Result<Option<Event>, Fail> {
+    pub fn next(
+        &mut self,
+        on_fde: &mut dyn FnMut(&Event) -> Result<Fde, Fail>,
+    ) -> Result<Option<Event>, Fail> {
         if let Some((kind, data, size, pos)) = self.pending_payload.take() {
             let payload_size = data.len() as u64;
             let reader: Box<dyn Read> = match kind {
                 // one frame, as python-zstandard's stream_reader reads it (the same libzstd)
-                0 => match zstd::stream::read::Decoder::with_buffer(std::io::Cursor::new(data)) {
-                    Ok(d) => Box::new(d.single_frame()),
-                    Err(e) => {
-                        let f = payload_error(pos, format!("compressed payload does not decompress: zstd decompress error: {}", e));
-                        return self.stop(f);
+                0 => {
+                    match zstd::stream::read::Decoder::with_buffer(std::io::Cursor::new(data)) {
+                        Ok(d) => Box::new(d.single_frame()),
+                        Err(e) => {
+                            let f = payload_error(pos, format!("compressed payload does not decompress: zstd decompress error: {}", e));
+                            return self.stop(f);
+                        }
                     }
-                },
+                }
                 255 => Box::new(std::io::Cursor::new(data)),
                 _ => {
-                    let f = typed("UnsupportedError", "unknown TRANSACTION_PAYLOAD compression type", Some(pos),
-                                  Some("TRANSACTION_PAYLOAD_EVENT".into()), s("0 (ZSTD) or 255 (NONE)"), i(kind));
+                    let f = typed(
+                        "UnsupportedError",
+                        "unknown TRANSACTION_PAYLOAD compression type",
+                        Some(pos),
+                        Some("TRANSACTION_PAYLOAD_EVENT".into()),
+                        s("0 (ZSTD) or 255 (NONE)"),
+                        i(kind),
+                    );
                     return self.stop(f);
                 }
             };
-            self.payload = Some(Payload { reader, limit: if kind == 0 { size } else { payload_size }, inner: 0,
-                                          payload_pos: pos });
+            self.payload = Some(Payload {
+                reader,
+                limit: if kind == 0 { size } else { payload_size },
+                inner: 0,
+                payload_pos: pos,
+            });
         }
         if self.payload.is_some() {
             match self.next_inner()? {
@@ -223,8 +298,14 @@ impl Reader {
             self.started = true;
             if let Some(sp) = self.start_position {
                 if !(4..(1u64 << 63)).contains(&sp) {
-                    return Err(typed("StartPositionError", "start position is not an offset in a binlog", None, None,
-                                     s(format!("4..{}", (1u64 << 63) - 1)), i(sp)));
+                    return Err(typed(
+                        "StartPositionError",
+                        "start position is not an offset in a binlog",
+                        None,
+                        None,
+                        s(format!("4..{}", (1u64 << 63) - 1)),
+                        i(sp),
+                    ));
                 }
             }
             let mut magic = [0u8; 4];
@@ -232,13 +313,25 @@ impl Reader {
             if &magic[..n] != b"\xfebin" {
                 let hexed: String = magic[..n].iter().map(|b| format!("{:02x}", b)).collect();
                 if b"\xfebin".starts_with(&magic[..n]) {
-                    let f = typed("IncompleteEventError", "file ends inside the 4-byte binlog magic", Some(0), None,
-                                  s("4 bytes"), s(format!("{} bytes", n)));
+                    let f = typed(
+                        "IncompleteEventError",
+                        "file ends inside the 4-byte binlog magic",
+                        Some(0),
+                        None,
+                        s("4 bytes"),
+                        s(format!("{} bytes", n)),
+                    );
                     return self.incomplete(f);
                 }
                 self.done = true;
-                return Err(typed("NotABinlogError", "not a binlog: bad magic number", Some(0), None, s("fe62696e"),
-                                 s(hexed)));
+                return Err(typed(
+                    "NotABinlogError",
+                    "not a binlog: bad magic number",
+                    Some(0),
+                    None,
+                    s("fe62696e"),
+                    s(hexed),
+                ));
             }
         }
         let pos = self.pos;
@@ -250,13 +343,24 @@ impl Reader {
         }
         if let Some((scheme, kv)) = self.encrypted {
             self.done = true;
-            return Err(typed("EncryptedBinlogError", "events after MariaDB START_ENCRYPTION_EVENT are encrypted",
-                             Some(pos), None, s("plain events"),
-                             s(format!("encryption scheme {}, key version {}", scheme, kv))));
+            return Err(typed(
+                "EncryptedBinlogError",
+                "events after MariaDB START_ENCRYPTION_EVENT are encrypted",
+                Some(pos),
+                None,
+                s("plain events"),
+                s(format!("encryption scheme {}, key version {}", scheme, kv)),
+            ));
         }
         if n < HEADER_LEN {
-            let f = typed("IncompleteEventError", "incomplete final event: file ends inside an event header", Some(pos),
-                          None, s("19 header bytes"), s(format!("{} bytes", n)));
+            let f = typed(
+                "IncompleteEventError",
+                "incomplete final event: file ends inside an event header",
+                Some(pos),
+                None,
+                s("19 header bytes"),
+                s(format!("{} bytes", n)),
+            );
             return self.incomplete(f);
         }
         let header = Header::parse(&head);
@@ -264,37 +368,81 @@ impl Reader {
         let t = header.type_code;
         if size < HEADER_LEN as u64 {
             self.done = true;
-            return Err(typed("CorruptEventError", "impossible event length", Some(pos), Some(self.type_name(t)),
-                             s(format!("19..{} bytes", self.max_event)), i(size)));
+            return Err(typed(
+                "CorruptEventError",
+                "impossible event length",
+                Some(pos),
+                Some(self.type_name(t)),
+                s(format!("19..{} bytes", self.max_event)),
+                i(size),
+            ));
         }
         if size > self.max_event {
             self.done = true;
-            return Err(typed("EventTooLargeError", "event larger than the maximum event size", Some(pos), Some(self.type_name(t)),
-                             s(format!("at most {} bytes", self.max_event)), i(size)));
+            return Err(typed(
+                "EventTooLargeError",
+                "event larger than the maximum event size",
+                Some(pos),
+                Some(self.type_name(t)),
+                s(format!("at most {} bytes", self.max_event)),
+                i(size),
+            ));
         }
-        if let Some(largest) = largest_event(t, self.fde.as_ref().is_none_or(|f| f.checksum_crc32)) {
+        if let Some(largest) = largest_event(t, self.fde.as_ref().is_none_or(|f| f.checksum_crc32))
+        {
             if size > largest {
                 self.done = true;
-                return Err(typed("CorruptEventError", "event larger than any event of its type", Some(pos),
-                                 Some(self.type_name(t)), s(format!("at most {} bytes", largest)), i(size)));
+                return Err(typed(
+                    "CorruptEventError",
+                    "event larger than any event of its type",
+                    Some(pos),
+                    Some(self.type_name(t)),
+                    s(format!("at most {} bytes", largest)),
+                    i(size),
+                ));
             }
         }
-        if self.first && ![FORMAT_DESCRIPTION_EVENT, START_EVENT_V3, ROTATE_EVENT].contains(&header.type_code) {
+        if self.first
+            && ![FORMAT_DESCRIPTION_EVENT, START_EVENT_V3, ROTATE_EVENT].contains(&header.type_code)
+        {
             self.done = true;
-            return Err(typed("NotABinlogError", "first event is not a FORMAT_DESCRIPTION_EVENT", Some(pos), Some(self.type_name(t)),
-                             s("FORMAT_DESCRIPTION_EVENT (15)"), i(header.type_code)));
+            return Err(typed(
+                "NotABinlogError",
+                "first event is not a FORMAT_DESCRIPTION_EVENT",
+                Some(pos),
+                Some(self.type_name(t)),
+                s("FORMAT_DESCRIPTION_EVENT (15)"),
+                i(header.type_code),
+            ));
         }
         let mut raw = Vec::with_capacity(size as usize);
         raw.extend_from_slice(&head);
-        let got = (&mut *self.src).take(size - HEADER_LEN as u64).read_to_end(&mut raw).map_err(io_err)?;
+        let got = (&mut *self.src)
+            .take(size - HEADER_LEN as u64)
+            .read_to_end(&mut raw)
+            .map_err(io_err)?;
         if got < size as usize - HEADER_LEN {
-            let f = typed("IncompleteEventError", "incomplete final event: file ends inside the event", Some(pos),
-                          Some(self.type_name(t)), s(format!("{} bytes", size)), s(format!("{} bytes", HEADER_LEN + got)));
+            let f = typed(
+                "IncompleteEventError",
+                "incomplete final event: file ends inside the event",
+                Some(pos),
+                Some(self.type_name(t)),
+                s(format!("{} bytes", size)),
+                s(format!("{} bytes", HEADER_LEN + got)),
+            );
             return self.incomplete(f);
         }
         let size = size as usize;
-        let mut ev = Event { pos, payload_pos: None, header, raw, body_end: size };
-        let crc_at = |raw: &[u8], at: usize| u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]);
+        let mut ev = Event {
+            pos,
+            payload_pos: None,
+            header,
+            raw,
+            body_end: size,
+        };
+        let crc_at = |raw: &[u8], at: usize| {
+            u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]])
+        };
         if header.type_code == FORMAT_DESCRIPTION_EVENT {
             let fde = on_fde(&ev)?;
             if fde.checksum_crc32 && self.verify {
@@ -309,12 +457,23 @@ impl Reader {
         } else if self.fde.as_ref().is_some_and(|f| f.checksum_crc32) {
             if size < HEADER_LEN + 4 {
                 self.done = true;
-                return Err(typed("CorruptEventError", "event too short for its checksum", Some(pos), Some(self.type_name(t)),
-                                 s(">= 23 bytes"), i(size as u64)));
+                return Err(typed(
+                    "CorruptEventError",
+                    "event too short for its checksum",
+                    Some(pos),
+                    Some(self.type_name(t)),
+                    s(">= 23 bytes"),
+                    i(size as u64),
+                ));
             }
             ev.body_end = size - 4;
             if self.verify {
-                self.check_crc(crc32fast::hash(&ev.raw[..size - 4]), crc_at(&ev.raw, size - 4), pos, t)?;
+                self.check_crc(
+                    crc32fast::hash(&ev.raw[..size - 4]),
+                    crc_at(&ev.raw, size - 4),
+                    pos,
+                    t,
+                )?;
             }
         }
         Ok(Some(ev))
@@ -323,8 +482,14 @@ impl Reader {
     fn check_crc(&mut self, actual: u32, stored: u32, pos: u64, t: u8) -> Result<(), Fail> {
         if actual != stored {
             self.done = true;
-            return Err(typed("ChecksumMismatchError", "CRC32 mismatch", Some(pos), Some(self.type_name(t)),
-                             s(format!("0x{:08x}", actual)), s(format!("0x{:08x}", stored))));
+            return Err(typed(
+                "ChecksumMismatchError",
+                "CRC32 mismatch",
+                Some(pos),
+                Some(self.type_name(t)),
+                s(format!("0x{:08x}", actual)),
+                s(format!("0x{:08x}", stored)),
+            ));
         }
         Ok(())
     }
@@ -343,17 +508,34 @@ impl Reader {
                 let tname = self.type_name(ev.header.type_code);
                 if sp < ev.pos + size {
                     self.done = true;
-                    return Err(typed("StartPositionError", "start position is inside the first event", Some(sp),
-                                     Some(tname), s(format!("4 or an offset from {}", ev.pos + size)), i(sp)));
+                    return Err(typed(
+                        "StartPositionError",
+                        "start position is inside the first event",
+                        Some(sp),
+                        Some(tname),
+                        s(format!("4 or an offset from {}", ev.pos + size)),
+                        i(sp),
+                    ));
                 }
                 let here = self.src.stream_position().map_err(io_err)?;
                 let end = self.src.seek(SeekFrom::End(0)).map_err(io_err)?;
                 if sp - (ev.pos + size) > end - here {
                     self.done = true;
-                    return Err(typed("StartPositionError", "start position is past the end of the file", Some(sp), None,
-                                     s(format!("at most {} (the file size)", end - here + ev.pos + size)), i(sp)));
+                    return Err(typed(
+                        "StartPositionError",
+                        "start position is past the end of the file",
+                        Some(sp),
+                        None,
+                        s(format!(
+                            "at most {} (the file size)",
+                            end - here + ev.pos + size
+                        )),
+                        i(sp),
+                    ));
                 }
-                self.src.seek(SeekFrom::Start(here + sp - (ev.pos + size))).map_err(io_err)?;
+                self.src
+                    .seek(SeekFrom::Start(here + sp - (ev.pos + size)))
+                    .map_err(io_err)?;
                 self.skip_to = Some(sp);
             }
         }
@@ -373,8 +555,13 @@ impl Reader {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) => {
-                    let f = payload_error(p.payload_pos,
-                                          format!("compressed payload does not decompress: zstd decompress error: {}", e));
+                    let f = payload_error(
+                        p.payload_pos,
+                        format!(
+                            "compressed payload does not decompress: zstd decompress error: {}",
+                            e
+                        ),
+                    );
                     return self.stop(f);
                 }
             }
@@ -410,49 +597,109 @@ impl Reader {
         if n == 0 {
             if inner != limit {
                 self.done = true;
-                return self.stop(typed("CorruptEventError", "payload shorter than its declared uncompressed size", Some(ppos),
-                                 tp(), s(format!("{} bytes", limit)), s(format!("{} bytes", inner))));
+                return self.stop(typed(
+                    "CorruptEventError",
+                    "payload shorter than its declared uncompressed size",
+                    Some(ppos),
+                    tp(),
+                    s(format!("{} bytes", limit)),
+                    s(format!("{} bytes", inner)),
+                ));
             }
             return Ok(None);
         }
         if n < HEADER_LEN {
-            return self.stop(typed("CorruptEventError", format!("payload ends inside an event header (inner offset {})", inner),
-                             Some(ppos), tp(), s("19 bytes"), s(format!("{} bytes", n))));
+            return self.stop(typed(
+                "CorruptEventError",
+                format!(
+                    "payload ends inside an event header (inner offset {})",
+                    inner
+                ),
+                Some(ppos),
+                tp(),
+                s("19 bytes"),
+                s(format!("{} bytes", n)),
+            ));
         }
         let header = Header::parse(&head);
         let size = header.size as u64;
         let t = header.type_code;
         if size < HEADER_LEN as u64 || inner + size > limit {
-            return self.stop(typed("CorruptEventError", format!("impossible inner event length (inner offset {})", inner),
-                             Some(ppos), Some(self.type_name(t)), s(format!("19..{} bytes", limit as i128 - inner as i128)), i(size)));
+            return self.stop(typed(
+                "CorruptEventError",
+                format!("impossible inner event length (inner offset {})", inner),
+                Some(ppos),
+                Some(self.type_name(t)),
+                s(format!("19..{} bytes", limit as i128 - inner as i128)),
+                i(size),
+            ));
         }
         if size > self.max_event {
-            return self.stop(typed("EventTooLargeError",
-                             format!("inner event larger than the maximum event size (inner offset {})", inner),
-                             Some(ppos), Some(self.type_name(t)), s(format!("at most {} bytes", self.max_event)), i(size)));
+            return self.stop(typed(
+                "EventTooLargeError",
+                format!(
+                    "inner event larger than the maximum event size (inner offset {})",
+                    inner
+                ),
+                Some(ppos),
+                Some(self.type_name(t)),
+                s(format!("at most {} bytes", self.max_event)),
+                i(size),
+            ));
         }
         if let Some(largest) = largest_event(t, false) {
             if size > largest {
-                return self.stop(typed("CorruptEventError",
-                                 format!("inner event larger than any event of its type (inner offset {})", inner),
-                                 Some(ppos), Some(self.type_name(t)), s(format!("at most {} bytes", largest)), i(size)));
+                return self.stop(typed(
+                    "CorruptEventError",
+                    format!(
+                        "inner event larger than any event of its type (inner offset {})",
+                        inner
+                    ),
+                    Some(ppos),
+                    Some(self.type_name(t)),
+                    s(format!("at most {} bytes", largest)),
+                    i(size),
+                ));
             }
         }
-        if header.type_code == FORMAT_DESCRIPTION_EVENT || header.type_code == TRANSACTION_PAYLOAD_EVENT {
-            return self.stop(typed("CorruptEventError",
-                             format!("{} can not be nested in a payload (inner offset {})", self.type_name(t), inner),
-                             Some(ppos), tp(), None, None));
+        if header.type_code == FORMAT_DESCRIPTION_EVENT
+            || header.type_code == TRANSACTION_PAYLOAD_EVENT
+        {
+            return self.stop(typed(
+                "CorruptEventError",
+                format!(
+                    "{} can not be nested in a payload (inner offset {})",
+                    self.type_name(t),
+                    inner
+                ),
+                Some(ppos),
+                tp(),
+                None,
+                None,
+            ));
         }
         // grown as the payload decompresses, never to the declared size up front: memory follows the bytes there
         let mut raw = Vec::with_capacity((size as usize).min(READ_STEP));
         raw.extend_from_slice(&head);
         let got = self.read_payload_to(&mut raw, size as usize - HEADER_LEN)?;
         if got < size as usize - HEADER_LEN {
-            return self.stop(typed("CorruptEventError", format!("payload ends inside an event (inner offset {})", inner),
-                             Some(ppos), Some(self.type_name(t)), s(format!("{} bytes", size)), s(format!("{}", HEADER_LEN + got))));
+            return self.stop(typed(
+                "CorruptEventError",
+                format!("payload ends inside an event (inner offset {})", inner),
+                Some(ppos),
+                Some(self.type_name(t)),
+                s(format!("{} bytes", size)),
+                s(format!("{}", HEADER_LEN + got)),
+            ));
         }
         self.payload.as_mut().unwrap().inner += size;
-        Ok(Some(Event { pos: inner, payload_pos: Some(ppos), header, body_end: size as usize, raw }))
+        Ok(Some(Event {
+            pos: inner,
+            payload_pos: Some(ppos),
+            header,
+            body_end: size as usize,
+            raw,
+        }))
     }
 }
 
@@ -473,5 +720,12 @@ fn largest_event(type_code: u8, checksum: bool) -> Option<u64> {
 }
 
 fn payload_error(pos: u64, message: String) -> Fail {
-    typed("CorruptEventError", message, Some(pos), Some("TRANSACTION_PAYLOAD_EVENT".into()), None, None)
+    typed(
+        "CorruptEventError",
+        message,
+        Some(pos),
+        Some("TRANSACTION_PAYLOAD_EVENT".into()),
+        None,
+        None,
+    )
 }

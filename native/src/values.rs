@@ -15,10 +15,9 @@ pub struct BadValue;
 /// Append the name bytes of an ENUM index (``""`` for 0) or the comma-joined members of a SET mask.
 pub fn enum_set_bytes(col: &Column, v: &Val, out: &mut Vec<u8>) {
     match (v, &col.kind) {
-        (Val::Enum(i), Kind::Enum { names: Some(n), .. })
-            if *i > 0 => {
-                out.extend_from_slice(&n[*i as usize - 1]);
-            }
+        (Val::Enum(i), Kind::Enum { names: Some(n), .. }) if *i > 0 => {
+            out.extend_from_slice(&n[*i as usize - 1]);
+        }
         (Val::Set(m), Kind::Set { names: Some(n), .. }) => {
             let mut first = true;
             for (k, name) in n.iter().enumerate() {
@@ -52,11 +51,27 @@ pub fn text_of(v: &Val, out: &mut String) -> bool {
             fmt::decimal_text(neg, &coef, s as u32, out);
         }
         Val::Date(y, m, d) => fmt::date_text(y as u64, m as u64, d as u64, out),
-        Val::DateTime { y, mo, d, h, mi, s, us, fsp } => {
-            fmt::datetime_text(y as u64, mo as u64, d as u64, h as u64, mi as u64, s as u64, us as u64, fsp, out)
-        }
+        Val::DateTime {
+            y,
+            mo,
+            d,
+            h,
+            mi,
+            s,
+            us,
+            fsp,
+        } => fmt::datetime_text(
+            y as u64, mo as u64, d as u64, h as u64, mi as u64, s as u64, us as u64, fsp, out,
+        ),
         Val::Timestamp { secs, us, fsp } => fmt::timestamp_text(secs as u64, us as u64, fsp, out),
-        Val::Time { neg, h, m, s, us, fsp } => fmt::time_text(neg, h as u64, m as u64, s as u64, us as u64, fsp, out),
+        Val::Time {
+            neg,
+            h,
+            m,
+            s,
+            us,
+            fsp,
+        } => fmt::time_text(neg, h as u64, m as u64, s as u64, us as u64, fsp, out),
         _ => return false,
     }
     true
@@ -64,7 +79,12 @@ pub fn text_of(v: &Val, out: &mut String) -> bool {
 
 /// Text a column holds as a JSON string or a silver string: ``Ok(utf8)``, or ``Err(raw)`` for bytes that are
 /// not UTF-8 (the ``{"hex": ...}`` case).
-pub fn text_bytes<'a>(v: &Val<'a>, col: &Column, d: &'a Decoded, scratch: &'a mut Vec<u8>) -> Option<Result<&'a [u8], &'a [u8]>> {
+pub fn text_bytes<'a>(
+    v: &Val<'a>,
+    col: &Column,
+    d: &'a Decoded,
+    scratch: &'a mut Vec<u8>,
+) -> Option<Result<&'a [u8], &'a [u8]>> {
     let raw: &[u8] = match v {
         Val::Text(raw) => raw,
         Val::Cp1252(raw) => {
@@ -80,12 +100,20 @@ pub fn text_bytes<'a>(v: &Val<'a>, col: &Column, d: &'a Decoded, scratch: &'a mu
         }
         _ => return None,
     };
-    Some(if std::str::from_utf8(raw).is_ok() { Ok(raw) } else { Err(raw) })
+    Some(if std::str::from_utf8(raw).is_ok() {
+        Ok(raw)
+    } else {
+        Err(raw)
+    })
 }
 
 /// ``{"hex": "..."}`` of bytes (``compact``: without the space, as ``binlake.pipeline.fold.compact_json``).
 pub fn push_hex_object(raw: &[u8], pad: usize, compact: bool, out: &mut Vec<u8>) {
-    out.extend_from_slice(if compact { b"{\"hex\":\"" } else { b"{\"hex\": \"" });
+    out.extend_from_slice(if compact {
+        b"{\"hex\":\""
+    } else {
+        b"{\"hex\": \""
+    });
     fmt::hex(raw, out);
     for _ in raw.len()..pad {
         out.extend_from_slice(b"00");
@@ -95,7 +123,14 @@ pub fn push_hex_object(raw: &[u8], pad: usize, compact: bool, out: &mut Vec<u8>)
 
 /// ``json.dumps(json_value(v))`` of one value; ``ascii``: ``ensure_ascii``; ``compact``: the separators of
 /// ``binlake.pipeline.fold.compact_json`` (bronze) instead of ``json.dumps``'s.
-pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, compact: bool, out: &mut Vec<u8>) -> Result<(), BadValue> {
+pub fn json_value(
+    v: &Val,
+    col: &Column,
+    d: &Decoded,
+    ascii: bool,
+    compact: bool,
+    out: &mut Vec<u8>,
+) -> Result<(), BadValue> {
     let mut s = String::new();
     match v {
         Val::Null => out.extend_from_slice(b"null"),
@@ -126,7 +161,10 @@ pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, compact: bool
         Val::Vector(raw) => {
             out.push(b'[');
             for (k, chunk) in raw.chunks_exact(4).enumerate() {
-                let x = fmt::shortest_float32(u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).unwrap_or(f64::NAN);
+                let x = fmt::shortest_float32(u32::from_le_bytes([
+                    chunk[0], chunk[1], chunk[2], chunk[3],
+                ]))
+                .unwrap_or(f64::NAN);
                 if !x.is_finite() {
                     return Err(BadValue);
                 }
@@ -159,11 +197,21 @@ pub fn json_value(v: &Val, col: &Column, d: &Decoded, ascii: bool, compact: bool
 /// The Python value whose ``json_value`` raises the error this value has (for the error's exact words).
 pub fn py_value<'py>(py: Python<'py>, v: &Val) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
     Ok(match v {
-        Val::Float(bits) => ("float", fmt::shortest_float32(*bits).unwrap_or(f64::NAN).into_pyobject(py)?.into_any()),
+        Val::Float(bits) => (
+            "float",
+            fmt::shortest_float32(*bits)
+                .unwrap_or(f64::NAN)
+                .into_pyobject(py)?
+                .into_any(),
+        ),
         Val::Double(x) => ("float", x.into_pyobject(py)?.into_any()),
         Val::Vector(raw) => {
-            let items: Vec<f64> = raw.chunks_exact(4)
-                .map(|c| fmt::shortest_float32(u32::from_le_bytes([c[0], c[1], c[2], c[3]])).unwrap_or(f64::NAN))
+            let items: Vec<f64> = raw
+                .chunks_exact(4)
+                .map(|c| {
+                    fmt::shortest_float32(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .unwrap_or(f64::NAN)
+                })
                 .collect();
             ("vector", PyTuple::new(py, items)?.into_any())
         }

@@ -77,7 +77,7 @@ def test_content_handler_chain_transforms_and_consumes() -> None:
     class DropQueries(ContentHandler):
         def on_query(self, event):
             seen.append(event.body.query)
-            return None                                      # consumed
+            return None  # consumed
 
     class CountRows(ContentHandler):
         rows = 0
@@ -117,12 +117,13 @@ def test_schema_provider_names_and_unsigned(tmp_path: Path) -> None:
 
     def provider(db, table, types):
         asked.append((db, table, tuple(types)))
-        return TableSchema(db, table, (ColumnInfo("id", 3, unsigned=True), ColumnInfo("name", 15, collation_id=63)),
-                           source="test")
+        return TableSchema(
+            db, table, (ColumnInfo("id", 3, unsigned=True), ColumnInfo("name", 15, collation_id=63)), source="test"
+        )
 
     (change,) = iter_row_changes(path, schema_provider=provider)
     assert asked == [("shop", "item", (3, 15))]
-    assert change.after == {"id": 4294967295, "name": b"abc"}      # INT UNSIGNED, VARBINARY from the schema
+    assert change.after == {"id": 4294967295, "name": b"abc"}  # INT UNSIGNED, VARBINARY from the schema
 
     def wrong(db, table, types):
         return TableSchema(db, table, (ColumnInfo("only"),), source="sdi v1")

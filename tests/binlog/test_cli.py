@@ -31,23 +31,27 @@ def every_type_binlog() -> bytes:
     #   b VARBINARY(4), j JSON, n INT NULL, f FLOAT)
     types = [3, 246, 18, 19, 10, 15, 15, 245, 3, 4]
     meta = bytes([5, 2, 3, 0]) + struct.pack("<H", 40) + struct.pack("<H", 4) + bytes([4, 4])
-    optional = (build.optional_field(1, bytes([0b10000000]))         # u unsigned; d, n, f signed
-                + build.optional_field(3, build.packed(45) + build.packed(63))
-                + build.names("u", "d", "dt", "tm", "dz", "s", "b", "j", "n", "f"))
+    optional = (
+        build.optional_field(1, bytes([0b10000000]))  # u unsigned; d, n, f signed
+        + build.optional_field(3, build.packed(45) + build.packed(63))
+        + build.names("u", "d", "dt", "tm", "dz", "s", "b", "j", "n", "f")
+    )
     tm = build.table_map(5, "db", "t", types, meta, [True] * 10, optional)
     # JSON {"a": 1}: small object (type 0), count 1, size 12, key entry (offset 11, length 1), value entry
     # (int16 inlined: type 5, value 1), key "a"
     obj = b"\x00" + struct.pack("<HH", 1, 12) + struct.pack("<HH", 11, 1) + bytes([0x05]) + struct.pack("<H", 1) + b"a"
-    values = [struct.pack("<I", 4294967295),
-              bytes([0x7F, 0xFE, 0xCD]),                                     # DECIMAL(5,2) -1.50
-              _datetime2(2024, 2, 29, 23, 59, 58) + (120).to_bytes(2, "big"),
-              (0x800000 - ((30 << 12) | (1 << 6) | 2)).to_bytes(3, "big"),    # TIME2 -30:01:02
-              b"\0\0\0",                                                     # DATE 0000-00-00
-              b"\x03" + "hé".encode(),
-              b"\x02\x00\xff",
-              struct.pack("<I", len(obj)) + obj,
-              b"",                                                            # NULL: no bytes
-              struct.pack("<f", 0.5)]
+    values = [
+        struct.pack("<I", 4294967295),
+        bytes([0x7F, 0xFE, 0xCD]),  # DECIMAL(5,2) -1.50
+        _datetime2(2024, 2, 29, 23, 59, 58) + (120).to_bytes(2, "big"),
+        (0x800000 - ((30 << 12) | (1 << 6) | 2)).to_bytes(3, "big"),  # TIME2 -30:01:02
+        b"\0\0\0",  # DATE 0000-00-00
+        b"\x03" + "hé".encode(),
+        b"\x02\x00\xff",
+        struct.pack("<I", len(obj)) + obj,
+        b"",  # NULL: no bytes
+        struct.pack("<f", 0.5),
+    ]
     nulls = [False] * 10
     nulls[8] = True
     row = build.rows_event(30, 5, 10, build.image(nulls, *[v for i, v in enumerate(values) if i != 8]))
@@ -61,11 +65,27 @@ def test_rows_jsonl_value_encodings(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0, err
     (rec,) = [json.loads(line) for line in out.splitlines()]
     assert set(rec) == {"file", "pos", "row", "gtid", "db", "table", "op", "before", "after"}
-    assert (rec["file"], rec["row"], rec["gtid"], rec["db"], rec["table"], rec["op"], rec["before"]) == \
-        (str(path), 0, None, "db", "t", "insert", None)
-    assert rec["after"] == {"u": 4294967295, "d": "-1.50", "dt": "2024-02-29 23:59:58.012", "tm": "-30:01:02",
-                            "dz": "0000-00-00", "s": "hé", "b": {"hex": "00ff"}, "j": '{"a": 1}', "n": None,
-                            "f": 0.5}
+    assert (rec["file"], rec["row"], rec["gtid"], rec["db"], rec["table"], rec["op"], rec["before"]) == (
+        str(path),
+        0,
+        None,
+        "db",
+        "t",
+        "insert",
+        None,
+    )
+    assert rec["after"] == {
+        "u": 4294967295,
+        "d": "-1.50",
+        "dt": "2024-02-29 23:59:58.012",
+        "tm": "-30:01:02",
+        "dz": "0000-00-00",
+        "s": "hé",
+        "b": {"hex": "00ff"},
+        "j": '{"a": 1}',
+        "n": None,
+        "f": 0.5,
+    }
 
 
 def test_rows_partial_json_diffs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,7 +108,7 @@ def test_events_jsonl_with_payload_pos(capsys: pytest.CaptureFixture[str]) -> No
         assert {"pos", "type_code", "type", "timestamp", "server_id", "size", "payload_pos"} <= set(r)
     (payload,) = [r for r in recs if r["type"] == "TRANSACTION_PAYLOAD_EVENT"]
     i = recs.index(payload)
-    inner = recs[i + 1:i + 5]
+    inner = recs[i + 1 : i + 5]
     assert [r["type"] for r in inner] == ["QUERY_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "XID_EVENT"]
     assert all(r["payload_pos"] == payload["pos"] for r in inner)
     outer = [r for r in recs if r["payload_pos"] is None]
@@ -122,7 +142,7 @@ def test_errors_are_one_line_with_non_zero_exit(tmp_path: Path, capsys: pytest.C
 def test_incomplete_file_reports_cleanly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = fixture_path("binlog/rust_mysql_common/json.binlog.000001").read_bytes()
     cut = tmp_path / "growing.000001"
-    cut.write_bytes(data[:1010])   # inside the TABLE_MAP at 1000
+    cut.write_bytes(data[:1010])  # inside the TABLE_MAP at 1000
     code, out, err = run(capsys, "events", str(cut), "--format", "jsonl")
     assert code == 3 and "incomplete final event" in err and len(out.splitlines()) == 8
     code, out, err = run(capsys, "events", str(cut), "--allow-incomplete")
@@ -138,8 +158,9 @@ def no_metadata_binlog(hires_time: bool = True) -> bytes:
     # TIME(3) '01:02:03.456': 5 big-endian bytes of 10^-3 s offset by (838:59:59 + 1 s) (sql/field.cc
     # Field_time_hires::store_TIME: zero_point = (TIME_MAX_VALUE_SECONDS + 1) * 10^fsp)
     hires = (3723_456 + (3020399 + 1) * 1000).to_bytes(5, "big")
-    rows = (build.image([False] * n, struct.pack("<i", 1), b"\x03" + "été".encode("latin-1"), hires[:5 * (n - 2)])
-            + build.image([False, False, True][:n], struct.pack("<i", 2), b"\x02ok"))
+    rows = build.image(
+        [False] * n, struct.pack("<i", 1), b"\x03" + "été".encode("latin-1"), hires[: 5 * (n - 2)]
+    ) + build.image([False, False, True][:n], struct.pack("<i", 2), b"\x02ok")
     return build.binlog(tm, build.rows_event(30, 7, n, rows), server_version="10.11.6-MariaDB-log")
 
 
@@ -148,9 +169,9 @@ def test_rows_text_that_is_not_utf8_comes_out_as_hex(tmp_path: Path, capsys: pyt
     path.write_bytes(no_metadata_binlog(hires_time=False))
     code, out, err = run(capsys, "rows", str(path), "--format", "jsonl")
     assert code == 0, err
-    out.encode("utf-8")     # raises on surrogate escapes: every line must be valid UTF-8
+    out.encode("utf-8")  # raises on surrogate escapes: every line must be valid UTF-8
     first, second = (json.loads(line)["after"] for line in out.splitlines())
-    assert first["@2"] == {"hex": "e974e9"}     # latin1 'été' is not UTF-8: its bytes, losslessly
+    assert first["@2"] == {"hex": "e974e9"}  # latin1 'été' is not UTF-8: its bytes, losslessly
     assert second == {"@1": 2, "@2": "ok"}
 
 
@@ -158,8 +179,19 @@ def test_rows_with_a_column_list_schema(tmp_path: Path, capsys: pytest.CaptureFi
     path = tmp_path / "nolog.000001"
     path.write_bytes(no_metadata_binlog())
     schema = tmp_path / "schema.json"
-    schema.write_text(json.dumps({"tables": [{"db": "db", "table": "t", "columns": [
-        "id", {"name": "s", "charset": "latin1"}, {"name": "tm", "fsp": 3}]}]}))
+    schema.write_text(
+        json.dumps(
+            {
+                "tables": [
+                    {
+                        "db": "db",
+                        "table": "t",
+                        "columns": ["id", {"name": "s", "charset": "latin1"}, {"name": "tm", "fsp": 3}],
+                    }
+                ]
+            }
+        )
+    )
     code, out, err = run(capsys, "rows", str(path), "--schema", str(schema))
     assert code == 0, err
     first, second = (json.loads(line)["after"] for line in out.splitlines())

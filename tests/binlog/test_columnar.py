@@ -32,8 +32,10 @@ from tests.support import FIXTURES
 ROOT = Path(__file__).resolve().parents[2]
 MAX_EVENT = 1 << 20
 
-needs_native = pytest.mark.skipif(not native.available(), reason="the native decoder core is not built "
-                                  "(bash scripts/setup.sh builds it when cargo is installed)")
+needs_native = pytest.mark.skipif(
+    not native.available(),
+    reason="the native decoder core is not built (bash scripts/setup.sh builds it when cargo is installed)",
+)
 
 
 def _fixture_files() -> list[Path]:
@@ -47,15 +49,17 @@ FIXTURE_FILES = _fixture_files()
 def batches(source, engine: str, **kw) -> tuple[list, tuple | None]:
     """(batches as comparable tuples, None) or (None, (error class, message, file, offset))."""
     try:
-        out = [(b.file, b.db, b.table, b.columns, b.primary_key, b.batch.schema, valid(b.batch).to_pylist())
-               for b in iter_table_batches(source, engine=engine, **kw)]
+        out = [
+            (b.file, b.db, b.table, b.columns, b.primary_key, b.batch.schema, valid(b.batch).to_pylist())
+            for b in iter_table_batches(source, engine=engine, **kw)
+        ]
     except BinlogError as exc:
         return None, (type(exc).__name__, str(exc), exc.file, exc.offset)
     return out, None
 
 
 def valid(batch: pa.RecordBatch) -> pa.RecordBatch:
-    batch.validate(full=True)           # offsets, validity bitmaps and UTF-8 of what came through the C interface
+    batch.validate(full=True)  # offsets, validity bitmaps and UTF-8 of what came through the C interface
     return batch
 
 
@@ -97,6 +101,7 @@ def assert_same_rows(monkeypatch, path: Path, *args: str) -> bytes:
 
 # --- real fixtures ------------------------------------------------------------------------------------------------
 
+
 @needs_native
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[str(p.relative_to(FIXTURES)) for p in FIXTURE_FILES])
 def test_fixture_batches_and_rows_equal_the_python_decoder(monkeypatch, tmp_path, path: Path) -> None:
@@ -114,11 +119,16 @@ def test_fixtures_are_there_or_the_reason_is_given() -> None:
 
 # --- generated MySQL 8 workloads ------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module", params=["full", "minimal", "noblob"])
 def generated(request, tmp_path_factory) -> list[Path]:
     out = tmp_path_factory.mktemp(f"gen-{request.param}")
-    generate(out, GenerateConfig(days=1, scale=0.004, compression_share=0.4, max_binlog_size=60_000,
-                                 row_image=request.param, seed=3))
+    generate(
+        out,
+        GenerateConfig(
+            days=1, scale=0.004, compression_share=0.4, max_binlog_size=60_000, row_image=request.param, seed=3
+        ),
+    )
     return sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
 
 
@@ -146,6 +156,7 @@ def test_generated_workload_covers_partial_json_and_compressed_transactions(gene
 
 # --- the batch layout -----------------------------------------------------------------------------------------
 
+
 @needs_native
 def test_batch_values_are_the_decoders_values_typed_as_silver(generated) -> None:
     """Every column of every row equals the Python decoder's value converted as silver converts it."""
@@ -158,8 +169,9 @@ def test_batch_values_are_the_decoders_values_typed_as_silver(generated) -> None
     for tb in iter_table_batches(path, engine="native"):
         rows += [(tb, r) for r in tb.batch.to_pylist()]
     rows.sort(key=lambda x: (x[1]["pos"], x[1]["row"]))
-    assert [(r["pos"], r["row"], r["op"], r["gtid"]) for _, r in rows] == \
-        [(c.pos, c.row, c.op, c.gtid) for c in changes]
+    assert [(r["pos"], r["row"], r["op"], r["gtid"]) for _, r in rows] == [
+        (c.pos, c.row, c.op, c.gtid) for c in changes
+    ]
     checked = 0
     for (tb, r), c in zip(rows, changes):
         kinds = {m[0]: silver_type(list(m)) for m in tb.columns}
@@ -178,13 +190,28 @@ def test_batch_values_are_the_decoders_values_typed_as_silver(generated) -> None
 
 
 def test_layout_names_the_documented_columns() -> None:
-    data = build.binlog(build.table_map(5, "d", "t", [3], b"", [True]),
-                        build.rows_event(30, 5, 1, build.image([False], (7).to_bytes(4, "little"))))
+    data = build.binlog(
+        build.table_map(5, "d", "t", [3], b"", [True]),
+        build.rows_event(30, 5, 1, build.image([False], (7).to_bytes(4, "little"))),
+    )
     (tb,) = iter_table_batches(data, engine="python")
-    assert tb.batch.schema.names == ["pos", "row", "op", "gtid", "trx_pos", "commit_ts", "event_type", "before",
-                                     "before_present", "after", "after_present", "diffs"]
-    assert tb.batch.schema.field("diffs").type == pa.list_(pa.struct(
-        [pa.field(n, pa.large_string()) for n in ("column", "op", "path", "value")]))
+    assert tb.batch.schema.names == [
+        "pos",
+        "row",
+        "op",
+        "gtid",
+        "trx_pos",
+        "commit_ts",
+        "event_type",
+        "before",
+        "before_present",
+        "after",
+        "after_present",
+        "diffs",
+    ]
+    assert tb.batch.schema.field("diffs").type == pa.list_(
+        pa.struct([pa.field(n, pa.large_string()) for n in ("column", "op", "path", "value")])
+    )
     row = tb.batch.to_pylist()[0]
     assert (row["op"], row["before"], row["after"], row["after_present"]) == ("insert", None, {"@1": 7}, None)
     assert tb.columns == (("@1", 3, 3, 0, False, None),) and tb.primary_key is None
@@ -196,7 +223,7 @@ def test_positions_gtid_and_commit_time_of_a_compressed_transaction() -> None:
     if not path.exists():
         pytest.skip(f"real fixtures not found at {FIXTURES}")
     payload = next(e for e in native_events(path) if e.header.type_code == 40)
-    gtid = next(e for e in native_events(path) if e.header.type_code == 34)      # ANONYMOUS_GTID: no GTID
+    gtid = next(e for e in native_events(path) if e.header.type_code == 34)  # ANONYMOUS_GTID: no GTID
     (tb,) = iter_table_batches(path, engine="native")
     row = tb.batch.to_pylist()[0]
     assert (row["pos"], row["row"], row["op"], row["after"]) == (payload.pos, 0, "insert", {"@1": 1})
@@ -207,6 +234,7 @@ def test_positions_gtid_and_commit_time_of_a_compressed_transaction() -> None:
 
 def native_events(path: Path):
     from binlake.binlog import read_events
+
     with open(path, "rb") as f:
         yield from read_events(f, decode_payloads=False)
 
@@ -219,20 +247,35 @@ def test_typed_values_of_the_bench_types() -> None:
     types = [246, 8, 18, 17, 10, 19, 16, 15, 252]
     meta = bytes([5, 2]) + bytes([3, 0, 0]) + bytes([0x04, 0x01]) + (40).to_bytes(2, "little") + bytes([2])
     optional = build.optional_field(1, bytes([0b01000000])) + build.optional_field(
-        3, b"".join(build.packed(x) for x in (45, 63)))
+        3, b"".join(build.packed(x) for x in (45, 63))
+    )
     tm = build.table_map(9, "d", "t", types, meta, [True] * 9, optional)
     dt2 = ((2024 * 13 + 2) << 22 | 29 << 17 | 13 << 12 | 14 << 6 | 15) + (1 << 39)
-    values = [bytes([0x80, 123, 45]), (2**64 - 1).to_bytes(8, "little"),
-              dt2.to_bytes(5, "big") + (456 * 10).to_bytes(2, "big"), (1700000000).to_bytes(4, "big"),
-              bytes(3), ((1 << 23) + (838 << 12 | 59 << 6 | 58)).to_bytes(3, "big"), (0xABC).to_bytes(2, "big"),
-              b"\x02\xff\xfe", b"\x03\x00\x00\x01\x02"]
+    values = [
+        bytes([0x80, 123, 45]),
+        (2**64 - 1).to_bytes(8, "little"),
+        dt2.to_bytes(5, "big") + (456 * 10).to_bytes(2, "big"),
+        (1700000000).to_bytes(4, "big"),
+        bytes(3),
+        ((1 << 23) + (838 << 12 | 59 << 6 | 58)).to_bytes(3, "big"),
+        (0xABC).to_bytes(2, "big"),
+        b"\x02\xff\xfe",
+        b"\x03\x00\x00\x01\x02",
+    ]
     data = build.binlog(tm, build.rows_event(30, 9, 9, build.image([False] * 9, *values)))
     rows = assert_same_batches(data)
     after = rows[0][6][0]["after"]
-    assert after == {"@1": Decimal("123.45"), "@2": Decimal(2**64 - 1),
-                     "@3": dt.datetime(2024, 2, 29, 13, 14, 15, 456000),
-                     "@4": dt.datetime(2023, 11, 14, 22, 13, 20, tzinfo=dt.timezone.utc), "@5": None,
-                     "@6": "838:59:58", "@7": 0xABC, "@8": "{'hex': 'fffe'}", "@9": b"\x00\x01\x02"}
+    assert after == {
+        "@1": Decimal("123.45"),
+        "@2": Decimal(2**64 - 1),
+        "@3": dt.datetime(2024, 2, 29, 13, 14, 15, 456000),
+        "@4": dt.datetime(2023, 11, 14, 22, 13, 20, tzinfo=dt.timezone.utc),
+        "@5": None,
+        "@6": "838:59:58",
+        "@7": 0xABC,
+        "@8": "{'hex': 'fffe'}",
+        "@9": b"\x00\x01\x02",
+    }
 
 
 @needs_native
@@ -249,13 +292,16 @@ def test_small_batches_end_at_transaction_boundaries(generated) -> None:
 
 # --- hostile input --------------------------------------------------------------------------------------------
 
+
 def payload_body(inner: bytes, *, compress: bool = True) -> bytes:
     import zstandard
+
     data = zstandard.ZstdCompressor(level=3).compress(inner) if compress else inner
 
     def field(ftype: int, value: int) -> bytes:
         v = build.packed(value)
         return build.packed(ftype) + build.packed(len(v)) + v
+
     return field(2, 0 if compress else 255) + field(3, len(inner)) + field(1, len(data)) + b"\0" + data
 
 
@@ -264,14 +310,32 @@ def json_table(table_id: int = 7) -> tuple[int, bytes]:
 
 
 @needs_native
-@pytest.mark.parametrize("case", ["oversized-inner-event", "corrupt-json-cell", "unknown-table", "bad-checksum",
-                                  "not-finite-double", "truncated-row", "invalid-decimal-metadata", "cut-short",
-                                  "corrupt-zstd"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "oversized-inner-event",
+        "corrupt-json-cell",
+        "unknown-table",
+        "bad-checksum",
+        "not-finite-double",
+        "truncated-row",
+        "invalid-decimal-metadata",
+        "cut-short",
+        "corrupt-zstd",
+    ],
+)
 def test_hostile_input_raises_the_same_typed_error(monkeypatch, tmp_path, case: str) -> None:
-    expected = {"oversized-inner-event": EventTooLargeError, "corrupt-json-cell": CorruptEventError,
-                "unknown-table": UnknownTableError, "bad-checksum": BinlogError, "not-finite-double": CorruptEventError,
-                "truncated-row": BinlogError, "invalid-decimal-metadata": BinlogError, "cut-short": BinlogError,
-                "corrupt-zstd": CorruptEventError}[case]
+    expected = {
+        "oversized-inner-event": EventTooLargeError,
+        "corrupt-json-cell": CorruptEventError,
+        "unknown-table": UnknownTableError,
+        "bad-checksum": BinlogError,
+        "not-finite-double": CorruptEventError,
+        "truncated-row": BinlogError,
+        "invalid-decimal-metadata": BinlogError,
+        "cut-short": BinlogError,
+        "corrupt-zstd": CorruptEventError,
+    }[case]
     ok_row = build.image([False, False], (1).to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04\x00")
     if case == "oversized-inner-event":
         data = build.binlog((40, payload_body(build.event(230, bytes(4 << 20), crc=False))))
@@ -297,7 +361,7 @@ def test_hostile_input_raises_the_same_typed_error(monkeypatch, tmp_path, case: 
         inner = build.event(16, (7).to_bytes(8, "little"), crc=False) * 40
         body = payload_body(inner)
         frame = body.index(b"\x28\xb5\x2f\xfd")
-        data = build.binlog((40, body[:frame] + b"\x00\x00\x00\x00" + body[frame + 4:]))
+        data = build.binlog((40, body[:frame] + b"\x00\x00\x00\x00" + body[frame + 4 :]))
     _py, py_err = batches(data, "python", max_event_size=MAX_EVENT)
     assert py_err is not None and issubclass(getattr(sys.modules["binlake.binlog.errors"], py_err[0]), expected)
     assert py_err[2] is not None and py_err[3] is not None
@@ -316,10 +380,10 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
         for _ in range(rng.randrange(1, 8)):
             d[rng.randrange(len(d))] = rng.randrange(256)
     elif k == 1:
-        d = d[:rng.randrange(len(d))]
+        d = d[: rng.randrange(len(d))]
     elif k == 2:
         i = rng.randrange(len(d))
-        del d[i:i + rng.randrange(1, 16)]
+        del d[i : i + rng.randrange(1, 16)]
     else:
         i = rng.randrange(len(d))
         d[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8)))
@@ -328,6 +392,7 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
 
 def fuzz_sweep(monkeypatch, tmp_path, runs: int, seed: int, max_seed: int) -> None:
     from tests.fuzz.targets import seeds
+
     corpus = [s for s in seeds("binlog") if len(s) < max_seed]
     rng = random.Random(seed)
     path = tmp_path / "mutant.bin"
@@ -353,11 +418,16 @@ def test_many_mutations_decode_or_fail_alike(monkeypatch, tmp_path) -> None:
 
 # --- engines and the command line -----------------------------------------------------------------------------
 
+
 def test_python_engine_needs_no_native_module(monkeypatch) -> None:
     monkeypatch.setenv("BINLAKE_NATIVE", "0")
-    data = build.binlog(json_table(), build.rows_event(30, 7, 2, build.image(
-        [False, False], (1).to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04\x00")))
-    (tb,) = iter_table_batches(data)          # auto falls back to the pure-Python decoder
+    data = build.binlog(
+        json_table(),
+        build.rows_event(
+            30, 7, 2, build.image([False, False], (1).to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04\x00")
+        ),
+    )
+    (tb,) = iter_table_batches(data)  # auto falls back to the pure-Python decoder
     assert tb.batch.to_pylist()[0]["after"] == {"@1": 1, "@2": "null"}
     with pytest.raises(RuntimeError, match="native decoder is not available"):
         list(iter_table_batches(data, engine="native"))
@@ -381,18 +451,35 @@ def test_schema_provider_names_and_types_a_table_map_without_metadata(monkeypatc
     import json
 
     from binlake.binlog.schema_files import load_schema_provider
+
     path = FIXTURES / "binlog" / "rust_mysql_common" / "minimal_row_metadata.000001"
     if not path.exists():
         pytest.skip(f"real fixtures not found at {FIXTURES}")
     schema = tmp_path / "t1.json"
-    schema.write_text(json.dumps({"tables": [{"db": "noria", "table": "t1", "columns": [
-        "id", {"name": "blob_c", "charset": "binary"}, {"name": "name", "charset": "utf8mb4"},
-        {"name": "u", "unsigned": True}, "n"]}]}))
+    schema.write_text(
+        json.dumps(
+            {
+                "tables": [
+                    {
+                        "db": "noria",
+                        "table": "t1",
+                        "columns": [
+                            "id",
+                            {"name": "blob_c", "charset": "binary"},
+                            {"name": "name", "charset": "utf8mb4"},
+                            {"name": "u", "unsigned": True},
+                            "n",
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     provider = load_schema_provider([str(schema)])
     (tb,) = assert_same_batches(path, schema_provider=provider)
     assert [c[0] for c in tb[3]] == ["id", "blob_c", "name", "u", "n"]
     assert tb[5].field("after").type.names == ["id", "blob_c", "name", "u", "n"]
-    assert tb[5].field("after").type.field("n").type == pa.int64()         # INT UNSIGNED (TABLE_MAP's signedness)
+    assert tb[5].field("after").type.field("n").type == pa.int64()  # INT UNSIGNED (TABLE_MAP's signedness)
     copy = tmp_path / path.name
     copy.write_bytes(path.read_bytes())
     assert b'"name": "a", "n": 3230202323}' in assert_same_rows(monkeypatch, copy, "--schema", str(schema))
@@ -403,13 +490,17 @@ def test_names_that_are_not_utf8_and_characters_json_escapes(monkeypatch, tmp_pa
     """A column name that is not UTF-8 turns the whole line to ASCII escapes (``ensure_ascii``), as
     ``binlake rows`` does; quotes, backslashes, control and astral characters escape alike; the Arrow field of
     such a column is ``@n``."""
+
     def names(*raw: bytes) -> bytes:
         return build.optional_field(4, b"".join(build.packed(len(n)) + n for n in raw))
+
     optional = names(b"ok", b"\xff\xfe", "é€😀".encode(), b'a"b\\c\n\x01') + build.optional_field(
-        3, build.packed(45) + build.packed(45))
+        3, build.packed(45) + build.packed(45)
+    )
     tm = build.table_map(7, "db", "t", [3, 15, 15, 3], (200).to_bytes(2, "little") * 2, [True] * 4, optional)
-    row = build.image([False] * 4, (5).to_bytes(4, "little"), b"\x03a\xffb", b"\x04\xe2\x82\xac\x01",
-                      (9).to_bytes(4, "little"))
+    row = build.image(
+        [False] * 4, (5).to_bytes(4, "little"), b"\x03a\xffb", b"\x04\xe2\x82\xac\x01", (9).to_bytes(4, "little")
+    )
     data = build.binlog(tm, build.rows_event(30, 7, 4, row + row))
     (tb,) = assert_same_batches(data)
     assert tb[6][1]["after"] == {"ok": 5, "@2": "{'hex': '61ff62'}", "é€😀": "€\x01", 'a"b\\c\n\x01': 9}
@@ -423,28 +514,68 @@ def random_json(rng: random.Random, depth: int = 0) -> object:
     """A JSON value of every kind binary JSON holds: containers, strings (escapes, astral), integers at the
     storage widths' edges, doubles of every magnitude, DECIMAL and temporal opaques, other opaques."""
     from binlake.mysqljson import JsonDate, JsonDatetime, JsonOpaque, JsonTime
+
     kind = rng.randrange(12 if depth < 4 else 9)
     if kind == 0:
         return rng.choice([None, True, False])
     if kind == 1:
-        return rng.choice([0, -1, 32767, -32768, 65535, 2**31 - 1, -2**31, 2**32 - 1, 2**63 - 1, -2**63, 2**64 - 1,
-                           rng.randrange(-10**6, 10**6)])
+        return rng.choice(
+            [
+                0,
+                -1,
+                32767,
+                -32768,
+                65535,
+                2**31 - 1,
+                -(2**31),
+                2**32 - 1,
+                2**63 - 1,
+                -(2**63),
+                2**64 - 1,
+                rng.randrange(-(10**6), 10**6),
+            ]
+        )
     if kind == 2:
-        return rng.choice([0.0, -0.0, 1e16, 1e15, 1.5e-7, 0.1, 123.456, 1e300, -2.5e-300, 5e-324,
-                           rng.uniform(-1e6, 1e6), rng.random() * 10 ** rng.randrange(-30, 30)])
+        return rng.choice(
+            [
+                0.0,
+                -0.0,
+                1e16,
+                1e15,
+                1.5e-7,
+                0.1,
+                123.456,
+                1e300,
+                -2.5e-300,
+                5e-324,
+                rng.uniform(-1e6, 1e6),
+                rng.random() * 10 ** rng.randrange(-30, 30),
+            ]
+        )
     if kind == 3:
-        return "".join(rng.choice(['a', '"', '\\', '\n', '\x01', '\x7f', 'é', '€', '😀', '\u2028', ' '])
-                       for _ in range(rng.randrange(12)))
+        return "".join(
+            rng.choice(["a", '"', "\\", "\n", "\x01", "\x7f", "é", "€", "😀", "\u2028", " "])
+            for _ in range(rng.randrange(12))
+        )
     if kind == 4:
         return Decimal(rng.choice(["0", "-0.00", "1.50", "-123456789012345678901234567890.123", "0.000000001"]))
     if kind == 5:
         return JsonDate(rng.randrange(0, 10000), rng.randrange(13), rng.randrange(32))
     if kind == 6:
-        return JsonDatetime(rng.randrange(10000), rng.randrange(13), rng.randrange(32), rng.randrange(24),
-                            rng.randrange(60), rng.randrange(60), rng.randrange(10**6), rng.choice([12, 7]))
+        return JsonDatetime(
+            rng.randrange(10000),
+            rng.randrange(13),
+            rng.randrange(32),
+            rng.randrange(24),
+            rng.randrange(60),
+            rng.randrange(60),
+            rng.randrange(10**6),
+            rng.choice([12, 7]),
+        )
     if kind == 7:
-        return JsonTime(rng.randrange(839), rng.randrange(60), rng.randrange(60), rng.randrange(10**6),
-                        rng.random() < 0.5)
+        return JsonTime(
+            rng.randrange(839), rng.randrange(60), rng.randrange(60), rng.randrange(10**6), rng.random() < 0.5
+        )
     if kind == 8:
         return JsonOpaque(rng.choice([253, 252, 16, 255]), bytes(rng.randrange(256) for _ in range(rng.randrange(9))))
     if kind in (9, 10):
@@ -454,8 +585,12 @@ def random_json(rng: random.Random, depth: int = 0) -> object:
 
 
 def json_cell_binlog(cell: bytes) -> bytes:
-    return build.binlog(json_table(), build.rows_event(30, 7, 2, build.image(
-        [False, False], (1).to_bytes(4, "little"), len(cell).to_bytes(4, "little") + cell)))
+    return build.binlog(
+        json_table(),
+        build.rows_event(
+            30, 7, 2, build.image([False, False], (1).to_bytes(4, "little"), len(cell).to_bytes(4, "little") + cell)
+        ),
+    )
 
 
 @needs_native
@@ -465,6 +600,7 @@ def test_binary_json_documents_and_their_mutations_render_alike(monkeypatch, tmp
     import json
 
     from binlake.mysqljson import encode
+
     rng = random.Random(5)
     cells = []
     vectors = FIXTURES / "json_vectors" / "jsonb_vectors.json"
@@ -490,15 +626,24 @@ def test_text_in_every_charset_decodes_alike(monkeypatch, tmp_path) -> None:
     binary) with valid and invalid byte strings: the same strings (or hex) on both engines."""
     collations = [8, 5, 63, 11, 13, 1, 28, 54, 35, 60, 7, 45, 33, 95, 248, 97, 56, 19, 300]
     rng = random.Random(11)
-    samples = [b"", b"abc", "café".encode("latin-1"), b"\x81\x8d\x8f\x90\x9d\x80\x9f", "日本".encode("shift_jis"),
-               "中文".encode("gbk"), "é".encode("utf-16-be"), b"\xd8\x00", b"\xff\xfe\xfd", "€😀".encode()]
+    samples = [
+        b"",
+        b"abc",
+        "café".encode("latin-1"),
+        b"\x81\x8d\x8f\x90\x9d\x80\x9f",
+        "日本".encode("shift_jis"),
+        "中文".encode("gbk"),
+        "é".encode("utf-16-be"),
+        b"\xd8\x00",
+        b"\xff\xfe\xfd",
+        "€😀".encode(),
+    ]
     optional = build.optional_field(3, b"".join(build.packed(c) for c in collations))
     n = len(collations)
     tm = build.table_map(4, "d", "t", [15] * n, (60).to_bytes(2, "little") * n, [True] * n, optional)
     rows = b""
     for _ in range(40):
-        values = [rng.choice(samples + [bytes(rng.randrange(256) for _ in range(rng.randrange(6)))])
-                  for _ in range(n)]
+        values = [rng.choice(samples + [bytes(rng.randrange(256) for _ in range(rng.randrange(6)))]) for _ in range(n)]
         rows += build.image([False] * n, *(bytes([len(v)]) + v for v in values))
     data = build.binlog(tm, build.rows_event(30, 4, n, rows))
     (tb,) = assert_same_batches(data)
@@ -511,20 +656,40 @@ def test_text_in_every_charset_decodes_alike(monkeypatch, tmp_path) -> None:
 # (type code, metadata bytes, value bytes) of fixed-width columns: random bytes are values MySQL may never write
 # (February 30, minute 63, year 16000, fractions past 999999, NaN, BIT past its width): every one must decode,
 # type and render alike, or fail alike
-FIXED_WIDTH = [(1, b"", 1), (2, b"", 2), (9, b"", 3), (3, b"", 4), (8, b"", 8), (4, b"\x04", 4), (5, b"\x08", 8),
-               (13, b"", 1), (10, b"", 3), (11, b"", 3), (12, b"", 8), (7, b"", 4), (246, bytes([10, 4]), 5),
-               (246, bytes([40, 10]), 19), (246, bytes([20, 0]), 9), (16, bytes([7, 7]), 8), (16, bytes([0, 8]), 8),
-               (16, bytes([3, 1]), 2), (254, bytes([0xF7, 2]), 2), (254, bytes([0xF8, 3]), 3)] + \
-    [(17, bytes([f]), 4 + (f + 1) // 2) for f in range(7)] + \
-    [(18, bytes([f]), 5 + (f + 1) // 2) for f in range(7)] + \
-    [(19, bytes([f]), 3 + (f + 1) // 2) for f in range(7)]
+FIXED_WIDTH = (
+    [
+        (1, b"", 1),
+        (2, b"", 2),
+        (9, b"", 3),
+        (3, b"", 4),
+        (8, b"", 8),
+        (4, b"\x04", 4),
+        (5, b"\x08", 8),
+        (13, b"", 1),
+        (10, b"", 3),
+        (11, b"", 3),
+        (12, b"", 8),
+        (7, b"", 4),
+        (246, bytes([10, 4]), 5),
+        (246, bytes([40, 10]), 19),
+        (246, bytes([20, 0]), 9),
+        (16, bytes([7, 7]), 8),
+        (16, bytes([0, 8]), 8),
+        (16, bytes([3, 1]), 2),
+        (254, bytes([0xF7, 2]), 2),
+        (254, bytes([0xF8, 3]), 3),
+    ]
+    + [(17, bytes([f]), 4 + (f + 1) // 2) for f in range(7)]
+    + [(18, bytes([f]), 5 + (f + 1) // 2) for f in range(7)]
+    + [(19, bytes([f]), 3 + (f + 1) // 2) for f in range(7)]
+)
 
 
 def random_value(rng: random.Random, type_code: int, meta: bytes, size: int) -> bytes:
     """Random bytes; mostly in range for DECIMAL and BIT(63) (the silver type holds them), so rows get typed."""
     raw = bytearray(rng.randrange(256) for _ in range(size))
     if rng.random() < 0.95:
-        if type_code == 246:                   # a positive DECIMAL whose digit groups are all 0..9s
+        if type_code == 246:  # a positive DECIMAL whose digit groups are all 0..9s
             raw = bytearray(size)
             raw[0] = 0x80
             raw[-1] = rng.randrange(10)
@@ -541,8 +706,9 @@ def test_random_fixed_width_values_decode_alike(monkeypatch, tmp_path, temporal_
     meta = b"".join(m for _, m, _ in FIXED_WIDTH)
     n = len(types)
     signed = bytes([0b01010101, 0b00110011])
-    enum_set = build.optional_field(6, build.packed(3) + b"".join(build.packed(1) + x for x in (b"a", b"b", b"c"))) + \
-        build.optional_field(5, build.packed(2) + build.packed(1) + b"x" + build.packed(1) + b"y")
+    enum_set = build.optional_field(
+        6, build.packed(3) + b"".join(build.packed(1) + x for x in (b"a", b"b", b"c"))
+    ) + build.optional_field(5, build.packed(2) + build.packed(1) + b"x" + build.packed(1) + b"y")
     tm = build.table_map(4, "d", "t", types, meta, [True] * n, build.optional_field(1, signed) + enum_set)
     path = tmp_path / "fixed.bin"
     decoded = 0
@@ -565,6 +731,7 @@ def test_random_variable_width_values_decode_alike(monkeypatch, tmp_path) -> Non
     """VECTOR (a NaN element now and then), GEOMETRY, BLOB/TEXT of 1- and 3-byte lengths, BINARY(n) padding,
     VARBINARY, JSON and the NULL type with random contents; a column type no row image holds."""
     from binlake.mysqljson import encode
+
     rng = random.Random(31)
 
     def some(n: int) -> bytes:
@@ -575,15 +742,18 @@ def test_random_variable_width_values_decode_alike(monkeypatch, tmp_path) -> Non
         return struct.pack(f"<{len(xs)}f", *xs)
 
     # (type, metadata, collation (character columns), length bytes, value maker)
-    cols = [(242, b"\x04", None, 4, vector), (255, b"\x04", None, 4, lambda: some(30)),
-            (252, b"\x01", 63, 1, lambda: some(20)),
-            (252, b"\x03", 45, 3, lambda: rng.choice(["", "naïve", "日本"]).encode() + some(2)),
-            (245, b"\x04", None, 4, lambda: encode(random_json(rng))), (6, b"", None, 0, None),
-            (254, bytes([0xFE, 5]), 63, 1, lambda: bytes(rng.randrange(1, 256) for _ in range(rng.randrange(6)))),
-            (15, (20).to_bytes(2, "little"), 63, 1, lambda: some(20))]
+    cols = [
+        (242, b"\x04", None, 4, vector),
+        (255, b"\x04", None, 4, lambda: some(30)),
+        (252, b"\x01", 63, 1, lambda: some(20)),
+        (252, b"\x03", 45, 3, lambda: rng.choice(["", "naïve", "日本"]).encode() + some(2)),
+        (245, b"\x04", None, 4, lambda: encode(random_json(rng))),
+        (6, b"", None, 0, None),
+        (254, bytes([0xFE, 5]), 63, 1, lambda: bytes(rng.randrange(1, 256) for _ in range(rng.randrange(6)))),
+        (15, (20).to_bytes(2, "little"), 63, 1, lambda: some(20)),
+    ]
     optional = build.optional_field(3, b"".join(build.packed(c) for _, _, c, _, _ in cols if c is not None))
-    tm = build.table_map(4, "d", "t", [c[0] for c in cols], b"".join(c[1] for c in cols), [True] * len(cols),
-                         optional)
+    tm = build.table_map(4, "d", "t", [c[0] for c in cols], b"".join(c[1] for c in cols), [True] * len(cols), optional)
     path = tmp_path / "var.bin"
     for _ in range(30):
         rows = b""
@@ -594,7 +764,7 @@ def test_random_variable_width_values_decode_alike(monkeypatch, tmp_path) -> Non
         assert_same_batches(data)
         path.write_bytes(data)
         assert_same_rows(monkeypatch, path)
-    tm_bad = build.table_map(5, "d", "u", [0, 3], b"", [True, True])      # MYSQL_TYPE_DECIMAL: no row holds it
+    tm_bad = build.table_map(5, "d", "u", [0, 3], b"", [True, True])  # MYSQL_TYPE_DECIMAL: no row holds it
     for image in (build.image([True, False], (1).to_bytes(4, "little")), build.image([False, False], bytes(8))):
         assert_same_batches(build.binlog(tm_bad, build.rows_event(30, 5, 2, image)))
 
@@ -620,8 +790,13 @@ def peak_rss_mb(tmp_path: Path, data: bytes, max_event: int) -> tuple[int, str]:
     """The peak resident MiB of a fresh process while the native engine reads ``data`` (after its imports)."""
     path = tmp_path / f"in-{len(data)}-{max_event}.bin"
     path.write_bytes(data)
-    out = subprocess.run([sys.executable, "-c", PEAK_RSS, str(path), str(max_event)], capture_output=True, text=True,
-                         check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, str(path), str(max_event)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     return int(out.stdout.strip()), out.stderr.strip()
 
 
@@ -651,31 +826,70 @@ def test_transactions_of_every_boundary_kind(monkeypatch, tmp_path) -> None:
         return 2, struct.pack("<IIBHH", 1, 0, 1, 0, 0) + b"d\x00" + text.encode()
 
     def gtid(gno: int, ts: int) -> tuple[int, bytes]:
-        return 33, bytes([0]) + SID + struct.pack("<q", gno) + bytes([2]) + struct.pack("<qq", 0, 1) + \
-            ts.to_bytes(7, "little")
+        return 33, bytes([0]) + SID + struct.pack("<q", gno) + bytes([2]) + struct.pack("<qq", 0, 1) + ts.to_bytes(
+            7, "little"
+        )
 
-    tagged_fields = (varlen(0) + varlen(1) + varlen(1) + b"".join(varlen(b) for b in SID) + varlen(2) + zigzag(9)
-                     + varlen(3) + varlen(4) + b"blue" + varlen(6) + varlen(1700000000123456))
+    tagged_fields = (
+        varlen(0)
+        + varlen(1)
+        + varlen(1)
+        + b"".join(varlen(b) for b in SID)
+        + varlen(2)
+        + zigzag(9)
+        + varlen(3)
+        + varlen(4)
+        + b"blue"
+        + varlen(6)
+        + varlen(1700000000123456)
+    )
     tagged = (42, bytes([2]) + varlen(len(tagged_fields) + 4) + varlen(0) + tagged_fields)
     tm = json_table()
-    row = build.rows_event(30, 7, 2, build.image([False, False], (1).to_bytes(4, "little"),
-                                                 (2).to_bytes(4, "little") + b"\x04\x00"))
+    row = build.rows_event(
+        30, 7, 2, build.image([False, False], (1).to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04\x00")
+    )
     xid = (16, (5).to_bytes(8, "little"))
     xa = (38, bytes([0]) + struct.pack("<III", 1, 3, 2) + b"abcxy")
-    data = build.binlog(tm, row,                                            # rows outside a transaction
-                        gtid(1, 1700000000000001), query("BEGIN"), tm, row, xid,
-                        tagged, query("BEGIN"), tm, row, row, query("COMMIT"),
-                        query("BEGIN"), tm, row, query("ROLLBACK TO SAVEPOINT s"), row, query("ROLLBACK"),
-                        query("XA START 'x'"), tm, row, xa, query("  (create table t2 (a int))"), tm, row)
+    data = build.binlog(
+        tm,
+        row,  # rows outside a transaction
+        gtid(1, 1700000000000001),
+        query("BEGIN"),
+        tm,
+        row,
+        xid,
+        tagged,
+        query("BEGIN"),
+        tm,
+        row,
+        row,
+        query("COMMIT"),
+        query("BEGIN"),
+        tm,
+        row,
+        query("ROLLBACK TO SAVEPOINT s"),
+        row,
+        query("ROLLBACK"),
+        query("XA START 'x'"),
+        tm,
+        row,
+        xa,
+        query("  (create table t2 (a int))"),
+        tm,
+        row,
+    )
     (tb,) = assert_same_batches(data)
     rows = tb[6]
-    assert [r["gtid"] for r in rows[:4]] == [None, "3e11fa47-71ca-11e1-9e33-c80aa9429562:1",
-                                             "3e11fa47-71ca-11e1-9e33-c80aa9429562:blue:9",
-                                             "3e11fa47-71ca-11e1-9e33-c80aa9429562:blue:9"]
+    assert [r["gtid"] for r in rows[:4]] == [
+        None,
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:1",
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:blue:9",
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:blue:9",
+    ]
     assert rows[0]["trx_pos"] is None and rows[0]["commit_ts"] is None
     assert rows[1]["commit_ts"] == 1700000000000001 and rows[2]["commit_ts"] == 1700000000123456
     assert rows[2]["trx_pos"] == rows[3]["trx_pos"] != rows[1]["trx_pos"]
-    assert rows[5]["gtid"] is None                                         # after ROLLBACK TO (binlake rows)
+    assert rows[5]["gtid"] is None  # after ROLLBACK TO (binlake rows)
     assert [r["commit_ts"] for r in rows[4:]] == [1700000000 * 10**6] * 3 + [None]  # header times; after a DDL
     assert rows[4]["trx_pos"] == rows[5]["trx_pos"] != rows[6]["trx_pos"]
     path = tmp_path / "trx.bin"

@@ -23,21 +23,26 @@ from tests.binlog.mariadb.oracle import old_time_schema
 from tests.binlog.test_columnar import assert_same_batches, assert_same_rows, batches
 from tests.mariadb_server import BinlogSettings, require_mariadb
 
-pytestmark = [pytest.mark.mariadb, pytest.mark.slow,
-              pytest.mark.skipif(not native.available(), reason="the native decoder core is not built")]
+pytestmark = [
+    pytest.mark.mariadb,
+    pytest.mark.slow,
+    pytest.mark.skipif(not native.available(), reason="the native decoder core is not built"),
+]
 
 VARIANTS = {
     "compressed-events": BinlogSettings(extra_args=("--log-bin-compress=ON", "--log-bin-compress-min-len=10")),
-    "minimal-image-minimal-metadata-no-checksum": BinlogSettings(row_image="MINIMAL", row_metadata="MINIMAL",
-                                                                 checksum="NONE"),
+    "minimal-image-minimal-metadata-no-checksum": BinlogSettings(
+        row_image="MINIMAL", row_metadata="MINIMAL", checksum="NONE"
+    ),
 }
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS), ids=list(VARIANTS))
 def binlogs(request, tmp_path_factory) -> tuple[str, oracle.WorkloadRun]:
     require_mariadb()
-    return request.param, oracle.run_on_fresh_server(tmp_path_factory.mktemp(f"mariadb-{request.param}"),
-                                                     VARIANTS[request.param])
+    return request.param, oracle.run_on_fresh_server(
+        tmp_path_factory.mktemp(f"mariadb-{request.param}"), VARIANTS[request.param]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +70,7 @@ def test_mariadb_binlogs_decode_alike(monkeypatch, binlogs) -> None:
     variant, run = binlogs
     rows, event_types = decoded_alike(monkeypatch, run.files)
     if variant != "compressed-events":
-        assert rows > 50 and event_types == {23, 24, 25}, (rows, event_types)       # v1 rows events
+        assert rows > 50 and event_types == {23, 24, 25}, (rows, event_types)  # v1 rows events
 
 
 def test_mariadb_bronze_rows_equal_the_python_writer(binlogs) -> None:
@@ -103,6 +108,7 @@ def test_mariadb_compressed_rows_events_decode(monkeypatch, request, binlogs) ->
 
     def key(c: oracle.Change) -> tuple:
         return c.file, c.gtid, c.table, c.op, c.before, c.after
+
     assert len(got) == len(want) > 50
     assert [key(c) for c in got] == [key(c) for c in want]
 
@@ -116,9 +122,9 @@ def test_mariadb_damaged_compressed_rows_event_fails_alike(binlogs) -> None:
     event = next((e for e in read_events(io.BytesIO(bytes(data))) if e.header.type_code == 166), None)
     assert event is not None, "no WRITE_ROWS_COMPRESSED_EVENT_V1 in the first file"
     pos = event.header.log_pos - event.header.event_size
-    end = pos + event.header.event_size - 4                # the CRC32 follows the body
-    data[end - 1] ^= 0xFF                                  # the last byte of the zlib stream's Adler-32
-    data[end:end + 4] = struct.pack("<I", zlib.crc32(bytes(data[pos:end])))
+    end = pos + event.header.event_size - 4  # the CRC32 follows the body
+    data[end - 1] ^= 0xFF  # the last byte of the zlib stream's Adler-32
+    data[end : end + 4] = struct.pack("<I", zlib.crc32(bytes(data[pos:end])))
     py, py_err = batches(bytes(data), "python")
     assert py is None and py_err[0] == "CorruptEventError" and py_err[3] == pos, py_err
     assert "compressed rows: zlib data does not decompress" in py_err[1], py_err

@@ -21,45 +21,132 @@ def decode(type_code: int, meta: int, data: bytes, **kw):
     return value
 
 
-@pytest.mark.parametrize("type_code,unsigned,data,expected", [
-    (C.MYSQL_TYPE_TINY, False, b"\xff", -1), (C.MYSQL_TYPE_TINY, True, b"\xff", 255),
-    (C.MYSQL_TYPE_SHORT, False, b"\x00\x80", -32768), (C.MYSQL_TYPE_SHORT, True, b"\xff\xff", 65535),
-    (C.MYSQL_TYPE_INT24, False, b"\xff\xff\xff", -1), (C.MYSQL_TYPE_INT24, True, b"\xff\xff\xff", 16777215),
-    (C.MYSQL_TYPE_INT24, False, b"\x00\x00\x80", -8388608),
-    (C.MYSQL_TYPE_LONG, False, b"\xff\xff\xff\xff", -1), (C.MYSQL_TYPE_LONG, True, b"\xff\xff\xff\xff", 4294967295),
-    (C.MYSQL_TYPE_LONGLONG, False, b"\xff" * 8, -1), (C.MYSQL_TYPE_LONGLONG, True, b"\xff" * 8, 2**64 - 1),
-    (C.MYSQL_TYPE_LONGLONG, False, b"\x00" * 7 + b"\x80", -2**63),
-])
+@pytest.mark.parametrize(
+    "type_code,unsigned,data,expected",
+    [
+        (C.MYSQL_TYPE_TINY, False, b"\xff", -1),
+        (C.MYSQL_TYPE_TINY, True, b"\xff", 255),
+        (C.MYSQL_TYPE_SHORT, False, b"\x00\x80", -32768),
+        (C.MYSQL_TYPE_SHORT, True, b"\xff\xff", 65535),
+        (C.MYSQL_TYPE_INT24, False, b"\xff\xff\xff", -1),
+        (C.MYSQL_TYPE_INT24, True, b"\xff\xff\xff", 16777215),
+        (C.MYSQL_TYPE_INT24, False, b"\x00\x00\x80", -8388608),
+        (C.MYSQL_TYPE_LONG, False, b"\xff\xff\xff\xff", -1),
+        (C.MYSQL_TYPE_LONG, True, b"\xff\xff\xff\xff", 4294967295),
+        (C.MYSQL_TYPE_LONGLONG, False, b"\xff" * 8, -1),
+        (C.MYSQL_TYPE_LONGLONG, True, b"\xff" * 8, 2**64 - 1),
+        (C.MYSQL_TYPE_LONGLONG, False, b"\x00" * 7 + b"\x80", -(2**63)),
+    ],
+)
 def test_integers_signed_and_unsigned(type_code: int, unsigned: bool, data: bytes, expected: int) -> None:
     assert decode(type_code, 0, data, unsigned=unsigned) == expected
 
 
 def test_float_prints_like_mysql_and_double_is_exact() -> None:
     assert decode(C.MYSQL_TYPE_FLOAT, 4, struct.pack("<f", 1.1)) == 1.1
-    assert decode(C.MYSQL_TYPE_FLOAT, 4, bytes([0, 0, 0, 192])) == -2.0          # go-mysql test vector
+    assert decode(C.MYSQL_TYPE_FLOAT, 4, bytes([0, 0, 0, 192])) == -2.0  # go-mysql test vector
     assert decode(C.MYSQL_TYPE_DOUBLE, 8, bytes([0, 0, 0, 0, 0, 0, 0, 192])) == -2.0
     assert decode(C.MYSQL_TYPE_DOUBLE, 8, struct.pack("<d", 0.1)) == 0.1
 
 
-@pytest.mark.parametrize("precision,scale,data,expected", [
-    # go-mysql replication/row_event_test.go decimal vectors (bytes, precision, scale, value)
-    (4, 2, bytes([117, 200]), "-10.55"),
-    (5, 0, bytes([127, 255, 244]), "-11"),
-    (7, 3, bytes([127, 245, 253, 217]), "-10.550"),
-    (15, 14, bytes([118, 196, 101, 54, 0, 254, 121, 96]), "-9.99999999999999"),
-    (30, 25, bytes([128, 0, 0, 0, 188, 97, 78, 53, 183, 191, 135, 0, 135, 253, 217]),
-     "0.0123456789012345678912345"),
-    (15, 14, bytes([127, 255, 255, 255, 243, 255, 121, 59]), "-0.00000001234500"),
-    (30, 5, bytes([128, 0, 0, 0, 0, 0, 4, 210, 29, 205, 139, 148, 0, 195, 80]), "1234500009876.50000"),
-    (5, 0, bytes([128, 0, 0]), "0"),
-    # MySqlCdc DecimalParserTests, DECIMAL(65,10)
-    (65, 10, bytes([129, 13, 251, 56, 210, 6, 176, 139, 229, 33, 200, 92, 19, 0, 16, 248, 159, 19, 239, 59, 244,
-                    39, 205, 127, 73, 59, 2, 55, 215, 2]),
-     "1234567890112233445566778899001112223334445556667778889.9900011112"),
-    (65, 10, bytes([126, 242, 4, 199, 45, 249, 79, 116, 26, 222, 55, 163, 236, 255, 239, 7, 96, 236, 16, 196, 11,
-                    216, 50, 128, 182, 196, 253, 200, 40, 253]),
-     "-1234567890112233445566778899001112223334445556667778889.9900011112"),
-])
+@pytest.mark.parametrize(
+    "precision,scale,data,expected",
+    [
+        # go-mysql replication/row_event_test.go decimal vectors (bytes, precision, scale, value)
+        (4, 2, bytes([117, 200]), "-10.55"),
+        (5, 0, bytes([127, 255, 244]), "-11"),
+        (7, 3, bytes([127, 245, 253, 217]), "-10.550"),
+        (15, 14, bytes([118, 196, 101, 54, 0, 254, 121, 96]), "-9.99999999999999"),
+        (
+            30,
+            25,
+            bytes([128, 0, 0, 0, 188, 97, 78, 53, 183, 191, 135, 0, 135, 253, 217]),
+            "0.0123456789012345678912345",
+        ),
+        (15, 14, bytes([127, 255, 255, 255, 243, 255, 121, 59]), "-0.00000001234500"),
+        (30, 5, bytes([128, 0, 0, 0, 0, 0, 4, 210, 29, 205, 139, 148, 0, 195, 80]), "1234500009876.50000"),
+        (5, 0, bytes([128, 0, 0]), "0"),
+        # MySqlCdc DecimalParserTests, DECIMAL(65,10)
+        (
+            65,
+            10,
+            bytes(
+                [
+                    129,
+                    13,
+                    251,
+                    56,
+                    210,
+                    6,
+                    176,
+                    139,
+                    229,
+                    33,
+                    200,
+                    92,
+                    19,
+                    0,
+                    16,
+                    248,
+                    159,
+                    19,
+                    239,
+                    59,
+                    244,
+                    39,
+                    205,
+                    127,
+                    73,
+                    59,
+                    2,
+                    55,
+                    215,
+                    2,
+                ]
+            ),
+            "1234567890112233445566778899001112223334445556667778889.9900011112",
+        ),
+        (
+            65,
+            10,
+            bytes(
+                [
+                    126,
+                    242,
+                    4,
+                    199,
+                    45,
+                    249,
+                    79,
+                    116,
+                    26,
+                    222,
+                    55,
+                    163,
+                    236,
+                    255,
+                    239,
+                    7,
+                    96,
+                    236,
+                    16,
+                    196,
+                    11,
+                    216,
+                    50,
+                    128,
+                    182,
+                    196,
+                    253,
+                    200,
+                    40,
+                    253,
+                ]
+            ),
+            "-1234567890112233445566778899001112223334445556667778889.9900011112",
+        ),
+    ],
+)
 def test_decimal_exact(precision: int, scale: int, data: bytes, expected: str) -> None:
     assert decimal_size(precision, scale) == len(data)
     value = decode(C.MYSQL_TYPE_NEWDECIMAL, precision << 8 | scale, data)
@@ -84,24 +171,27 @@ def _time2(negative: bool, h: int, m: int, s: int, micro: int) -> bytes:
     return ((-packed if negative else packed) + 0x800000000000).to_bytes(6, "big")
 
 
-@pytest.mark.parametrize("data,fsp,text", [
-    # the disk-value table in my_time_packed_from_binary (mysys/my_time.cc), fsp 1-2
-    (bytes.fromhex("80000000"), 2, "00:00:00.00"),
-    (bytes.fromhex("7fffffff"), 2, "-00:00:00.01"),
-    (bytes.fromhex("7fffff9d"), 2, "-00:00:00.99"),
-    (bytes.fromhex("7fffff00"), 2, "-00:00:01.00"),
-    (bytes.fromhex("7ffffeff"), 2, "-00:00:01.01"),
-    (bytes.fromhex("7ffffef6"), 2, "-00:00:01.10"),
-    # fsp 3-4: the same layout with a 2-byte fraction in units of 100 microseconds
-    (bytes.fromhex("7fffffffff"), 4, "-00:00:00.0001"),
-    (bytes.fromhex("7ffffe0000"), 4, "-00:00:02.0000"),
-    # fsp 0 and 5-6: the packed value plus an offset
-    ((0x800000 + ((838 << 12) | (59 << 6) | 59)).to_bytes(3, "big"), 0, "838:59:59"),
-    ((0x800000 - ((838 << 12) | (59 << 6) | 59)).to_bytes(3, "big"), 0, "-838:59:59"),
-    ((0x800000 + ((25 << 12) | (0 << 6) | 1)).to_bytes(3, "big"), 0, "25:00:01"),
-    (_time2(True, 1, 2, 3, 456789), 6, "-01:02:03.456789"),
-    (_time2(False, 100, 0, 0, 1), 6, "100:00:00.000001"),
-])
+@pytest.mark.parametrize(
+    "data,fsp,text",
+    [
+        # the disk-value table in my_time_packed_from_binary (mysys/my_time.cc), fsp 1-2
+        (bytes.fromhex("80000000"), 2, "00:00:00.00"),
+        (bytes.fromhex("7fffffff"), 2, "-00:00:00.01"),
+        (bytes.fromhex("7fffff9d"), 2, "-00:00:00.99"),
+        (bytes.fromhex("7fffff00"), 2, "-00:00:01.00"),
+        (bytes.fromhex("7ffffeff"), 2, "-00:00:01.01"),
+        (bytes.fromhex("7ffffef6"), 2, "-00:00:01.10"),
+        # fsp 3-4: the same layout with a 2-byte fraction in units of 100 microseconds
+        (bytes.fromhex("7fffffffff"), 4, "-00:00:00.0001"),
+        (bytes.fromhex("7ffffe0000"), 4, "-00:00:02.0000"),
+        # fsp 0 and 5-6: the packed value plus an offset
+        ((0x800000 + ((838 << 12) | (59 << 6) | 59)).to_bytes(3, "big"), 0, "838:59:59"),
+        ((0x800000 - ((838 << 12) | (59 << 6) | 59)).to_bytes(3, "big"), 0, "-838:59:59"),
+        ((0x800000 + ((25 << 12) | (0 << 6) | 1)).to_bytes(3, "big"), 0, "25:00:01"),
+        (_time2(True, 1, 2, 3, 456789), 6, "-01:02:03.456789"),
+        (_time2(False, 100, 0, 0, 1), 6, "100:00:00.000001"),
+    ],
+)
 def test_time2_negative_and_beyond_24_hours(data: bytes, fsp: int, text: str) -> None:
     value = decode(C.MYSQL_TYPE_TIME2, fsp, data)
     assert isinstance(value, MysqlTime) and str(value) == text
@@ -130,8 +220,10 @@ def test_datetime2_with_fractional_seconds_and_zero_date() -> None:
     assert str(v) == "2000-01-01 00:00:00.5"
     zero = decode(C.MYSQL_TYPE_DATETIME2, 0, bytes.fromhex("8000000000"))
     assert zero == MysqlDateTime(0, 0, 0) and str(zero) == "0000-00-00 00:00:00"
-    assert decode(C.MYSQL_TYPE_DATETIME2, 0, _datetime2(2001, 2, 3, 4, 5, 6)).to_datetime().isoformat() == \
-        "2001-02-03T04:05:06"
+    assert (
+        decode(C.MYSQL_TYPE_DATETIME2, 0, _datetime2(2001, 2, 3, 4, 5, 6)).to_datetime().isoformat()
+        == "2001-02-03T04:05:06"
+    )
 
 
 def test_timestamp2_with_fsp() -> None:
@@ -140,8 +232,10 @@ def test_timestamp2_with_fsp() -> None:
     assert v.to_datetime().timestamp() == 1700000000.123
     zero = decode(C.MYSQL_TYPE_TIMESTAMP2, 0, b"\0\0\0\0")
     assert zero == MysqlTimestamp(0) and str(zero) == "0000-00-00 00:00:00"
-    assert str(decode(C.MYSQL_TYPE_TIMESTAMP2, 6, struct.pack(">I", 0) + (1).to_bytes(3, "big"))) == \
-        "1970-01-01 00:00:00.000001"
+    assert (
+        str(decode(C.MYSQL_TYPE_TIMESTAMP2, 6, struct.pack(">I", 0) + (1).to_bytes(3, "big")))
+        == "1970-01-01 00:00:00.000001"
+    )
 
 
 def test_bit_enum_set() -> None:
@@ -156,8 +250,12 @@ def test_bit_enum_set() -> None:
     set_meta = C.MYSQL_TYPE_SET << 8 | 1
     assert decode(C.MYSQL_TYPE_STRING, set_meta, b"\x05", set_values=("a", "b", "c")) == "a,c"
     assert decode(C.MYSQL_TYPE_STRING, set_meta, b"\x05") == 5
-    assert decode(C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_ENUM << 8 | 2, b"\x01\x01",
-                  enum_values=tuple(str(i) for i in range(300))) == "256"
+    assert (
+        decode(
+            C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_ENUM << 8 | 2, b"\x01\x01", enum_values=tuple(str(i) for i in range(300))
+        )
+        == "256"
+    )
 
 
 def test_char_real_type_metadata_trick() -> None:
@@ -165,7 +263,7 @@ def test_char_real_type_metadata_trick() -> None:
     meta = (0xFE ^ ((1020 & 0x300) >> 4)) << 8 | (1020 & 0xFF)
     assert string_real_type(meta) == (C.MYSQL_TYPE_STRING, 1020)
     cut = decode(C.MYSQL_TYPE_STRING, meta, struct.pack("<H", 3) + "ab€".encode()[:3], codec="utf-8")
-    assert cut.encode("utf-8", "surrogateescape") == b"ab\xe2"          # invalid UTF-8 kept, not dropped
+    assert cut.encode("utf-8", "surrogateescape") == b"ab\xe2"  # invalid UTF-8 kept, not dropped
     assert decode(C.MYSQL_TYPE_STRING, meta, struct.pack("<H", 5) + "ab€".encode(), codec="utf-8") == "ab€"
     # CHAR(10) latin1: plain metadata, 1-byte length
     assert decode(C.MYSQL_TYPE_STRING, 0xFE << 8 | 10, b"\x03caf", codec="cp1252") == "caf"
@@ -175,10 +273,10 @@ def test_char_real_type_metadata_trick() -> None:
 
 def test_varchar_and_blobs_with_charsets() -> None:
     assert decode(C.MYSQL_TYPE_VARCHAR, 300, b"\x02\x00\xc3\xa9", codec=collation_codec(45)) == "é"
-    assert decode(C.MYSQL_TYPE_VARCHAR, 255, b"\x01\xe9", codec=collation_codec(8)) == "é"    # latin1
+    assert decode(C.MYSQL_TYPE_VARCHAR, 255, b"\x01\xe9", codec=collation_codec(8)) == "é"  # latin1
     assert decode(C.MYSQL_TYPE_VARCHAR, 255, b"\x01\x81", codec=collation_codec(8)) == "\x81"  # MySQL latin1
     assert decode(C.MYSQL_TYPE_VARCHAR, 255, b"\x02\x82\xa0", codec=collation_codec(13)) == "あ"  # sjis
-    assert decode(C.MYSQL_TYPE_VARCHAR, 10, b"\x02\xff\x00") == b"\xff\x00"                    # VARBINARY
+    assert decode(C.MYSQL_TYPE_VARCHAR, 10, b"\x02\xff\x00") == b"\xff\x00"  # VARBINARY
     assert decode(C.MYSQL_TYPE_BLOB, 2, b"\x03\x00abc") == b"abc"
     assert decode(C.MYSQL_TYPE_BLOB, 4, b"\x03\x00\x00\x00abc", codec="utf-8") == "abc"
     assert decode(C.MYSQL_TYPE_BLOB, 1, b"\x02\xc3\xa9", codec=collation_codec(255)) == "é"

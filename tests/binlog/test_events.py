@@ -51,29 +51,50 @@ def test_varlen_examples_from_the_serialization_readme() -> None:
 
 
 def test_gtid_tagged_event() -> None:
-    fields = (varlen(0) + varlen(1)                                   # gtid_flags = 1
-              + varlen(1) + b"".join(varlen(b) for b in SID)         # SID as 16 varlen bytes
-              + varlen(2) + zigzag(42)                               # GNO
-              + varlen(3) + varlen(4) + b"blue"                      # tag
-              + varlen(4) + zigzag(7) + varlen(5) + zigzag(8)        # logical clock
-              + varlen(6) + varlen(1700000000123456)                 # immediate_commit_timestamp
-              + varlen(8) + varlen(1234)                             # transaction_length
-              + varlen(9) + varlen(80400))                           # immediate_server_version
+    fields = (
+        varlen(0)
+        + varlen(1)  # gtid_flags = 1
+        + varlen(1)
+        + b"".join(varlen(b) for b in SID)  # SID as 16 varlen bytes
+        + varlen(2)
+        + zigzag(42)  # GNO
+        + varlen(3)
+        + varlen(4)
+        + b"blue"  # tag
+        + varlen(4)
+        + zigzag(7)
+        + varlen(5)
+        + zigzag(8)  # logical clock
+        + varlen(6)
+        + varlen(1700000000123456)  # immediate_commit_timestamp
+        + varlen(8)
+        + varlen(1234)  # transaction_length
+        + varlen(9)
+        + varlen(80400)
+    )  # immediate_server_version
     body = bytes([2]) + varlen(len(fields) + 4) + varlen(0) + fields
     (ev,) = bodies((42, body))
     assert isinstance(ev, GtidTaggedEvent)
     assert ev.gtid == "3e11fa47-71ca-11e1-9e33-c80aa9429562:blue:42"
     assert (ev.flags, ev.last_committed, ev.sequence_number) == (1, 7, 8)
-    assert (ev.immediate_commit_timestamp, ev.transaction_length, ev.immediate_server_version) == \
-        (1700000000123456, 1234, 80400)
+    assert (ev.immediate_commit_timestamp, ev.transaction_length, ev.immediate_server_version) == (
+        1700000000123456,
+        1234,
+        80400,
+    )
     assert ev.original_commit_timestamp is None and ev.raw == body
 
 
 def test_previous_gtids_tagged_and_untagged() -> None:
-    untagged = struct.pack("<Q", 1) + SID + struct.pack("<Q", 2) + struct.pack("<qq", 1, 6) + \
-        struct.pack("<qq", 8, 9)
-    tagged = struct.pack("<Q", (1 << 56) | (1 << 8) | 1) + SID + varlen(3) + b"red" + struct.pack("<Q", 1) + \
-        struct.pack("<qq", 1, 4)
+    untagged = struct.pack("<Q", 1) + SID + struct.pack("<Q", 2) + struct.pack("<qq", 1, 6) + struct.pack("<qq", 8, 9)
+    tagged = (
+        struct.pack("<Q", (1 << 56) | (1 << 8) | 1)
+        + SID
+        + varlen(3)
+        + b"red"
+        + struct.pack("<Q", 1)
+        + struct.pack("<qq", 1, 4)
+    )
     a, b = bodies((35, untagged), (35, tagged))
     assert isinstance(a, PreviousGtidsEvent) and not a.tagged
     assert a.gtid_set() == "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:8"
@@ -84,8 +105,15 @@ def test_small_statement_events() -> None:
     xa = bytes([0]) + struct.pack("<III", 1, 3, 2) + b"abcxy"
     user_var = struct.pack("<I", 1) + b"v" + bytes([0, 0]) + struct.pack("<II", 33, 2) + b"hi" + bytes([1])
     incident = struct.pack("<H", 1) + bytes([4]) + b"lost"
-    heartbeat = build.packed(1) + build.packed(9) + b"bin.00001" + build.packed(2) + build.packed(1) + \
-        build.packed(120) + build.packed(0)
+    heartbeat = (
+        build.packed(1)
+        + build.packed(9)
+        + b"bin.00001"
+        + build.packed(2)
+        + build.packed(1)
+        + build.packed(120)
+        + build.packed(0)
+    )
     x, u, i, h = bodies((38, xa), (14, user_var), (26, incident), (41, heartbeat))
     assert x == XaPrepareEvent(False, 1, b"abc", b"xy")
     assert u == UserVarEvent("v", False, 0, 33, b"hi", 1)
@@ -108,12 +136,14 @@ def test_mariadb_events_and_compressed_query_and_rows(tmp_path) -> None:
     tm = build.table_map(3, "db", "t", [3], b"", [False])
     v1_rows = (3).to_bytes(6, "little") + b"\x01\x00" + build.packed(1) + b"\x01"
     row = build.image([False], struct.pack("<i", -5))
-    compressed = (166, v1_rows + _mariadb_compress(row))     # row_log_event_uncompress: rows only
+    compressed = (166, v1_rows + _mariadb_compress(row))  # row_log_event_uncompress: rows only
     plain = (23, v1_rows + row)
     events = (163, gtid_list), (161, checkpoint), (162, gtid_xa), (165, query), tm, compressed, plain
     gl, cp, g, q, _, wc, wp = bodies(*events, server_version=mv)
-    assert isinstance(gl, GtidListEvent) and [(x.domain_id, x.server_id, x.seq_no) for x in gl.gtids] == \
-        [(0, 1, 10), (1, 2, 20)]
+    assert isinstance(gl, GtidListEvent) and [(x.domain_id, x.server_id, x.seq_no) for x in gl.gtids] == [
+        (0, 1, 10),
+        (1, 2, 20),
+    ]
     assert cp == BinlogCheckpointEvent("maria.000001")
     assert isinstance(g, MariadbGtidEvent) and g.xid == (1, b"gt", b"b") and g.gtid == "0-1-5"
     assert isinstance(q, QueryEvent) and q.query == "INSERT INTO t VALUES (1)" and q.db == "db"

@@ -69,7 +69,7 @@ def test_fixture_decodes_completely_or_fails_as_documented(entry: dict) -> None:
         with pytest.raises(expected_error) as info:
             for _ in binlog:
                 pass
-        assert str(path) in str(info.value)            # errors name the file and an offset
+        assert str(path) in str(info.value)  # errors name the file and an offset
         assert "offset" in str(info.value)
         return
     outer = Counter()
@@ -95,8 +95,11 @@ def test_statements_in_manifest_are_the_decoded_query_texts() -> None:
     for entry in MANIFEST:
         if entry["file"] in EXPECTED_FAILURES or not entry["binlog"]["statements"]:
             continue
-        queries = [ev.body.query for ev in open_binlog(FIXTURES / entry["file"])
-                   if isinstance(ev.body, QueryEvent) and ev.body.query not in ("BEGIN", "COMMIT")]
+        queries = [
+            ev.body.query
+            for ev in open_binlog(FIXTURES / entry["file"])
+            if isinstance(ev.body, QueryEvent) and ev.body.query not in ("BEGIN", "COMMIT")
+        ]
         for stmt in entry["binlog"]["statements"]:
             assert any(q.startswith(stmt) for q in queries), (entry["file"], stmt)
             checked += 1
@@ -106,23 +109,26 @@ def test_statements_in_manifest_are_the_decoded_query_texts() -> None:
 def test_table_map_metadata_matches_the_create_table_in_the_same_binlog() -> None:
     # CREATE TABLE t1 (f1 INT UNSIGNED INVISIBLE, f2 INT UNSIGNED INVISIBLE, f3 INT , f4 TEXT, f5 BLOB,
     #                  f6 BIGINT UNSIGNED INVISIBLE)  -- the QUERY_EVENT of binlog-invisible-columns.000001
-    tms = [ev.body for ev in open_binlog(fixture_path("binlog/rust_mysql_common/binlog-invisible-columns.000001"))
-           if isinstance(ev.body, TableMapEvent)]
+    tms = [
+        ev.body
+        for ev in open_binlog(fixture_path("binlog/rust_mysql_common/binlog-invisible-columns.000001"))
+        if isinstance(ev.body, TableMapEvent)
+    ]
     assert len(tms) == 3
     tm = tms[0]
     assert (tm.db, tm.table) == ("mysql", "t1")
     assert tm.column_names == ("f1", "f2", "f3", "f4", "f5", "f6")
     assert tm.column_types == (3, 3, 3, 252, 252, 8)
-    assert tm.signedness == (True, True, False, True)                  # f1, f2, f3, f6 are numeric
+    assert tm.signedness == (True, True, False, True)  # f1, f2, f3, f6 are numeric
     assert tm.column_visibility == (False, False, True, True, True, False)
-    assert tm.column_charsets == (255, 63)                              # TEXT utf8mb4_0900_ai_ci, BLOB binary
+    assert tm.column_charsets == (255, 63)  # TEXT utf8mb4_0900_ai_ci, BLOB binary
 
 
 def test_invisible_columns_rows_use_signedness_and_charsets() -> None:
     changes = list(iter_row_changes(fixture_path("binlog/rust_mysql_common/binlog-invisible-columns.000001")))
     assert [c.op for c in changes] == ["insert", "insert", "update"]
     first = changes[0].after
-    assert isinstance(first["f4"], str) and isinstance(first["f5"], bytes)      # TEXT vs BLOB by collation
+    assert isinstance(first["f4"], str) and isinstance(first["f5"], bytes)  # TEXT vs BLOB by collation
     assert changes[1].after["f1"] is None and changes[1].after["f3"] < 0
     assert changes[2].after["f3"] == -333 and changes[2].before["f3"] == -33
 
@@ -207,14 +213,14 @@ def test_every_column_type_of_the_mysqlcdc_sample() -> None:
     assert row["@13"].text == '{"id": 1, "name": "John"}'
     assert row["@14"] == bytes.fromhex("152354")
     assert row["@15"] == 0b0111101101010101011110000111
-    assert (row["@16"], row["@17"]) == (2, 4)                           # ENUM index, SET bits (no names)
+    assert (row["@16"], row["@17"]) == (2, 4)  # ENUM index, SET bits (no names)
     assert row["@18"] == 1989
     assert row["@19"] == MysqlDate(1985, 10, 23) and str(row["@19"]) == "1985-10-23"
     assert str(row["@20"]) == "1988-11-27 14:12:13.345" and isinstance(row["@20"], MysqlDateTime)
     assert str(row["@21"]) == "15:22:33.67" and isinstance(row["@21"], MysqlTime)
     ts = row["@22"]
     assert isinstance(ts, MysqlTimestamp) and ts.microsecond == 567000 and ts.fsp == 3
-    assert str(ts).endswith(":22:23.567")                               # server time zone unknown: UTC text
+    assert str(ts).endswith(":22:23.567")  # server time zone unknown: UTC text
 
 
 def test_json_columns_and_partial_update_diffs_match_the_json_diff_vectors() -> None:
@@ -229,8 +235,9 @@ def test_json_columns_and_partial_update_diffs_match_the_json_diff_vectors() -> 
             continue
         vec = by_row[key]
         (diffs,) = c.diffs.values()
-        assert [(d.op.name, str(d.path), d.value) for d in diffs] == \
-            [(e["op"], e["path"], e["value"]) for e in vec["expected"]]
+        assert [(d.op.name, str(d.path), d.value) for d in diffs] == [
+            (e["op"], e["path"], e["value"]) for e in vec["expected"]
+        ]
     assert {f"{c.pos}/row{c.row}/col1" for c in partial} >= set(by_row)
     # the full-format UPDATE before them: age 24 -> 25 etc. (json_diff_vectors notes)
     full = [c for c in changes if c.op == "update" and c.diffs is None]
@@ -246,7 +253,8 @@ def test_transaction_payload_inner_events_and_rows() -> None:
     assert [e.type_name for e in inner] == ["QUERY_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT", "XID_EVENT"]
     assert all(e.payload_pos == payload.pos for e in inner)
     assert payload.body.compression_type == 0 and payload.body.uncompressed_size == sum(
-        e.header.event_size for e in inner)
+        e.header.event_size for e in inner
+    )
     (change,) = iter_row_changes(fixture_path("binlog/rust_mysql_common/transaction_compression.000001"))
     assert change.pos == payload.pos and change.op == "insert"
 
@@ -294,7 +302,7 @@ def test_corrupt_relay_log_error_names_the_broken_query_event() -> None:
             pass
     assert info.value.event_type == "QUERY_EVENT"
     data = path.read_bytes()
-    assert int.from_bytes(data[info.value.offset + 9:info.value.offset + 13], "little") == 171
+    assert int.from_bytes(data[info.value.offset + 9 : info.value.offset + 13], "little") == 171
 
 
 def test_rows_events_in_every_decodable_fixture_have_rows() -> None:

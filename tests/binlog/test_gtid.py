@@ -27,11 +27,18 @@ def test_parse_merge_contains_and_text() -> None:
     assert GtidSet.parse(s.to_text()) == s
 
 
-@pytest.mark.parametrize("text,message", [
-    ("not-a-uuid:1-5", "not a server UUID"), (f"{U1}:5-3", "empty or out of range"),
-    (f"{U1}:x!", "neither an interval"), (f"{U1}:tag", "has no interval"), ("abc", "has no interval"),
-    (f"{U1}:0", "empty or out of range"), (f"{U1}:{1 << 63}", "empty or out of range"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("not-a-uuid:1-5", "not a server UUID"),
+        (f"{U1}:5-3", "empty or out of range"),
+        (f"{U1}:x!", "neither an interval"),
+        (f"{U1}:tag", "has no interval"),
+        ("abc", "has no interval"),
+        (f"{U1}:0", "empty or out of range"),
+        (f"{U1}:{1 << 63}", "empty or out of range"),
+    ],
+)
 def test_bad_text_is_a_typed_error(text, message) -> None:
     with pytest.raises(GtidSyntaxError, match=message):
         GtidSet.parse(text)

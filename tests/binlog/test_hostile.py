@@ -15,7 +15,7 @@ from binlake.binlog import BinlogError, CorruptEventError, EventTooLargeError, r
 from binlake.binlog.decoders import DecodeContext
 from tests.binlog import build
 
-IGNORABLE_UNKNOWN = 230       # an event type no server writes, kept undecoded
+IGNORABLE_UNKNOWN = 230  # an event type no server writes, kept undecoded
 
 
 def payload_body(inner: bytes, *, compress: bool = True, uncompressed_size: int | None = None) -> bytes:
@@ -40,7 +40,7 @@ def bomb(inner_size: int) -> bytes:
 def last_event_pos(data: bytes) -> int:
     pos = 4
     while True:
-        size = int.from_bytes(data[pos + 9:pos + 13], "little")
+        size = int.from_bytes(data[pos + 9 : pos + 13], "little")
         if pos + size >= len(data):
             return pos
         pos += size
@@ -116,6 +116,7 @@ def test_cli_max_event_size(tmp_path, capsys) -> None:
 
 # --- wide and many TABLE_MAPs: linear work, bounded memory ------------------------------------------------------
 
+
 def wide_table_map(n: int, table: str = "t", table_id: int = 1) -> tuple[int, bytes]:
     """A TABLE_MAP of ``n`` BLOB columns and no optional metadata (binlog_row_metadata=MINIMAL: no charsets)."""
     return build.table_map(table_id, "d", table, [252] * n, bytes([2]) * n, [True] * n)
@@ -125,6 +126,7 @@ def test_wide_table_map_compiles_a_decoder_per_kind_not_per_column(monkeypatch) 
     import builtins
 
     from binlake.binlog import columns
+
     calls = []
 
     def counting_compile(*args, **kwargs):
@@ -185,6 +187,7 @@ def test_table_map_cache_reuses_a_repeated_body() -> None:
 
 # --- typed one-line errors instead of tracebacks ----------------------------------------------------------------
 
+
 def small_binlog() -> bytes:
     return build.binlog((230, b"a" * 10), (230, b"b" * 10))
 
@@ -197,13 +200,16 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("start,message", [
-    (10 ** 30, "start position is not an offset in a binlog"),
-    (-5, "start position is not an offset in a binlog"),
-    (1, "start position is not an offset in a binlog"),
-    (50, "start position is inside the first event"),
-    (100000, "start position is past the end of the file"),
-])
+@pytest.mark.parametrize(
+    "start,message",
+    [
+        (10**30, "start position is not an offset in a binlog"),
+        (-5, "start position is not an offset in a binlog"),
+        (1, "start position is not an offset in a binlog"),
+        (50, "start position is inside the first event"),
+        (100000, "start position is past the end of the file"),
+    ],
+)
 def test_bad_start_positions_are_one_line_errors(tmp_path, capsys, start, message) -> None:
     path = tmp_path / "b.bin"
     path.write_bytes(small_binlog())
@@ -227,21 +233,24 @@ def test_start_position_at_the_end_reads_nothing_and_past_it_fails_also_unseekab
 
         def readinto(self, target) -> int:
             chunk = self._b.read(len(target))
-            target[:len(chunk)] = chunk
+            target[: len(chunk)] = chunk
             return len(chunk)
 
     with pytest.raises(StartPositionError, match="past the end"):
         list(read_events(io.BufferedReader(Pipe(data)), start_position=len(data) + 1, ctx=DecodeContext()))
 
 
-@pytest.mark.parametrize("column,found", [
-    ({"name": "a", "charset": 5}, "bad \"charset\""),
-    ({"name": "a", "collation_id": "utf8"}, "bad \"collation_id\""),
-    ({"name": "a", "enum": 5}, "bad \"enum\""),
-    ({"name": "a", "set": [1, 2]}, "bad \"set\""),
-    ({"name": "a", "unsigned": "no"}, "bad \"unsigned\""),
-    ({"name": "a", "fsp": True}, "bad fsp"),
-])
+@pytest.mark.parametrize(
+    "column,found",
+    [
+        ({"name": "a", "charset": 5}, 'bad "charset"'),
+        ({"name": "a", "collation_id": "utf8"}, 'bad "collation_id"'),
+        ({"name": "a", "enum": 5}, 'bad "enum"'),
+        ({"name": "a", "set": [1, 2]}, 'bad "set"'),
+        ({"name": "a", "unsigned": "no"}, 'bad "unsigned"'),
+        ({"name": "a", "fsp": True}, "bad fsp"),
+    ],
+)
 def test_schema_column_list_with_wrong_types_is_a_typed_error(tmp_path, capsys, column, found) -> None:
     import json
 
@@ -265,6 +274,7 @@ def test_hostile_schema_json_is_a_typed_error(tmp_path, capsys, text) -> None:
 
 # --- errors name their place and say what was expected and found -------------------------------------------------
 
+
 def json_rows_binlog(cell: bytes) -> bytes:
     """TABLE_MAP `d`.`t` (id INT, doc JSON) with names, then one WRITE_ROWS whose JSON cell is ``cell``."""
     tm = build.table_map(7, "d", "t", [3, 245], bytes([4]), [False, True], optional=build.names("id", "doc"))
@@ -274,7 +284,7 @@ def json_rows_binlog(cell: bytes) -> bytes:
 
 @pytest.mark.parametrize("command", ["rows", "show"])
 def test_json_that_does_not_decode_in_a_row_names_file_offset_event_and_column(tmp_path, capsys, command) -> None:
-    data = json_rows_binlog(b"\x00\x05\x00\xff\xff")      # an object claiming 5 members in 5 bytes
+    data = json_rows_binlog(b"\x00\x05\x00\xff\xff")  # an object claiming 5 members in 5 bytes
     path = tmp_path / "j.bin"
     path.write_bytes(data)
     code, _out, err = cli(capsys, command, *(["-v"] if command == "show" else []), str(path))
@@ -288,7 +298,7 @@ def test_rows_past_the_event_end_say_what_was_expected_not_an_exception_name() -
     from binlake.binlog import TruncatedEventError
 
     tm = build.table_map(7, "d", "t", [15], (300).to_bytes(2, "little"), [False], optional=build.names("v"))
-    row = build.image([False], b"\x05")          # VARCHAR(300): a 2-byte length of which 1 byte is left
+    row = build.image([False], b"\x05")  # VARCHAR(300): a 2-byte length of which 1 byte is left
     data = build.binlog(tm, build.rows_event(30, 7, 1, row))
     with pytest.raises(BinlogError) as err:
         list(read_all(data))
@@ -298,6 +308,7 @@ def test_rows_past_the_event_end_say_what_was_expected_not_an_exception_name() -
 
 
 # --- machine-readable output is valid or the command fails -------------------------------------------------------
+
 
 @pytest.mark.parametrize("double", [float("nan"), float("inf")])
 def test_rows_jsonl_never_prints_nan_or_infinity(tmp_path, capsys, double) -> None:
@@ -314,6 +325,7 @@ def test_rows_jsonl_never_prints_nan_or_infinity(tmp_path, capsys, double) -> No
 
 # --- fidelity: held-out real files -------------------------------------------------------------------------------
 
+
 def vector_then_text_binlog(charset_field: bytes) -> bytes:
     """`d`.`t` (v VECTOR(2), note TEXT) with the given charset optional metadata field, one row."""
     import struct
@@ -325,10 +337,13 @@ def vector_then_text_binlog(charset_field: bytes) -> bytes:
     return build.binlog(tm, build.rows_event(30, 7, 2, row))
 
 
-@pytest.mark.parametrize("charset_field", [
-    build.optional_field(2, build.packed(63) + build.packed(1) + build.packed(255)),   # DEFAULT_CHARSET binary, #1
-    build.optional_field(3, build.packed(63) + build.packed(255)),                    # COLUMN_CHARSET
-])
+@pytest.mark.parametrize(
+    "charset_field",
+    [
+        build.optional_field(2, build.packed(63) + build.packed(1) + build.packed(255)),  # DEFAULT_CHARSET binary, #1
+        build.optional_field(3, build.packed(63) + build.packed(255)),  # COLUMN_CHARSET
+    ],
+)
 def test_vector_columns_are_numbered_among_character_columns(tmp_path, charset_field) -> None:
     from binlake.binlog import open_binlog
 
@@ -341,8 +356,9 @@ def test_vector_columns_are_numbered_among_character_columns(tmp_path, charset_f
 def geometry_then_text_binlog(server_version: str) -> bytes:
     """`d`.`t` (g GEOMETRY, note TEXT) with DEFAULT_CHARSET utf8mb4_general_ci and an override #0 -> binary."""
     charset = build.optional_field(2, build.packed(45) + build.packed(0) + build.packed(63))
-    tm = build.table_map(7, "d", "t", [255, 252], bytes([4, 2]), [True, True],
-                         optional=build.names("g", "note") + charset)
+    tm = build.table_map(
+        7, "d", "t", [255, 252], bytes([4, 2]), [True, True], optional=build.names("g", "note") + charset
+    )
     row = build.image([True, False], (5).to_bytes(2, "little") + "héé".encode())
     return build.binlog(tm, build.rows_event(30, 7, 2, row), server_version=server_version)
 
@@ -354,7 +370,7 @@ def test_mariadb_numbers_geometry_columns_among_character_columns(tmp_path) -> N
     path.write_bytes(geometry_then_text_binlog("10.11.6-MariaDB-log"))
     [change] = list(open_binlog(path).row_changes())
     assert change.after == {"g": None, "note": "héé"}
-    path.write_bytes(geometry_then_text_binlog("8.0.40"))        # MySQL does not number GEOMETRY
+    path.write_bytes(geometry_then_text_binlog("8.0.40"))  # MySQL does not number GEOMETRY
     [change] = list(open_binlog(path).row_changes())
     assert change.after == {"g": None, "note": "héé".encode()}
 
@@ -366,16 +382,17 @@ def test_live_table_maps_are_bounded_by_columns() -> None:
     maps = [wide_table_map(2000, f"t{i}", i + 1) for i in range(40)]
     list(read_events(io.BytesIO(build.binlog(*maps)), ctx=ctx))
     assert ctx.tables.columns <= 10000 and sorted(ctx.tables) == [36, 37, 38, 39, 40]
-    assert DecodeContext().tables.max_columns == 1 << 18     # about 70 MB of layouts at most
+    assert DecodeContext().tables.max_columns == 1 << 18  # about 70 MB of layouts at most
 
 
 # --- an undecodable stretch in the pipeline: its first bytes are kept, bounded -----------------------------------
+
 
 def event_positions(data: bytes) -> list[int]:
     out, pos = [], 4
     while pos < len(data):
         out.append(pos)
-        pos += int.from_bytes(data[pos + 9:pos + 13], "little")
+        pos += int.from_bytes(data[pos + 9 : pos + 13], "little")
     return out
 
 
@@ -389,14 +406,14 @@ def test_undecodable_stretch_keeps_its_first_bytes_up_to_the_cap(tmp_path, which
 
     data = bytearray(build.binlog((230, b"a" * 10), (230, b"b" * 100_000), (230, b"c" * 100_000), (230, b"d" * 10)))
     bad = event_positions(bytes(data))[which]
-    data[bad + 19 + 5] ^= 0xFF                                   # a body byte: the CRC32 no longer matches
+    data[bad + 19 + 5] ^= 0xFF  # a body byte: the CRC32 no longer matches
     path = tmp_path / "damaged.000001"
     path.write_bytes(bytes(data))
     rows = decode_chunk(ChunkTask(str(path), identify("s", path), 4, None), TransactionFilter(), "run")
     [error] = [dict(zip(BRONZE_COLUMNS, r)) for r in rows if r[BRONZE_COLUMNS.index("op")] == "error"]
     assert error["pos"] == bad and str(path) in error["statement"] and f"offset {bad}" in error["statement"]
     assert "CRC32" in error["statement"]
-    assert error["raw"] == bytes(data[bad:bad + RAW_CAP]) and RAW_CAP == 19 + 65536
+    assert error["raw"] == bytes(data[bad : bad + RAW_CAP]) and RAW_CAP == 19 + 65536
     assert len(error["raw"]) == (len(data) - bad if whole else RAW_CAP)
     assert all(r[BRONZE_COLUMNS.index("raw")] is None for r in rows if r[BRONZE_COLUMNS.index("op")] != "error")
 
@@ -432,4 +449,4 @@ def test_sdi_jsonl_is_one_valid_line_per_record_whatever_the_stored_layout(tmp_p
     assert code == 0, err
     lines = out.split("\n")
     assert lines[-1] == "" and len(lines) == 2
-    assert json.loads(lines[0]) == {"file": str(path), "type": 1, "id": 1, "sdi": doc}     # id from the name
+    assert json.loads(lines[0]) == {"file": str(path), "type": 1, "id": 1, "sdi": doc}  # id from the name

@@ -91,7 +91,7 @@ def damaged_block(case: str) -> bytes:
     """The compressed rows of a write event, damaged in one way."""
     block = compress_block(WRITE)
     if case == "stream-cut-short":
-        block = block[:len(block) // 2]
+        block = block[: len(block) // 2]
     elif case == "adler32-missing":
         block = block[:-4]
     elif case == "adler32-wrong":
@@ -119,12 +119,25 @@ def damaged_block(case: str) -> bytes:
 
 def damaged(case: str) -> bytes:
     """A binlog whose write event holds a damaged compressed block; every event length and CRC stays right."""
-    return build.binlog(table(), (166, rows_body(166, b"", compressed=False) + damaged_block(case)),
-                        server_version=MARIADB)
+    return build.binlog(
+        table(), (166, rows_body(166, b"", compressed=False) + damaged_block(case)), server_version=MARIADB
+    )
 
 
-CASES = ["stream-cut-short", "adler32-missing", "adler32-wrong", "not-zlib", "length-too-large", "length-too-small",
-         "algorithm-1", "no-compression-bit", "lenlen-0", "lenlen-5", "length-field-cut", "empty"]
+CASES = [
+    "stream-cut-short",
+    "adler32-missing",
+    "adler32-wrong",
+    "not-zlib",
+    "length-too-large",
+    "length-too-small",
+    "algorithm-1",
+    "no-compression-bit",
+    "lenlen-0",
+    "lenlen-5",
+    "length-field-cut",
+    "empty",
+]
 
 
 @pytest.mark.parametrize("case", CASES)

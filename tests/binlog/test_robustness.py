@@ -31,10 +31,10 @@ from tests.support import FIXTURES, fixture_path
 
 SWEEP_FIXTURES = [
     "binlog/rust_mysql_common/transaction_compression.000001",  # zstd payload
-    "binlog/rust_mysql_common/mariadb-bin.000001",            # MariaDB events, v1 rows
+    "binlog/rust_mysql_common/mariadb-bin.000001",  # MariaDB events, v1 rows
     "binlog/mysql-binlog-connector-java/mysql-bin.compressed",
     pytest.param("binlog/rust_mysql_common/json.binlog.000001", marks=pytest.mark.slow),  # JSON, partial update
-    pytest.param("binlog/go-mysql/tcb-eval002c-bin.003320", marks=pytest.mark.slow),    # DECIMAL, no checksums
+    pytest.param("binlog/go-mysql/tcb-eval002c-bin.003320", marks=pytest.mark.slow),  # DECIMAL, no checksums
 ]
 JSON_FIXTURE = "binlog/rust_mysql_common/json.binlog.000001"
 
@@ -43,8 +43,7 @@ def consume(data: bytes, verify_checksum: bool = True) -> int:
     """Decode everything (events, rows, their JSON rendering); returns the number of events."""
     ctx = DecodeContext()
     stats = ReadStats()
-    events = list(read_events(io.BytesIO(data), file="mem", verify_checksum=verify_checksum, ctx=ctx,
-                              stats=stats))
+    events = list(read_events(io.BytesIO(data), file="mem", verify_checksum=verify_checksum, ctx=ctx, stats=stats))
     for ev in events:
         event_record(ev)
     for change in _row_changes(iter(events), DecodeContext(tables=dict(ctx.tables)), "mem"):
@@ -69,7 +68,7 @@ def test_every_prefix_is_complete_or_reports_the_incomplete_final_event(name: st
     for cut in range(len(data)):
         prefix = data[:cut]
         if cut == 4 or cut in ends:
-            consume(prefix)                                   # cut on an event boundary: a complete file
+            consume(prefix)  # cut on an event boundary: a complete file
             continue
         with pytest.raises(IncompleteEventError) as info:
             consume(prefix)
@@ -80,7 +79,7 @@ def test_incomplete_final_event_can_end_iteration_quietly() -> None:
     data = fixture_path(JSON_FIXTURE).read_bytes()
     ends = event_ends(data)
     stats = ReadStats()
-    events = list(read_events(io.BytesIO(data[:ends[5] + 7]), stats=stats, stop_at_incomplete=True))
+    events = list(read_events(io.BytesIO(data[: ends[5] + 7]), stats=stats, stop_at_incomplete=True))
     assert len(events) == 6
     assert stats.incomplete is not None and stats.incomplete.offset == ends[5]
 
@@ -99,14 +98,14 @@ def test_single_bit_flips_give_typed_errors(name: str) -> None:
                 consume(bytes(mutated), verify_checksum=verify)
             except BinlogError:
                 detected += verify
-    if crc_file:   # CRC32 catches every single-bit error (a flip of the FDE's in-use flag is ignored by design)
+    if crc_file:  # CRC32 catches every single-bit error (a flip of the FDE's in-use flag is ignored by design)
         assert detected >= len(range(0, len(data), step)) - 2
 
 
 def test_wrong_checksum_is_a_typed_error_naming_file_and_offset() -> None:
     data = bytearray(fixture_path(JSON_FIXTURE).read_bytes())
     ends = event_ends(bytes(data))
-    data[ends[3] - 1] ^= 0xFF                                 # last checksum byte of the 4th event
+    data[ends[3] - 1] ^= 0xFF  # last checksum byte of the 4th event
     with pytest.raises(ChecksumMismatchError) as info:
         consume(bytes(data))
     assert info.value.offset == ends[2] and "CRC32 mismatch" in str(info.value)
@@ -160,15 +159,32 @@ def test_unknown_event_types_are_kept_and_counted() -> None:
     assert stats.unknown[99] == 2 and stats.unknown_total == 2
 
 
-FUZZ_BASE = [build.binlog(build.table_map(1, "d", "t", [3, 15, 246, 245, 19, 254],
-                                          struct.pack("<H", 40) + bytes([10, 2, 4, 3, 0xF7, 1]),
-                                          [True] * 6),
-                          build.rows_event(31, 1, 6, build.image([False, False, False, True, False, False],
-                                                                  struct.pack("<i", 1), b"\x02hi",
-                                                                  bytes([0x80, 0, 0, 0, 5]),
-                                                                  bytes.fromhex("80000000"), b"\x01") * 2))]
-FUZZ_BASE += [(FIXTURES / name).read_bytes() for name in (JSON_FIXTURE, SWEEP_FIXTURES[0], SWEEP_FIXTURES[1])
-              if (FIXTURES / name).is_file()]
+FUZZ_BASE = [
+    build.binlog(
+        build.table_map(
+            1, "d", "t", [3, 15, 246, 245, 19, 254], struct.pack("<H", 40) + bytes([10, 2, 4, 3, 0xF7, 1]), [True] * 6
+        ),
+        build.rows_event(
+            31,
+            1,
+            6,
+            build.image(
+                [False, False, False, True, False, False],
+                struct.pack("<i", 1),
+                b"\x02hi",
+                bytes([0x80, 0, 0, 0, 5]),
+                bytes.fromhex("80000000"),
+                b"\x01",
+            )
+            * 2,
+        ),
+    )
+]
+FUZZ_BASE += [
+    (FIXTURES / name).read_bytes()
+    for name in (JSON_FIXTURE, SWEEP_FIXTURES[0], SWEEP_FIXTURES[1])
+    if (FIXTURES / name).is_file()
+]
 
 
 def _mutate_and_consume(data: st.DataObject) -> None:
@@ -177,7 +193,7 @@ def _mutate_and_consume(data: st.DataObject) -> None:
         i = data.draw(st.integers(4, len(base) - 1))
         base[i] = data.draw(st.integers(0, 255))
     if data.draw(st.booleans()):
-        base = base[:data.draw(st.integers(0, len(base)))]
+        base = base[: data.draw(st.integers(0, len(base)))]
     try:
         consume(bytes(base), verify_checksum=data.draw(st.booleans()))
     except BinlogError:
@@ -203,7 +219,6 @@ def test_fuzz_random_event_bodies(body: bytes) -> None:
     """Any bytes as the body of any known event type: decoded or a typed error."""
     for type_code in (2, 4, 14, 16, 19, 26, 29, 30, 31, 33, 35, 38, 39, 40, 41, 42, 160, 161, 162, 163, 165, 169):
         try:
-            consume(build.binlog(build.table_map(1, "d", "t", [3, 245], bytes([4]), [True, True]),
-                                 (type_code, body)))
+            consume(build.binlog(build.table_map(1, "d", "t", [3, 245], bytes([4]), [True, True]), (type_code, body)))
         except BinlogError:
             pass

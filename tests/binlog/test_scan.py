@@ -20,8 +20,12 @@ def _written(tmp_path, compress: bool = False):
 
     with BinlogWriter(tmp_path) as w:
         for gno, ts in ((1, 1_700_000_000_123_456), (2, 1_700_000_001_000_001)):
-            w.write_transaction([Event(ev.QueryEvent(1, 0, 0, b"", "d", "CREATE TABLE t (a INT)"))],
-                                gno=gno, commit_time_us=ts, compress=compress)
+            w.write_transaction(
+                [Event(ev.QueryEvent(1, 0, 0, b"", "d", "CREATE TABLE t (a INT)"))],
+                gno=gno,
+                commit_time_us=ts,
+                compress=compress,
+            )
         return w.current_file
 
 
@@ -29,16 +33,22 @@ def test_scan_matches_the_reader_and_carries_gtid_commit_timestamps(tmp_path) ->
     path = _written(tmp_path)
     scanned = list(scan_events(path))
     full = list(open_binlog(path, decode_rows=False))
-    assert [(s.pos, s.type_code, s.event_size, s.timestamp, s.log_pos) for s in scanned] == \
-        [(e.pos, e.header.type_code, e.header.event_size, e.header.timestamp, e.header.log_pos) for e in full]
-    assert [s.commit_timestamp for s in scanned if s.type_code == 33] == [1_700_000_000_123_456,
-                                                                         1_700_000_001_000_001]
+    assert [(s.pos, s.type_code, s.event_size, s.timestamp, s.log_pos) for s in scanned] == [
+        (e.pos, e.header.type_code, e.header.event_size, e.header.timestamp, e.header.log_pos) for e in full
+    ]
+    assert [s.commit_timestamp for s in scanned if s.type_code == 33] == [1_700_000_000_123_456, 1_700_000_001_000_001]
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"real fixtures not found at {FIXTURES}")
-@pytest.mark.parametrize("name", ["rust_mysql_common/transaction_compression.000001",
-                                  "rust_mysql_common/mariadb-bin.000001", "go-mysql/tcb-eval002c-bin.003320",
-                                  "rust_mysql_common/binlog_transaction_with_GTID.000001"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rust_mysql_common/transaction_compression.000001",
+        "rust_mysql_common/mariadb-bin.000001",
+        "go-mysql/tcb-eval002c-bin.003320",
+        "rust_mysql_common/binlog_transaction_with_GTID.000001",
+    ],
+)
 def test_scan_matches_the_reader_on_real_files(name) -> None:
     path = fixture_path("binlog", *name.split("/"))
     full = [(e.pos, e.header.type_code) for e in open_binlog(path, decode_rows=False) if e.payload_pos is None]
@@ -59,7 +69,7 @@ def test_cut_short_tail_ends_quietly_with_the_last_whole_boundary(tmp_path) -> N
 
 
 def test_lying_lengths_cost_no_memory_and_bad_input_is_typed() -> None:
-    class Pipe(io.RawIOBase):          # not seekable: bodies are read through in bounded steps
+    class Pipe(io.RawIOBase):  # not seekable: bodies are read through in bounded steps
         def __init__(self, b: bytes) -> None:
             self._b = io.BytesIO(b)
 
@@ -68,7 +78,7 @@ def test_lying_lengths_cost_no_memory_and_bad_input_is_typed() -> None:
 
         def readinto(self, target) -> int:
             chunk = self._b.read(len(target))
-            target[:len(chunk)] = chunk
+            target[: len(chunk)] = chunk
             return len(chunk)
 
     huge = build.binlog() + build.event(230, b"")[:9] + (1 << 30).to_bytes(4, "little") + bytes(6) + bytes(50 << 20)

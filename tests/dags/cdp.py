@@ -18,8 +18,16 @@ from typing import Any
 
 import pytest
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 PAGE_TEXT = "document.body ? document.body.innerText : ''"
@@ -30,9 +38,18 @@ class Browser:
         exe = shutil.which("chromium")
         if exe is None:
             pytest.skip("chromium not installed; run: bash scripts/install_chromium.sh")
-        self.proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
-                                      f"--window-size={width},{height}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                exe,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                f"--window-size={width},{height}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 60
         while not port_file.is_file() or not port_file.read_text().strip():
@@ -78,9 +95,11 @@ class Browser:
 
     def click_text(self, selector: str, text: str, timeout: float = 60) -> None:
         """Click the first ``selector`` element whose visible text is exactly ``text`` (once it exists)."""
-        js = (f"(() => {{ const e = [...document.querySelectorAll({json.dumps(selector)})]"
-              f".find(e => e.innerText.trim() === {json.dumps(text)}); if (e) {{ e.click(); return true; }}"
-              f" return false; }})()")
+        js = (
+            f"(() => {{ const e = [...document.querySelectorAll({json.dumps(selector)})]"
+            f".find(e => e.innerText.trim() === {json.dumps(text)}); if (e) {{ e.click(); return true; }}"
+            f" return false; }})()"
+        )
         self.wait_for(js, timeout)
 
     def screenshot(self, png: Path) -> Path:

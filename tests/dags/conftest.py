@@ -28,10 +28,14 @@ def airflow_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str,
     """The environment scripts/airflow_env.sh gives, for ``home`` (plus ``extra``), on a SQLite metadata database
     in ``home`` unless ``extra`` names another."""
     script = f". {ROOT / 'scripts' / 'airflow_env.sh'} >/dev/null && env -0"
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(("AIRFLOW", "BINLAKE_")) or k == "BINLAKE_HOME"}
-    base.update({"AIRFLOW_HOME": str(home), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-                 **(extra or {})})
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "BINLAKE_")) or k == "BINLAKE_HOME"}
+    base.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+            **(extra or {}),
+        }
+    )
     out = subprocess.run(["bash", "-c", script], env=base, check=True, capture_output=True).stdout
     env = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
     env.update(extra or {})
@@ -40,8 +44,14 @@ def airflow_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str,
 
 def run_python(code: str, env: Mapping[str, str], *args: str, timeout: float = 1800) -> Any:
     """Run ``code`` in a child Python with ``env``; it prints one JSON document as its last stdout line."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=dict(env), cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        env=dict(env),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if done.returncode != 0:
         raise AssertionError(f"child Python failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -51,8 +61,13 @@ def run_python(code: str, env: Mapping[str, str], *args: str, timeout: float = 1
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An Airflow home with a migrated SQLite metadata DB, shared by every Airflow test of the session."""
     home = tmp_path_factory.mktemp("airflow_home")
-    subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=airflow_env(home), check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [str(VENV_BIN / "airflow"), "db", "migrate"],
+        env=airflow_env(home),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return home
 
 
@@ -89,7 +104,7 @@ class LoadedLake:
     out: Path
     lake: Path
     home: Path
-    binlake_env: dict[str, str]     # BINLAKE_* settings of the loaded lake
+    binlake_env: dict[str, str]  # BINLAKE_* settings of the loaded lake
     env: dict[str, str]
     runs: list[dict]
 
@@ -100,17 +115,23 @@ def loaded_lake(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) ->
     transactions), each loaded by a ``dag.test()`` run of its data interval."""
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
+
     base = tmp_path_factory.mktemp("cdc")
     out, lake = base / "gen", base / "lake"
     generate(out, GenerateConfig(seed=5, days=3, scale=0.004, start_date=START, max_binlog_size=96 * 1024))
-    settings = {"BINLAKE_LANDING": str(out / "landing"), "BINLAKE_LAKE": str(lake), "BINLAKE_SDI": str(out / "sdi"),
-                "BINLAKE_SOURCES": "shop-primary",
-                "BINLAKE_DELTA_ENGINE": "rust"}        # CI time: the spark engine's DAG run is test_dag_cluster's
+    settings = {
+        "BINLAKE_LANDING": str(out / "landing"),
+        "BINLAKE_LAKE": str(lake),
+        "BINLAKE_SDI": str(out / "sdi"),
+        "BINLAKE_SOURCES": "shop-primary",
+        "BINLAKE_DELTA_ENGINE": "rust",
+    }  # CI time: the spark engine's DAG run is test_dag_cluster's
     env = airflow_env(airflow_home, settings)
     runs = []
-    for day in DAYS:      # a manual run's data interval is the one that ends at its logical date
-        next_midnight = dt.datetime.combine(dt.date.fromisoformat(day) + dt.timedelta(days=1), dt.time(),
-                                            dt.timezone.utc)
+    for day in DAYS:  # a manual run's data interval is the one that ends at its logical date
+        next_midnight = dt.datetime.combine(
+            dt.date.fromisoformat(day) + dt.timedelta(days=1), dt.time(), dt.timezone.utc
+        )
         runs.append(dag_test(env, "mysql_cdc_daily", next_midnight.isoformat()))
         runs[-1]["differences"] = silver_differences(out, lake, day)
     return LoadedLake(out, lake, airflow_home, settings, env, runs)

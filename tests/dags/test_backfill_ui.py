@@ -39,7 +39,7 @@ from tests.dags.conftest import ROOT, TABLES, airflow_env
 pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 
 DAG_ID = "mysql_cdc_daily"
-README_FROM, README_TO = "2024-03-01", "2024-03-03"       # README.md / airflow/README.md's backfill example
+README_FROM, README_TO = "2024-03-01", "2024-03-03"  # README.md / airflow/README.md's backfill example
 DAYS = ["2024-03-01", "2024-03-02", "2024-03-03"]
 SCREENS = ROOT / ".test-logs" / "airflow-backfill"
 
@@ -49,12 +49,13 @@ class Api:
         self.base = base
         self.http = httpx.Client(base_url=base, timeout=60)
         self.token = self.http.post("/auth/token", json={"username": "admin", "password": "admin"}).json()[
-            "access_token"]
+            "access_token"
+        ]
         self.http.headers["Authorization"] = f"Bearer {self.token}"
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         r = self.http.request(method, path, **kwargs)
-        assert r.status_code < 400, f"{method} {path}: {r.status_code} {r.text}"   # PostgreSQL: no retries
+        assert r.status_code < 400, f"{method} {path}: {r.status_code} {r.text}"  # PostgreSQL: no retries
         return r.json() if r.content else None
 
     def get(self, path: str, **params: Any) -> Any:
@@ -72,13 +73,18 @@ class Api:
     def task_states(self, run_id: str) -> dict[str, dict]:
         from urllib.parse import quote
 
-        tis = self.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{quote(run_id, safe='')}/taskInstances",
-                       limit=100)["task_instances"]
+        tis = self.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{quote(run_id, safe='')}/taskInstances", limit=100)[
+            "task_instances"
+        ]
         return {t["task_id"]: t for t in tis}
 
     def wait_backfill(self, backfill_id: int, log: Path, timeout: float = 2400) -> None:
-        _wait(f"backfill {backfill_id} completed", lambda: self.get(f"/api/v2/backfills/{backfill_id}")[
-            "completed_at"], timeout, log)
+        _wait(
+            f"backfill {backfill_id} completed",
+            lambda: self.get(f"/api/v2/backfills/{backfill_id}")["completed_at"],
+            timeout,
+            log,
+        )
 
 
 @dataclass
@@ -105,8 +111,9 @@ def _wait(what: str, probe, timeout: float, log: Path) -> Any:
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; standalone log tail:\n"
-                                 + log.read_text(errors="replace")[-4000:])
+            raise AssertionError(
+                f"timed out waiting for {what}; standalone log tail:\n" + log.read_text(errors="replace")[-4000:]
+            )
         time.sleep(3)
 
 
@@ -117,23 +124,42 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
     base = tmp_path_factory.mktemp("backfill")
     gen, lake = base / "gen", base / "lake"
-    generate(gen, GenerateConfig(seed=5, days=3, scale=0.004, start_date=dt.date.fromisoformat(DAYS[0]),
-                                 max_binlog_size=96 * 1024))
-    pg = Path(tempfile.mkdtemp(prefix="binlake-pg-"))    # PostgreSQL runs as `postgres`: a folder it can reach
+    generate(
+        gen,
+        GenerateConfig(
+            seed=5, days=3, scale=0.004, start_date=dt.date.fromisoformat(DAYS[0]), max_binlog_size=96 * 1024
+        ),
+    )
+    pg = Path(tempfile.mkdtemp(prefix="binlake-pg-"))  # PostgreSQL runs as `postgres`: a folder it can reach
     pg.chmod(0o755)
     port = _free_port()
     after_today = (dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=2)).isoformat()
-    env = airflow_env(base / "home", {
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "",        # airflow_env.sh's default: the local PostgreSQL
-        "BINLAKE_PG_DIR": str(pg / "pg"), "BINLAKE_PG_PORT": str(_free_port()), "AIRFLOW__API__PORT": str(port),
-        "BINLAKE_LANDING": str(gen / "landing"), "BINLAKE_SDI": str(gen / "sdi"), "BINLAKE_LAKE": str(lake),
-        "BINLAKE_SOURCES": "shop-primary", "BINLAKE_START_DATE": after_today,
-        "BINLAKE_DELTA_ENGINE": "rust"})                  # CI time: the spark engine's DAG run is test_dag_cluster's
-    env.pop("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN")          # airflow_env.sh (sourced by the script) names PostgreSQL
+    env = airflow_env(
+        base / "home",
+        {
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "",  # airflow_env.sh's default: the local PostgreSQL
+            "BINLAKE_PG_DIR": str(pg / "pg"),
+            "BINLAKE_PG_PORT": str(_free_port()),
+            "AIRFLOW__API__PORT": str(port),
+            "BINLAKE_LANDING": str(gen / "landing"),
+            "BINLAKE_SDI": str(gen / "sdi"),
+            "BINLAKE_LAKE": str(lake),
+            "BINLAKE_SOURCES": "shop-primary",
+            "BINLAKE_START_DATE": after_today,
+            "BINLAKE_DELTA_ENGINE": "rust",
+        },
+    )  # CI time: the spark engine's DAG run is test_dag_cluster's
+    env.pop("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN")  # airflow_env.sh (sourced by the script) names PostgreSQL
     log = base / "standalone.log"
     with open(log, "w") as out:
-        proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "airflow_standalone.sh")], env=env, cwd=ROOT,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            ["bash", str(ROOT / "scripts" / "airflow_standalone.sh")],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         url = f"http://127.0.0.1:{port}"
 
@@ -147,14 +173,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         assert "postgresql" in log.read_text(errors="replace") or (pg / "pg" / "data" / "PG_VERSION").is_file()
         yield Server(api, gen, lake, log)
     finally:
-        proc.send_signal(signal.SIGTERM)          # the script passes it on to airflow as SIGINT, then stops PG
+        proc.send_signal(signal.SIGTERM)  # the script passes it on to airflow as SIGINT, then stops PG
         try:
             proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)   # the process group this fixture started
+            os.killpg(proc.pid, signal.SIGKILL)  # the process group this fixture started
             proc.wait(timeout=30)
-        subprocess.run(["bash", str(ROOT / "scripts" / "airflow_postgres.sh"), "stop"],
-                       env={**env, "BINLAKE_PG_DIR": str(pg / "pg")}, check=False)
+        subprocess.run(
+            ["bash", str(ROOT / "scripts" / "airflow_postgres.sh"), "stop"],
+            env={**env, "BINLAKE_PG_DIR": str(pg / "pg")},
+            check=False,
+        )
 
 
 def _silver_as_of(lake: Path, table: str, when: dt.datetime) -> list[dict]:
@@ -193,27 +222,38 @@ def _differences(gen: Path, lake: Path, day: str, when: dt.datetime | None = Non
 
 
 def _backfill_runs(api: Api, backfill_id: int) -> list[dict]:
-    return [r for r in api.runs() if r["run_type"] == "backfill" and api.get(
-        f"/api/v2/dags/{DAG_ID}/dagRuns/{r['dag_run_id']}").get("backfill_id") in (backfill_id, None)]
+    return [
+        r
+        for r in api.runs()
+        if r["run_type"] == "backfill"
+        and api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{r['dag_run_id']}").get("backfill_id") in (backfill_id, None)
+    ]
 
 
 def test_backfill_of_the_readme_dates_loads_day_by_day(server: Server) -> None:
-    for readme in (ROOT / "README.md", ROOT / "airflow" / "README.md"):          # the dates this test uses
+    for readme in (ROOT / "README.md", ROOT / "airflow" / "README.md"):  # the dates this test uses
         assert f"From `{README_FROM}` To `{README_TO}`" in readme.read_text(), readme
     api = server.api
-    api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": False})       # the dialog's "Unpause on trigger"
-    request = {"dag_id": DAG_ID, "from_date": f"{README_FROM}T00:00:00Z", "to_date": f"{README_TO}T00:00:00Z",
-               "run_backwards": False, "dag_run_conf": {}, "reprocess_behavior": "none", "max_active_runs": 1}
+    api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": False})  # the dialog's "Unpause on trigger"
+    request = {
+        "dag_id": DAG_ID,
+        "from_date": f"{README_FROM}T00:00:00Z",
+        "to_date": f"{README_TO}T00:00:00Z",
+        "run_backwards": False,
+        "dag_run_conf": {},
+        "reprocess_behavior": "none",
+        "max_active_runs": 1,
+    }
     dry = api.post("/api/v2/backfills/dry_run", request)
     assert [b["logical_date"][:10] for b in dry["backfills"]] == DAYS
-    backfill = api.post("/api/v2/backfills", request)               # PostgreSQL: no 503, no retry
+    backfill = api.post("/api/v2/backfills", request)  # PostgreSQL: no 503, no retry
     api.wait_backfill(backfill["id"], server.log)
 
     runs = [r for r in api.runs() if r["run_type"] == "backfill"]
     assert len(runs) == 3, runs
     for day, run in zip(DAYS, runs):
         start = dt.date.fromisoformat(day)
-        assert run["data_interval_start"][:10] == day                    # the From/To dates are the days loaded
+        assert run["data_interval_start"][:10] == day  # the From/To dates are the days loaded
         assert run["data_interval_end"][:10] == (start + dt.timedelta(days=1)).isoformat()
         assert run["state"] == "success", run
         tis = api.task_states(run["dag_run_id"])
@@ -226,25 +266,32 @@ def test_backfill_of_the_readme_dates_loads_day_by_day(server: Server) -> None:
 def test_todays_run_on_a_quiet_source_is_a_green_no_op(server: Server) -> None:
     api = server.api
     today = dt.datetime.combine(dt.datetime.now(dt.timezone.utc).date(), dt.time(), dt.timezone.utc)
-    run = api.post(f"/api/v2/dags/{DAG_ID}/dagRuns", {"dag_run_id": f"today__{today.date().isoformat()}",
-                                                      "logical_date": today.isoformat(), "conf": {}})
-    _wait("today's run finished", lambda: api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")[
-        "state"] in ("success", "failed"), 1800, server.log)
+    run = api.post(
+        f"/api/v2/dags/{DAG_ID}/dagRuns",
+        {"dag_run_id": f"today__{today.date().isoformat()}", "logical_date": today.isoformat(), "conf": {}},
+    )
+    _wait(
+        "today's run finished",
+        lambda: api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")["state"] in ("success", "failed"),
+        1800,
+        server.log,
+    )
     done = api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")
     assert done["state"] == "success", api.task_states(run["dag_run_id"])
     states = {t: s["state"] for t, s in api.task_states(run["dag_run_id"]).items()}
     assert set(states.values()) == {"success"} and "freshness" in states, states
     end = dt.datetime.fromisoformat(done["data_interval_end"].replace("Z", "+00:00"))
-    assert end == today                            # the interval from yesterday to today, as scheduled daily
+    assert end == today  # the interval from yesterday to today, as scheduled daily
     from binlake.orchestration.alerts import source_freshness
 
-    [row] = source_freshness(str(server.lake), ["shop-primary"], end)     # what the freshness task judged
+    [row] = source_freshness(str(server.lake), ["shop-primary"], end)  # what the freshness task judged
     assert row["quiet"] and row["lag_seconds"] == 0, row
     assert _differences(server.gen, server.lake, DAYS[-1]) == {}
 
 
 def _type_date(browser: Browser, index: int, day: str) -> None:
     """Type a date into the dialog's index-th datetime field (a popover with a YYYY/MM/DD and an HH:mm box)."""
+
     def key(name: str, code: int) -> None:
         for kind in ("keyDown", "keyUp"):
             browser.send("Input.dispatchKeyEvent", type=kind, key=name, code=name, windowsVirtualKeyCode=code)
@@ -259,8 +306,9 @@ def _type_date(browser: Browser, index: int, day: str) -> None:
     key("Enter", 13)
     key("Escape", 27)
     month = dt.date.fromisoformat(day).strftime("%b %d, %Y")
-    browser.wait_for(f"document.querySelectorAll('[data-testid=datetime-input]')[{index}].innerText"
-                     f".includes({month!r})")
+    browser.wait_for(
+        f"document.querySelectorAll('[data-testid=datetime-input]')[{index}].innerText.includes({month!r})"
+    )
 
 
 def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
@@ -280,17 +328,31 @@ def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
         _type_date(browser, 0, README_FROM)
         _type_date(browser, 1, README_TO)
         browser.click_text("label, [role=radio], span", "All Runs")
-        dialog = browser.wait_for("document.body.innerText.includes('3 runs will be triggered') && "
-                                  "[...document.querySelectorAll('[role=dialog]')].map(d => d.innerText)"
-                                  ".find(t => t.includes('Run Backfill'))")
+        dialog = browser.wait_for(
+            "document.body.innerText.includes('3 runs will be triggered') && "
+            "[...document.querySelectorAll('[role=dialog]')].map(d => d.innerText)"
+            ".find(t => t.includes('Run Backfill'))"
+        )
         browser.screenshot(SCREENS / "backfill_dialog.png")
-        for expected in ("Run Backfill - mysql_cdc_daily", "Mar 01, 2024 00:00", "Mar 03, 2024",
-                         "3 runs will be triggered", "All Runs", "Unpause mysql_cdc_daily on trigger",
-                         "Full refresh"):
+        for expected in (
+            "Run Backfill - mysql_cdc_daily",
+            "Mar 01, 2024 00:00",
+            "Mar 03, 2024",
+            "3 runs will be triggered",
+            "All Runs",
+            "Unpause mysql_cdc_daily on trigger",
+            "Full refresh",
+        ):
             assert expected in dialog, expected
         browser.click_text("button", "Run Backfill")
-        backfill = _wait("the dialog's backfill", lambda: [b for b in api.get("/api/v2/backfills", dag_id=DAG_ID)[
-            "backfills"] if not b["completed_at"]] or None, 120, server.log)[0]
+        backfill = _wait(
+            "the dialog's backfill",
+            lambda: (
+                [b for b in api.get("/api/v2/backfills", dag_id=DAG_ID)["backfills"] if not b["completed_at"]] or None
+            ),
+            120,
+            server.log,
+        )[0]
         assert backfill["from_date"][:10] == README_FROM and backfill["reprocess_behavior"] == "completed"
         api.wait_backfill(backfill["id"], server.log)
         browser.send("Page.navigate", url=f"{api.base}/dags/{DAG_ID}/runs")
@@ -300,7 +362,7 @@ def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
         browser.close()
     runs = [r for r in api.runs() if r["run_type"] == "backfill"]
     assert [r["data_interval_start"][:10] for r in runs] == DAYS
-    for run in runs:                        # cleared and run again (no-ops: later runs covered their days)
+    for run in runs:  # cleared and run again (no-ops: later runs covered their days)
         assert run["state"] == "success" and run["dag_run_id"] in before, run
         assert run["end_date"] > before[run["dag_run_id"]]["end_date"]
         assert {s["state"] for s in api.task_states(run["dag_run_id"]).values()} == {"success"}
@@ -315,14 +377,21 @@ def test_full_refresh_backfill_restores_damaged_silver(server: Server) -> None:
     DeltaTable(str(lake / "silver" / "shop__orders")).delete()
     DeltaTable(str(lake / "silver" / "shop__customers")).delete("_binlake_seq % 2 = 0")
     assert set(_differences(server.gen, lake, last_day)) == {"orders", "customers"}
-    request = {"dag_id": DAG_ID, "from_date": f"{last_day}T00:00:00Z", "to_date": f"{last_day}T00:00:00Z",
-               "run_backwards": False, "dag_run_conf": {"full_refresh": True}, "reprocess_behavior": "completed",
-               "max_active_runs": 1}
+    request = {
+        "dag_id": DAG_ID,
+        "from_date": f"{last_day}T00:00:00Z",
+        "to_date": f"{last_day}T00:00:00Z",
+        "run_backwards": False,
+        "dag_run_conf": {"full_refresh": True},
+        "reprocess_behavior": "completed",
+        "max_active_runs": 1,
+    }
     backfill = api.post("/api/v2/backfills", request)
     api.wait_backfill(backfill["id"], server.log)
     [run] = [r for r in api.runs() if r["run_type"] == "backfill" and r["data_interval_start"][:10] == last_day]
     assert run["state"] == "success" and run["conf"] == {"full_refresh": True}, run
-    plan = api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}/taskInstances/shop-primary.plan"
-                   "/xcomEntries/apply_changes")
-    assert "--full-refresh" in str(plan["value"])          # the apply job rebuilt silver from bronze
+    plan = api.get(
+        f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}/taskInstances/shop-primary.plan/xcomEntries/apply_changes"
+    )
+    assert "--full-refresh" in str(plan["value"])  # the apply job rebuilt silver from bronze
     assert _differences(server.gen, lake, last_day) == {}

@@ -34,13 +34,23 @@ def test_daily_dag_on_a_standalone_cluster(spark_cluster, tmp_path: Path) -> Non
     # run on the cluster and give the truth
     generate(out, GenerateConfig(seed=9, days=1, scale=0.003, start_date=START, max_binlog_size=96 * 1024))
     host, port = spark_cluster.master_url.rsplit(":", 1)
-    conn = {"conn_type": "spark", "host": host, "port": int(port),
-            "extra": {"deploy-mode": "client", "spark-binary": "spark-submit"}}
-    env = airflow_env(airflow_home, {"BINLAKE_LANDING": str(out / "landing"), "BINLAKE_LAKE": str(lake),
-                                     "BINLAKE_SDI": str(out / "sdi"), "BINLAKE_SOURCES": "shop-primary",
-                                     "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(conn)})
-    subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True,
-                   timeout=300)
+    conn = {
+        "conn_type": "spark",
+        "host": host,
+        "port": int(port),
+        "extra": {"deploy-mode": "client", "spark-binary": "spark-submit"},
+    }
+    env = airflow_env(
+        airflow_home,
+        {
+            "BINLAKE_LANDING": str(out / "landing"),
+            "BINLAKE_LAKE": str(lake),
+            "BINLAKE_SDI": str(out / "sdi"),
+            "BINLAKE_SOURCES": "shop-primary",
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(conn),
+        },
+    )
+    subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True, timeout=300)
     apps_before = {d.name for w in spark_cluster.work_dirs if w.is_dir() for d in w.iterdir()}
     run = dag_test(env, "mysql_cdc_daily", f"{START + dt.timedelta(days=1)}T00:00:00+00:00")
     assert run["state"] == "success", run["tasks"]

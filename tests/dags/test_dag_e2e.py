@@ -13,8 +13,17 @@ from tests.dags.conftest import DAYS, LoadedLake, dag_test, silver_differences
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark, pytest.mark.slow]
 
-TASKS = ["shop-primary.fetch", "shop-primary.plan", "shop-primary.snapshot_sdi", "shop-primary.ingest_binlogs",
-         "shop-primary.apply_changes", "plan_validation", "validate", "report", "freshness"]
+TASKS = [
+    "shop-primary.fetch",
+    "shop-primary.plan",
+    "shop-primary.snapshot_sdi",
+    "shop-primary.ingest_binlogs",
+    "shop-primary.apply_changes",
+    "plan_validation",
+    "validate",
+    "report",
+    "freshness",
+]
 
 
 def test_three_days_equal_the_generator_truth(loaded_lake: LoadedLake) -> None:
@@ -41,7 +50,7 @@ def test_each_run_has_its_quality_report_and_summary(loaded_lake: LoadedLake) ->
         [source] = summary["sources"]
         assert source["source"] == "shop-primary" and source["start"].startswith(day)
         end = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
-        assert source["end"].startswith(end)       # (the backfill test may rerun the last day as a full refresh)
+        assert source["end"].startswith(end)  # (the backfill test may rerun the last day as a full refresh)
 
 
 def test_dq_report_builds_the_history_across_runs(loaded_lake: LoadedLake) -> None:
@@ -65,7 +74,7 @@ def test_running_the_same_day_again_changes_nothing(loaded_lake: LoadedLake) -> 
     again = dag_test(loaded_lake.env, "mysql_cdc_daily", f"{_next(DAYS[2])}T00:00:00+00:00")
     assert again["state"] == "success", again["tasks"]
     after = {t: v for t, v in delta_versions(loaded_lake.lake).items() if t != "meta/dq_results"}
-    assert after == before                   # no new Delta version anywhere but the validation results
+    assert after == before  # no new Delta version anywhere but the validation results
     assert silver_differences(loaded_lake.out, loaded_lake.lake, DAYS[2]) == {}
 
 

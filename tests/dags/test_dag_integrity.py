@@ -71,9 +71,14 @@ print(json.dumps(out, default=str))
 def parsed(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """dags/ parsed with a metadata DB that can not be opened (its folder does not exist)."""
     lake = tmp_path_factory.mktemp("parse") / "lake"
-    env = airflow_env(airflow_home, {
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:////nonexistent/binlake-no-db/airflow.db",
-        "BINLAKE_LAKE": str(lake), "BINLAKE_SOURCES": "shop-primary,eu.replica"})
+    env = airflow_env(
+        airflow_home,
+        {
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:////nonexistent/binlake-no-db/airflow.db",
+            "BINLAKE_LAKE": str(lake),
+            "BINLAKE_SOURCES": "shop-primary,eu.replica",
+        },
+    )
     return run_python(PARSE, env)
 
 
@@ -99,7 +104,7 @@ def test_dag_ids_docs_and_policies(parsed: dict) -> None:
         assert d["start_date"] == "2024-03-01T00:00:00+00:00"
         for task_id, t in d["tasks"].items():
             if task_id in ("validate", "freshness"):
-                assert t["retries"] == 0          # a failed expectation or a stale source is not transient
+                assert t["retries"] == 0  # a failed expectation or a stale source is not transient
             else:
                 assert t["retries"] >= 2 and t["backoff"] is True, task_id
 
@@ -118,15 +123,16 @@ def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
     tasks = parsed["dags"]["mysql_cdc_daily"]["tasks"]
     chain = ["fetch", "plan", "snapshot_sdi", "ingest_binlogs", "apply_changes"]
     spark_jobs = {"validate": tasks["validate"]}
-    for group in ("shop-primary", "eu_replica"):        # task group ids: source names made id-safe
+    for group in ("shop-primary", "eu_replica"):  # task group ids: source names made id-safe
         ids = [f"{group}.{t}" for t in chain]
         for before, after in itertools.pairwise(ids):
             assert before in tasks[after]["upstream"], (before, after)
         assert f"{group}.apply_changes" in tasks["validate"]["upstream"]
-        spark_jobs.update({f"{group}.{job}": tasks[f"{group}.{job}"]
-                           for job in ("snapshot_sdi", "ingest_binlogs", "apply_changes")})
+        spark_jobs.update(
+            {f"{group}.{job}": tasks[f"{group}.{job}"] for job in ("snapshot_sdi", "ingest_binlogs", "apply_changes")}
+        )
         for writer in ("snapshot_sdi", "ingest_binlogs", "apply_changes"):
-            assert tasks[f"{group}.{writer}"]["max_tis"] == 1      # one writer at a time, backfills included
+            assert tasks[f"{group}.{writer}"]["max_tis"] == 1  # one writer at a time, backfills included
     for task_id, t in spark_jobs.items():
         assert t["type"] == "SparkSubmitOperator" and t["conn_id"] == "spark_default"
         assert t["application"] == str(ROOT / "spark_jobs" / f"{task_id.rpartition('.')[2]}.py")
@@ -136,7 +142,7 @@ def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
     assert tasks["validate"]["trigger_rule"] == "none_failed_min_one_success"
     assert tasks["report"]["upstream"] == ["validate"]
     assert tasks["report"]["trigger_rule"] == "none_failed_min_one_success"
-    assert tasks["freshness"]["upstream"] == ["report"]      # then the freshness check, which alerts on lag
+    assert tasks["freshness"]["upstream"] == ["report"]  # then the freshness check, which alerts on lag
     assert len(tasks) == 2 * len(chain) + 4
 
 
@@ -147,9 +153,9 @@ def test_dq_report_is_scheduled_on_what_the_loads_and_validations_update(parsed:
     assert outlets == set(report["assets"]) and len(outlets) == 2
     by_task = {task_id: t["outlets"] for task_id, t in daily.items() if t["outlets"]}
     silver = {task_id for task_id, o in by_task.items() if o[0].endswith("/lake/silver")}
-    assert silver == {"shop-primary.apply_changes", "eu_replica.apply_changes"}     # each source's load
+    assert silver == {"shop-primary.apply_changes", "eu_replica.apply_changes"}  # each source's load
     assert by_task["validate"][0].endswith("/lake/meta/dq_results")
-    assert report["paused_upon_creation"] is False                # useful from the first load on
+    assert report["paused_upon_creation"] is False  # useful from the first load on
     assert parsed["dags"]["mysql_cdc_daily"]["paused_upon_creation"] is not False
     assert list(report["tasks"]) == ["build_report"]
     assert report["params"]["max_runs"]["type"] == "integer"

@@ -51,8 +51,14 @@ print(json.dumps({"state": str(getattr(run.state, "value", run.state)), "tasks":
 
 
 def test_structure_and_typed_params(airflow_home: Path, tmp_path: Path) -> None:
-    env = airflow_env(airflow_home, {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:////nonexistent/no-db/airflow.db",
-                                     "BINLAKE_LANDING": str(tmp_path / "landing"), "BINLAKE_LAKE": str(tmp_path / "lake")})
+    env = airflow_env(
+        airflow_home,
+        {
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:////nonexistent/no-db/airflow.db",
+            "BINLAKE_LANDING": str(tmp_path / "landing"),
+            "BINLAKE_LAKE": str(tmp_path / "lake"),
+        },
+    )
     d = run_python(PARSE, env)
     assert d["errors"] == {}
     assert d["schedule"] == "NullTimetable" and d["catchup"] is False and d["max_active_runs"] == 1
@@ -61,9 +67,16 @@ def test_structure_and_typed_params(airflow_home: Path, tmp_path: Path) -> None:
         "snapshot": {"upstream": [], "retries": 2, "backoff": True, "max_tis": 1},
         "load": {"upstream": ["snapshot"], "retries": 2, "backoff": True, "max_tis": 1},
     }
-    assert d["defaults"] == {"source_uri": None, "name": None, "landing": str(tmp_path / "landing"),
-                             "lake": str(tmp_path / "lake"), "include": [], "exclude": [],
-                             "password_env": "BINLAKE_MYSQL_PASSWORD", "chunk_rows": 100000}
+    assert d["defaults"] == {
+        "source_uri": None,
+        "name": None,
+        "landing": str(tmp_path / "landing"),
+        "lake": str(tmp_path / "lake"),
+        "include": [],
+        "exclude": [],
+        "password_env": "BINLAKE_MYSQL_PASSWORD",
+        "chunk_rows": 100000,
+    }
     params = d["params"]
     assert params["source_uri"]["type"] == ["null", "string"] and params["source_uri"]["pattern"] == "^mysql://"
     assert params["include"]["items"]["pattern"] and params["exclude"]["type"] == "array"
@@ -78,27 +91,45 @@ def test_dag_run_snapshots_a_live_server_and_loads_it(airflow_home: Path, tmp_pa
     require_mariadb()
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     with MariaDBServer(tmp_path / "mariadb") as server:
-        server.execute("CREATE DATABASE shop; USE shop; CREATE TABLE shop.customers (id INT PRIMARY KEY, "
-                       "name VARCHAR(20), since DATE) ENGINE=InnoDB; INSERT INTO shop.customers SELECT seq, "
-                       "CONCAT('c', seq), '2024-03-01' + INTERVAL seq DAY FROM seq_1_to_250; "
-                       "CREATE TABLE shop.skip_me (id INT PRIMARY KEY); "
-                       "CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'dag-pw'; GRANT SELECT ON shop.* TO "
-                       "'snap'@'127.0.0.1'")
-        env = airflow_env(airflow_home, {"BINLAKE_SNAPSHOT_TEST_PW": "dag-pw", "BINLAKE_DELTA_ENGINE": "rust",
-                                         "BINLAKE_LANDING": str(landing), "BINLAKE_LAKE": str(lake)})
-        conf = {"source_uri": f"mysql://snap@127.0.0.1:{server.port}/?server_id=4301", "name": "shop-primary",
-                "include": ["shop.*"], "exclude": ["shop.skip_me"], "password_env": "BINLAKE_SNAPSHOT_TEST_PW",
-                "chunk_rows": 100, "landing": str(landing), "lake": str(lake)}
+        server.execute(
+            "CREATE DATABASE shop; USE shop; CREATE TABLE shop.customers (id INT PRIMARY KEY, "
+            "name VARCHAR(20), since DATE) ENGINE=InnoDB; INSERT INTO shop.customers SELECT seq, "
+            "CONCAT('c', seq), '2024-03-01' + INTERVAL seq DAY FROM seq_1_to_250; "
+            "CREATE TABLE shop.skip_me (id INT PRIMARY KEY); "
+            "CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'dag-pw'; GRANT SELECT ON shop.* TO "
+            "'snap'@'127.0.0.1'"
+        )
+        env = airflow_env(
+            airflow_home,
+            {
+                "BINLAKE_SNAPSHOT_TEST_PW": "dag-pw",
+                "BINLAKE_DELTA_ENGINE": "rust",
+                "BINLAKE_LANDING": str(landing),
+                "BINLAKE_LAKE": str(lake),
+            },
+        )
+        conf = {
+            "source_uri": f"mysql://snap@127.0.0.1:{server.port}/?server_id=4301",
+            "name": "shop-primary",
+            "include": ["shop.*"],
+            "exclude": ["shop.skip_me"],
+            "password_env": "BINLAKE_SNAPSHOT_TEST_PW",
+            "chunk_rows": 100,
+            "landing": str(landing),
+            "lake": str(lake),
+        }
         run = run_python(DAG_TEST, env, json.dumps(conf))
     assert (run["state"], run["tasks"]) == ("success", {"snapshot": "success", "load": "success"}), run
     [snap] = read_snapshots(landing / "shop-primary")
     [table] = snap.tables
     assert (table.db, table.table, table.rows, len(table.files)) == ("shop", "customers", 250, 3)
     assert snap.position.file.startswith("binlog.")
-    taken, loaded = (json.loads(run["xcoms"][t]) if isinstance(run["xcoms"][t], str) else run["xcoms"][t]
-                     for t in ("snapshot", "load"))
+    taken, loaded = (
+        json.loads(run["xcoms"][t]) if isinstance(run["xcoms"][t], str) else run["xcoms"][t]
+        for t in ("snapshot", "load")
+    )
     assert taken["snapshot"] == snap.id and taken["rows"] == 250 and taken["source"] == "shop-primary"
-    assert loaded["source"] == "shop-primary"       # binlake run's summary of the source
+    assert loaded["source"] == "shop-primary"  # binlake run's summary of the source
     from deltalake import DeltaTable  # the load seeded silver from the snapshot
 
     silver = DeltaTable(str(lake / "silver" / "shop__customers")).to_pyarrow_table()

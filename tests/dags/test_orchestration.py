@@ -20,9 +20,13 @@ def test_settings_from_environment_with_defaults(tmp_path: Path) -> None:
     assert default.landing.endswith(os.path.join("sample", "landing"))
     assert default.sdi.endswith(os.path.join("sample", "sdi"))
     assert default.sources == ("shop-primary",) and default.spark_conn_id == "spark_default"
-    assert Path(default.spark_job("validate")).is_file()          # spark_jobs/ of this checkout
-    env = {"BINLAKE_LANDING": str(tmp_path / "in"), "BINLAKE_LAKE": str(tmp_path / "lake"),
-           "BINLAKE_SOURCES": "db1, db2 ,", "BINLAKE_START_DATE": "2025-01-02"}
+    assert Path(default.spark_job("validate")).is_file()  # spark_jobs/ of this checkout
+    env = {
+        "BINLAKE_LANDING": str(tmp_path / "in"),
+        "BINLAKE_LAKE": str(tmp_path / "lake"),
+        "BINLAKE_SOURCES": "db1, db2 ,",
+        "BINLAKE_START_DATE": "2025-01-02",
+    }
     s = load_settings(env)
     assert (s.landing, s.lake, s.sdi) == (str(tmp_path / "in"), str(tmp_path / "lake"), str(tmp_path / "sdi"))
     assert s.sources == ("db1", "db2") and s.start_date == dt.date(2025, 1, 2)
@@ -36,9 +40,22 @@ def test_job_arguments_carry_the_interval_cutoff_and_run_key(tmp_path: Path) -> 
     start = dt.datetime(2024, 3, 2, tzinfo=UTC)
     args = job_args(s, "db1", start, start + dt.timedelta(days=1), ["shop.orders", "shop.c*"])
     assert run_key(start) == "2024-03-02"
-    assert args["ingest_binlogs"] == ["--landing", s.landing, "--lake", s.lake, "--source", "db1", "--run-id",
-                                      "2024-03-02", "--end", "2024-03-03T00:00:00+00:00",
-                                      "--include", "shop.orders", "--include", "shop.c*"]
+    assert args["ingest_binlogs"] == [
+        "--landing",
+        s.landing,
+        "--lake",
+        s.lake,
+        "--source",
+        "db1",
+        "--run-id",
+        "2024-03-02",
+        "--end",
+        "2024-03-03T00:00:00+00:00",
+        "--include",
+        "shop.orders",
+        "--include",
+        "shop.c*",
+    ]
     assert args["apply_changes"][-2:] == ["--end", "2024-03-03T00:00:00+00:00"]
     assert "validate" not in args and validate_args(s, start) == ["--lake", s.lake, "--run-id", "2024-03-02"]
     refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)
@@ -47,8 +64,10 @@ def test_job_arguments_carry_the_interval_cutoff_and_run_key(tmp_path: Path) -> 
 
 
 def test_fetch_uri_from_connection_fields() -> None:
-    assert fetch_uri("db1", 3307, "repl@x", {"server_id": 77, "heartbeat": 5}, "shop") == \
-        "mysql://repl%40x@db1:3307/?server_id=77&name=shop&heartbeat=5"
+    assert (
+        fetch_uri("db1", 3307, "repl@x", {"server_id": 77, "heartbeat": 5}, "shop")
+        == "mysql://repl%40x@db1:3307/?server_id=77&name=shop&heartbeat=5"
+    )
     assert fetch_uri(None, None, None, {}, "s") == "mysql://127.0.0.1:3306/?server_id=4242&name=s"
 
 
@@ -61,8 +80,11 @@ def test_cutoff_takes_naive_as_utc() -> None:
 def test_one_cutoff_for_a_day_and_an_interval_end() -> None:
     """``binlake run --end DAY`` and the DAG's job (interval end) cut at the same instant: the day's next midnight."""
     assert cutoff_us(dt.date(1970, 1, 1)) == 86_400 * 1_000_000
-    assert cutoff_us(dt.date(2024, 3, 1)) == cutoff_us(dt.datetime(2024, 3, 2)) == cutoff_us(
-        dt.datetime(2024, 3, 2, tzinfo=dt.timezone.utc))
+    assert (
+        cutoff_us(dt.date(2024, 3, 1))
+        == cutoff_us(dt.datetime(2024, 3, 2))
+        == cutoff_us(dt.datetime(2024, 3, 2, tzinfo=dt.timezone.utc))
+    )
 
 
 def test_engine_for_takes_the_staging_root() -> None:
@@ -81,23 +103,54 @@ def test_dq_history_open_failures_and_trend(tmp_path: Path) -> None:
     from binlake.quality.results import DQ_RESULTS_SCHEMA, ResultRow
 
     def row(run: str, at: int, suite: str, ok: bool, level: str = "error") -> ResultRow:
-        return ResultRow(run, dt.datetime(2024, 3, at), suite, None, "expect_x", "id", "{}", level, None, "why",
-                         ok, 10, 0 if ok else 1, None, None, None, None)
+        return ResultRow(
+            run,
+            dt.datetime(2024, 3, at),
+            suite,
+            None,
+            "expect_x",
+            "id",
+            "{}",
+            level,
+            None,
+            "why",
+            ok,
+            10,
+            0 if ok else 1,
+            None,
+            None,
+            None,
+            None,
+        )
 
-    rows = [row("d1", 1, "a", True), row("d1", 1, "b", True),
-            row("d2", 2, "a", False), row("d2", 2, "b", True),
-            row("d3", 3, "a", False), row("d3", 3, "b", False, "warning"),
-            row("d3", 4, "a", False), row("d3", 4, "b", True)]     # d3 validated again: supersedes the first
+    rows = [
+        row("d1", 1, "a", True),
+        row("d1", 1, "b", True),
+        row("d2", 2, "a", False),
+        row("d2", 2, "b", True),
+        row("d3", 3, "a", False),
+        row("d3", 3, "b", False, "warning"),
+        row("d3", 4, "a", False),
+        row("d3", 4, "b", True),
+    ]  # d3 validated again: supersedes the first
     cols = [c for c, _, _ in DQ_RESULTS_SCHEMA]
-    types = {"string": pa.string(), "timestamp": pa.timestamp("us"), "boolean": pa.bool_(),
-             "bigint": pa.int64(), "double": pa.float64()}
+    types = {
+        "string": pa.string(),
+        "timestamp": pa.timestamp("us"),
+        "boolean": pa.bool_(),
+        "bigint": pa.int64(),
+        "double": pa.float64(),
+    }
     table = pa.table({c: pa.array([getattr(r, c) for r in rows], types[t]) for c, t, _ in DQ_RESULTS_SCHEMA})
     assert table.column_names == cols
     results = tmp_path / "meta" / "dq_results"
     write_deltalake(str(results), table)
     history = build_history(str(tmp_path), str(results), str(tmp_path / "reports"))
     assert [(t.run_id, t.checked, t.failed_errors, t.failed_warnings) for t in history.runs] == [
-        ("d1", 2, 0, 0), ("d2", 2, 1, 0), ("d3", 2, 1, 0)]
+        ("d1", 2, 0, 0),
+        ("d2", 2, 1, 0),
+        ("d3", 2, 1, 0),
+    ]
     assert [(f.latest.suite, f.since_run, f.runs_failing) for f in history.open_failures] == [("a", "d2", 2)]
     page = Path(history.index_path).read_text()
     assert "Open failures (1)" in page and "d2 (2 runs)" in page and "../runs/d3/summary.html" in page
@@ -132,7 +185,7 @@ def test_failed_load_and_freshness_tasks_stay_open_until_they_succeed(tmp_path: 
     assert failing["freshness"]["runs_failing"] == 2 and failing["freshness"]["since_run"] == "backfill__2024-03-03"
     assert failing["freshness"]["error"] == "freshness: 54.0 h behind"
     settings = load_settings()
-    page = Path(settings.reports, "history", "index.html").read_text()     # rebuilt by the failure callback
+    page = Path(settings.reports, "history", "index.html").read_text()  # rebuilt by the failure callback
     assert "Open failures (2)" in page and "apply broke" in page and "54.0 h behind" in page
 
     on_success(context("shop-primary.apply_changes", "backfill__2024-03-05"))

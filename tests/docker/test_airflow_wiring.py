@@ -44,11 +44,16 @@ print(json.dumps({
 def probe(tmp_path_factory: pytest.TempPathFactory) -> dict:
     scheduler_env = {k: str(v) for k, v in compose_model()["services"]["airflow-scheduler"]["environment"].items()}
     home = tmp_path_factory.mktemp("airflow-home")
-    environ = {**os.environ, **scheduler_env,
-               # no PostgreSQL here: nothing below queries the metadata DB, but Airflow builds an engine at import
-               "AIRFLOW_HOME": str(home), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db"}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=environ, cwd=home, capture_output=True, text=True,
-                          check=False)
+    environ = {
+        **os.environ,
+        **scheduler_env,
+        # no PostgreSQL here: nothing below queries the metadata DB, but Airflow builds an engine at import
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], env=environ, cwd=home, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -64,11 +69,19 @@ def test_the_spark_provider_submits_to_the_cluster_in_client_mode(probe: dict) -
 
 def test_binlake_settings_point_at_the_volumes_and_the_image_layout(probe: dict) -> None:
     s = probe["settings"]
-    assert (s["landing"], s["sdi"], s["lake"], s["sources"]) == ("/landing/binlogs", "/landing/sdi", "/lake",
-                                                                 ["shop-primary"])
+    assert (s["landing"], s["sdi"], s["lake"], s["sources"]) == (
+        "/landing/binlogs",
+        "/landing/sdi",
+        "/lake",
+        ["shop-primary"],
+    )
     # the job spark-submit runs is where the airflow image puts the checkout's spark_jobs/
-    copies = {dest: src for op, args in dockerfile_stages()["airflow"] if op == "COPY" and "--from" not in args
-              for src, dest in [args.split()]}
+    copies = {
+        dest: src
+        for op, args in dockerfile_stages()["airflow"]
+        if op == "COPY" and "--from" not in args
+        for src, dest in [args.split()]
+    }
     job = Path(s["validate_job"])
     assert copies[str(job.parent)] == "spark_jobs" and (ROOT / "spark_jobs" / job.name).is_file()
     assert copies[f"{s['home']}/dags"] == "dags"
@@ -77,8 +90,11 @@ def test_binlake_settings_point_at_the_volumes_and_the_image_layout(probe: dict)
 def test_airflow_has_the_commands_the_services_run(probe: dict) -> None:
     assert set(AIRFLOW_COMPONENTS.values()) | {"db", "jobs"} <= set(probe["commands"])
     services = compose_model()["services"]
-    checked = [re.search(r"--job-type (\w+)", " ".join(s["healthcheck"]["test"])) for s in services.values()
-               if "healthcheck" in s]
+    checked = [
+        re.search(r"--job-type (\w+)", " ".join(s["healthcheck"]["test"]))
+        for s in services.values()
+        if "healthcheck" in s
+    ]
     job_types = {m.group(1) for m in checked if m}
     assert job_types == {"DagProcessorJob", "TriggererJob"}
     assert job_types <= set(probe["job_types"])

@@ -14,7 +14,7 @@ import pytest
 
 from tests.docker.tools import COMPOSE_FILE, DOCKER, DOCKERFILE, compose_model, compose_v2, dockerfile_stages
 
-AIRFLOW_COMPONENTS = {           # service -> the Airflow 3 command it runs
+AIRFLOW_COMPONENTS = {  # service -> the Airflow 3 command it runs
     "airflow-apiserver": "api-server",
     "airflow-scheduler": "scheduler",
     "airflow-dag-processor": "dag-processor",
@@ -57,8 +57,13 @@ def under(path: str, root: str) -> bool:
 
 # --- validation by Compose itself ----------------------------------------------------------------------------------
 def test_compose_v2_validates_the_file_and_renders_what_the_wiring_tests_read(model: dict) -> None:
-    rendered = subprocess.run([compose_v2(), "-f", str(COMPOSE_FILE), "config", "--format", "json"],
-                              capture_output=True, text=True, check=False, cwd=DOCKER)
+    rendered = subprocess.run(
+        [compose_v2(), "-f", str(COMPOSE_FILE), "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=DOCKER,
+    )
     assert rendered.returncode == 0, rendered.stderr
     config = json.loads(rendered.stdout)
     assert config["name"] == "binlake"
@@ -66,15 +71,23 @@ def test_compose_v2_validates_the_file_and_renders_what_the_wiring_tests_read(mo
     assert {k: v["name"] for k, v in config["volumes"].items()} == {v: f"binlake_{v}" for v in model["volumes"]}
     # compose's own interpolation and merge keys agree with the model the tests below read
     for name, service in config["services"].items():
-        assert service.get("environment", {}) == {k: (None if v is None else str(v)) for k, v in
-                                                  model["services"][name].get("environment", {}).items()}, name
+        assert service.get("environment", {}) == {
+            k: (None if v is None else str(v)) for k, v in model["services"][name].get("environment", {}).items()
+        }, name
     assert config["services"]["spark-worker"]["deploy"]["replicas"] == 2
 
 
 # --- services and start order ---------------------------------------------------------------------------------------
 def test_the_stack_has_every_service_of_the_deployment(services: dict) -> None:
-    assert set(services) == {"postgres", "mysql", "mysql-workload", "binlog-shipper", "spark-master", "spark-worker",
-                             *AIRFLOW_SERVICES}
+    assert set(services) == {
+        "postgres",
+        "mysql",
+        "mysql-workload",
+        "binlog-shipper",
+        "spark-master",
+        "spark-worker",
+        *AIRFLOW_SERVICES,
+    }
 
 
 def test_airflow_3_components_run_their_commands_from_the_airflow_image(services: dict) -> None:
@@ -116,15 +129,18 @@ def test_airflow_runs_on_postgresql_with_one_shared_configuration(services: dict
     envs = [env(services[n]) for n in AIRFLOW_SERVICES]
     shared = {k: v for k, v in envs[0].items() if k.startswith(("AIRFLOW", "BINLAKE"))}
     for e in envs[1:]:
-        assert {k: e.get(k) for k in shared} == shared       # same DB, secrets, connections, settings everywhere
+        assert {k: e.get(k) for k in shared} == shared  # same DB, secrets, connections, settings everywhere
     url = urlsplit(shared["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
     pg = env(services["postgres"])
     assert url.scheme == "postgresql+psycopg2" and url.hostname == "postgres"
-    assert (url.username, url.password, url.path.lstrip("/")) == (pg["POSTGRES_USER"], pg["POSTGRES_PASSWORD"],
-                                                                  pg["POSTGRES_DB"])
-    assert "psycopg2-binary==" in (DOCKER.parent / "requirements.txt").read_text()   # local Airflow's driver too
+    assert (url.username, url.password, url.path.lstrip("/")) == (
+        pg["POSTGRES_USER"],
+        pg["POSTGRES_PASSWORD"],
+        pg["POSTGRES_DB"],
+    )
+    assert "psycopg2-binary==" in (DOCKER.parent / "requirements.txt").read_text()  # local Airflow's driver too
     assert shared["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
-    assert shared["AIRFLOW__API_AUTH__JWT_SECRET"]            # one JWT secret, or task tokens fail between services
+    assert shared["AIRFLOW__API_AUTH__JWT_SECRET"]  # one JWT secret, or task tokens fail between services
     api = urlsplit(shared["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"])
     assert api.hostname == "airflow-apiserver" and api.path == "/execution/"
     assert str(api.port) == services["airflow-apiserver"]["command"][-1]
@@ -148,7 +164,7 @@ def test_spark_default_points_at_the_cluster_in_client_mode(services: dict) -> N
 
 
 def test_the_driver_is_reachable_from_the_executors(services: dict) -> None:
-    scheduler = services["airflow-scheduler"]        # LocalExecutor: spark-submit (client mode) runs here
+    scheduler = services["airflow-scheduler"]  # LocalExecutor: spark-submit (client mode) runs here
     assert env(scheduler)["SPARK_LOCAL_HOSTNAME"] == scheduler["hostname"] == "airflow-scheduler"
 
 
@@ -207,12 +223,26 @@ def test_mysql_84_writes_row_binlogs_with_partial_json_full_metadata_compression
     mysql = services["mysql"]
     assert re.fullmatch(r"mysql:8\.4\.\d+", mysql["image"])
     opts = flags(mysql["command"])
-    assert {k: opts.get(k) for k in ("binlog_format", "binlog_row_value_options", "binlog_row_metadata",
-                                     "binlog_transaction_compression", "gtid_mode", "enforce_gtid_consistency",
-                                     "binlog_row_image")} == {
-        "binlog_format": "ROW", "binlog_row_value_options": "PARTIAL_JSON", "binlog_row_metadata": "FULL",
-        "binlog_transaction_compression": "ON", "gtid_mode": "ON", "enforce_gtid_consistency": "ON",
-        "binlog_row_image": "FULL"}
+    assert {
+        k: opts.get(k)
+        for k in (
+            "binlog_format",
+            "binlog_row_value_options",
+            "binlog_row_metadata",
+            "binlog_transaction_compression",
+            "gtid_mode",
+            "enforce_gtid_consistency",
+            "binlog_row_image",
+        )
+    } == {
+        "binlog_format": "ROW",
+        "binlog_row_value_options": "PARTIAL_JSON",
+        "binlog_row_metadata": "FULL",
+        "binlog_transaction_compression": "ON",
+        "gtid_mode": "ON",
+        "enforce_gtid_consistency": "ON",
+        "binlog_row_image": "FULL",
+    }
     assert opts["log_bin"] and int(opts["server_id"]) > 0
     assert "./mysql/init:/docker-entrypoint-initdb.d:ro" in mysql["volumes"]
 
@@ -227,7 +257,11 @@ def test_the_workload_makes_partial_json_updates(services: dict) -> None:
     assert re.search(r"\bdoc\s+JSON\b", script)
     e, mysql_env = env(workload), env(services["mysql"])
     assert (e["MYSQL_HOST"], e["MYSQL_DATABASE"], e["MYSQL_USER"], e["MYSQL_PASSWORD"]) == (
-        "mysql", mysql_env["MYSQL_DATABASE"], mysql_env["MYSQL_USER"], mysql_env["MYSQL_PASSWORD"])
+        "mysql",
+        mysql_env["MYSQL_DATABASE"],
+        mysql_env["MYSQL_USER"],
+        mysql_env["MYSQL_PASSWORD"],
+    )
     assert workload["entrypoint"] == ["bash", "/workload/workload.sh"]
     assert "./workload:/workload:ro" in workload["volumes"]
 

@@ -47,8 +47,12 @@ def env_value(stages: dict, target: str, key: str) -> str:
 # --- linters ----------------------------------------------------------------------------------------------------------
 def test_hadolint_passes() -> None:
     hadolint = require_tool("hadolint")
-    done = subprocess.run([hadolint, "--config", str(DOCKER / ".hadolint.yaml"), str(DOCKERFILE)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [hadolint, "--config", str(DOCKER / ".hadolint.yaml"), str(DOCKERFILE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
 
 
@@ -64,7 +68,7 @@ def test_project_rules(stages: dict) -> None:
     """What hadolint does not insist on: version-pinned base images, one apt layer with cleanup, a numeric
     non-root user in every image, pip under the lock, sources that exist in the build context."""
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
-    assert ignore[next(i for i, ln in enumerate(ignore) if not ln.startswith("#"))] == "*"   # allow-list
+    assert ignore[next(i for i, ln in enumerate(ignore) if not ln.startswith("#"))] == "*"  # allow-list
     included = {ln.strip() for ln in ignore if ln.startswith("!")}
     for name, body in stages.items():
         base = body[0][1]
@@ -96,7 +100,7 @@ def test_docker_requirement_pins_equal_the_project_pins() -> None:
         assert REQUIREMENTS.get(name) == version, f"docker/spark/requirements.txt {name}=={version}"
         assert CONSTRAINTS[name] == version
     deploy = pins(AIRFLOW_REQUIREMENTS)
-    for name in deploy:          # additions only: never a second pin of a project package
+    for name in deploy:  # additions only: never a second pin of a project package
         assert name not in REQUIREMENTS and name not in CONSTRAINTS, name
     lines = [ln for ln in AIRFLOW_REQUIREMENTS.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     assert len(lines) == len(deploy), "every docker/airflow/requirements.txt line is an exact == pin"
@@ -124,8 +128,11 @@ def test_the_jar_pom_matches_pyspark_and_delta_spark() -> None:
     assert pom_property("spark.binary") == ".".join(REQUIREMENTS["pyspark"].split(".")[:2])
     assert pom_property("delta.pip.version") == REQUIREMENTS["delta-spark"]
     jar_version, spark_binary = pom_property("delta.spark.version"), pom_property("spark.binary")
-    listed = [ln.split()[1] for ln in (ROOT / "jars" / "SHA256SUMS").read_text().splitlines()
-              if ln.strip() and not ln.startswith("#")]
+    listed = [
+        ln.split()[1]
+        for ln in (ROOT / "jars" / "SHA256SUMS").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert f"delta-spark_{spark_binary}_2.13-{jar_version}.jar" in listed
     assert f"delta-storage-{jar_version}.jar" in listed
 
@@ -139,8 +146,10 @@ def test_the_jar_pom_is_the_artifact_binlake_and_delta_spark_name() -> None:
 
     ours = f"io.delta:delta-spark_{pom_property('spark.binary')}_2.13:{pom_property('delta.spark.version')}"
     assert delta_spark_artifact() == ours
-    probe = ("from pyspark.sql import SparkSession; from delta import configure_spark_with_delta_pip; "
-             "print(configure_spark_with_delta_pip(SparkSession.builder)._options['spark.jars.packages'])")
+    probe = (
+        "from pyspark.sql import SparkSession; from delta import configure_spark_with_delta_pip; "
+        "print(configure_spark_with_delta_pip(SparkSession.builder)._options['spark.jars.packages'])"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{ours.rsplit(':', 1)[0]}:{pom_property('delta.pip.version')}"
@@ -164,10 +173,14 @@ def test_both_images_bake_the_verified_jars_of_the_jar_pom(stages: dict) -> None
     assert "jars /opt/binlake/src/jars" in instructions(stages, "delta-jars", "COPY")
     assert "jars /opt/binlake/src/jars" in instructions(stages, "base", "COPY")
     for target in TARGETS:
-        assert "--from=delta-jars /opt/binlake/delta-jars/ /opt/binlake/delta-jars/" in instructions(stages, target, "COPY")
-        assert "bash /opt/binlake/build/bake_delta_jars.sh /opt/binlake/delta-jars" in instructions(stages, target, "RUN")
+        assert "--from=delta-jars /opt/binlake/delta-jars/ /opt/binlake/delta-jars/" in instructions(
+            stages, target, "COPY"
+        )
+        assert "bash /opt/binlake/build/bake_delta_jars.sh /opt/binlake/delta-jars" in instructions(
+            stages, target, "RUN"
+        )
     bake = (DOCKER / "common" / "bake_delta_jars.sh").read_text()
-    assert 'jars/fetch.sh" --python python "$jardir"' in bake       # SHA256SUMS and versions, checked again
+    assert 'jars/fetch.sh" --python python "$jardir"' in bake  # SHA256SUMS and versions, checked again
     assert "sha256sum" in (ROOT / "jars" / "fetch.sh").read_text()
     # bake_delta_jars installs them into $SPARK_HOME/jars, where binlake.lake.session.delta_jars() looks for
     # delta-spark_*.jar to configure Delta's extension

@@ -34,9 +34,14 @@ ship = load_shipper()
 
 
 def test_closed_files_come_from_the_fetchers_manifest(tmp_path: Path) -> None:
-    assert ship.closed_files(tmp_path) == []                       # before the fetcher's first manifest
-    manifest = Manifest(source="mysql://repl@db:3306", server_id=1, current_file="binlog.000003", position=900,
-                        closed=["binlog.000001", "binlog.000002"])
+    assert ship.closed_files(tmp_path) == []  # before the fetcher's first manifest
+    manifest = Manifest(
+        source="mysql://repl@db:3306",
+        server_id=1,
+        current_file="binlog.000003",
+        position=900,
+        closed=["binlog.000001", "binlog.000002"],
+    )
     (tmp_path / MANIFEST_NAME).write_text(manifest.to_json())
     assert ship.closed_files(tmp_path) == ["binlog.000001", "binlog.000002"]
     (tmp_path / MANIFEST_NAME).write_text("{not json")
@@ -51,7 +56,7 @@ def test_publish_links_a_closed_file_once(tmp_path: Path) -> None:
     src.write_bytes(b"\xfebin" + bytes(range(256)))
     assert ship.publish(src, landing) is True
     assert (landing / src.name).read_bytes() == src.read_bytes()
-    assert os.stat(landing / src.name).st_ino == os.stat(src).st_ino      # a hard link: no copy, no torn file
+    assert os.stat(landing / src.name).st_ino == os.stat(src).st_ino  # a hard link: no copy, no torn file
     assert ship.publish(src, landing) is False
 
 
@@ -67,11 +72,11 @@ def test_publish_copies_then_renames_across_filesystems(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(ship.os, "link", cross_device)
     assert ship.publish(src, landing) is True
-    assert sorted(p.name for p in landing.iterdir()) == ["binlog.000007"]        # no temporary file left
+    assert sorted(p.name for p in landing.iterdir()) == ["binlog.000007"]  # no temporary file left
     assert (landing / "binlog.000007").read_bytes() == src.read_bytes()
 
 
-@pytest.mark.slow           # two `binlake sdi` processes
+@pytest.mark.slow  # two `binlake sdi` processes
 def test_sdi_snapshot_holds_the_tablespaces_records(tmp_path: Path) -> None:
     ibd = fixture_path("sdi", "ibd", "innodb_ruby", "8.0_sakila_actor.ibd")
     datadir = tmp_path / "datadir"
@@ -86,7 +91,7 @@ def test_sdi_snapshot_holds_the_tablespaces_records(tmp_path: Path) -> None:
         truth = extracted / f"innodb_ruby__8.0_sakila_actor.type{record['type']}.id{record['id']}.json"
         assert record["object"] == json.loads(truth.read_text())
     assert {(r["type"], r["id"]) for r in records[1:]} == {(1, 364), (2, 7)}
-    assert ship.snapshot_sdi(datadir, ["sakila"], out) == 0                       # unchanged: not rewritten
+    assert ship.snapshot_sdi(datadir, ["sakila"], out) == 0  # unchanged: not rewritten
 
 
 def test_the_source_uri_needs_a_replica_server_id() -> None:
@@ -98,16 +103,37 @@ def test_the_source_uri_needs_a_replica_server_id() -> None:
 @pytest.mark.mariadb
 def test_ships_closed_files_byte_identical_from_a_real_server(mariadb_server, tmp_path: Path) -> None:  # noqa: F811
     server = mariadb_server
-    server.execute("CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'pw';"
-                   " GRANT REPLICATION SLAVE, BINLOG MONITOR, RELOAD ON *.* TO 'repl'@'127.0.0.1';"
-                   " CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, doc LONGTEXT)")
+    server.execute(
+        "CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'pw';"
+        " GRANT REPLICATION SLAVE, BINLOG MONITOR, RELOAD ON *.* TO 'repl'@'127.0.0.1';"
+        " CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, doc LONGTEXT)"
+    )
     staging, landing = tmp_path / "volume" / "staging", tmp_path / "volume" / "binlogs"
-    argv = [sys.executable, str(SCRIPT), "--source", f"mysql://repl@127.0.0.1:{server.port}/?server_id=4242",
-            "--name", "src", "--staging", str(staging), "--landing", str(landing), "--poll", "0.2", "--rotate", "1"]
-    shipper = subprocess.Popen(argv, env={**os.environ, "BINLAKE_MYSQL_PASSWORD": "pw"},
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    argv = [
+        sys.executable,
+        str(SCRIPT),
+        "--source",
+        f"mysql://repl@127.0.0.1:{server.port}/?server_id=4242",
+        "--name",
+        "src",
+        "--staging",
+        str(staging),
+        "--landing",
+        str(landing),
+        "--poll",
+        "0.2",
+        "--rotate",
+        "1",
+    ]
+    shipper = subprocess.Popen(
+        argv,
+        env={**os.environ, "BINLAKE_MYSQL_PASSWORD": "pw"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
-        deadline = time.monotonic() + 60      # a guard against hanging, not a speed assertion
+        deadline = time.monotonic() + 60  # a guard against hanging, not a speed assertion
         n = 0
         while time.monotonic() < deadline and len(list((landing / "src").glob("binlog.*"))) < 3:
             n += 1
@@ -123,4 +149,4 @@ def test_ships_closed_files_byte_identical_from_a_real_server(mariadb_server, tm
     for path in shipped:
         assert path.name != current, "the growing file must not reach the landing folder"
         assert path.read_bytes() == server_files[path.name].read_bytes(), path.name
-    assert all(p.name.startswith("binlog.") for p in shipped)       # nothing but closed binlogs
+    assert all(p.name.startswith("binlog.") for p in shipped)  # nothing but closed binlogs

@@ -101,24 +101,30 @@ def truth_lines(truth_dir: Path, db: str, table: str, day: str) -> tuple[list[st
     path = Path(truth_dir, f"{db}.{table}", f"day={day}.jsonl")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     columns = list(rows[0]) if rows else []
-    return sorted(json.dumps({k: truth_value(v) for k, v in r.items()}, sort_keys=True, ensure_ascii=False)
-                  for r in rows), columns
+    return sorted(
+        json.dumps({k: truth_value(v) for k, v in r.items()}, sort_keys=True, ensure_ascii=False) for r in rows
+    ), columns
 
 
 def diff_summary(expected: list[str], actual: list[str], limit: int = 3) -> str:
     exp, act = set(expected), set(actual)
     missing = sorted(exp - act)[:limit]
     extra = sorted(act - exp)[:limit]
-    return (f"{len(expected)} expected vs {len(actual)} actual rows; missing {len(exp - act)}: {missing}; "
-            f"unexpected {len(act - exp)}: {extra}")
+    return (
+        f"{len(expected)} expected vs {len(actual)} actual rows; missing {len(exp - act)}: {missing}; "
+        f"unexpected {len(act - exp)}: {extra}"
+    )
 
 
 def history_versions(lake: Path, db: str, table: str) -> list[tuple[str, int, str]]:
     """(key, ``_binlake_seq``, op) of every version in silver.<db>__<table>__history, sorted."""
     from deltalake import DeltaTable
 
-    rows = DeltaTable(str(Path(lake, "silver", f"{db}__{table}__history"))).to_pyarrow_table(
-        columns=["_binlake_key", "_binlake_seq", "_binlake_op"]).to_pylist()
+    rows = (
+        DeltaTable(str(Path(lake, "silver", f"{db}__{table}__history")))
+        .to_pyarrow_table(columns=["_binlake_key", "_binlake_seq", "_binlake_op"])
+        .to_pylist()
+    )
     return sorted((r["_binlake_key"], r["_binlake_seq"], r["_binlake_op"]) for r in rows)
 
 
@@ -128,8 +134,11 @@ def versions_from_bronze(lake: Path, db: str, table: str, before_us: int) -> lis
     that changes the key makes a delete of the old key and an update of the new one (same seq)."""
     from deltalake import DeltaTable
 
-    rows = DeltaTable(str(Path(lake, "bronze", "binlog_events"))).to_pyarrow_table(
-        columns=["db", "table_name", "op", "_binlake_seq", "commit_ts", "key_before", "key_after"]).to_pylist()
+    rows = (
+        DeltaTable(str(Path(lake, "bronze", "binlog_events")))
+        .to_pyarrow_table(columns=["db", "table_name", "op", "_binlake_seq", "commit_ts", "key_before", "key_after"])
+        .to_pylist()
+    )
     out = []
     for r in rows:
         if (r["db"], r["table_name"]) != (db, table) or r["commit_ts"] >= before_us:

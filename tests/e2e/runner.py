@@ -25,5 +25,7 @@ def delta_versions(lake: Path) -> dict[str, int]:
     """Every Delta table under the lake and its latest version."""
     from deltalake import DeltaTable
 
-    return {str(p.parent.relative_to(lake)): DeltaTable(str(p.parent)).version()
-            for p in sorted(lake.glob("*/*/_delta_log"))}
+    return {
+        str(p.parent.relative_to(lake)): DeltaTable(str(p.parent)).version()
+        for p in sorted(lake.glob("*/*/_delta_log"))
+    }

@@ -30,8 +30,7 @@ def submit(cluster, job: str, *args: str) -> dict:
 
 
 def load_day(cluster, landing: Path, lake: Path, source: str, end: dt.datetime, sdi: Path | None = None) -> dict:
-    common = ["--lake", str(lake), "--source", source, "--run-id", end.date().isoformat(), "--end",
-              end.isoformat()]
+    common = ["--lake", str(lake), "--source", source, "--run-id", end.date().isoformat(), "--end", end.isoformat()]
     if sdi is not None:
         submit(cluster, "snapshot_sdi", "--lake", str(lake), "--sdi", str(sdi), "--seen-at", end.isoformat())
     ingest = submit(cluster, "ingest_binlogs", "--landing", str(landing), *common)
@@ -49,7 +48,7 @@ def test_generated_days_on_a_two_worker_cluster_equal_the_truth(spark_cluster, t
         end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.timezone.utc)
         done = load_day(spark_cluster, out / "landing", lake, manifest["source"], end, out / "sdi")
         assert done["apply"]["report"]["changes"] > 0
-        if i == 0:   # every landed file is a task: the first ingest spreads them over both workers
+        if i == 0:  # every landed file is a task: the first ingest spreads them over both workers
             assert done["ingest"]["report"]["files"] > 2 and done["ingest"]["workers"] == {0, 1}
         assert done["apply"]["workers"] == {0, 1}
         assert_equals_truth(out, lake, day.isoformat())
@@ -71,7 +70,8 @@ def test_mariadb_workload_on_a_two_worker_cluster_equals_select(spark_cluster, t
     for f in run.files:
         shutil.copy(f, landing / f.name)
     lake = tmp_path / "lake"
-    done = load_day(spark_cluster, tmp_path / "landing", lake, "mariadb-1",
-                    dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc))
+    done = load_day(
+        spark_cluster, tmp_path / "landing", lake, "mariadb-1", dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc)
+    )
     assert done["ingest"]["report"]["files"] == len(run.files)
     assert_silver_equals_select(lake, run.select)

@@ -30,8 +30,9 @@ def day1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Generated data (2 days) and a lake with day 1 applied (built once; tests copy the lake)."""
     root = tmp_path_factory.mktemp("crash")
     out = root / "gen"
-    generate(out, GenerateConfig(seed=23, days=2, scale=0.004, start_date=dt.date(2024, 3, 1),
-                                 max_binlog_size=96 * 1024))
+    generate(
+        out, GenerateConfig(seed=23, days=2, scale=0.004, start_date=dt.date(2024, 3, 1), max_binlog_size=96 * 1024)
+    )
     return out, root / "lake-day1"
 
 
@@ -45,9 +46,16 @@ def _lake_after_day1(spark, day1: tuple[Path, Path], tmp_path: Path, engine: str
     return lake
 
 
-@pytest.mark.parametrize("point, engine", [("after_bronze", "spark"), ("after_tombstones", "rust"),
-                                           ("after_silver:1", "rust"), ("after_silver:3", "spark"),
-                                           ("before_checkpoint", "rust")])
+@pytest.mark.parametrize(
+    "point, engine",
+    [
+        ("after_bronze", "spark"),
+        ("after_tombstones", "rust"),
+        ("after_silver:1", "rust"),
+        ("after_silver:3", "spark"),
+        ("before_checkpoint", "rust"),
+    ],
+)
 def test_crash_then_rerun_converges(spark, day1, tmp_path: Path, monkeypatch, point: str, engine: str) -> None:
     out, _ = day1
     # ingest takes every landed file, so the day-1 lake holds all of bronze already: crash the first ingest
@@ -59,7 +67,7 @@ def test_crash_then_rerun_converges(spark, day1, tmp_path: Path, monkeypatch, po
     [summary] = binlake_run(out / "landing", lake, "--end", DAY2, engine=engine)
     assert summary["quarantined"] == 0
     if point == "after_bronze":
-        assert summary["files"] == 0             # bronze got the files before the crash: not ingested twice
+        assert summary["files"] == 0  # bronze got the files before the crash: not ingested twice
     assert_equals_truth(out, lake, DAY2)
     versions = delta_versions(lake)
     binlake_run(out / "landing", lake, "--end", DAY2, engine=engine)
@@ -74,8 +82,11 @@ def _partially_updated_orders(out: Path) -> list[int]:
     ids = []
     for path in sorted((out / "landing" / manifest["source"]).glob("mysql-bin.0*")):
         if first <= int(path.name.rsplit(".", 1)[1]) <= last:
-            ids += [c.before["order_id"] for c in iter_row_changes(path)
-                    if c.table == "orders" and c.diffs and "doc" in c.diffs]
+            ids += [
+                c.before["order_id"]
+                for c in iter_row_changes(path)
+                if c.table == "orders" and c.diffs and "doc" in c.diffs
+            ]
     return ids
 
 
@@ -90,7 +101,7 @@ def test_diverged_partial_update_is_quarantined(spark, day1, tmp_path: Path, mon
     # the source diverges from silver: the document no longer has the members the diffs address
     silver_orders.update(predicate=f"order_id = {target}", updates={"doc": "'[]'"})
 
-    monkeypatch.setenv(CRASH_ENV, "after_quarantine")      # and a crash right after the quarantine write
+    monkeypatch.setenv(CRASH_ENV, "after_quarantine")  # and a crash right after the quarantine write
     with pytest.raises(InjectedCrash):
         binlake_run(out / "landing", lake, "--end", DAY2, engine="rust")
     monkeypatch.delenv(CRASH_ENV)
@@ -98,7 +109,7 @@ def test_diverged_partial_update_is_quarantined(spark, day1, tmp_path: Path, mon
 
     quarantine = DeltaTable(str(lake / "meta" / "quarantine")).to_pyarrow_table().to_pylist()
     assert summary["quarantined"] >= 1
-    assert len(quarantine) == summary["quarantined"]      # the rerun added no duplicates
+    assert len(quarantine) == summary["quarantined"]  # the rerun added no duplicates
     first = min(quarantine, key=lambda q: q["_binlake_seq"])
     assert (first["table_name"], first["column_name"], first["status"]) == ("orders", "doc", "REJECTED")
     assert first["document"] == "[]" and first["diffs"] and first["reason"]
@@ -106,7 +117,7 @@ def test_diverged_partial_update_is_quarantined(spark, day1, tmp_path: Path, mon
 
     rows = silver_rows(lake, "shop", "orders")
     for r in rows:
-        parse_text(r["doc"])                               # every document in silver is valid JSON
+        parse_text(r["doc"])  # every document in silver is valid JSON
     expected, columns = truth_lines(out / "truth", "shop", "orders", DAY2)
     others = [r for r in rows if r["order_id"] != target]
     truth_others = [line for line in expected if json.loads(line)["order_id"] != target]

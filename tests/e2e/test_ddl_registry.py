@@ -23,8 +23,22 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 def run(landing: Path, lake: Path, sdi: Path) -> tuple[dict, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["run", "--landing", str(landing), "--lake", str(lake), "--sdi", str(sdi), "--engine", "rust",
-                     "--end", "2024-03-02", "--json"])
+        code = main(
+            [
+                "run",
+                "--landing",
+                str(landing),
+                "--lake",
+                str(lake),
+                "--sdi",
+                str(sdi),
+                "--engine",
+                "rust",
+                "--end",
+                "2024-03-02",
+                "--json",
+            ]
+        )
     assert code == 0, err.getvalue()
     [summary] = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
     return summary, err.getvalue()
@@ -40,7 +54,7 @@ def test_silver_after_ddl_is_checked_against_the_sdi_registry(spark, tmp_path: P
     stale = tmp_path / "sdi-stale"
     shutil.copytree(out / "sdi", stale)
     [*_, newest] = sorted((stale / "shop" / "customers").iterdir())
-    shutil.rmtree(newest)                      # the SDI taken after the ALTER is missing
+    shutil.rmtree(newest)  # the SDI taken after the ALTER is missing
     summary, err = run(out / "landing", tmp_path / "lake-stale", stale)
     [why] = summary["schema_mismatches"].values()
     assert list(summary["schema_mismatches"]) == ["shop.customers"]

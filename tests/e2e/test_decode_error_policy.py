@@ -20,7 +20,7 @@ from tests.e2e.runner import binlake_run
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-ROWS_EVENTS = (30, 31, 32, 39, 40)      # WRITE/UPDATE/DELETE_ROWS v2, PARTIAL_UPDATE_ROWS, TRANSACTION_PAYLOAD
+ROWS_EVENTS = (30, 31, 32, 39, 40)  # WRITE/UPDATE/DELETE_ROWS v2, PARTIAL_UPDATE_ROWS, TRANSACTION_PAYLOAD
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +31,14 @@ def damaged(tmp_path_factory) -> dict:
     from binlake.pipeline.identity import landing_files
 
     root = tmp_path_factory.mktemp("decode-error")
-    generate(root / "gen", GenerateConfig(seed=7, days=1, scale=0.002, start_date=dt.date(2024, 3, 1),
-                                          max_binlog_size=48 * 1024))
+    generate(
+        root / "gen",
+        GenerateConfig(seed=7, days=1, scale=0.002, start_date=dt.date(2024, 3, 1), max_binlog_size=48 * 1024),
+    )
     source = json.loads((root / "gen" / "manifest.json").read_text())["source"]
     landing = root / "landing"
     shutil.copytree(root / "gen" / "landing", landing)
-    shutil.copytree(root / "gen" / "sdi", root / "sdi")          # binlake run's default --sdi: next to landing
+    shutil.copytree(root / "gen" / "sdi", root / "sdi")  # binlake run's default --sdi: next to landing
     files = [Path(f) for f in landing_files(landing / source)]
     assert len(files) >= 3
     rows = [e for e in scan_events(str(files[0])) if e.type_code in ROWS_EVENTS]
@@ -60,7 +62,7 @@ def test_quarantine_keeps_the_stretch_bytes_and_loads_the_rest(spark, damaged, t
     [row] = [r.asDict() for r in engine.read(spark, lake.quarantine).where("kind = 'decode'").collect()]
     first, pos, data = damaged["files"][0], damaged["pos"], damaged["data"]
     assert (row["binlog_file"], row["pos"]) == (first.name, pos) and "CRC32" in row["reason"]
-    assert bytes(row["raw"]) == data[pos:pos + RAW_CAP] and len(row["raw"]) == min(RAW_CAP, len(data) - pos)
+    assert bytes(row["raw"]) == data[pos : pos + RAW_CAP] and len(row["raw"]) == min(RAW_CAP, len(data) - pos)
     # the rest is loaded: the source's checkpoint is in its last file, past the damaged one
     assert read_checkpoint(spark, engine, lake.checkpoints, damaged["source"]).binlog_file == damaged["files"][-1].name
 
@@ -70,14 +72,42 @@ def test_fail_stops_the_source_with_one_line_naming_file_and_offset(spark, damag
     from spark_jobs import ingest_binlogs
 
     lake = tmp_path / "lake"
-    code = main(["run", "--landing", str(damaged["landing"]), "--lake", str(lake), "--engine", "rust",
-                 "--include", "shop.customers", "--on-decode-error", "fail"])
+    code = main(
+        [
+            "run",
+            "--landing",
+            str(damaged["landing"]),
+            "--lake",
+            str(lake),
+            "--engine",
+            "rust",
+            "--include",
+            "shop.customers",
+            "--on-decode-error",
+            "fail",
+        ]
+    )
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("binlake: error: ")]
     assert code == 2 and len(errors) == 1
     assert f"{damaged['files'][0]}, offset {damaged['pos']}" in errors[0] and "CRC32" in errors[0]
-    assert "--on-decode-error quarantine" in errors[0]                # what to do next
-    assert not (lake / "bronze").exists()                            # nothing of the ingest was written
+    assert "--on-decode-error quarantine" in errors[0]  # what to do next
+    assert not (lake / "bronze").exists()  # nothing of the ingest was written
     # the DAG's ingest job takes the same policy
-    assert ingest_binlogs.main(["--landing", str(damaged["landing"]), "--lake", str(lake), "--source",
-                                damaged["source"], "--engine", "rust", "--on-decode-error", "fail"]) == 2
+    assert (
+        ingest_binlogs.main(
+            [
+                "--landing",
+                str(damaged["landing"]),
+                "--lake",
+                str(lake),
+                "--source",
+                damaged["source"],
+                "--engine",
+                "rust",
+                "--on-decode-error",
+                "fail",
+            ]
+        )
+        == 2
+    )
     assert f"offset {damaged['pos']}" in capsys.readouterr().err and not (lake / "bronze").exists()

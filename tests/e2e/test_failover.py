@@ -41,10 +41,14 @@ def _silver(lake: Path, table: str) -> list[tuple]:
 def _batch(server: MariaDBServer, first: int, n: int, tag: str) -> None:
     """``n`` transactions: inserts into both tables, an update and a delete of older rows."""
     for i in range(first, first + n):
-        server.execute(f"INSERT INTO {DB}.orders VALUES ({i}, '{tag}-{i}', {i * 10});"
-                       f" INSERT INTO {DB}.items VALUES ({i}, {i}, 'item {tag} {i}')")
-    server.execute(f"START TRANSACTION; UPDATE {DB}.orders SET total = total + 1, note = '{tag}-upd' WHERE id < {first};"
-                   f" DELETE FROM {DB}.items WHERE id = {first - 1}; COMMIT")
+        server.execute(
+            f"INSERT INTO {DB}.orders VALUES ({i}, '{tag}-{i}', {i * 10});"
+            f" INSERT INTO {DB}.items VALUES ({i}, {i}, 'item {tag} {i}')"
+        )
+    server.execute(
+        f"START TRANSACTION; UPDATE {DB}.orders SET total = total + 1, note = '{tag}-upd' WHERE id < {first};"
+        f" DELETE FROM {DB}.items WHERE id = {first - 1}; COMMIT"
+    )
 
 
 def _land(server: MariaDBServer, folder: Path, since: str = "") -> None:
@@ -69,8 +73,11 @@ def _checkpoint_gtids(lake: Path) -> str:
 
 
 def _bronze_gtid_files(lake: Path) -> dict[str, set[str]]:
-    rows = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(
-        columns=["source", "gtid", "binlog_file", "op"]).to_pylist()
+    rows = (
+        DeltaTable(str(lake / "bronze" / "binlog_events"))
+        .to_pyarrow_table(columns=["source", "gtid", "binlog_file", "op"])
+        .to_pylist()
+    )
     out: dict[str, set[str]] = {}
     for r in rows:
         if r["source"] == SOURCE and r["gtid"] and r["op"] in ("insert", "update", "delete"):
@@ -83,8 +90,10 @@ def _cluster(tmp_path: Path) -> tuple[MariaDBServer, MariaDBServer]:
     primary = MariaDBServer(tmp_path / "primary", BinlogSettings(server_id=1, **SETTINGS)).start()
     replica = MariaDBServer(tmp_path / "replica", BinlogSettings(server_id=2, **SETTINGS)).start()
     replica.replicate_from(primary)
-    primary.execute(f"CREATE DATABASE {DB}; CREATE TABLE {DB}.orders (id INT PRIMARY KEY, note VARCHAR(40),"
-                    f" total INT); CREATE TABLE {DB}.items (id INT PRIMARY KEY, order_id INT, name VARCHAR(40))")
+    primary.execute(
+        f"CREATE DATABASE {DB}; CREATE TABLE {DB}.orders (id INT PRIMARY KEY, note VARCHAR(40),"
+        f" total INT); CREATE TABLE {DB}.items (id INT PRIMARY KEY, order_id INT, name VARCHAR(40))"
+    )
     return primary, replica
 
 
@@ -97,18 +106,21 @@ def _status(landing: Path, lake: Path) -> dict:
 
 
 @pytest.mark.parametrize("engine", ["spark", "rust"])
-def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_path: Path, engine: str,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failover_to_the_promoted_replica_applies_every_gtid_once(
+    spark, tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from binlake.transport import FetchOptions, parse_mysql_uri
     from binlake.transport.cluster import fetch_cluster
 
     primary, replica = _cluster(tmp_path)
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     monkeypatch.setenv("BINLAKE_E2E_PW", "repl-pw")
-    members = [parse_mysql_uri(f"mysql://repl@127.0.0.1:{s.port}/?server_id=4243&name={n}",
-                               password_env="BINLAKE_E2E_PW") for s, n in ((primary, "primary"), (replica, "replica"))]
+    members = [
+        parse_mysql_uri(f"mysql://repl@127.0.0.1:{s.port}/?server_id=4243&name={n}", password_env="BINLAKE_E2E_PW")
+        for s, n in ((primary, "primary"), (replica, "replica"))
+    ]
 
-    def fetch() -> str:                                     # binlake fetch --source P --source R --name shop
+    def fetch() -> str:  # binlake fetch --source P --source R --name shop
         member, _ = fetch_cluster(members, landing, SOURCE, FetchOptions(sync_interval_s=0.0, max_retries=0))
         return member.name
 
@@ -117,18 +129,18 @@ def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_pat
         assert fetch() == "primary"
         [s1] = binlake_run(landing, lake, engine=engine)
         assert s1["member"] == "primary" and s1["changes_applied"] > 0
-        _batch(primary, 20, 4, "two-a")                     # the source reads these from the primary...
+        _batch(primary, 20, 4, "two-a")  # the source reads these from the primary...
         assert fetch() == "primary"
         binlake_run(landing, lake, engine=engine)
-        _batch(primary, 30, 4, "two-b")                     # ... not these: only the replica received them
+        _batch(primary, 30, 4, "two-b")  # ... not these: only the replica received them
         replica.wait_for_gtid(primary.gtid_binlog_pos())
         replica.execute("STOP SLAVE")
-        _batch(primary, 40, 3, "lost")                      # on the primary only: lost with it
+        _batch(primary, 40, 3, "lost")  # on the primary only: lost with it
         primary.stop()
         replica.promote()
-        _batch(replica, 50, 4, "three")                     # the new primary's own writes
+        _batch(replica, 50, 4, "three")  # the new primary's own writes
         replica.execute(f"UPDATE {DB}.orders SET note = 'after failover' WHERE id IN (11, 31)")
-        assert fetch() == "replica"                         # the primary does not answer: the next member
+        assert fetch() == "replica"  # the primary does not answer: the next member
         assert _status(landing, lake)["pending_files"] >= 1
         [s3] = binlake_run(landing, lake, engine=engine)
         assert s3["member"] == "replica" and s3["member_switches"] == ["primary -> replica"]
@@ -148,8 +160,12 @@ def test_failover_to_the_promoted_replica_applies_every_gtid_once(spark, tmp_pat
             assert _silver(lake, table) == _select(replica, table), table
         assert _checkpoint_gtids(lake) == replica.gtid_binlog_pos()
         status = _status(landing, lake)
-        assert (status["member"], status["applied_gtids"], status["pending_files"], status["gap"]) == \
-            ("replica", replica.gtid_binlog_pos(), 0, None)
+        assert (status["member"], status["applied_gtids"], status["pending_files"], status["gap"]) == (
+            "replica",
+            replica.gtid_binlog_pos(),
+            0,
+            None,
+        )
     finally:
         primary.stop()
         replica.stop()
@@ -164,13 +180,13 @@ def test_a_gtid_range_only_on_the_dead_primary_stops_the_source(spark, tmp_path:
         binlake_run(landing, lake, engine="rust")
         held = _checkpoint_gtids(lake)
         before = {t: _silver(lake, t) for t in TABLES}
-        _batch(primary, 20, 4, "two")                       # never fetched by the source
+        _batch(primary, 20, 4, "two")  # never fetched by the source
         replica.wait_for_gtid(primary.gtid_binlog_pos())
         received = primary.gtid_binlog_pos()
         primary.stop()
         replica.promote()
-        replica.execute("FLUSH BINARY LOGS")                # "two" only in a file of the replica purged before
-        newer = replica.current_binlog().name               # it was fetched: the landing starts after it
+        replica.execute("FLUSH BINARY LOGS")  # "two" only in a file of the replica purged before
+        newer = replica.current_binlog().name  # it was fetched: the landing starts after it
         _batch(replica, 50, 2, "three")
         _land(replica, landing / SOURCE / "replica", since=newer)
         code, err = _run_failing(landing, lake, "rust")
@@ -178,11 +194,13 @@ def test_a_gtid_range_only_on_the_dead_primary_stops_the_source(spark, tmp_path:
         line = next(li for li in err.splitlines() if "STOPPED" in li)
         top = int(held.rsplit("-", 1)[1])
         last = int(received.rsplit("-", 1)[1])
-        assert (f"member replica: its first new transaction 0-2-{last + 1} (binlog." in line
-                and f"GTIDs domain 0 sequence numbers {top + 1} to {last} are missing" in line
-                and "fetch the missing transactions from a member that has them" in line), line
+        assert (
+            f"member replica: its first new transaction 0-2-{last + 1} (binlog." in line
+            and f"GTIDs domain 0 sequence numbers {top + 1} to {last} are missing" in line
+            and "fetch the missing transactions from a member that has them" in line
+        ), line
         assert "Traceback" not in err
-        assert _checkpoint_gtids(lake) == held                        # nothing applied out of order
+        assert _checkpoint_gtids(lake) == held  # nothing applied out of order
         assert {t: _silver(lake, t) for t in TABLES} == before
         assert not any(f.startswith("replica/") for fs in _bronze_gtid_files(lake).values() for f in fs)
         status = _status(landing, lake)
@@ -221,8 +239,9 @@ def test_an_errant_transaction_on_the_replica_is_reported_not_applied(spark, tmp
         replica.stop()
 
 
-def test_a_cluster_source_seeds_from_a_snapshot_of_its_first_member_only(spark, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cluster_source_seeds_from_a_snapshot_of_its_first_member_only(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A snapshot's binlog position is a place in the source's stream only on the member the stream starts with:
     one taken on the replica stops the source (nothing seeded); one taken on the primary seeds and the binlogs
     follow from its seam."""
@@ -233,14 +252,20 @@ def test_a_cluster_source_seeds_from_a_snapshot_of_its_first_member_only(spark, 
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     monkeypatch.setenv("BINLAKE_E2E_PW", "snap-pw")
     try:
-        primary.execute("CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'snap-pw';"
-                        " GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'")
+        primary.execute(
+            "CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'snap-pw';"
+            " GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'"
+        )
         _batch(primary, 10, 3, "one")
         replica.wait_for_gtid(primary.gtid_binlog_pos())
 
         def snapshot(server: MariaDBServer) -> None:
-            take_snapshot(parse_mysql_uri(f"mysql://snap@127.0.0.1:{server.port}/?server_id=9&name={SOURCE}",
-                                          password_env="BINLAKE_E2E_PW"), landing)
+            take_snapshot(
+                parse_mysql_uri(
+                    f"mysql://snap@127.0.0.1:{server.port}/?server_id=9&name={SOURCE}", password_env="BINLAKE_E2E_PW"
+                ),
+                landing,
+            )
 
         snapshot(replica)
         _batch(primary, 20, 2, "two")
@@ -248,8 +273,9 @@ def test_a_cluster_source_seeds_from_a_snapshot_of_its_first_member_only(spark, 
         code, err = _run_failing(landing, lake, "rust")
         assert code != 0, err
         line = next(li for li in err.splitlines() if "STOPPED" in li)
-        assert ("was taken on server_id 2, but the source's stream starts with member primary (server_id 1)"
-                in line), line
+        assert "was taken on server_id 2, but the source's stream starts with member primary (server_id 1)" in line, (
+            line
+        )
         assert all(_silver(lake, t) == [] for t in TABLES)
         shutil.rmtree(landing / SOURCE / "_snapshots")
         snapshot(primary)

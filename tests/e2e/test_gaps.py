@@ -23,8 +23,9 @@ def test_a_missing_binlog_stops_its_source_and_the_other_source_loads(spark, tmp
     from deltalake import DeltaTable
 
     out = tmp_path / "gen"
-    generate(out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1),
-                                 max_binlog_size=48 * 1024))
+    generate(
+        out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1), max_binlog_size=48 * 1024)
+    )
     files = sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
     assert len(files) >= 3
     landing = tmp_path / "landing"
@@ -41,10 +42,12 @@ def test_a_missing_binlog_stops_its_source_and_the_other_source_loads(spark, tmp
     assert f"binlog {files[1].name} is missing between {files[0].name} and {files[2].name}" in stop
     assert "binlake snapshot" in stop
     assert stderr.getvalue().splitlines()[-1].startswith("binlake: error: source(s) a-gap stopped")
-    assert_equals_truth(out, lake, "2024-03-01")          # b-full loaded everything
+    assert_equals_truth(out, lake, "2024-03-01")  # b-full loaded everything
     metrics = DeltaTable(str(lake / "meta" / "run_metrics")).to_pyarrow_table().to_pylist()
-    assert {(r["source"], r["result"]) for r in metrics if r["table_name"] == "*"} == {("a-gap", "gap"),
-                                                                                    ("b-full", "ok")}
+    assert {(r["source"], r["result"]) for r in metrics if r["table_name"] == "*"} == {
+        ("a-gap", "gap"),
+        ("b-full", "ok"),
+    }
     # the stopped source ingested nothing: bronze holds b-full's rows only
     bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["source"])
     assert set(bronze.column("source").to_pylist()) == {"b-full"}

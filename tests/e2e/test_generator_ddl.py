@@ -72,7 +72,7 @@ def assert_day_equals_truth(out: Path, lake: Path, day: dict) -> None:
         actual = as_lines(silver_rows(lake, db, table), columns)
         assert actual == expected, f"{qualified} at the end of {date}: {diff_summary(expected, actual)}"
         held = silver_columns(lake, db, table)
-        if qualified not in day["columns"]:                 # dropped or renamed away: no silver table
+        if qualified not in day["columns"]:  # dropped or renamed away: no silver table
             assert held is None, f"{qualified} at the end of {date}: silver still has {held}"
         elif held is not None:
             assert held == sorted(day["columns"][qualified]), f"{qualified} columns at the end of {date}"
@@ -83,13 +83,13 @@ def assert_day_equals_truth(out: Path, lake: Path, day: dict) -> None:
 def test_ddl_day_by_day_equals_truth(spark, generated, tmp_path: Path, engine: str, days: int) -> None:
     out, manifest = generated
     lake, landing = tmp_path / "lake", tmp_path / "landing"
-    (blocked, gno), = manifest["blocked"].items()
+    ((blocked, gno),) = manifest["blocked"].items()
     first_gno = 1
     for day in manifest["days"][:days]:
         land(out, manifest, day, landing)
         [summary] = binlake_run(landing, lake, "--end", day["date"], "--sdi", str(out / "sdi"), engine=engine)
         assert_day_equals_truth(out, lake, day)
-        if first_gno <= gno <= day["last_gno"]:            # the run that meets the VARCHAR->INT names the table
+        if first_gno <= gno <= day["last_gno"]:  # the run that meets the VARCHAR->INT names the table
             assert blocked in summary["blocked_tables"], summary
         first_gno = day["last_gno"] + 1
     # DROP TABLE retired the dropped table's silver folder (binlake's default), out of the live namespace

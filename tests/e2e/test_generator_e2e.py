@@ -41,11 +41,9 @@ def assert_equals_truth(out: Path, lake: Path, day: str) -> None:
 
 
 @pytest.mark.parametrize("row_image, engine", [("full", "spark"), ("minimal", "rust")])
-def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path, row_image: str,
-                                                           engine: str) -> None:
+def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path, row_image: str, engine: str) -> None:
     out = tmp_path / "gen"
-    cfg = GenerateConfig(seed=11, days=3, scale=0.004, start_date=START, row_image=row_image,
-                         max_binlog_size=96 * 1024)
+    cfg = GenerateConfig(seed=11, days=3, scale=0.004, start_date=START, row_image=row_image, max_binlog_size=96 * 1024)
     generate(out, cfg)
     landing, lake = out / "landing", tmp_path / "lake"
     days = [(START + dt.timedelta(days=i)).isoformat() for i in range(3)]
@@ -69,12 +67,18 @@ def test_day_by_day_equals_truth_and_reruns_change_nothing(spark, tmp_path: Path
     # counts include InnoDB's hidden DB_TRX_ID and DB_ROLL_PTR)
     assert [v for v, _ in customers] == [1, 2] and customers[1][1] == customers[0][1] + 1
     versions = delta_versions(lake)
-    assert {"bronze/binlog_events", "meta/checkpoints", "silver/shop__orders", "silver/shop__audit_log",
-            "silver/shop__orders__history"} <= set(versions)
+    assert {
+        "bronze/binlog_events",
+        "meta/checkpoints",
+        "silver/shop__orders",
+        "silver/shop__audit_log",
+        "silver/shop__orders__history",
+    } <= set(versions)
 
-    [again] = binlake_run(landing, lake, "--end", days[1], "--history", engine=engine)       # an earlier day again
-    [whole] = binlake_run(landing, lake, "--start", days[0], "--end", days[2], "--history",
-                           engine=engine)   # the whole range
+    [again] = binlake_run(landing, lake, "--end", days[1], "--history", engine=engine)  # an earlier day again
+    [whole] = binlake_run(
+        landing, lake, "--start", days[0], "--end", days[2], "--history", engine=engine
+    )  # the whole range
     for summary in (again, whole):
         assert summary["files"] == 0 and summary["changes_applied"] == 0
     assert delta_versions(lake) == versions

@@ -36,7 +36,7 @@ def test_an_unusable_snapshot_stops_its_source_and_the_other_source_loads(spark,
         take_snapshot(parse_mysql_uri(f"mysql://snap@127.0.0.1:{server.port}/?server_id=9&name=a-bad"), landing)
     [manifest] = (landing / "a-bad" / "_snapshots").glob("*/manifest.json")
     data = json.loads(manifest.read_text())
-    data["views"][0]["position"]["pos"] = 1 << 70          # what a hostile server gave before answers were checked
+    data["views"][0]["position"]["pos"] = 1 << 70  # what a hostile server gave before answers were checked
     manifest.write_text(json.dumps(data))
     lake = tmp_path / "lake"
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -46,11 +46,11 @@ def test_an_unusable_snapshot_stops_its_source_and_the_other_source_loads(spark,
     [stop] = [line for line in stderr.getvalue().splitlines() if "STOPPED:" in line]
     assert stop.startswith("binlake run: [a-bad] STOPPED:") and str(manifest) in stop and "remove the folder" in stop
     assert stderr.getvalue().splitlines()[-1].startswith("binlake: error: source(s) a-bad stopped")
-    assert_equals_truth(out, lake, "2024-03-01")          # b-good loaded everything
+    assert_equals_truth(out, lake, "2024-03-01")  # b-good loaded everything
     bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["source"])
     assert set(bronze.column("source").to_pylist()) == {"b-good"}
     from binlake.lake.layout import LakeLayout
     from binlake.lake.metrics import read_metrics
 
     results = {(r["source"], r["result"]) for r in read_metrics(LakeLayout(str(lake))) if r["table_name"] == "*"}
-    assert results == {("a-bad", "stopped"), ("b-good", "ok")}      # the stop is on record for binlake status
+    assert results == {("a-bad", "stopped"), ("b-good", "ok")}  # the stop is on record for binlake status

@@ -26,10 +26,10 @@ def stamp_format_description(path: Path, when: int) -> None:
     """Set the header timestamp of the file's FORMAT_DESCRIPTION_EVENT (at offset 4) and fix its CRC32."""
     data = bytearray(path.read_bytes())
     size = struct.unpack_from("<I", data, 4 + 9)[0]
-    has_crc = zlib.crc32(bytes(data[4:4 + size - 4])) == struct.unpack_from("<I", data, 4 + size - 4)[0]
+    has_crc = zlib.crc32(bytes(data[4 : 4 + size - 4])) == struct.unpack_from("<I", data, 4 + size - 4)[0]
     struct.pack_into("<I", data, 4, when)
     if has_crc:
-        struct.pack_into("<I", data, 4 + size - 4, zlib.crc32(bytes(data[4:4 + size - 4])))
+        struct.pack_into("<I", data, 4 + size - 4, zlib.crc32(bytes(data[4 : 4 + size - 4])))
     path.write_bytes(bytes(data))
 
 
@@ -43,11 +43,11 @@ def test_files_opened_after_their_transactions_still_apply_on_their_commit_day(s
         stamp_format_description(f, later)
     from binlake.binlog import open_binlog
 
-    assert all(open_binlog(f).format_description.header.timestamp == later for f in files)   # still valid
+    assert all(open_binlog(f).format_description.header.timestamp == later for f in files)  # still valid
     lake = tmp_path / "lake"
     [day1] = binlake_run(landing, lake, "--end", START.isoformat(), engine="rust")
     assert day1["files"] == len(files) and day1["changes_applied"] > 0
     assert_equals_truth(out, lake, START.isoformat())
     [day2] = binlake_run(landing, lake, "--end", (START + dt.timedelta(days=1)).isoformat(), engine="rust")
-    assert day2["files"] == 0 and day2["changes_applied"] > 0        # ingested once; applied by commit time
+    assert day2["files"] == 0 and day2["changes_applied"] > 0  # ingested once; applied by commit time
     assert_equals_truth(out, lake, (START + dt.timedelta(days=1)).isoformat())

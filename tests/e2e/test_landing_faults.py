@@ -42,8 +42,10 @@ def change(cur: Any, rng: random.Random, n: int) -> None:
     """One statement (each its own transaction): inserts, updates and deletes on a keyed and a keyless table."""
     kind = rng.choice(("insert", "insert", "update", "delete", "log", "log_delete"))
     if kind == "insert":
-        cur.execute("INSERT INTO shop.items VALUES (%s, %s, %s) ON DUPLICATE KEY UPDATE qty = qty + 1",
-                    (rng.randrange(60), f"item {n} " + "x" * rng.randrange(30), n))
+        cur.execute(
+            "INSERT INTO shop.items VALUES (%s, %s, %s) ON DUPLICATE KEY UPDATE qty = qty + 1",
+            (rng.randrange(60), f"item {n} " + "x" * rng.randrange(30), n),
+        )
     elif kind == "update":
         cur.execute("UPDATE shop.items SET name = %s, qty = qty - 1 WHERE id = %s", (f"u{n}", rng.randrange(60)))
     elif kind == "delete":
@@ -51,8 +53,9 @@ def change(cur: Any, rng: random.Random, n: int) -> None:
     elif kind == "log":
         cur.execute("INSERT INTO shop.log VALUES (%s, %s)", (rng.choice(("ann", "bo")), rng.randrange(3)))
     else:
-        cur.execute("DELETE FROM shop.log WHERE who = %s AND n = %s LIMIT 1", (rng.choice(("ann", "bo")),
-                                                                             rng.randrange(3)))
+        cur.execute(
+            "DELETE FROM shop.log WHERE who = %s AND n = %s LIMIT 1", (rng.choice(("ann", "bo")), rng.randrange(3))
+        )
 
 
 def rows_of(pairs: Iterator[dict]) -> Counter:
@@ -61,9 +64,9 @@ def rows_of(pairs: Iterator[dict]) -> Counter:
 
 @dataclass
 class Workload:
-    files: list[Path]           # the server's binlogs, closed (the last one as the server left it)
-    live: tuple[int, bytes]     # (index, bytes) of a file copied while the server was writing it
-    truth: dict[str, Counter]   # SELECT * of each table at the end
+    files: list[Path]  # the server's binlogs, closed (the last one as the server left it)
+    live: tuple[int, bytes]  # (index, bytes) of a file copied while the server was writing it
+    truth: dict[str, Counter]  # SELECT * of each table at the end
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +96,7 @@ def workload(tmp_path_factory: pytest.TempPathFactory) -> Workload:
         (base / "files").mkdir()
         files = [Path(shutil.copy(f, base / "files" / f.name)) for f in server.binlog_files()]
     assert len(files) >= 6 and live is not None and 2 < live[0] < len(files) - 1
-    assert live[1][21] & 1 and not files[live[0]].read_bytes()[21] & 1     # LOG_EVENT_BINLOG_IN_USE_F
+    assert live[1][21] & 1 and not files[live[0]].read_bytes()[21] & 1  # LOG_EVENT_BINLOG_IN_USE_F
     return Workload(files, live, truth)
 
 
@@ -103,8 +106,11 @@ def silver(lake: Path) -> dict[str, Counter]:
 
 def tree(root: Path, skip: Path) -> dict[str, str]:
     """Every file under ``root`` but those under ``skip`` (the lake), with its SHA-256."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-            if p.is_file() and skip not in p.parents}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and skip not in p.parents
+    }
 
 
 def run(tmp_path: Path, engine: str, *args: str, landing_changes: bool = False) -> tuple[int, dict[str, Any], str]:
@@ -117,11 +123,15 @@ def run(tmp_path: Path, engine: str, *args: str, landing_changes: bool = False) 
     before = tree(tmp_path, lake)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["run", "--landing", str(tmp_path / "landing"), "--lake", str(lake), "--json", "--engine",
-                     engine, *args])
+        code = main(
+            ["run", "--landing", str(tmp_path / "landing"), "--lake", str(lake), "--json", "--engine", engine, *args]
+        )
     after = tree(tmp_path, lake)
-    assert after == before or (landing_changes and {k: v for k, v in after.items() if not k.startswith("landing")} \
-        == {k: v for k, v in before.items() if not k.startswith("landing")})
+    assert after == before or (
+        landing_changes
+        and {k: v for k, v in after.items() if not k.startswith("landing")}
+        == {k: v for k, v in before.items() if not k.startswith("landing")}
+    )
     summaries = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
     assert "Traceback" not in err.getvalue()
     return code, (summaries[0] if summaries else {}), err.getvalue()
@@ -162,8 +172,9 @@ def checkpoint_file(lake: Path) -> str:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_binlog_landed_in_two_steps_waits_and_then_applies_every_transaction(spark, workload: Workload,
-                                                                                tmp_path: Path, engine: str) -> None:
+def test_a_binlog_landed_in_two_steps_waits_and_then_applies_every_transaction(
+    spark, workload: Workload, tmp_path: Path, engine: str
+) -> None:
     """Issue 25, case 1: binlogs 1-4 with the second cut mid-event (a copy in progress) wait at the cut; once it
     lands whole, every transaction applies in order (before: the run loaded 3 and 4 and the cut part was lost)."""
     w = workload
@@ -173,11 +184,10 @@ def test_a_binlog_landed_in_two_steps_waits_and_then_applies_every_transaction(s
     land(tmp_path, *whole(w, 0), (second.name, second.read_bytes()[:at]), *whole(w, 2, 3))
     code, summary, err = run(tmp_path, engine)
     assert code == 0, err
-    assert summary["waiting"].startswith(
-        f"waiting for {second.name} to complete (ends mid-event at offset {cut.pos});")
+    assert summary["waiting"].startswith(f"waiting for {second.name} to complete (ends mid-event at offset {cut.pos});")
     assert summary["held_files"] == [w.files[2].name, w.files[3].name]
     assert f"WARNING: waiting for {second.name}" in err
-    assert bronze_files(tmp_path / "lake") == {w.files[0].name, second.name}     # nothing after the cut
+    assert bronze_files(tmp_path / "lake") == {w.files[0].name, second.name}  # nothing after the cut
     assert checkpoint_file(tmp_path / "lake") in (w.files[0].name, second.name)
     land(tmp_path, *whole(w, 1, *range(4, len(w.files))))
     code, summary, err = run(tmp_path, engine)
@@ -187,8 +197,9 @@ def test_a_binlog_landed_in_two_steps_waits_and_then_applies_every_transaction(s
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark, workload: Workload,
-                                                                           tmp_path: Path, engine: str) -> None:
+def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(
+    spark, workload: Workload, tmp_path: Path, engine: str
+) -> None:
     """One lake through a landing's faults, in turn: a file missing (out of order), a file cut mid-event, then
     cut just before its ROTATE event, a file landed twice under two names, the file the server was writing
     copied live, then whole (its in-use flag cleared: grown, not replaced), a file replaced by other bytes."""
@@ -202,11 +213,12 @@ def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark
     # cut mid-event: waits there, loads nothing after it
     last = events(f[1])[-1]
     middle = events(f[1])[len(events(f[1])) // 2]
-    land(tmp_path, (f[1].name, f[1].read_bytes()[:middle.pos + 7]), *whole(w, 3))
+    land(tmp_path, (f[1].name, f[1].read_bytes()[: middle.pos + 7]), *whole(w, 3))
     code, summary, err = run(tmp_path, engine)
     assert code == 0, err
     assert summary["waiting"].startswith(
-        f"waiting for {f[1].name} to complete (ends mid-event at offset {middle.pos});")
+        f"waiting for {f[1].name} to complete (ends mid-event at offset {middle.pos});"
+    )
     assert summary["held_files"] == [f[2].name, f[3].name] and bronze_files(lake) <= {f[0].name, f[1].name}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -215,11 +227,13 @@ def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark
     assert status["waiting"] == summary["waiting"] and status["pending_files"] == 2
     # every transaction there, only its ROTATE event missing: a closed binlog ends with it, so still waiting
     assert last.type_code == 4 and last.pos + last.event_size == f[1].stat().st_size
-    land(tmp_path, (f[1].name, f[1].read_bytes()[:last.pos]))
+    land(tmp_path, (f[1].name, f[1].read_bytes()[: last.pos]))
     code, summary, err = run(tmp_path, engine)
     assert code == 0, err
-    assert summary["waiting"].startswith(f"waiting for {f[1].name} to complete (ends at offset {last.pos} without "
-                                         f"the ROTATE or STOP event a closed binlog ends with); if no more")
+    assert summary["waiting"].startswith(
+        f"waiting for {f[1].name} to complete (ends at offset {last.pos} without "
+        f"the ROTATE or STOP event a closed binlog ends with); if no more"
+    )
     assert bronze_files(lake) == {f[0].name, f[1].name}
     # one file under two names: its order is unknown, the source stops
     copy = tmp_path / "landing" / "src" / f"copy.{f[2].name.rsplit('.', 1)[1]}"
@@ -246,8 +260,9 @@ def test_a_landing_with_faults_waits_or_stops_and_ends_equal_to_the_server(spark
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_first_file_landing_after_later_ones_were_applied_stops_the_source(spark, workload: Workload,
-                                                                             tmp_path: Path, engine: str) -> None:
+def test_a_first_file_landing_after_later_ones_were_applied_stops_the_source(
+    spark, workload: Workload, tmp_path: Path, engine: str
+) -> None:
     """Files 2.. land and load first; file 1 lands after: its changes come before applied ones and could never
     apply in order, so the source stops with one line (before: it was ingested and never applied)."""
     w, lake = workload, tmp_path / "lake"
@@ -257,14 +272,18 @@ def test_a_first_file_landing_after_later_ones_were_applied_stops_the_source(spa
     before = silver(lake)
     land(tmp_path, *whole(w, 0))
     code, _, err = run(tmp_path, engine)
-    assert code == 2 and re.search(rf"{w.files[0].name} landed after changes of the later binlog\.\d+ were "
-                                   r"applied: .* take a snapshot", err), err
+    assert code == 2 and re.search(
+        rf"{w.files[0].name} landed after changes of the later binlog\.\d+ were "
+        r"applied: .* take a snapshot",
+        err,
+    ), err
     assert silver(lake) == before and bronze_files(lake) == {f.name for f in w.files[1:]}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_file_growing_while_a_run_reads_it_is_read_once(spark, workload: Workload, tmp_path: Path,
-                                                          monkeypatch, engine: str) -> None:
+def test_a_file_growing_while_a_run_reads_it_is_read_once(
+    spark, workload: Workload, tmp_path: Path, monkeypatch, engine: str
+) -> None:
     """The last file is planned cut between two transactions and grows to its end before the executors read it:
     the run takes what it read, the next one resumes after that, never inside it. The first run applies nothing
     (``--end`` before the workload), so the GTIDs of what it read are not applied yet and can not hide a second
@@ -273,10 +292,10 @@ def test_a_file_growing_while_a_run_reads_it_is_read_once(spark, workload: Workl
     import binlake.lake.ingest as ingest
 
     w, lake = workload, tmp_path / "lake"
-    g = len(w.files) - 2                # the last file with changes (the server's last one has none)
-    starts = [e for e in events(w.files[g]) if e.type_code == 162]          # MariaDB GTID: a transaction starts
+    g = len(w.files) - 2  # the last file with changes (the server's last one has none)
+    starts = [e for e in events(w.files[g]) if e.type_code == 162]  # MariaDB GTID: a transaction starts
     middle = starts[len(starts) // 2]
-    land(tmp_path, *whole(w, *range(g)), (w.files[g].name, w.files[g].read_bytes()[:middle.pos]))
+    land(tmp_path, *whole(w, *range(g)), (w.files[g].name, w.files[g].read_bytes()[: middle.pos]))
     plan = ingest.plan_ingest
 
     def plan_then_grow(*args: Any, **kwargs: Any) -> Any:
@@ -295,4 +314,4 @@ def test_a_file_growing_while_a_run_reads_it_is_read_once(spark, workload: Workl
 
     seqs = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["_binlake_seq", "op"])
     changes = [s for s, op in zip(*seqs.to_pydict().values()) if op in ("insert", "update", "delete", "ddl")]
-    assert len(changes) == len(set(changes)) > 0                   # each change read once
+    assert len(changes) == len(set(changes)) > 0  # each change read once

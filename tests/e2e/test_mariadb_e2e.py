@@ -57,23 +57,26 @@ def test_mariadb_workload_through_binlake_run_equals_select(spark, tmp_path: Pat
     assert_silver_equals_select(lake, run.select)
 
 
-def test_binlogs_fetched_from_the_live_server_give_silver_equal_to_select(spark, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_binlogs_fetched_from_the_live_server_give_silver_equal_to_select(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 10's end-to-end proof: `binlake fetch` from the running server, then `binlake run` on the fetched
     files (the last one still growing), and silver equals the server's SELECT."""
     require_mariadb()
     from binlake.transport import FetchOptions, fetch, parse_mysql_uri
 
     with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
-        server.execute("CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'pw-e2e';"
-                       " GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'repl'@'127.0.0.1';")
+        server.execute(
+            "CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'pw-e2e';"
+            " GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'repl'@'127.0.0.1';"
+        )
         monkeypatch.setenv("BINLAKE_E2E_PW", "pw-e2e")
-        source = parse_mysql_uri(f"mysql://repl@127.0.0.1:{server.port}/?server_id=4243&name=live",
-                                 password_env="BINLAKE_E2E_PW")
+        source = parse_mysql_uri(
+            f"mysql://repl@127.0.0.1:{server.port}/?server_id=4243&name=live", password_env="BINLAKE_E2E_PW"
+        )
         run_workload(server)
         select = select_state(server)
-        result = fetch(source, tmp_path / "landing", FetchOptions(until_now=True, sync_interval_s=0.0,
-                                                                   max_retries=0))
+        result = fetch(source, tmp_path / "landing", FetchOptions(until_now=True, sync_interval_s=0.0, max_retries=0))
         assert result.events > 0
         fetched = sorted(p.name for p in (tmp_path / "landing" / "live").iterdir() if p.name[-1].isdigit())
         assert fetched == [f.name for f in server.binlog_files()] and len(fetched) > 1
@@ -87,8 +90,13 @@ def _typed_truth(table: Any, rows: dict) -> dict:
     """The server's rows as typed silver holds them: a zero or invalid date (``0000-00-00``, ``2024-00-00``) of a
     DATE/DATETIME/TIMESTAMP column is NULL there (its text stays in bronze)."""
     temporal = [c.name for c in table.columns if c.kind in ("date", "datetime", "timestamp")]
-    return {key: {k: (None if k in temporal and isinstance(v, str) and canonical_temporal(v) is None else v)
-                  for k, v in row.items()} for key, row in rows.items()}
+    return {
+        key: {
+            k: (None if k in temporal and isinstance(v, str) and canonical_temporal(v) is None else v)
+            for k, v in row.items()
+        }
+        for key, row in rows.items()
+    }
 
 
 def assert_silver_equals_select(lake: Path, select: dict) -> None:
@@ -98,8 +106,9 @@ def assert_silver_equals_select(lake: Path, select: dict) -> None:
         rows = silver_rows(lake, DB, name)
         got = {}
         for r in rows:
-            got[r["id"]] = {c.name: normalize.from_binlake(c, _binlake_encoding(c, r.get(c.name)))
-                            for c in table.columns}
+            got[r["id"]] = {
+                c.name: normalize.from_binlake(c, _binlake_encoding(c, r.get(c.name))) for c in table.columns
+            }
         expected = _typed_truth(table, select[name])
         if name == "t_int":
             # ADD COLUMN ... DEFAULT 'dflt' fills existing rows inside the server; the binlog carries the value

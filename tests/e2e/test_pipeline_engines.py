@@ -21,10 +21,19 @@ from tests.e2e.test_generator_e2e import assert_equals_truth
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 START = dt.date(2024, 3, 1)
-RUN_COLUMNS = {"ingest_run", "run_id",          # each run draws its own id
-               # meta/run_metrics: when and how long each run took, and on which engine
-               "engine", "run_start", "run_end", "seconds", "ingest_seconds", "apply_seconds", "stage_seconds",
-               "lag_seconds"}
+RUN_COLUMNS = {
+    "ingest_run",
+    "run_id",  # each run draws its own id
+    # meta/run_metrics: when and how long each run took, and on which engine
+    "engine",
+    "run_start",
+    "run_end",
+    "seconds",
+    "ingest_seconds",
+    "apply_seconds",
+    "stage_seconds",
+    "lag_seconds",
+}
 
 
 def table_state(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
@@ -33,8 +42,10 @@ def table_state(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
 
     table = DeltaTable(str(path))
     fields = [(f.name, str(f.type)) for f in table.schema().fields]
-    rows = [json.dumps({k: v for k, v in r.items() if k not in RUN_COLUMNS}, sort_keys=True, default=str)
-            for r in table.to_pyarrow_table().to_pylist()]
+    rows = [
+        json.dumps({k: v for k, v in r.items() if k not in RUN_COLUMNS}, sort_keys=True, default=str)
+        for r in table.to_pyarrow_table().to_pylist()
+    ]
     return fields, sorted(rows)
 
 
@@ -57,8 +68,11 @@ def test_spark_and_rust_engines_build_the_same_lake(spark, tmp_path: Path) -> No
             # every change committed by the end of the day is a version of the history, including the keys born
             # and deleted inside one run (a recomputed fold once dropped those on the spark engine)
             before_us = cutoff_us(dt.datetime.combine(day + dt.timedelta(days=1), dt.time()))
-            same(versions_from_bronze(lake, "shop", "orders", before_us), history_versions(lake, "shop", "orders"),
-                 f"{engine}: shop.orders history at the end of {day}")
+            same(
+                versions_from_bronze(lake, "shop", "orders", before_us),
+                history_versions(lake, "shop", "orders"),
+                f"{engine}: shop.orders history at the end of {day}",
+            )
     tables = sorted(str(p.parent.relative_to(lakes["spark"])) for p in lakes["spark"].glob("*/*/_delta_log"))
     assert tables == sorted(str(p.parent.relative_to(lakes["rust"])) for p in lakes["rust"].glob("*/*/_delta_log"))
     assert "silver/shop__orders__history" in tables and "meta/checkpoints" in tables

@@ -66,7 +66,7 @@ def test_a_column_named_with_a_backtick_seeds_and_applies(spark, tmp_path: Path,
         assert code == 0, err
         code, _, err = cli("fetch", "--source", uri, "--landing", str(landing))
         assert code == 0, err
-        [summary] = binlake_run(landing, lake, engine=engine)          # the seed alone: no binlog change yet
+        [summary] = binlake_run(landing, lake, engine=engine)  # the seed alone: no binlog change yet
         assert sorted(summary["seeded_tables"]) == ["q.bag", "q.keyed"] and summary["quarantined"] == 0
         for table in ("keyed", "bag"):
             assert bag(silver_rows(lake, "q", table)) == select_all(server, table), table

@@ -34,7 +34,7 @@ CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'pw';
 GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1';
 """
 TABLES = ("items", "log")
-IDS = 60_000          # ids of items rows: every third one exists at first
+IDS = 60_000  # ids of items rows: every third one exists at first
 
 
 def kill_half_way(command: list[str], landing: Path) -> None:
@@ -46,7 +46,7 @@ def kill_half_way(command: list[str], landing: Path) -> None:
         assert time.monotonic() < deadline, "the snapshot made no progress"
         try:
             [manifest] = [json.loads(p.read_text()) for p in landing.glob("src/_snapshots/*/manifest.json")]
-        except ValueError:          # not written yet, or replaced while read
+        except ValueError:  # not written yet, or replaced while read
             manifest = {}
         if any(t["table"] == "items" and len(t["chunks"]) >= 3 for t in manifest.get("tables", [])):
             break
@@ -66,9 +66,10 @@ def change(cur, rng: random.Random, n: int) -> None:
     """One random statement: insert, update or delete on either table (equal rows in `log` on purpose)."""
     kind = rng.choice(("insert", "update", "delete", "log", "log_delete"))
     if kind == "insert":
-        cur.execute("INSERT IGNORE INTO shop.items VALUES (%s, %s, %s, %s, %s)",
-                    (rng.randrange(IDS), f"i{n}", f"{rng.randrange(10**6) / 100:.2f}", "2024-02-29",
-                     "2024-03-01 10:00:00.123"))
+        cur.execute(
+            "INSERT IGNORE INTO shop.items VALUES (%s, %s, %s, %s, %s)",
+            (rng.randrange(IDS), f"i{n}", f"{rng.randrange(10**6) / 100:.2f}", "2024-02-29", "2024-03-01 10:00:00.123"),
+        )
     elif kind == "update":
         cur.execute("UPDATE shop.items SET name = %s, price = price + 1 WHERE id = %s", (f"u{n}", rng.randrange(IDS)))
     elif kind == "delete":
@@ -76,8 +77,9 @@ def change(cur, rng: random.Random, n: int) -> None:
     elif kind == "log":
         cur.execute("INSERT INTO shop.log VALUES (%s, %s)", (rng.choice(("ann", "bo")), rng.randrange(3)))
     else:
-        cur.execute("DELETE FROM shop.log WHERE who = %s AND n = %s LIMIT 1", (rng.choice(("ann", "bo")),
-                                                                             rng.randrange(3)))
+        cur.execute(
+            "DELETE FROM shop.log WHERE who = %s AND n = %s LIMIT 1", (rng.choice(("ann", "bo")), rng.randrange(3))
+        )
 
 
 def select_all(server: MariaDBServer, table: str) -> Counter:
@@ -115,10 +117,12 @@ def test_snapshot_then_binlogs_equal_select_across_the_seam(tmp_path: Path, monk
         conn = server.connect(raw=False)
         conn.autocommit(True)
         cur = conn.cursor()
-        cur.execute(f"INSERT INTO shop.items SELECT seq * 3, CONCAT('n', seq), seq % 1000 + 0.25, '2023-12-31', "
-                    f"'2024-01-01 00:00:00.5' FROM shop.seq_0_to_{IDS // 3 - 1}")
+        cur.execute(
+            f"INSERT INTO shop.items SELECT seq * 3, CONCAT('n', seq), seq % 1000 + 0.25, '2023-12-31', "
+            f"'2024-01-01 00:00:00.5' FROM shop.seq_0_to_{IDS // 3 - 1}"
+        )
         cur.executemany("INSERT INTO shop.log VALUES (%s, %s)", [("ann", i % 3) for i in range(60)])
-        server.execute("RESET MASTER")              # the binlogs hold nothing of what is in the tables now
+        server.execute("RESET MASTER")  # the binlogs hold nothing of what is in the tables now
 
         stop = threading.Event()
 
@@ -135,10 +139,20 @@ def test_snapshot_then_binlogs_equal_select_across_the_seam(tmp_path: Path, monk
         uri = f"mysql://snap@127.0.0.1:{server.port}/?server_id=4301&name=src"
         thread = threading.Thread(target=writer)
         thread.start()
-        snapshot = ["snapshot", "--source", uri, "--landing", str(landing), "--include", "shop.*", "--chunk-rows", "500"]
+        snapshot = [
+            "snapshot",
+            "--source",
+            uri,
+            "--landing",
+            str(landing),
+            "--include",
+            "shop.*",
+            "--chunk-rows",
+            "500",
+        ]
         try:
             kill_half_way([str(Path(sys.executable).with_name("binlake")), *snapshot], landing)
-            code, out, err = cli(*snapshot)            # resumes the killed snapshot
+            code, out, err = cli(*snapshot)  # resumes the killed snapshot
             assert "resumed:" in out + err, out + err
         finally:
             stop.set()

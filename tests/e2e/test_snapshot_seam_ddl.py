@@ -75,8 +75,9 @@ def seam_landing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
         uri = f"mysql://snap@127.0.0.1:{server.port}/?server_id=4302&name=src"
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("BINLAKE_MYSQL_PASSWORD", "pw")
-            code, out, err = cli("snapshot", "--source", uri, "--landing", str(landing), "--include", "dd.*",
-                                 "--include", "a?b.*")   # (a pattern has one dot)
+            code, out, err = cli(
+                "snapshot", "--source", uri, "--landing", str(landing), "--include", "dd.*", "--include", "a?b.*"
+            )  # (a pattern has one dot)
         assert code == 0, out + err
         server.execute(AFTER)
         server.flush_logs()
@@ -101,8 +102,9 @@ def silver(lake: Path, db: str, table: str) -> Counter:
 
 
 @pytest.mark.parametrize("engine", ["rust", "spark"])
-def test_statements_before_a_seam_never_apply_to_the_seeded_table(spark, seam_landing, tmp_path: Path,
-                                                                   engine: str) -> None:
+def test_statements_before_a_seam_never_apply_to_the_seeded_table(
+    spark, seam_landing, tmp_path: Path, engine: str
+) -> None:
     from deltalake import DeltaTable
 
     template, truth = seam_landing
@@ -118,8 +120,10 @@ def test_statements_before_a_seam_never_apply_to_the_seeded_table(spark, seam_la
     assert summary["quarantined"] == 0 and "WARNING" not in err, err
     retired = [p.name for p in (lake / "silver" / "_retired").glob("*")]
     assert not [n for n in retired if n.startswith(("dd__t__", "dd__moved__"))], retired
-    assert not (lake / "meta" / "quarantine").exists() or not DeltaTable(
-        str(lake / "meta" / "quarantine")).to_pyarrow_table().num_rows
+    assert (
+        not (lake / "meta" / "quarantine").exists()
+        or not DeltaTable(str(lake / "meta" / "quarantine")).to_pyarrow_table().num_rows
+    )
     # the next run finds nothing to seed again and nothing to warn about
     code, out, err = cli(*args)
     assert code == 0 and "WARNING" not in err, err

@@ -25,8 +25,11 @@ def run(landing: Path, lake: Path, *args: str) -> tuple[int, list[str], list[dic
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         code = main(["run", "--landing", str(landing), "--lake", str(lake), "--engine", "rust", "--json", *args])
-    return (code, stderr.getvalue().splitlines(),
-            [json.loads(line) for line in stdout.getvalue().splitlines() if line.startswith("{")])
+    return (
+        code,
+        stderr.getvalue().splitlines(),
+        [json.loads(line) for line in stdout.getvalue().splitlines() if line.startswith("{")],
+    )
 
 
 def test_a_source_that_fails_stops_alone_and_the_next_source_loads(spark, tmp_path: Path) -> None:
@@ -38,8 +41,9 @@ def test_a_source_that_fails_stops_alone_and_the_next_source_loads(spark, tmp_pa
     from tests.e2e.test_generator_e2e import assert_equals_truth
 
     out = tmp_path / "gen"
-    generate(out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1),
-                                 max_binlog_size=48 * 1024))
+    generate(
+        out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1), max_binlog_size=48 * 1024)
+    )
     files = sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
     landing = tmp_path / "landing"
     for source in ("a-bad", "b-good"):
@@ -48,7 +52,7 @@ def test_a_source_that_fails_stops_alone_and_the_next_source_loads(spark, tmp_pa
     rows = [e for e in scan_events(str(bad_file)) if e.type_code in ROWS_EVENTS]
     bad = rows[len(rows) // 2]
     data = bytearray(bad_file.read_bytes())
-    data[bad.pos + 19 + 4] ^= 0xFF                  # its CRC32 no longer matches
+    data[bad.pos + 19 + 4] ^= 0xFF  # its CRC32 no longer matches
     bad_file.write_bytes(bytes(data))
     lake = tmp_path / "lake"
     code, err, summaries = run(landing, lake, "--on-decode-error", "fail")
@@ -58,7 +62,7 @@ def test_a_source_that_fails_stops_alone_and_the_next_source_loads(spark, tmp_pa
     assert err[-1].startswith(f"binlake: error: source(s) a-bad stopped: {bad_file}, offset {bad.pos}")
     assert err[-1].endswith("; the other sources loaded")
     assert [s["source"] for s in summaries] == ["b-good"]
-    assert_equals_truth(out, lake, "2024-03-01")           # b-good loaded everything
+    assert_equals_truth(out, lake, "2024-03-01")  # b-good loaded everything
 
 
 def int_table(table_id: int, table: str, *names: str) -> tuple[int, bytes]:
@@ -66,8 +70,9 @@ def int_table(table_id: int, table: str, *names: str) -> tuple[int, bytes]:
     from tests.binlog import build
 
     n = len(names)
-    optional = (build.names(*names) + build.optional_field(1, bytes((n + 7) // 8))
-                + build.optional_field(8, build.packed(0)))
+    optional = (
+        build.names(*names) + build.optional_field(1, bytes((n + 7) // 8)) + build.optional_field(8, build.packed(0))
+    )
     return build.table_map(table_id, "d", table, [3] * n, b"", [False] + [True] * (n - 1), optional)
 
 
@@ -86,18 +91,25 @@ def transactions(*rows: tuple[int, int], rotate_to: str = "") -> bytes:
 
     def query(text: str) -> tuple[int, bytes]:
         return 2, struct.pack("<IIBHH", 1, 0, 1, 0, 0) + b"d\x00" + text.encode()
+
     events = []
     for i, v in rows:
-        events += [query("BEGIN"), int_table(1, "good", "id", "v"), int_table(2, "bad", "id", "_binlake_op"),
-                   build.rows_event(30, 1, 2, int_row(i, v)), build.rows_event(30, 2, 2, int_row(i, v)),
-                   (16, i.to_bytes(8, "little"))]
+        events += [
+            query("BEGIN"),
+            int_table(1, "good", "id", "v"),
+            int_table(2, "bad", "id", "_binlake_op"),
+            build.rows_event(30, 1, 2, int_row(i, v)),
+            build.rows_event(30, 2, 2, int_row(i, v)),
+            (16, i.to_bytes(8, "little")),
+        ]
     if rotate_to:
         events.append((4, struct.pack("<Q", 4) + rotate_to.encode()))
     return build.binlog(*events)
 
 
-def test_a_column_named_like_binlakes_own_blocks_its_table_alone_and_exclude_keeps_it_out(spark,
-                                                                                        tmp_path: Path) -> None:
+def test_a_column_named_like_binlakes_own_blocks_its_table_alone_and_exclude_keeps_it_out(
+    spark, tmp_path: Path
+) -> None:
     from deltalake import DeltaTable
 
     landing, lake = tmp_path / "landing", tmp_path / "lake"
@@ -108,7 +120,9 @@ def test_a_column_named_like_binlakes_own_blocks_its_table_alone_and_exclude_kee
     why = summary["blocked_tables"]["d.bad"]
     assert "`_binlake_op`" in why and "--exclude d.bad" in why
     assert any("WARNING" in line and "`_binlake_op`" in line for line in err)
-    good = sorted((r["id"], r["v"]) for r in DeltaTable(str(lake / "silver" / "d__good")).to_pyarrow_table().to_pylist())
+    good = sorted(
+        (r["id"], r["v"]) for r in DeltaTable(str(lake / "silver" / "d__good")).to_pyarrow_table().to_pylist()
+    )
     assert good == [(1, 10), (2, 20)]
     assert not (lake / "silver" / "d__bad").exists()
     quarantine = DeltaTable(str(lake / "meta" / "quarantine")).to_pyarrow_table().to_pylist()
@@ -118,14 +132,21 @@ def test_a_column_named_like_binlakes_own_blocks_its_table_alone_and_exclude_kee
     code, err, [summary] = run(landing, lake, "--exclude", "d.bad")
     assert code == 0, err[-20:]
     assert summary["blocked_tables"] == {} and summary["quarantined"] == 0
-    good = sorted((r["id"], r["v"]) for r in DeltaTable(str(lake / "silver" / "d__good")).to_pyarrow_table().to_pylist())
+    good = sorted(
+        (r["id"], r["v"]) for r in DeltaTable(str(lake / "silver" / "d__good")).to_pyarrow_table().to_pylist()
+    )
     assert good == [(1, 10), (2, 20), (3, 30)]
     assert len(DeltaTable(str(lake / "meta" / "quarantine")).to_pyarrow_table()) == 2
 
 
-@pytest.mark.parametrize("ddl", ["ALTER TABLE bad RENAME COLUMN v TO _binlake_op",
-                                 "ALTER TABLE bad CHANGE v _binlake_seq INT",
-                                 "ALTER TABLE bad ADD COLUMN _binlake_x INT DEFAULT 5"])
+@pytest.mark.parametrize(
+    "ddl",
+    [
+        "ALTER TABLE bad RENAME COLUMN v TO _binlake_op",
+        "ALTER TABLE bad CHANGE v _binlake_seq INT",
+        "ALTER TABLE bad ADD COLUMN _binlake_x INT DEFAULT 5",
+    ],
+)
 def test_a_ddl_naming_a_column_like_binlakes_own_blocks_its_table_alone(spark, tmp_path: Path, ddl: str) -> None:
     """A DDL that gives `d`.`bad` a column named ``_binlake_*`` blocks that table alone, with the reason a
     TABLE_MAP column of such a name gets; silver `bad` keeps its rows and columns, `good` loads on, the run exits
@@ -140,15 +161,22 @@ def test_a_ddl_naming_a_column_like_binlakes_own_blocks_its_table_alone(spark, t
 
     def query(text: str) -> tuple[int, bytes]:
         return 2, struct.pack("<IIBHH", 1, 0, 1, 0, 0) + b"d\x00" + text.encode()
+
     new = ddl.split()[-1] if "RENAME" in ddl else ddl.split()[5]
     after = ["id", "v", new] if "ADD" in ddl else ["id", new]
 
     def trx(i: int) -> list:
         bad = int_table(2, "bad", *(after if i > 1 else ["id", "v"]))
         values = (i, 10 * i, 5) if i > 1 and "ADD" in ddl else (i, 10 * i)
-        return [query("BEGIN"), int_table(1, "good", "id", "v"), bad,
-                build.rows_event(30, 1, 2, int_row(i, 10 * i)), build.rows_event(30, 2, len(values), int_row(*values)),
-                (16, i.to_bytes(8, "little"))]
+        return [
+            query("BEGIN"),
+            int_table(1, "good", "id", "v"),
+            bad,
+            build.rows_event(30, 1, 2, int_row(i, 10 * i)),
+            build.rows_event(30, 2, len(values), int_row(*values)),
+            (16, i.to_bytes(8, "little")),
+        ]
+
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     (landing / "src").mkdir(parents=True)
     (landing / "src" / "binlog.000001").write_bytes(build.binlog(*trx(1), query(ddl), *trx(2), *trx(3)))

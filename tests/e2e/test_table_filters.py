@@ -70,6 +70,7 @@ def test_an_excluded_table_is_not_seeded_from_a_snapshot(spark, tmp_path: Path, 
         assert rows_of(lake, "f", "kept") == select_all(server, "f", "kept")
     assert not (lake / "silver" / "f__other").exists()
     from deltalake import DeltaTable
+
     seeds = DeltaTable(str(lake / "meta" / "seeds")).to_pyarrow_table().to_pylist()
     assert [r["table_name"] for r in seeds] == ["f.kept"]
 
@@ -82,19 +83,26 @@ def test_rows_in_bronze_of_a_table_excluded_later_are_not_applied(spark, tmp_pat
     from deltalake import DeltaTable
 
     out = tmp_path / "gen"
-    generate(out, GenerateConfig(seed=29, days=2, scale=0.004, start_date=dt.date(2024, 3, 1),
-                                 max_binlog_size=96 * 1024))
+    generate(
+        out, GenerateConfig(seed=29, days=2, scale=0.004, start_date=dt.date(2024, 3, 1), max_binlog_size=96 * 1024)
+    )
     landing, lake = out / "landing", tmp_path / "lake"
     binlake_run(landing, lake, "--end", DAY1, engine=engine)
-    bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(
-        columns=["table_name", "op", "commit_ts"]).to_pylist()
+    bronze = (
+        DeltaTable(str(lake / "bronze" / "binlog_events"))
+        .to_pyarrow_table(columns=["table_name", "op", "commit_ts"])
+        .to_pylist()
+    )
     day2_us = int(dt.datetime(2024, 3, 2, tzinfo=dt.timezone.utc).timestamp() * 1_000_000)
-    pending = [r for r in bronze if r["table_name"] == "orders" and r["op"] in ("insert", "update", "delete")
-               and r["commit_ts"] >= day2_us]
+    pending = [
+        r
+        for r in bronze
+        if r["table_name"] == "orders" and r["op"] in ("insert", "update", "delete") and r["commit_ts"] >= day2_us
+    ]
     assert len(pending) > 50, "bronze should hold day 2's changes of orders before the excluding run"
 
     [summary] = binlake_run(landing, lake, "--end", DAY2, "--exclude", "shop.orders", engine=engine)
-    assert summary["quarantined"] == 0 and summary["files"] == 0          # nothing new ingested
+    assert summary["quarantined"] == 0 and summary["files"] == 0  # nothing new ingested
     quarantine = lake / "meta" / "quarantine"
     assert not (quarantine / "_delta_log").is_dir() or len(DeltaTable(str(quarantine)).to_pyarrow_table()) == 0
     for table in TABLES:

@@ -47,8 +47,9 @@ def test_the_first_source_owns_a_table_and_the_second_is_quarantined(spark, tmp_
 
 @pytest.mark.mariadb
 @pytest.mark.parametrize("engine", ["rust", "spark"])
-def test_a_second_sources_snapshot_of_an_owned_table_is_refused(spark, tmp_path: Path, monkeypatch,
-                                                                engine: str) -> None:
+def test_a_second_sources_snapshot_of_an_owned_table_is_refused(
+    spark, tmp_path: Path, monkeypatch, engine: str
+) -> None:
     """Issue 25, case 3: source a's snapshot of t.t seeds it (a owns it); source b's snapshot of t.t (another
     server, other rows) is refused for that table, reported and counted, while b's other table seeds; silver t.t
     stays a's server's rows (before: b's snapshot overwrote it, exit 0)."""
@@ -64,9 +65,11 @@ def test_a_second_sources_snapshot_of_an_owned_table_is_refused(spark, tmp_path:
     require_mariadb()
     monkeypatch.setenv("BINLAKE_MYSQL_PASSWORD", "pw")
     landing, lake = tmp_path / "landing", tmp_path / "lake"
-    user = ("CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT SELECT, RELOAD, REPLICATION SLAVE, "
-            "REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'; CREATE DATABASE t; "
-            "CREATE TABLE t.t (id INT PRIMARY KEY, v VARCHAR(10));")
+    user = (
+        "CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT SELECT, RELOAD, REPLICATION SLAVE, "
+        "REPLICATION CLIENT ON *.* TO 'snap'@'127.0.0.1'; CREATE DATABASE t; "
+        "CREATE TABLE t.t (id INT PRIMARY KEY, v VARCHAR(10));"
+    )
 
     def cli(*argv: str) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
@@ -77,13 +80,16 @@ def test_a_second_sources_snapshot_of_an_owned_table_is_refused(spark, tmp_path:
     truth = {}
     for name, rows, other in (("a", "(1, 'a1'), (2, 'a2'), (3, 'a3')", "u"), ("b", "(7, 'b7')", "w")):
         with MariaDBServer(tmp_path / f"server-{name}") as server:
-            server.execute(user + f"INSERT INTO t.t VALUES {rows}; CREATE TABLE t.{other} (id INT PRIMARY KEY); "
-                           f"INSERT INTO t.{other} VALUES (1), (2);")
+            server.execute(
+                user + f"INSERT INTO t.t VALUES {rows}; CREATE TABLE t.{other} (id INT PRIMARY KEY); "
+                f"INSERT INTO t.{other} VALUES (1), (2);"
+            )
             uri = f"mysql://snap@127.0.0.1:{server.port}/?server_id=4310&name={name}"
             code, out, err = cli("snapshot", "--source", uri, "--landing", str(landing), "--include", "t.*")
             assert code == 0, out + err
-            truth[name] = Counter(json.dumps(r, sort_keys=True) for r in server.execute(
-                "SELECT id, v FROM t.t").splitlines())
+            truth[name] = Counter(
+                json.dumps(r, sort_keys=True) for r in server.execute("SELECT id, v FROM t.t").splitlines()
+            )
     a_rows = Counter(json.dumps(line, sort_keys=True) for line in ("1\ta1", "2\ta2", "3\ta3"))
     assert truth["a"] == a_rows
     code, out, err = cli("run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json")

@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 from binlake.errors import BinlakeError
 
-MAX_EVENT = 1 << 20          # a fuzz input never needs more: keeps every run's memory small
+MAX_EVENT = 1 << 20  # a fuzz input never needs more: keeps every run's memory small
 
 
 def binlog_target(data: bytes) -> None:
@@ -30,13 +30,13 @@ def binlog_target(data: bytes) -> None:
     ctx = DecodeContext()
     try:
         events = []
-        for ev in read_events(io.BytesIO(data), file="fuzz", ctx=ctx, stats=ReadStats(), verify_checksum=False,
-                              max_event_size=MAX_EVENT):
+        for ev in read_events(
+            io.BytesIO(data), file="fuzz", ctx=ctx, stats=ReadStats(), verify_checksum=False, max_event_size=MAX_EVENT
+        ):
             event_record(ev)
             events.append(ev)
         for change in _row_changes(iter(events), ctx, "fuzz"):
-            json.dumps([json_image(change.before), json_image(change.after), json_diffs(change.diffs)],
-                       allow_nan=False)
+            json.dumps([json_image(change.before), json_image(change.after), json_diffs(change.diffs)], allow_nan=False)
     except BinlakeError:
         pass
 
@@ -134,9 +134,37 @@ class _Choices:
         return options[self.byte() % len(options)]
 
 
-HOSTILE_VALUES = [None, "", "0", "-1", "2", str(1 << 64), str(1 << 70), "x", "1e3", " 7", "mysql-bin",
-                  "../a.000001", "a/b.000001", ".hidden.000001", "binlog.000001", "\x00", "\x1b[2J", "ID", "id",
-                  b"", b"\xff\xfe", b"a", "9" * 400, "InnoDB", "MyISAM", "int", "varchar", "decimal", "PRIMARY"]
+HOSTILE_VALUES = [
+    None,
+    "",
+    "0",
+    "-1",
+    "2",
+    str(1 << 64),
+    str(1 << 70),
+    "x",
+    "1e3",
+    " 7",
+    "mysql-bin",
+    "../a.000001",
+    "a/b.000001",
+    ".hidden.000001",
+    "binlog.000001",
+    "\x00",
+    "\x1b[2J",
+    "ID",
+    "id",
+    b"",
+    b"\xff\xfe",
+    b"a",
+    "9" * 400,
+    "InnoDB",
+    "MyISAM",
+    "int",
+    "varchar",
+    "decimal",
+    "PRIMARY",
+]
 
 
 class _ScriptedSnapshotServer:
@@ -177,7 +205,7 @@ class _ScriptedSnapshotServer:
         elif kind == 2 and names:
             i = c.byte() % len(names)
             names.pop(i)
-            rows = [r[:i] + r[i + 1:] for r in rows]
+            rows = [r[:i] + r[i + 1 :] for r in rows]
         elif kind == 3:
             names.append(str(c.pick(HOSTILE_VALUES[-6:])))
             rows = [r + [c.pick(HOSTILE_VALUES)] for r in rows]
@@ -200,12 +228,12 @@ class _ScriptedCursor:
         shown = tuple(str(p) if isinstance(p, int) else "'?'" for p in (params or ()))
         names, rows = self.conn.result(sql % shown)
         width = len(names)
-        rows = [tuple((list(r) + [None] * width)[:width]) for r in rows]       # PyMySQL: one value per column
+        rows = [tuple((list(r) + [None] * width)[:width]) for r in rows]  # PyMySQL: one value per column
         self.rows = [dict(zip(names, r)) for r in rows] if self.dicts else rows
         self.at = 0
 
     def fetchall(self) -> list:
-        out, self.at = self.rows[self.at:], len(self.rows)
+        out, self.at = self.rows[self.at :], len(self.rows)
         return out
 
     def fetchone(self) -> object:
@@ -215,7 +243,7 @@ class _ScriptedCursor:
         return self.rows[self.at - 1]
 
     def fetchmany(self, n: int) -> list:
-        out = self.rows[self.at:self.at + n]
+        out = self.rows[self.at : self.at + n]
         self.at += len(out)
         return out
 
@@ -235,22 +263,31 @@ def snapshot_target(data: bytes) -> None:
     server = _ScriptedSnapshotServer(data)
     with tempfile.TemporaryDirectory() as landing:
         try:
-            take_snapshot(parse_mysql_uri("mysql://fuzz@127.0.0.1/?server_id=9&name=src"), landing,
-                          SnapshotOptions(chunk_rows=1 + server.choices.byte() % 3), connector=lambda **kw: server,
-                          stream=io.StringIO())
+            take_snapshot(
+                parse_mysql_uri("mysql://fuzz@127.0.0.1/?server_id=9&name=src"),
+                landing,
+                SnapshotOptions(chunk_rows=1 + server.choices.byte() % 3),
+                connector=lambda **kw: server,
+                stream=io.StringIO(),
+            )
         except BinlakeError:
             return
-        for snapshot in read_snapshots(Path(landing) / "src"):       # outside the try: must not raise at all
+        for snapshot in read_snapshots(Path(landing) / "src"):  # outside the try: must not raise at all
             assert snapshot.tables
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {
-    "binlog": binlog_target, "json": json_target, "diff": diff_target, "sdi": sdi_target,
-    "packets": packet_target, "snapshot": snapshot_target,
+    "binlog": binlog_target,
+    "json": json_target,
+    "diff": diff_target,
+    "sdi": sdi_target,
+    "packets": packet_target,
+    "snapshot": snapshot_target,
 }
 
 
 # --- seeds --------------------------------------------------------------------------------------------------------
+
 
 def _fixtures() -> Path | None:
     from tests.support import FIXTURES
@@ -261,25 +298,54 @@ def _fixtures() -> Path | None:
 def _built_binlogs() -> Iterator[bytes]:
     from tests.binlog import build
 
-    tm = build.table_map(7, "d", "t", [3, 15, 245, 246, 252], bytes([44, 1, 4, 10, 2, 2]),
-                         [True] * 5, optional=build.names("a", "b", "c", "d", "e"))
-    row = build.image([False] * 5, (1).to_bytes(4, "little"), b"\x02hi", (2).to_bytes(4, "little") + b"\x04\x00",
-                      bytes.fromhex("800000000a"), b"\x01\x00z")
+    tm = build.table_map(
+        7,
+        "d",
+        "t",
+        [3, 15, 245, 246, 252],
+        bytes([44, 1, 4, 10, 2, 2]),
+        [True] * 5,
+        optional=build.names("a", "b", "c", "d", "e"),
+    )
+    row = build.image(
+        [False] * 5,
+        (1).to_bytes(4, "little"),
+        b"\x02hi",
+        (2).to_bytes(4, "little") + b"\x04\x00",
+        bytes.fromhex("800000000a"),
+        b"\x01\x00z",
+    )
     yield build.binlog(tm, build.rows_event(30, 7, 5, row))
     yield build.binlog((230, b"x" * 30), crc=False)
     # primary keys in TABLE_MAP (SIMPLE_PRIMARY_KEY, PRIMARY_KEY_WITH_PREFIX): mutations reach indexes past the
     # columns; transactions in TRANSACTION_PAYLOADs (zstd and uncompressed) with their declared sizes: mutations
     # reach inner lengths, declared uncompressed sizes and fixed-size events declared larger
-    keyed = build.table_map(8, "d", "k", [3, 15], bytes([80, 0]), [False, True],
-                            optional=build.names("a", "b") + build.optional_field(8, b"\x00"))
-    prefixed = build.table_map(8, "d", "k", [3, 15], bytes([80, 0]), [False, True],
-                               optional=build.optional_field(9, b"\x01\x04"))
+    keyed = build.table_map(
+        8,
+        "d",
+        "k",
+        [3, 15],
+        bytes([80, 0]),
+        [False, True],
+        optional=build.names("a", "b") + build.optional_field(8, b"\x00"),
+    )
+    prefixed = build.table_map(
+        8, "d", "k", [3, 15], bytes([80, 0]), [False, True], optional=build.optional_field(9, b"\x01\x04")
+    )
     krow = build.image([False, False], (5).to_bytes(4, "little"), b"\x03abc")
     yield build.binlog(keyed, build.rows_event(30, 8, 2, krow), prefixed, build.rows_event(30, 8, 2, krow))
     begin = (2, struct.pack("<IIBHH", 1, 0, 1, 0, 0) + b"d\x00BEGIN")
-    inner = b"".join(build.event(t, body, crc=False) for t, body in (
-        begin, keyed, build.rows_event(30, 8, 2, krow), prefixed, build.rows_event(31, 8, 2, krow + krow),
-        (16, (9).to_bytes(8, "little"))))
+    inner = b"".join(
+        build.event(t, body, crc=False)
+        for t, body in (
+            begin,
+            keyed,
+            build.rows_event(30, 8, 2, krow),
+            prefixed,
+            build.rows_event(31, 8, 2, krow + krow),
+            (16, (9).to_bytes(8, "little")),
+        )
+    )
     for compressed in (True, False):
         yield build.binlog((40, _payload(inner, compressed)))
 
@@ -296,6 +362,7 @@ def _payload(inner: bytes, compressed: bool) -> bytes:
 
         v = build.packed(value)
         return build.packed(ftype) + build.packed(len(v)) + v
+
     return field(2, 0 if compressed else 255) + field(3, len(inner)) + field(1, len(data)) + b"\0" + data
 
 
@@ -320,10 +387,10 @@ def seeds(target: str) -> Iterator[bytes]:
             for p in sorted((root / "sdi" / "extracted").glob("*.json"))[:8]:
                 yield p.read_bytes()
             for p in sorted((root / "sdi" / "ibd").glob("*.ibd"))[:2]:
-                yield p.read_bytes()[:96 << 10]
+                yield p.read_bytes()[: 96 << 10]
     elif target == "snapshot":
-        yield b""                                    # the scripted answers unchanged (MariaDB)
-        yield b"\x01"                                # MySQL
+        yield b""  # the scripted answers unchanged (MariaDB)
+        yield b"\x01"  # MySQL
         for i in range(1, 8):
             yield bytes([i % 2]) + bytes([i, 0, 0, 3]) * 12
     elif target == "packets":
@@ -344,7 +411,7 @@ def _as_packets(binlog: bytes) -> bytes:
         size = struct.unpack_from("<I", binlog, pos + 9)[0]
         if size < 19 or pos + size > len(binlog):
             break
-        payload = b"\x00" + binlog[pos:pos + size]
+        payload = b"\x00" + binlog[pos : pos + size]
         out += len(payload).to_bytes(3, "little") + bytes([seq & 0xFF]) + payload
         pos, seq = pos + size, seq + 1
     return bytes(out + b"\x05\x00\x00" + bytes([seq & 0xFF]) + b"\xfe\x00\x00\x02\x00")

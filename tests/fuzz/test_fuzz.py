@@ -28,8 +28,19 @@ def _atheris() -> None:
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_fuzz_target_short_run(tmp_path, target) -> None:
     _atheris()
-    cmd = [sys.executable, "-m", "tests.fuzz.run", target, str(tmp_path / "corpus"), f"-runs={RUNS}", "-seed=1",
-           "-max_len=65536", "-len_control=0", "-rss_limit_mb=2048", f"-artifact_prefix={tmp_path}/"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tests.fuzz.run",
+        target,
+        str(tmp_path / "corpus"),
+        f"-runs={RUNS}",
+        "-seed=1",
+        "-max_len=65536",
+        "-len_control=0",
+        "-rss_limit_mb=2048",
+        f"-artifact_prefix={tmp_path}/",
+    ]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "oom-", "timeout-")))
     assert out.returncode == 0 and not crashes, (crashes, out.stderr[-4000:])

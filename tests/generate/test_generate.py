@@ -33,11 +33,14 @@ def _config(**kw) -> GenerateConfig:
     return GenerateConfig(**{**TINY, **kw})
 
 
-@pytest.fixture(scope="module", params=[("full", True), ("minimal", True), ("noblob", False)],
-                ids=["full-ddl", "minimal-ddl", "noblob"])
+@pytest.fixture(
+    scope="module",
+    params=[("full", True), ("minimal", True), ("noblob", False)],
+    ids=["full-ddl", "minimal-ddl", "noblob"],
+)
 def generated(request, tmp_path_factory):
     row_image, ddl = request.param
-    config = _config(row_image=row_image, ddl=ddl, days=3 if ddl else 2)    # each DDL migration on a day of its own
+    config = _config(row_image=row_image, ddl=ddl, days=3 if ddl else 2)  # each DDL migration on a day of its own
     out = tmp_path_factory.mktemp(f"gen-{row_image}")
     result = generate(out, config)
     return config, out, result
@@ -53,8 +56,9 @@ def _decoded(out: Path):
 
 def _model(config: GenerateConfig):
     """The model's own row changes: (gno, statement, change) in commit order."""
-    return [(t.gno, s, c) for _, _, txns in Workload(config).days() for t in txns for s in t.statements
-            for c in s.changes]
+    return [
+        (t.gno, s, c) for _, _, txns in Workload(config).days() for t in txns for s in t.statements for c in s.changes
+    ]
 
 
 def _gno(gtid: str) -> int:
@@ -63,8 +67,11 @@ def _gno(gtid: str) -> int:
 
 def _transactions(out: Path) -> list[tuple[int, str, list]]:
     """(gno, kind, events) of every transaction of the binlogs, in order (rows not decoded)."""
-    return [(_gno(t.gtid), t.kind, t.events) for f in _binlogs(out)
-            for t in open_binlog(f, decode_rows=False).transactions()]
+    return [
+        (_gno(t.gtid), t.kind, t.events)
+        for f in _binlogs(out)
+        for t in open_binlog(f, decode_rows=False).transactions()
+    ]
 
 
 def _same(decoded, model) -> bool:
@@ -91,25 +98,26 @@ def test_binlogs_decode_to_exactly_the_model_operations(generated):
             for name, value in image.items():
                 assert _same(value, row[names.index(name)]), (rc, name)
         if stmt.kind == "insert":
-            assert set(rc.after) == set(names)                       # every image type logs whole inserts
+            assert set(rc.after) == set(names)  # every image type logs whole inserts
         elif config.row_image == "full" or not pk:
             assert set(rc.before) == set(names)
         elif config.row_image == "minimal":
             assert set(rc.before) == set(pk)
             if stmt.kind == "update":
                 assert set(rc.after) | set(rc.diffs or ()) == {names[i] for i in change.assigned}
-        else:                                                        # noblob: blobs only when key or assigned
+        else:  # noblob: blobs only when key or assigned
             blobs = {c.name for c in table.columns if c.is_blob}
             assert set(rc.before) == set(names) - (blobs - set(pk))
         edits = dict(change.edits)
         for name, diffs in (rc.diffs or {}).items():
             model_edits = edits.pop(names.index(name))
-            assert [(int(d.op), str(d.path), d.value) for d in diffs] == \
-                [(e.operation, e.path_text, e.value) for e in model_edits]
+            assert [(int(d.op), str(d.path), d.value) for d in diffs] == [
+                (e.operation, e.path_text, e.value) for e in model_edits
+            ]
             seen["partial"] += 1
             seen["multi"] += len(diffs) > 1
             seen.update(f"op{int(d.op)}" for d in diffs)
-        for index in edits:                                          # edits logged as the full document (FR12)
+        for index in edits:  # edits logged as the full document (FR12)
             assert _same(rc.after[names[index]], change.after[index])
             seen["full_json_fallback"] += 1
         if stmt.kind == "update" and pk and change.before[table.pk_indexes[0]] != change.after[table.pk_indexes[0]]:
@@ -117,9 +125,9 @@ def test_binlogs_decode_to_exactly_the_model_operations(generated):
         seen[f"{table.name}.{stmt.kind}"] += 1
         seen["nulls"] += sum(v is None for v in (change.after or change.before))
     assert seen["partial"] > 20 and seen["multi"] > 5 and seen["full_json_fallback"] >= 1
-    assert seen["op0"] and seen["op1"] and seen["op2"]               # REPLACE, INSERT and REMOVE diffs
+    assert seen["op0"] and seen["op1"] and seen["op2"]  # REPLACE, INSERT and REMOVE diffs
     assert seen["pk_change"] >= 1 and seen["nulls"] > 100
-    no_pk = ("audit_log", "cart_items")                                # the tables without a primary key
+    no_pk = ("audit_log", "cart_items")  # the tables without a primary key
     assert sum(seen[f"{t}.update"] for t in no_pk) and sum(seen[f"{t}.delete"] for t in no_pk)
 
 
@@ -143,7 +151,7 @@ def test_ddl_is_logged_alone_at_its_position(generated):
     assert decoded == model
     assert [(d["gno"], d["db"], d["statement"]) for d in manifest["ddl"]] == model
     assert all(where[d["gno"]] == (d["binlog_file"], d["binlog_pos"]) for d in manifest["ddl"])
-    assert len(model) == 1 + 4 + (5 + 11 + 1 if config.ddl else 1)   # CREATEs, the customers ALTER, the plan
+    assert len(model) == 1 + 4 + (5 + 11 + 1 if config.ddl else 1)  # CREATEs, the customers ALTER, the plan
 
 
 def test_binlog_files_are_rotated_compressed_and_checksummed(generated):
@@ -151,10 +159,10 @@ def test_binlog_files_are_rotated_compressed_and_checksummed(generated):
     manifest = json.loads((out / "manifest.json").read_text())
     files = _binlogs(out)
     assert [p.name for p in files] == [b["file"] for b in manifest["binlogs"]] and len(files) >= 2 * config.days
-    assert manifest["days"][1]["first_binlog"] > manifest["days"][0]["last_binlog"]   # a new file each day
+    assert manifest["days"][1]["first_binlog"] > manifest["days"][0]["last_binlog"]  # a new file each day
     types = Counter()
     for f in files:
-        for e in read_events(open(f, "rb"), file=str(f)):                # verifies every CRC32
+        for e in read_events(open(f, "rb"), file=str(f)):  # verifies every CRC32
             types[e.header.type_code] += 1
             if e.payload_pos is None and not isinstance(e.body, ev.FormatDescriptionEvent):
                 assert e.header.log_pos == e.pos + e.header.event_size
@@ -177,9 +185,9 @@ def _replay(out: Path, manifest: dict) -> tuple[dict[str, list[str]], list[dict]
     for rc in _decoded(out):
         changes.setdefault(_gno(rc.gtid), []).append(rc)
     blocked = {gno: name.split(".", 1)[1] for name, gno in manifest["blocked"].items()}
-    tables: dict[str, dict] = {}                # name -> {"columns", "types", "pk", "rows"}
+    tables: dict[str, dict] = {}  # name -> {"columns", "types", "pk", "rows"}
     frozen: set[str] = set()
-    seen: dict[str, str] = {}                   # every table name -> its database
+    seen: dict[str, str] = {}  # every table name -> its database
     blocked_changes: dict[str, int] = {}
     serial = 0
 
@@ -207,8 +215,9 @@ def _replay(out: Path, manifest: dict) -> tuple[dict[str, list[str]], list[dict]
                 else:
                     after = a.position.kind == "after"
                     t["columns"].insert(t["columns"].index(a.position.column) + 1 if after else 0, a.column)
-                value = D.default_value(a.default_sql, D.silver_type_of(a.mysql_type_text), a.mysql_type_text,
-                                        a.not_null)
+                value = D.default_value(
+                    a.default_sql, D.silver_type_of(a.mysql_type_text), a.mysql_type_text, a.not_null
+                )
                 for row in t["rows"].values():
                     row[a.column] = value
             elif isinstance(a, (D.DropColumn, D.RenameColumn)):
@@ -224,7 +233,7 @@ def _replay(out: Path, manifest: dict) -> tuple[dict[str, list[str]], list[dict]
                     value = row.pop(old)
                     if isinstance(a, D.RenameColumn):
                         row[a.new] = value
-            elif isinstance(a, D.ModifyColumn):             # FLOAT -> DOUBLE: the float's exact value
+            elif isinstance(a, D.ModifyColumn):  # FLOAT -> DOUBLE: the float's exact value
                 t = tables[a.table]
                 if t["types"][a.column] == C.MYSQL_TYPE_FLOAT and D.silver_type_of(a.new_type_text) == "double":
                     for row in t["rows"].values():
@@ -238,8 +247,9 @@ def _replay(out: Path, manifest: dict) -> tuple[dict[str, list[str]], list[dict]
             t = tables.get(name)
             lines = []
             if t is not None:
-                table = TableDef(db, name, tuple(ColumnDef(c, "", t["types"].get(c, 0)) for c in t["columns"]),
-                                 tuple(t["pk"]))
+                table = TableDef(
+                    db, name, tuple(ColumnDef(c, "", t["types"].get(c, 0)) for c in t["columns"]), tuple(t["pk"])
+                )
                 lines = truth_lines(table, [tuple(_plain(r.get(c)) for c in t["columns"]) for r in t["rows"].values()])
             snapshots[f"{db}.{name}/day={date}"] = lines
         counts.append({f"{seen[name]}.{name}": n for name, n in blocked_changes.items()})
@@ -276,7 +286,7 @@ def _replay(out: Path, manifest: dict) -> tuple[dict[str, list[str]], list[dict]
                 rows[key(t, rc.after) or serial] = dict(rc.after)
                 continue
             k = key(t, rc.before)
-            if k is None:                               # no primary key: the first row equal to the before image
+            if k is None:  # no primary key: the first row equal to the before image
                 k = next(s for s, r in rows.items() if all(r.get(n) == v for n, v in rc.before.items()))
             row = rows.pop(k)
             if rc.op == "update":
@@ -307,7 +317,7 @@ def test_replaying_decoded_changes_gives_the_truth_files(generated):
     assert blocked_changes == [d["blocked_changes"] for d in manifest["days"]]
     days = [d["date"] for d in manifest["days"]]
     empty = {name for name, lines in replayed.items() if not lines}
-    if config.ddl:      # renamed and dropped names are empty; the blocked table's later changes were counted
+    if config.ddl:  # renamed and dropped names are empty; the blocked table's later changes were counted
         assert {f"shop.wishlists/day={d}" for d in days} | {f"shop.sessions/day={days[0]}"} <= empty
         assert blocked_changes[-1]["shop.coupons"] > 3 and len(truth_files) > 10 * len(days)
     else:
@@ -329,12 +339,12 @@ def test_sdi_of_each_table_version_matches_the_table_maps_that_follow_its_ddl(ge
             tables = [d.table for d in (e.document() for e in read_entries(out / rel)) if d.table is not None]
             assert [t.name for t in tables] == [info["table"]]
             schemas.setdefault(table_id, table_schema(tables[0]))
-    newest: dict[str, int] = {}                 # table name -> table id of its newest version so far
+    newest: dict[str, int] = {}  # table name -> table id of its newest version so far
     ddl_at = {(v["binlog_file"], v["binlog_pos"]): v for v in manifest["table_versions"]}
     named = set()
     for f in _binlogs(out):
         for e in read_events(open(f, "rb")):
-            if e.payload_pos is None and (f.name, e.pos) in ddl_at:          # the GTID event of a DDL
+            if e.payload_pos is None and (f.name, e.pos) in ddl_at:  # the GTID event of a DDL
                 v = ddl_at[(f.name, e.pos)]
                 newest[v["table"]] = v["table_id"]
             if not isinstance(e.body, ev.TableMapEvent):
@@ -353,8 +363,11 @@ def test_sdi_of_each_table_version_matches_the_table_maps_that_follow_its_ddl(ge
 
 
 def _digest(out: Path) -> dict[str, str]:
-    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("ddl", [False, True])
@@ -369,9 +382,30 @@ def test_output_is_deterministic_per_seed(tmp_path, ddl):
 
 
 def test_generate_cli(tmp_path, capsys):
-    assert cli_main(["generate", "--out", str(tmp_path), "--days", "1", "--scale", "0.001", "--tables",
-                     "orders,audit_log", "--json-size", "300", "--partial-share", "1", "--compression-share", "0",
-                     "--row-image", "noblob"]) == 0
+    assert (
+        cli_main(
+            [
+                "generate",
+                "--out",
+                str(tmp_path),
+                "--days",
+                "1",
+                "--scale",
+                "0.001",
+                "--tables",
+                "orders,audit_log",
+                "--json-size",
+                "300",
+                "--partial-share",
+                "1",
+                "--compression-share",
+                "0",
+                "--row-image",
+                "noblob",
+            ]
+        )
+        == 0
+    )
     assert "binlog files" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "truth").iterdir()) == ["shop.audit_log", "shop.orders"]
     types = Counter(e.header.type_code for f in _binlogs(tmp_path) for e in read_events(open(f, "rb")))
@@ -383,8 +417,20 @@ def test_generate_help_explains_the_workload(capsys):
     with pytest.raises(SystemExit):
         cli_main(["generate", "--help"])
     text = capsys.readouterr().out
-    for word in ("--seed", "--days", "--scale", "--tables", "--json-size", "--partial-share",
-                 "--compression-share", "JSON_ARRAY_INSERT", "no primary key", "ALTER TABLE", "truth/", "100 MB"):
+    for word in (
+        "--seed",
+        "--days",
+        "--scale",
+        "--tables",
+        "--json-size",
+        "--partial-share",
+        "--compression-share",
+        "JSON_ARRAY_INSERT",
+        "no primary key",
+        "ALTER TABLE",
+        "truth/",
+        "100 MB",
+    ):
         assert word in text
 
 
@@ -451,9 +497,15 @@ def test_generate_cli_days_end_yesterday_unless_a_start_is_given(tmp_path):
     assert cli_main(["generate", "--out", str(tmp_path / "recent"), "--days", "2", "--scale", "0.001"]) == 0
     days = [d["date"] for d in json.loads((tmp_path / "recent" / "manifest.json").read_text())["days"]]
     today = dt.datetime.now(dt.timezone.utc).date()
-    assert days in ([(today - dt.timedelta(days=n)).isoformat() for n in (2, 1)],
-                    [(today - dt.timedelta(days=n)).isoformat() for n in (3, 2)])   # midnight passed meanwhile
-    assert cli_main(["generate", "--out", str(tmp_path / "fixed"), "--days", "2", "--scale", "0.001",
-                     "--start", "2024-03-01"]) == 0
+    assert days in (
+        [(today - dt.timedelta(days=n)).isoformat() for n in (2, 1)],
+        [(today - dt.timedelta(days=n)).isoformat() for n in (3, 2)],
+    )  # midnight passed meanwhile
+    assert (
+        cli_main(
+            ["generate", "--out", str(tmp_path / "fixed"), "--days", "2", "--scale", "0.001", "--start", "2024-03-01"]
+        )
+        == 0
+    )
     days = [d["date"] for d in json.loads((tmp_path / "fixed" / "manifest.json").read_text())["days"]]
     assert days == ["2024-03-01", "2024-03-02"]

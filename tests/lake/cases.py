@@ -19,12 +19,12 @@ TARGET = [
 
 # One batch, already reduced to the last change per key.
 BATCH = [
-    (1, "A", 20, "update"),    # newer update: applied
-    (2, "b", 20, "delete"),    # newer delete: row removed
-    (3, "C", 5, "update"),     # older than the table's row: ignored
-    (4, "d", 5, "delete"),     # older delete: ignored
-    (5, "E", 20, "insert"),    # new key: inserted
-    (6, "f", 20, "delete"),    # delete of a key the table never had: nothing
+    (1, "A", 20, "update"),  # newer update: applied
+    (2, "b", 20, "delete"),  # newer delete: row removed
+    (3, "C", 5, "update"),  # older than the table's row: ignored
+    (4, "d", 5, "delete"),  # older delete: ignored
+    (5, "E", 20, "insert"),  # new key: inserted
+    (6, "f", 20, "delete"),  # delete of a key the table never had: nothing
 ]
 
 AFTER_BATCH = [

@@ -13,7 +13,7 @@ def engine(request, spark):  # noqa: F811  (the imported fixture)
     installs its jars on every machine that runs the tests."""
     from binlake.lake.delta import engine_for
 
-    return engine_for(spark, request.param)     # DeltaEngineUnavailableError says why and what to run
+    return engine_for(spark, request.param)  # DeltaEngineUnavailableError says why and what to run
 
 
 @pytest.fixture

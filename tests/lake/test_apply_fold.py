@@ -47,11 +47,31 @@ def records(rows: list[dict], info) -> pa.Table:
         groups = ti.key_groups()
         halves = ["old", "new"] if key_change(r["op"], r["key_before"], r["key_after"]) and not ti.dependent else [""]
         for split in halves:
-            key = ("" if ti.one_group else r["key_after"] if split == "new" or r["op"] == "insert"
-                   else r["key_before"]) or ""
-            out.append((*t, groups.get(key, key), False, r["file_seq"], r["pos"], r["row"], r["_binlake_seq"],
-                        r["op"], split, r["before"], r["after"], r["diffs"], r["commit_ts"], r["binlog_file"],
-                        r["gtid"], None, None, None))
+            key = (
+                "" if ti.one_group else r["key_after"] if split == "new" or r["op"] == "insert" else r["key_before"]
+            ) or ""
+            out.append(
+                (
+                    *t,
+                    groups.get(key, key),
+                    False,
+                    r["file_seq"],
+                    r["pos"],
+                    r["row"],
+                    r["_binlake_seq"],
+                    r["op"],
+                    split,
+                    r["before"],
+                    r["after"],
+                    r["diffs"],
+                    r["commit_ts"],
+                    r["binlog_file"],
+                    r["gtid"],
+                    None,
+                    None,
+                    None,
+                )
+            )
     out.sort(key=lambda x: (x[0], x[1], x[2], x[4], x[5], x[6]))
     return to_arrow(RECORD_COLUMNS, out)
 
@@ -61,18 +81,29 @@ def folded(table: pa.Table, info, exact) -> dict:
     pks = {t: ti.pk for t, ti in info.tables.items()}
     run = _fold_partition(pks, {}, False, {}, exact)
     out = pa.Table.from_batches(list(run(iter(table.to_batches(max_chunksize=500))))).to_pylist()
-    return {(r["db"], r["table_name"], r["row_key"]): (json.loads(r["values"]), r["seq"], r["op"], r["count"])
-            for r in out if r["kind"] == "state"}
+    return {
+        (r["db"], r["table_name"], r["row_key"]): (json.loads(r["values"]), r["seq"], r["op"], r["count"])
+        for r in out
+        if r["kind"] == "state"
+    }
 
 
 def reference(table: pa.Table, info) -> dict:
     """The same states from ``fold_sorted`` over each table's changes, images parsed here (no keys, no texts)."""
     changes: dict = {}
     for r in table.to_pylist():
-        changes.setdefault((r["db"], r["table_name"]), []).append(Change(
-            r["_binlake_seq"], (r["file_seq"], r["pos"], r["row"]), r["op"],
-            *(json.loads(r[c]) if r[c] else None for c in ("before", "after", "diffs")),
-            r["commit_ts"], r["binlog_file"], r["gtid"], r["split"]))
+        changes.setdefault((r["db"], r["table_name"]), []).append(
+            Change(
+                r["_binlake_seq"],
+                (r["file_seq"], r["pos"], r["row"]),
+                r["op"],
+                *(json.loads(r[c]) if r[c] else None for c in ("before", "after", "diffs")),
+                r["commit_ts"],
+                r["binlog_file"],
+                r["gtid"],
+                r["split"],
+            )
+        )
     out = {}
     for t, chs in changes.items():
         rows = fold_sorted(sorted(chs, key=lambda c: c.order), {}, info.tables[t].pk).rows
@@ -80,8 +111,11 @@ def reference(table: pa.Table, info) -> dict:
     return out
 
 
-@pytest.mark.parametrize("row_image, links", [("full", None), ("minimal", None), ("minimal", 0)],
-                         ids=["full", "minimal", "minimal-one-group"])
+@pytest.mark.parametrize(
+    "row_image, links",
+    [("full", None), ("minimal", None), ("minimal", 0)],
+    ids=["full", "minimal", "minimal-one-group"],
+)
 def test_known_row_keys_fold_as_computed_ones(tmp_path, monkeypatch, row_image, links):
     """(``links`` 0: too many key changes to group by key, so a dependent table folds as one group.)"""
     if links is not None:
@@ -93,9 +127,8 @@ def test_known_row_keys_fold_as_computed_ones(tmp_path, monkeypatch, row_image, 
     table = records(rows, info)
     truth = reference(table, info)
     assert len(truth) > 100
-    if row_image == "minimal":       # key-changing updates of a MINIMAL image: grouped by the keys they link
-        assert any(ti.dependent and (ti.one_group if links == 0 else ti.key_groups())
-                   for ti in info.tables.values())
+    if row_image == "minimal":  # key-changing updates of a MINIMAL image: grouped by the keys they link
+        assert any(ti.dependent and (ti.one_group if links == 0 else ti.key_groups()) for ti in info.tables.values())
     assert folded(table, info, frozenset()) == truth
     assert folded(table, info, exact) == truth
 
@@ -115,9 +148,24 @@ def test_linked_keys_share_the_smallest_key_of_their_set():
 def test_a_table_whose_layouts_disagree_on_the_primary_key_computes_its_keys():
     cols = json.dumps([["id", 3, 3, 0, False, None], ["v", 3, 3, 0, False, None]])
     layouts = {"a": (cols, json.dumps(["id"])), "b": (cols, json.dumps(["v"]))}
-    base = {"_binlake_seq": 1, "binlog_file": "b.000001", "pos": 1, "gtid": None, "db": "d", "table_name": "t",
-            "columns": None, "primary_key": None, "key_before": None, "key_after": "[1]", "after": None,
-            "diffs": None, "statement": None, "commit_ts": 0, "raw": None, "op": "insert"}
+    base = {
+        "_binlake_seq": 1,
+        "binlog_file": "b.000001",
+        "pos": 1,
+        "gtid": None,
+        "db": "d",
+        "table_name": "t",
+        "columns": None,
+        "primary_key": None,
+        "key_before": None,
+        "key_after": "[1]",
+        "after": None,
+        "diffs": None,
+        "statement": None,
+        "commit_ts": 0,
+        "raw": None,
+        "op": "insert",
+    }
     one = _scan(iter([{**base, "layout": "a"}])).resolve_layouts(lambda ids: layouts)
     two = _scan(iter([{**base, "layout": "a"}, {**base, "layout": "b"}])).resolve_layouts(lambda ids: layouts)
     legacy = _scan(iter([{**base, "layout": None, "columns": cols, "primary_key": json.dumps(["id"])}]))

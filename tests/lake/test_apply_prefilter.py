@@ -15,12 +15,21 @@ from binlake.lake.apply import KEY_CUT_MIN_ROWS, _key_prefilter, silver_size
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-TOUCHED = [("shop", "orders", "[3]"), ("shop", "orders", "[7]"), ("shop", "orders", "[3]"),
-           ("shop", "other", "[5]"), ("shop", "orders", "[9223372036854775807]"),
-           ("shop", "lines", "[2,1]"), ("shop", "lines", "[1,2]"),
-           ("shop", "codes", '["b"]'), ("shop", "codes", '["caf\u00e9 \\"x\\""]'), ("shop", "other", '["a"]'),
-           ("shop", "uuids", '[{"hex":"00ff"}]'), ("shop", "days", '["2024-03-01",2]'),
-           ("shop", "prices", '["12.50"]')]
+TOUCHED = [
+    ("shop", "orders", "[3]"),
+    ("shop", "orders", "[7]"),
+    ("shop", "orders", "[3]"),
+    ("shop", "other", "[5]"),
+    ("shop", "orders", "[9223372036854775807]"),
+    ("shop", "lines", "[2,1]"),
+    ("shop", "lines", "[1,2]"),
+    ("shop", "codes", '["b"]'),
+    ("shop", "codes", '["caf\u00e9 \\"x\\""]'),
+    ("shop", "other", '["a"]'),
+    ("shop", "uuids", '[{"hex":"00ff"}]'),
+    ("shop", "days", '["2024-03-01",2]'),
+    ("shop", "prices", '["12.50"]'),
+]
 
 
 def touched_frame(spark):
@@ -48,8 +57,9 @@ def test_other_keys_are_cut_by_their_row_keys(spark):
     kept = _key_prefilter(uuids, {"u": "binary", "v": "int"}, {}, ["u"], touched, "shop", "uuids")
     assert [r["v"] for r in kept.collect()] == [1]
 
-    days = spark.createDataFrame([(dt.date(2024, 3, 1), 1), (dt.date(2024, 3, 1), 2), (dt.date(2024, 3, 2), 2)],
-                                 "d date, n int")
+    days = spark.createDataFrame(
+        [(dt.date(2024, 3, 1), 1), (dt.date(2024, 3, 1), 2), (dt.date(2024, 3, 2), 2)], "d date, n int"
+    )
     kept = _key_prefilter(days, {"d": "date", "n": "int"}, {}, ["d", "n"], touched, "shop", "days")
     assert [(r["d"], r["n"]) for r in kept.collect()] == [(dt.date(2024, 3, 1), 2)]
 

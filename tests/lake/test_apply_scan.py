@@ -56,7 +56,7 @@ def test_a_batch_starting_after_the_layout_row_looks_it_up():
 
 
 def test_a_minimal_after_image_makes_the_table_dependent_whatever_the_partition_order():
-    partial = key_change(2, {"id": 2})                           # MINIMAL: fewer columns than the layout's
+    partial = key_change(2, {"id": 2})  # MINIMAL: fewer columns than the layout's
     for parts in ([[layout_row(1)], [partial]], [[partial], [layout_row(1)]]):
         info = BatchInfo()
         for p in parts:
@@ -105,10 +105,10 @@ def test_layouts_of_a_batch_starting_inside_a_chunk_are_read_from_bronze(tmp_pat
         asked.append(ids)
         return bronze_layouts(None, engine, bronze, "src")(ids)
 
-    later = _scan(iter(dicts[last_layout + 1:])).resolve_layouts(lookup)
+    later = _scan(iter(dicts[last_layout + 1 :])).resolve_layouts(lookup)
     stated = {r["layout"]: r for r in dicts if r["op"] == "layout"}
     named: dict = {}
-    for r in dicts[last_layout + 1:]:
+    for r in dicts[last_layout + 1 :]:
         if r["op"] in CHANGE_OPS:
             named.setdefault((r["db"], r["table_name"]), set()).add(stated[r["layout"]]["columns"])
     assert asked and named and set(later.tables) == set(named)
@@ -118,9 +118,21 @@ def test_layouts_of_a_batch_starting_inside_a_chunk_are_read_from_bronze(tmp_pat
 
 
 def _scan_state(info: BatchInfo) -> tuple:
-    tables = sorted((t, ti.pk, sorted(ti.metas), ti.changes, ti.last_seq, ti.dependent,
-                     None if ti.links is None else sorted(ti.links), sorted(ti.layouts), ti.key_change_after, ti.legacy)
-                    for t, ti in info.tables.items())
+    tables = sorted(
+        (
+            t,
+            ti.pk,
+            sorted(ti.metas),
+            ti.changes,
+            ti.last_seq,
+            ti.dependent,
+            None if ti.links is None else sorted(ti.links),
+            sorted(ti.layouts),
+            ti.key_change_after,
+            ti.legacy,
+        )
+        for t, ti in info.tables.items()
+    )
     return tables, info.gtids, info.last, info.errors, info.ddls, info.changes, info.layouts
 
 
@@ -136,8 +148,8 @@ def test_the_columnar_scan_equals_the_row_scan(tmp_path, row_image):
     from tests.lake.test_apply_fold import bronze
 
     rows = [{c: r.get(c) for c in SCAN_COLUMNS} for r in bronze(tmp_path, row_image)]
-    old = next(i for i, r in enumerate(rows) if r["op"] in CHANGE_OPS)   # a change row of bronze written
-    rows[old].update(layout=None, columns=COLUMNS, primary_key=PK)      # before layout rows
+    old = next(i for i, r in enumerate(rows) if r["op"] in CHANGE_OPS)  # a change row of bronze written
+    rows[old].update(layout=None, columns=COLUMNS, primary_key=PK)  # before layout rows
     (out,) = _scan_arrow(iter(pa.Table.from_pylist(rows).to_batches(max_chunksize=777)))
     got = pickle.loads(out.column("info")[0].as_py())
     assert got.changes > 1000 and any(ti.links for ti in got.tables.values()) and got.ddls

@@ -33,8 +33,10 @@ from binlake.pipeline.split import plan_chunks
 from tests.binlog import build
 from tests.binlog.test_columnar import FIXTURE_FILES, json_table, mutate, payload_body
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="the native decoder core is not built "
-                                "(bash scripts/setup.sh builds it when cargo is installed)")
+pytestmark = pytest.mark.skipif(
+    not native.available(),
+    reason="the native decoder core is not built (bash scripts/setup.sh builds it when cargo is installed)",
+)
 
 COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 Filter = Callable[[], TransactionFilter]
@@ -44,21 +46,28 @@ def python_rows(task: ChunkTask, tf: Filter, provider: SchemaProvider | None = N
     return to_arrow(COLUMNS, decode_chunk(task, tf(), "run-1", provider)).to_pylist()
 
 
-def native_rows(task: ChunkTask, tf: Filter, batch_rows: int = 8192,
-                provider: SchemaProvider | None = None) -> list[dict]:
+def native_rows(
+    task: ChunkTask, tf: Filter, batch_rows: int = 8192, provider: SchemaProvider | None = None
+) -> list[dict]:
     batches = list(iter_native_batches(task, tf(), "run-1", provider, batch_rows))
     for b in batches:
-        b.validate(full=True)           # offsets, validity and UTF-8 of what came through the C interface
+        b.validate(full=True)  # offsets, validity and UTF-8 of what came through the C interface
     return pa.Table.from_batches(batches).to_pylist()
 
 
-def assert_same_bronze(path: Path, tf: Filter = TransactionFilter, start: int = 4, end: int | None = None,
-                       batch_rows: int = 8192, provider: SchemaProvider | None = None) -> list[dict]:
+def assert_same_bronze(
+    path: Path,
+    tf: Filter = TransactionFilter,
+    start: int = 4,
+    end: int | None = None,
+    batch_rows: int = 8192,
+    provider: SchemaProvider | None = None,
+) -> list[dict]:
     task = ChunkTask(str(path), identify("s", path), start, end)
     py = outcome(lambda: python_rows(task, tf, provider))
     nat = outcome(lambda: native_rows(task, tf, batch_rows, provider))
     if isinstance(py, str) or isinstance(nat, str):
-        assert nat == py            # both fail alike (names that are not UTF-8 have no bronze form in either)
+        assert nat == py  # both fail alike (names that are not UTF-8 have no bronze form in either)
         return []
     if any(r["op"] == "error" for r in py):
         # events read when the error stopped the chunk: Python reads the failing transaction to its end before
@@ -74,7 +83,7 @@ def assert_same_bronze(path: Path, tf: Filter = TransactionFilter, start: int = 
 def outcome(read: Callable[[], list[dict]]) -> list[dict] | str:
     try:
         return read()
-    except Exception as exc:        # noqa: BLE001 - compared: the same class from both writers
+    except Exception as exc:  # noqa: BLE001 - compared: the same class from both writers
         return type(exc).__name__
 
 
@@ -84,20 +93,33 @@ def ops(rows: list[dict]) -> set[str]:
 
 # --- real fixtures ------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[p.name for p in FIXTURE_FILES])
 def test_fixture_bronze_rows_equal_the_python_writer(tmp_path, path: Path) -> None:
-    copy = tmp_path / "binlog.000001"           # landing names end with a sequence number; landing files that
-    shutil.copyfile(path, copy)                 # are symbolic links are refused (issue #25 case 6)
+    copy = tmp_path / "binlog.000001"  # landing names end with a sequence number; landing files that
+    shutil.copyfile(path, copy)  # are symbolic links are refused (issue #25 case 6)
     assert_same_bronze(copy)
 
 
 # --- generated MySQL 8 workloads --------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module", params=["full", "minimal", "noblob"])
 def generated(request, tmp_path_factory) -> list[Path]:
     out = tmp_path_factory.mktemp(f"gen-{request.param}")
-    generate(out, GenerateConfig(days=2, scale=0.004, compression_share=0.4, max_binlog_size=120_000,
-                                 row_image=request.param, ddl=True, seed=3, start_date=dt.date(2024, 3, 1)))
+    generate(
+        out,
+        GenerateConfig(
+            days=2,
+            scale=0.004,
+            compression_share=0.4,
+            max_binlog_size=120_000,
+            row_image=request.param,
+            ddl=True,
+            seed=3,
+            start_date=dt.date(2024, 3, 1),
+        ),
+    )
     return sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
 
 
@@ -135,6 +157,7 @@ def test_table_and_gtid_filters_count_alike(generated) -> None:
 
     def tf() -> TransactionFilter:
         return TransactionFilter(TableFilter(exclude=("*.orders",)), GtidSet.parse(str(applied)))
+
     rows = assert_same_bronze(path, tf)
     stats = json.loads(rows[-1]["statement"])
     assert stats["skipped_gtid"] == len(gtids[::2]) and stats["rows_filtered"] > 0
@@ -143,32 +166,42 @@ def test_table_and_gtid_filters_count_alike(generated) -> None:
 
 # --- hand-built transactions -----------------------------------------------------------------------------------
 
+
 def query(text: str | bytes, db: bytes = b"d", status: bytes = b"") -> tuple[int, bytes]:
     raw = text if isinstance(text, bytes) else text.encode()
     return 2, struct.pack("<IIBHH", 1, 0, len(db), 0, len(status)) + status + db + b"\x00" + raw
 
 
 # Q_FLAGS2, Q_SQL_MODE, Q_CATALOG_NZ "std", then Q_CHARSET_CODE: latin1_swedish_ci (8) client, utf8mb4 rest
-LATIN1_CLIENT = (b"\x00" + bytes(4) + b"\x01" + bytes(8) + b"\x06\x03std" + b"\x04"
-                 + struct.pack("<HHH", 8, 255, 255))
+LATIN1_CLIENT = b"\x00" + bytes(4) + b"\x01" + bytes(8) + b"\x06\x03std" + b"\x04" + struct.pack("<HHH", 8, 255, 255)
 
 
 def test_a_ddl_statement_in_the_client_character_set(tmp_path) -> None:
     """A statement a latin1 client wrote is decoded with its ``Q_CHARSET_CODE``, as the server read it (UTF-8
     bytes too); without one, invalid UTF-8 becomes U+FFFD: bronze gets text either way, never a failed ingest."""
     ddl = b"ALTER TABLE t COMMENT 'caf\xe9 \x80'"
-    data = build.binlog(gtid(1), query(ddl, status=LATIN1_CLIENT), gtid(2), query(ddl),
-                        gtid(3), query("ALTER TABLE t COMMENT 'caf\u00e9'", status=LATIN1_CLIENT))
+    data = build.binlog(
+        gtid(1),
+        query(ddl, status=LATIN1_CLIENT),
+        gtid(2),
+        query(ddl),
+        gtid(3),
+        query("ALTER TABLE t COMMENT 'caf\u00e9'", status=LATIN1_CLIENT),
+    )
     rows = assert_same_bronze(written(tmp_path, data))
     assert [r["statement"] for r in rows if r["op"] == "ddl"] == [
-        "ALTER TABLE t COMMENT 'caf\u00e9 \u20ac'", "ALTER TABLE t COMMENT 'caf\ufffd \ufffd'",
-        "ALTER TABLE t COMMENT 'caf\u00c3\u00a9'"]
+        "ALTER TABLE t COMMENT 'caf\u00e9 \u20ac'",
+        "ALTER TABLE t COMMENT 'caf\ufffd \ufffd'",
+        "ALTER TABLE t COMMENT 'caf\u00c3\u00a9'",
+    ]
 
 
 def gtid(gno: int, ts: int = 0) -> tuple[int, bytes]:
     from tests.binlog.test_events import SID
-    return 33, bytes([0]) + SID + struct.pack("<q", gno) + bytes([2]) + struct.pack("<qq", 0, 1) + \
-        ts.to_bytes(7, "little")
+
+    return 33, bytes([0]) + SID + struct.pack("<q", gno) + bytes([2]) + struct.pack("<qq", 0, 1) + ts.to_bytes(
+        7, "little"
+    )
 
 
 XID = (16, (5).to_bytes(8, "little"))
@@ -191,13 +224,36 @@ def test_transactions_of_every_boundary_kind(tmp_path) -> None:
     ins = build.rows_event(30, 7, 2, row_of(1, 1))
     upd = build.rows_event(31, 7, 2, row_of(1, 1) + row_of(2, 2))
     xa = (38, bytes([0]) + struct.pack("<III", 1, 3, 2) + b"abcxy")
-    data = build.binlog(tm, ins,
-                        gtid(1, 1700000000000001), query("BEGIN"), tm, ins, XID,
-                        query("BEGIN"), tm, ins, upd, query("COMMIT"),
-                        query("BEGIN"), tm, ins, query("ROLLBACK TO SAVEPOINT s"), ins, query("ROLLBACK"),
-                        query("XA START 'x'"), tm, ins, xa,
-                        gtid(2), query("  (create table t2 (a int))", b"shop"),
-                        gtid(3), query("BEGIN"), tm, ins)
+    data = build.binlog(
+        tm,
+        ins,
+        gtid(1, 1700000000000001),
+        query("BEGIN"),
+        tm,
+        ins,
+        XID,
+        query("BEGIN"),
+        tm,
+        ins,
+        upd,
+        query("COMMIT"),
+        query("BEGIN"),
+        tm,
+        ins,
+        query("ROLLBACK TO SAVEPOINT s"),
+        ins,
+        query("ROLLBACK"),
+        query("XA START 'x'"),
+        tm,
+        ins,
+        xa,
+        gtid(2),
+        query("  (create table t2 (a int))", b"shop"),
+        gtid(3),
+        query("BEGIN"),
+        tm,
+        ins,
+    )
     rows = assert_same_bronze(written(tmp_path, data))
     assert [r["op"] for r in rows] == ["layout", "insert", "insert", "update", "insert", "ddl", "file_end"]
     assert rows[5]["statement"] == "  (create table t2 (a int))" and rows[5]["db"] == "shop"
@@ -214,16 +270,35 @@ def test_a_layout_is_stated_again_when_its_transaction_was_dropped(tmp_path) -> 
     assert [r["op"] for r in rows] == ["layout", "insert", "file_end"]
 
 
-HOSTILE = ["corrupt-json-cell", "unknown-table", "bad-checksum", "not-finite-double", "truncated-row", "corrupt-zstd",
-           "non-utf8-table-name", "non-utf8-column-name", "non-utf8-ddl-database", "pk-past-columns",
-           "pk-past-columns-in-payload", "non-utf8-ddl-database-in-payload", "oversized-xid-in-payload"]
+HOSTILE = [
+    "corrupt-json-cell",
+    "unknown-table",
+    "bad-checksum",
+    "not-finite-double",
+    "truncated-row",
+    "corrupt-zstd",
+    "non-utf8-table-name",
+    "non-utf8-column-name",
+    "non-utf8-ddl-database",
+    "pk-past-columns",
+    "pk-past-columns-in-payload",
+    "non-utf8-ddl-database-in-payload",
+    "oversized-xid-in-payload",
+]
 
 
 def renamed_table_map(table: bytes = b"t", columns: list[bytes] | None = None) -> tuple[int, bytes]:
     """``json_table`` with raw bytes for its table name and, optionally, COLUMN_NAME metadata (type 4)."""
     names = b"" if columns is None else b"".join(build.packed(len(n)) + n for n in columns)
-    code, body = build.table_map(7, "d", "tX", [3, 245], bytes([4]), [False, True],
-                                 b"" if columns is None else bytes([4]) + build.packed(len(names)) + names)
+    code, body = build.table_map(
+        7,
+        "d",
+        "tX",
+        [3, 245],
+        bytes([4]),
+        [False, True],
+        b"" if columns is None else bytes([4]) + build.packed(len(names)) + names,
+    )
     return code, body.replace(b"\x02tX\x00", bytes([len(table)]) + table + b"\x00", 1)
 
 
@@ -240,15 +315,18 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
         damage = (query("BEGIN"), build.rows_event(30, 8, 2, row_of(2, 2)), XID)
     elif case == "not-finite-double":
         dbl = build.table_map(3, "d", "t", [5], bytes([8]), [True])
-        damage = (query("BEGIN"), dbl, build.rows_event(30, 3, 1, build.image([False], b"\x00" * 6 + b"\xf8\x7f")),
-                  XID)
+        damage = (query("BEGIN"), dbl, build.rows_event(30, 3, 1, build.image([False], b"\x00" * 6 + b"\xf8\x7f")), XID)
     elif case == "truncated-row":
         damage = (query("BEGIN"), tm, build.rows_event(30, 7, 2, row_of(2, 2)[:-3]), XID)
     elif case == "non-utf8-table-name":
         damage = (query("BEGIN"), renamed_table_map(b"t\xff"), build.rows_event(30, 7, 2, row_of(2, 2)), XID)
     elif case == "non-utf8-column-name":
-        damage = (query("BEGIN"), renamed_table_map(b"t", [b"id", b"caf\xe9"]),
-                  build.rows_event(30, 7, 2, row_of(2, 2)), XID)
+        damage = (
+            query("BEGIN"),
+            renamed_table_map(b"t", [b"id", b"caf\xe9"]),
+            build.rows_event(30, 7, 2, row_of(2, 2)),
+            XID,
+        )
     elif case == "non-utf8-ddl-database":
         damage = (gtid(5), query("ALTER TABLE t ADD COLUMN c INT", b"sh\xf6p"))
     elif case.startswith("pk-past-columns"):
@@ -259,11 +337,14 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
     elif case == "non-utf8-ddl-database-in-payload":
         damage = (gtid(5), (40, payload_body(build.event(*query("ALTER TABLE t ADD c INT", b"sh\xf6p"), crc=False))))
     elif case == "oversized-xid-in-payload":
-        damage = (gtid(5), (40, payload_body(build.event(*query("BEGIN"), crc=False) + build.event(16, bytes(64), crc=False))))
+        damage = (
+            gtid(5),
+            (40, payload_body(build.event(*query("BEGIN"), crc=False) + build.event(16, bytes(64), crc=False))),
+        )
     elif case == "corrupt-zstd":
         body = payload_body(build.event(16, (7).to_bytes(8, "little"), crc=False) * 40)
         frame = body.index(b"\x28\xb5\x2f\xfd")
-        damage = ((40, body[:frame] + b"\x00\x00\x00\x00" + body[frame + 4:]),)
+        damage = ((40, body[:frame] + b"\x00\x00\x00\x00" + body[frame + 4 :]),)
     else:
         damage = good
     data = build.binlog(*good, *damage, *good)
@@ -275,19 +356,23 @@ def test_hostile_input_gives_the_same_error_row(tmp_path, case: str) -> None:
     assert ops_seen[:2] == ["layout", "insert"] and "error" in ops_seen and ops_seen[-1] == "file_end"
     err = next(r for r in rows if r["op"] == "error")
     assert str(path) in err["statement"] and str(err["pos"]) in err["statement"]
-    assert err["raw"] == data[err["pos"]:err["pos"] + len(err["raw"])] and err["raw"]
+    assert err["raw"] == data[err["pos"] : err["pos"] + len(err["raw"])] and err["raw"]
     if case.startswith("non-utf8"):
         assert "is not UTF-8" in err["statement"]
     if case.startswith("pk-past-columns"):
         assert "TABLE_MAP_EVENT: primary key names a column past the TABLE_MAP's columns" in err["statement"]
-    if case.endswith("in-payload"):         # located at the payload event, its bytes the evidence
+    if case.endswith("in-payload"):  # located at the payload event, its bytes the evidence
         assert err["pos"] == len(build.binlog(*good, damage[0])) and "inner offset " in err["statement"]
         assert err["raw"][4] == 40
 
 
-BAD_VALUE = build.rows_event(30, 7, 2, row_of(5, 5) + build.image(
-    [False, False], (2).to_bytes(4, "little"), (3).to_bytes(4, "little") + b"\x00\x09\x00"))     # JSON literal 0x05
-UNKNOWN_TABLE = build.rows_event(30, 8, 2, row_of(2, 2))       # table id 8 has no TABLE_MAP: the reader fails
+BAD_VALUE = build.rows_event(
+    30,
+    7,
+    2,
+    row_of(5, 5) + build.image([False, False], (2).to_bytes(4, "little"), (3).to_bytes(4, "little") + b"\x00\x09\x00"),
+)  # JSON literal 0x05
+UNKNOWN_TABLE = build.rows_event(30, 8, 2, row_of(2, 2))  # table id 8 has no TABLE_MAP: the reader fails
 
 
 @pytest.mark.parametrize("payload", [False, True], ids=["plain", "in-payload"])
@@ -310,7 +395,7 @@ def test_the_first_error_in_file_order_wins(tmp_path, first: str, payload: bool)
     assert expected in err["statement"] and "has no TABLE_MAP_EVENT" not in err["statement"]
     bad_at = len(build.binlog(*good, damage[0])) if payload else len(build.binlog(*good, *trx[:2]))
     assert err["pos"] == bad_at and f"offset {bad_at}," in err["statement"]
-    assert json.loads(rows[-1]["statement"])["kept"] == 1                # the good transaction only
+    assert json.loads(rows[-1]["statement"])["kept"] == 1  # the good transaction only
 
 
 @pytest.mark.parametrize("case", ["rolled-back", "already-applied"])
@@ -333,6 +418,7 @@ def test_rows_that_do_not_render_in_a_transaction_not_kept_are_no_error(tmp_path
 
     def tf() -> TransactionFilter:
         return TransactionFilter(TableFilter(), applied)
+
     rows = assert_same_bronze(written(tmp_path, build.binlog(*good, *skipped, *good)), tf)
     assert [r["op"] for r in rows] == ["layout", "insert", "insert", "file_end"]
     stats = json.loads(rows[-1]["statement"])
@@ -344,15 +430,24 @@ def test_two_table_maps_of_one_table_id_in_one_transaction(tmp_path) -> None:
     """The TABLE_MAP in force when a rows event is read decodes it (MySQL: the latest TABLE_MAP of a table id
     wins, as the applier overwrites its map), not the transaction's last one, in a payload or not."""
     t3 = build.table_map(7, "d", "t3", [3], b"", [False])
-    events = (query("BEGIN"), json_table(), build.rows_event(30, 7, 2, row_of(1, 1)), t3,
-              build.rows_event(30, 7, 1, build.image([False], (9).to_bytes(4, "little"))), XID)
+    events = (
+        query("BEGIN"),
+        json_table(),
+        build.rows_event(30, 7, 2, row_of(1, 1)),
+        t3,
+        build.rows_event(30, 7, 1, build.image([False], (9).to_bytes(4, "little"))),
+        XID,
+    )
     plain = build.binlog(*events)
     packed = build.binlog((40, payload_body(b"".join(build.event(t, b, crc=False) for t, b in events))))
     for name, data in (("plain", plain), ("payload", packed)):
         rows = assert_same_bronze(written(tmp_path, data, f"{name}.000001"))
         assert [(r["op"], r["table_name"], r["after"]) for r in rows[:-1]] == [
-            ("layout", "t", None), ("insert", "t", '{"@1":1,"@2":"true"}'),
-            ("layout", "t3", None), ("insert", "t3", '{"@1":9}')]
+            ("layout", "t", None),
+            ("insert", "t", '{"@1":1,"@2":"true"}'),
+            ("layout", "t3", None),
+            ("insert", "t3", '{"@1":9}'),
+        ]
 
 
 def test_a_ddl_inside_a_payload_is_placed_at_the_payload(tmp_path) -> None:
@@ -378,6 +473,7 @@ def test_many_mutations_write_alike(tmp_path) -> None:
 
 def bronze_sweep(tmp_path: Path, runs: int, seed: int) -> None:
     from tests.fuzz.targets import seeds
+
     corpus = [s for s in seeds("binlog") if len(s) < 16_000]
     rng = random.Random(seed)
     for n in range(runs):

@@ -62,10 +62,30 @@ def test_control_bytes_in_names_are_escaped() -> None:
     evil = "db.t\x1b[2J\x1b]0;owned\x07\r\u202eexe.txt"
     assert printable(evil) == "db.t\\x1b[2J\\x1b]0;owned\\x07\\x0d\\u202eexe.txt"
     assert printable("plain.name_ü") == "plain.name_ü"
-    doc = {"lake": "/l", "generated_at": "2024-01-01T00:00:00Z", "sources": [{
-        "source": "s\x1b[31m", "last_commit_time": None, "lag_seconds": None, "checkpoint_seq": None,
-        "last_run": None, "pending_files": None, "gap": None, "quarantined_rows": 0,
-        "tables": [{"table": evil, "live_rows": 1, "last_commit_time": None, "lag_seconds": None,
-                    "quarantined_rows": 0}]}]}
+    doc = {
+        "lake": "/l",
+        "generated_at": "2024-01-01T00:00:00Z",
+        "sources": [
+            {
+                "source": "s\x1b[31m",
+                "last_commit_time": None,
+                "lag_seconds": None,
+                "checkpoint_seq": None,
+                "last_run": None,
+                "pending_files": None,
+                "gap": None,
+                "quarantined_rows": 0,
+                "tables": [
+                    {
+                        "table": evil,
+                        "live_rows": 1,
+                        "last_commit_time": None,
+                        "lag_seconds": None,
+                        "quarantined_rows": 0,
+                    }
+                ],
+            }
+        ],
+    }
     text = format_status(printable_doc(doc))
     assert not any(ch in text for ch in "\x1b\x07\r\u202e") and "db.t\\x1b[2J" in text and "s\\x1b[31m" in text

@@ -16,18 +16,34 @@ from binlake.pipeline import ddl as D
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 COLUMNS = ["id", "a", "name", "price", "f", "_binlake_seq", "_binlake_op"]
-ROWS = [(1, 10, "one", Decimal("1.50"), 0.5, 100, "insert"),
-        (2, 20, "two", Decimal("-2.25"), 1.5, 101, "update"),
-        (3, None, None, None, None, 102, "delete")]
-SCHEMA = [("id", "long"), ("a", "integer"), ("name", "string"), ("price", "decimal(8,2)"), ("f", "float"),
-          ("_binlake_seq", "long"), ("_binlake_op", "string")]
+ROWS = [
+    (1, 10, "one", Decimal("1.50"), 0.5, 100, "insert"),
+    (2, 20, "two", Decimal("-2.25"), 1.5, 101, "update"),
+    (3, None, None, None, None, 102, "delete"),
+]
+SCHEMA = [
+    ("id", "long"),
+    ("a", "integer"),
+    ("name", "string"),
+    ("price", "decimal(8,2)"),
+    ("f", "float"),
+    ("_binlake_seq", "long"),
+    ("_binlake_op", "string"),
+]
 
 
 def arrow_rows(rows, columns=COLUMNS):
     import pyarrow as pa
 
-    types = {"id": pa.int64(), "a": pa.int32(), "name": pa.string(), "price": pa.decimal128(8, 2),
-             "f": pa.float32(), "_binlake_seq": pa.int64(), "_binlake_op": pa.string()}
+    types = {
+        "id": pa.int64(),
+        "a": pa.int32(),
+        "name": pa.string(),
+        "price": pa.decimal128(8, 2),
+        "f": pa.float32(),
+        "_binlake_seq": pa.int64(),
+        "_binlake_op": pa.string(),
+    }
     return pa.table({c: pa.array([r[i] for r in rows], types[c]) for i, c in enumerate(columns)})
 
 
@@ -47,7 +63,7 @@ def read_both(spark, path) -> list[tuple]:
     from deltalake import DeltaTable
 
     by_rs = sorted(tuple(map(_naive_utc, r.values())) for r in DeltaTable(path).to_pyarrow_table().to_pylist())
-    by_spark = sorted(tuple(r) for r in spark.read.format("delta").load(path).collect())    # session in UTC
+    by_spark = sorted(tuple(r) for r in spark.read.format("delta").load(path).collect())  # session in UTC
     assert by_rs == by_spark
     return by_rs
 
@@ -69,8 +85,10 @@ def schema(engine, path) -> list[tuple[str, str]]:
 
 
 def run(spark, engine, lake, statement, db="shop", **kwargs):
-    return [A.apply_action(spark, engine, lake, action, statement=statement, **kwargs)
-            for action in D.parse_ddl(statement, db)]
+    return [
+        A.apply_action(spark, engine, lake, action, statement=statement, **kwargs)
+        for action in D.parse_ddl(statement, db)
+    ]
 
 
 # --- tables --------------------------------------------------------------------------------------------------
@@ -89,12 +107,17 @@ def test_truncate_closes_the_open_history_versions(spark, engine, lake):
 
     make(spark, engine, lake)
     hist = lake.history("shop", "t")
-    history = pa.table({"id": pa.array([1, 1, 2, 3], pa.int64()),
-                        "_binlake_key": ["1", "1", "2", "3"],
-                        "_binlake_seq": pa.array([90, 100, 101, 102], pa.int64()),
-                        "_binlake_op": ["insert", "update", "insert", "delete"],
-                        "_binlake_commit_ts": pa.array([dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)] * 4,
-                                                       pa.timestamp("us", "UTC"))})
+    history = pa.table(
+        {
+            "id": pa.array([1, 1, 2, 3], pa.int64()),
+            "_binlake_key": ["1", "1", "2", "3"],
+            "_binlake_seq": pa.array([90, 100, 101, 102], pa.int64()),
+            "_binlake_op": ["insert", "update", "insert", "delete"],
+            "_binlake_commit_ts": pa.array(
+                [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)] * 4, pa.timestamp("us", "UTC")
+            ),
+        }
+    )
     engine.append(hist, engine.frame(spark, history))
     ts = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
     out = A.truncate(spark, engine, lake, D.Truncate("shop", "t"), seq=200, commit_ts=ts)
@@ -117,7 +140,8 @@ def test_drop_table_retires_silver_and_a_new_create_starts_empty(spark, engine, 
     assert A.retired_folders(lake) == [(("shop", "t"), retired.name)]
     # a later CREATE TABLE of the same name starts a new table
     assert run(spark, engine, lake, "CREATE TABLE t (id BIGINT PRIMARY KEY)") == [
-        A.Applied(D.CreateTable("shop", "t"), 0)]
+        A.Applied(D.CreateTable("shop", "t"), 0)
+    ]
     engine.append(path, engine.frame(spark, arrow_rows([(9, 9, "nine", None, None, 300, "insert")])))
     assert read_both(spark, path) == [(9, 9, "nine", None, None, 300, "insert")]
     assert engine.version(path) == 0
@@ -199,19 +223,29 @@ def test_add_column_with_default_backfills_in_one_commit(spark, engine, lake):
 
 def test_add_columns_of_several_types_with_defaults(spark, engine, lake):
     path = make(spark, engine, lake, rows=ROWS[:1])
-    run(spark, engine, lake, "ALTER TABLE t ADD (s VARCHAR(10) DEFAULT 'it''s', d DECIMAL(6,3) DEFAULT 1.5, "
-                             "b VARBINARY(4) DEFAULT 0x4142, day DATE DEFAULT '2024-02-29')")
-    assert schema(engine, path)[len(SCHEMA):] == [("s", "string"), ("d", "decimal(6,3)"), ("b", "binary"),
-                                                  ("day", "date")]
+    run(
+        spark,
+        engine,
+        lake,
+        "ALTER TABLE t ADD (s VARCHAR(10) DEFAULT 'it''s', d DECIMAL(6,3) DEFAULT 1.5, "
+        "b VARBINARY(4) DEFAULT 0x4142, day DATE DEFAULT '2024-02-29')",
+    )
+    assert schema(engine, path)[len(SCHEMA) :] == [
+        ("s", "string"),
+        ("d", "decimal(6,3)"),
+        ("b", "binary"),
+        ("day", "date"),
+    ]
     [row] = read_both(spark, path)
-    assert row[len(COLUMNS):] == ("it's", Decimal("1.500"), b"AB", dt.date(2024, 2, 29))
+    assert row[len(COLUMNS) :] == ("it's", Decimal("1.500"), b"AB", dt.date(2024, 2, 29))
 
 
 def test_add_column_without_a_constant_default_is_null(spark, engine, lake):
     path = make(spark, engine, lake)
     before = engine.version(path)
-    [plain, stamp] = run(spark, engine, lake, "ALTER TABLE t ADD n BIGINT, "
-                                              "ADD ts DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6)")
+    [plain, stamp] = run(
+        spark, engine, lake, "ALTER TABLE t ADD n BIGINT, ADD ts DATETIME(6) DEFAULT CURRENT_TIMESTAMP(6)"
+    )
     assert (plain.commits, plain.note) == (1, "")
     # delta-spark needs the timestampNtz table feature turned on first: one more commit there
     assert stamp.commits == (2 if engine.name == "spark" else 1) and "not a constant" in stamp.note
@@ -234,18 +268,27 @@ def test_drop_column_rewrites_in_one_commit(spark, engine, lake):
 def test_rename_column_keeps_the_values(spark, engine, lake):
     path = make(spark, engine, lake)
     outs = run(spark, engine, lake, "ALTER TABLE t CHANGE `a` `amount` INT NOT NULL, RENAME COLUMN price TO cost")
-    assert [o.commits for o in outs] == [1, 0, 1]       # rename, same-type modify (nothing), rename
-    assert schema(engine, path) == [("id", "long"), ("amount", "integer"), ("name", "string"),
-                                    ("cost", "decimal(8,2)"), ("f", "float"), ("_binlake_seq", "long"),
-                                    ("_binlake_op", "string")]
+    assert [o.commits for o in outs] == [1, 0, 1]  # rename, same-type modify (nothing), rename
+    assert schema(engine, path) == [
+        ("id", "long"),
+        ("amount", "integer"),
+        ("name", "string"),
+        ("cost", "decimal(8,2)"),
+        ("f", "float"),
+        ("_binlake_seq", "long"),
+        ("_binlake_op", "string"),
+    ]
     assert read_both(spark, path) == sorted(ROWS)
 
 
-@pytest.mark.parametrize("statement, column, new_type, convert", [
-    ("ALTER TABLE t MODIFY a BIGINT", "a", "long", int),
-    ("ALTER TABLE t MODIFY COLUMN price DECIMAL(12,2) NOT NULL", "price", "decimal(12,2)", lambda v: v),
-    ("ALTER TABLE t MODIFY f DOUBLE", "f", "double", float),
-])
+@pytest.mark.parametrize(
+    "statement, column, new_type, convert",
+    [
+        ("ALTER TABLE t MODIFY a BIGINT", "a", "long", int),
+        ("ALTER TABLE t MODIFY COLUMN price DECIMAL(12,2) NOT NULL", "price", "decimal(12,2)", lambda v: v),
+        ("ALTER TABLE t MODIFY f DOUBLE", "f", "double", float),
+    ],
+)
 def test_modify_to_a_wider_type_rewrites_in_one_commit(spark, engine, lake, statement, column, new_type, convert):
     path = make(spark, engine, lake)
     before = engine.version(path)
@@ -253,7 +296,7 @@ def test_modify_to_a_wider_type_rewrites_in_one_commit(spark, engine, lake, stat
     assert out.commits == 1 and engine.version(path) == before + 1
     assert schema(engine, path) == [(n, new_type if n == column else t) for n, t in SCHEMA]
     i = COLUMNS.index(column)
-    expected = sorted(r[:i] + (None if r[i] is None else convert(r[i]),) + r[i + 1:] for r in ROWS)
+    expected = sorted(r[:i] + (None if r[i] is None else convert(r[i]),) + r[i + 1 :] for r in ROWS)
     assert read_both(spark, path) == expected
 
 
@@ -284,8 +327,12 @@ def test_unsupported_ddl_quarantines_with_the_reason(spark, engine, lake):
 
 
 def test_actions_on_a_table_silver_does_not_hold_change_nothing(spark, engine, lake):
-    outs = run(spark, engine, lake, "ALTER TABLE nope ADD c INT DEFAULT 1, DROP d, MODIFY e BIGINT, "
-                                    "RENAME COLUMN f TO g, RENAME TO nope2")
+    outs = run(
+        spark,
+        engine,
+        lake,
+        "ALTER TABLE nope ADD c INT DEFAULT 1, DROP d, MODIFY e BIGINT, RENAME COLUMN f TO g, RENAME TO nope2",
+    )
     assert [o.commits for o in outs] == [0, 0, 0, 0, 0]
     assert all(o.note == "no silver table" for o in outs)
     assert lake.silver_tables() == []
@@ -310,10 +357,15 @@ def test_rename_column_to_a_name_with_a_space(spark, engine, lake):
         assert read_both(spark, path) == sorted(ROWS)
 
 
-@pytest.mark.parametrize("statement, name", [("ALTER TABLE t ADD COLUMN _binlake_x INT DEFAULT 7", "_binlake_x"),
-                                             ("ALTER TABLE t ADD COLUMN `_BINLAKE_OP` VARCHAR(10)", "_BINLAKE_OP"),
-                                             ("ALTER TABLE t CHANGE `name` `_binlake_seq` VARCHAR(40)", "_binlake_seq"),
-                                             ("ALTER TABLE t RENAME COLUMN `name` TO `_binlake_op`", "_binlake_op")])
+@pytest.mark.parametrize(
+    "statement, name",
+    [
+        ("ALTER TABLE t ADD COLUMN _binlake_x INT DEFAULT 7", "_binlake_x"),
+        ("ALTER TABLE t ADD COLUMN `_BINLAKE_OP` VARCHAR(10)", "_BINLAKE_OP"),
+        ("ALTER TABLE t CHANGE `name` `_binlake_seq` VARCHAR(40)", "_binlake_seq"),
+        ("ALTER TABLE t RENAME COLUMN `name` TO `_binlake_op`", "_binlake_op"),
+    ],
+)
 def test_a_column_given_a_name_binlake_keeps_blocks_the_table(spark, engine, lake, statement, name):
     """A DDL that adds or renames a column to a ``_binlake_*`` name (silver's own columns): silver is left as it
     is and the table is blocked with the reason a TABLE_MAP column of such a name gets (issue #25 case 8); the

@@ -19,14 +19,36 @@ from tests.lake import cases
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 UTC = dt.timezone.utc
-TYPES_DDL = ("id long, small int, amount decimal(20,6), at timestamp, local_at timestamp_ntz, raw binary, "
-             "name string, day date, flag boolean, ratio double")
+TYPES_DDL = (
+    "id long, small int, amount decimal(20,6), at timestamp, local_at timestamp_ntz, raw binary, "
+    "name string, day date, flag boolean, ratio double"
+)
 TYPES_ROWS = [
-    (1, -7, Decimal("12345678901234.123456"), dt.datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=UTC),
-     dt.datetime(2024, 2, 29, 23, 59, 59, 123456), b"\x00\xff\x80", "naïve ✓", dt.date(2024, 2, 29), True, 0.1),
+    (
+        1,
+        -7,
+        Decimal("12345678901234.123456"),
+        dt.datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=UTC),
+        dt.datetime(2024, 2, 29, 23, 59, 59, 123456),
+        b"\x00\xff\x80",
+        "naïve ✓",
+        dt.date(2024, 2, 29),
+        True,
+        0.1,
+    ),
     (2, None, None, None, None, None, None, None, None, None),
-    (9223372036854775807, 2147483647, Decimal("-0.000001"), dt.datetime(1970, 1, 1, tzinfo=UTC),
-     dt.datetime(9999, 12, 31, 23, 59, 59, 999999), b"", "", dt.date(1000, 1, 1), False, -1e308),
+    (
+        9223372036854775807,
+        2147483647,
+        Decimal("-0.000001"),
+        dt.datetime(1970, 1, 1, tzinfo=UTC),
+        dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+        b"",
+        "",
+        dt.date(1000, 1, 1),
+        False,
+        -1e308,
+    ),
 ]
 # The timestamps as text in the session's UTC zone: an independent check of the instants.
 TYPES_TEXT = [
@@ -92,7 +114,7 @@ def test_merge_widens_the_table_for_new_columns(engine, spark, table_path):
     engine.append(table_path, frame(spark, cases.TARGET))
     engine.merge(table_path, frame(spark, cases.BATCH), ["id"])
     result = engine.merge(table_path, frame(spark, cases.WIDE_BATCH, cases.WIDE_COLUMNS), ["id"])
-    assert result == MergeResult(version=3, inserted=1, updated=1, deleted=0)   # 2: ADD COLUMN, 3: MERGE
+    assert result == MergeResult(version=3, inserted=1, updated=1, deleted=0)  # 2: ADD COLUMN, 3: MERGE
     back = engine.read(spark, table_path)
     assert back.columns == [name for name, _ in cases.WIDE_COLUMNS]
     assert collected(back) == cases.AFTER_WIDE_BATCH
@@ -104,7 +126,7 @@ def test_add_columns(engine, spark, table_path):
     engine.append(table_path, frame(spark, cases.TARGET))
     fields = StructType([StructField("v", StringType()), StructField("price", DecimalType(12, 2))])
     assert engine.add_columns(table_path, fields) == 1
-    assert engine.add_columns(table_path, fields) == 1          # nothing left to add: no commit
+    assert engine.add_columns(table_path, fields) == 1  # nothing left to add: no commit
     back = engine.read(spark, table_path)
     assert back.schema["price"].dataType == DecimalType(12, 2)
     assert collected(back) == [row + (None,) for row in cases.TARGET]
@@ -128,7 +150,9 @@ def test_partitioned_table_reads_back_its_partition_column(engine, spark, table_
 def test_awkward_column_names(engine, spark, table_path):
     columns = (("Key Col", "long"), ("we`ird", "string"), ("_binlake_seq", "long"), ("_binlake_op", "string"))
     engine.append(table_path, frame(spark, [(1, "a", 1, "insert"), (2, "b", 1, "insert")], columns))
-    result = engine.merge(table_path, frame(spark, [(2, "B", 2, "update"), (3, "c", 2, "insert")], columns), ["Key Col"])
+    result = engine.merge(
+        table_path, frame(spark, [(2, "B", 2, "update"), (3, "c", 2, "insert")], columns), ["Key Col"]
+    )
     assert result == MergeResult(1, inserted=1, updated=1, deleted=0)
     back = engine.read(spark, table_path)
     assert back.columns == [name for name, _ in columns]
@@ -152,19 +176,22 @@ def test_a_session_without_the_jars_gets_the_rust_engine_and_a_clear_reason(tmp_
     import subprocess
     import sys
 
-    script = ("from pyspark.sql import SparkSession\n"
-              "from binlake.lake.delta import engine_for, spark_engine_unavailable_reason\n"
-              "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
-              "print('ENGINE', engine_for(s).name)\n"
-              "print('REASON', spark_engine_unavailable_reason(s))\n"
-              "try:\n    engine_for(s, 'spark')\nexcept Exception as e:\n    print('ERROR', type(e).__name__)\n")
+    script = (
+        "from pyspark.sql import SparkSession\n"
+        "from binlake.lake.delta import engine_for, spark_engine_unavailable_reason\n"
+        "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
+        "print('ENGINE', engine_for(s).name)\n"
+        "print('REASON', spark_engine_unavailable_reason(s))\n"
+        "try:\n    engine_for(s, 'spark')\nexcept Exception as e:\n    print('ERROR', type(e).__name__)\n"
+    )
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("BINLAKE_DELTA_JARS", "PYSPARK_GATEWAY_PORT")}
     env.update(SPARK_CONF_DIR=str(conf_dir), SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
-    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines()
-                 if line.startswith(("ENGINE ", "REASON ", "ERROR ")))
+    lines = dict(
+        line.split(" ", 1) for line in out.stdout.splitlines() if line.startswith(("ENGINE ", "REASON ", "ERROR "))
+    )
     assert lines.get("ENGINE") == "rust", out.stderr[-2000:]
     assert lines["ERROR"] == "DeltaEngineUnavailableError"
     assert "delta-spark's jars are absent" in lines["REASON"] and "scripts/setup.sh" in lines["REASON"]
@@ -173,8 +200,9 @@ def test_a_session_without_the_jars_gets_the_rust_engine_and_a_clear_reason(tmp_
 def test_spark_engine_reads_what_the_rust_engine_wrote(spark, table_path):
     engine_for(spark, "rust").merge(table_path, frame(spark, cases.BATCH), ["id"])
     spark_engine = engine_for(spark, "spark")
-    assert collected(spark_engine.read(spark, table_path)) == [r for r in cases.sorted_rows(cases.BATCH)
-                                                               if r[3] != "delete"]
+    assert collected(spark_engine.read(spark, table_path)) == [
+        r for r in cases.sorted_rows(cases.BATCH) if r[3] != "delete"
+    ]
 
 
 def test_spark_dialect_clauses_pick_the_expected_rows_without_delta(spark):
@@ -185,15 +213,23 @@ def test_spark_dialect_clauses_pick_the_expected_rows_without_delta(spark):
     from binlake.lake.delta.plan import MergeSpec, merge_clauses, quote_spark
 
     clauses = merge_clauses(MergeSpec(("id",)), [name for name, _ in cases.COLUMNS], quote_spark)
-    joined = frame(spark, cases.BATCH).alias("s").join(frame(spark, cases.TARGET).alias("t"), F.expr(clauses.on), "left")
-    first_match = (F.when(F.col("t.id").isNull(), F.when(F.expr(clauses.insert_when), "insert"))
-                   .when(F.expr(clauses.delete_when), "delete")
-                   .when(F.expr(clauses.update_when), "update"))
+    joined = (
+        frame(spark, cases.BATCH).alias("s").join(frame(spark, cases.TARGET).alias("t"), F.expr(clauses.on), "left")
+    )
+    first_match = (
+        F.when(F.col("t.id").isNull(), F.when(F.expr(clauses.insert_when), "insert"))
+        .when(F.expr(clauses.delete_when), "delete")
+        .when(F.expr(clauses.update_when), "update")
+    )
     outcome = {r["id"]: r["action"] for r in joined.select("s.id", first_match.alias("action")).collect()}
     assert outcome == {1: "update", 2: "delete", 3: None, 4: None, 5: "insert", 6: None}
     assignments = dict(clauses.assignments)
     assert joined.where("s.id = 1").select(*[F.expr(e).alias(c) for c, e in assignments.items()]).first() == (
-        1, "A", 20, "update")
+        1,
+        "A",
+        20,
+        "update",
+    )
 
 
 def test_spark_engine_source_checks_run_without_delta(spark):
@@ -210,8 +246,7 @@ def test_spark_engine_source_checks_run_without_delta(spark):
 
 def test_count_says_what_delete_would_delete(engine, spark, table_path):
     engine.append(table_path, spark.createDataFrame(TYPES_ROWS, TYPES_DDL))
-    checks = [({"name": "naïve ✓"}, None, 1), ({}, ("id", 2), 2), ({"small": 2147483647}, ("id", 2), 0),
-              ({}, None, 3)]
+    checks = [({"name": "naïve ✓"}, None, 1), ({}, ("id", 2), 2), ({"small": 2147483647}, ("id", 2), 0), ({}, None, 3)]
     for equal, at_most, n in checks:
         assert engine.count(table_path, equal, at_most) == n, (equal, at_most)
     assert engine.count(str(table_path) + "-absent") == 0

@@ -14,9 +14,11 @@ from binlake.lake.status import live_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-ROWS = [(i, f"n{i}", "delete" if i % 7 == 0 else ("update" if i % 3 == 0 else "insert"), (i % 4) or None)
-        for i in range(200)]
-MAPPED = "`my id` long, `na,me` string, _binlake_op string, _binlake_count long"   # names only column mapping allows
+ROWS = [
+    (i, f"n{i}", "delete" if i % 7 == 0 else ("update" if i % 3 == 0 else "insert"), (i % 4) or None)
+    for i in range(200)
+]
+MAPPED = "`my id` long, `na,me` string, _binlake_op string, _binlake_count long"  # names only column mapping allows
 PLAIN = "my_id long, name string, _binlake_op string, _binlake_count long"
 
 

@@ -19,13 +19,13 @@ def test_java_heap_exhaustion_is_one_line_with_the_setting_and_the_log(spark, tm
     jvm = spark.sparkContext._jvm
     with pytest.raises(SparkJobFailed) as caught:
         with stage("apply", LakeLayout(str(tmp_path))):
-            jvm.java.lang.reflect.Array.newInstance(jvm.java.lang.Long.TYPE, 2**31 - 16)   # ~16 GiB of longs
+            jvm.java.lang.reflect.Array.newInstance(jvm.java.lang.Long.TYPE, 2**31 - 16)  # ~16 GiB of longs
     message = str(caught.value)
     assert "\n" not in message and message.startswith("apply failed: Spark ran out of Java heap memory")
     assert "--driver-memory" in message and "spark.driver.memory" in message
     log = Path(message.rsplit("full trace in ", 1)[1].split(". Rerunning", 1)[0])
     assert log.parent == tmp_path / "logs" and "OutOfMemoryError" in log.read_text()
-    assert spark.range(3).count() == 3           # the session survives: a rerun is possible at once
+    assert spark.range(3).count() == 3  # the session survives: a rerun is possible at once
 
 
 def test_a_failed_python_task_names_the_python_error(spark, tmp_path: Path) -> None:
@@ -51,11 +51,17 @@ def test_errors_of_binlake_itself_pass_unchanged(tmp_path: Path) -> None:
     assert not (tmp_path / "logs").exists()
 
 
-@pytest.mark.parametrize("text, cause", [
-    ("org.apache.spark.SparkException: Job aborted ... ExecutorLostFailure (executor 1 exited)", "executor was lost"),
-    ("py4j.protocol.Py4JNetworkError: Answer from Java side is empty", "driver's JVM stopped"),
-    ("Caused by: java.lang.OutOfMemoryError: GC overhead limit exceeded", "ran out of Java heap"),
-])
+@pytest.mark.parametrize(
+    "text, cause",
+    [
+        (
+            "org.apache.spark.SparkException: Job aborted ... ExecutorLostFailure (executor 1 exited)",
+            "executor was lost",
+        ),
+        ("py4j.protocol.Py4JNetworkError: Answer from Java side is empty", "driver's JVM stopped"),
+        ("Caused by: java.lang.OutOfMemoryError: GC overhead limit exceeded", "ran out of Java heap"),
+    ],
+)
 def test_diagnoses(text: str, cause: str) -> None:
     what, todo = diagnose(text)
     assert cause in what and todo

@@ -27,19 +27,33 @@ def _folded(spark, tmp_path, rows, info) -> tuple[dict, dict]:
 
     schema = StructType.fromDDL(", ".join(f"`{n}` {t}" for n, t, _ in BRONZE_SCHEMA))
     batch = spark.createDataFrame([tuple(r[n] for n, _, _ in BRONZE_SCHEMA) for r in rows], schema)
-    out = fold_batch(spark, engine_for(spark, "spark"), LakeLayout(str(tmp_path / "lake")), batch, info, False,
-                     False, source="s", after_seq=-1).collect()
+    out = fold_batch(
+        spark,
+        engine_for(spark, "spark"),
+        LakeLayout(str(tmp_path / "lake")),
+        batch,
+        info,
+        False,
+        False,
+        source="s",
+        after_seq=-1,
+    ).collect()
     states, stats = {}, {}
     for r in out:
         if r["kind"] == "state":
             live = r["op"] != "delete"
             states[r["db"], r["table_name"], r["row_key"]] = (
-                json.loads(r["values"]) if live else None, r["seq"], r["op"], r["count"], r["base_count"])
+                json.loads(r["values"]) if live else None,
+                r["seq"],
+                r["op"],
+                r["count"],
+                r["base_count"],
+            )
         elif r["kind"] == "stats":
             for k, v in json.loads(r["record"]).items():
                 if v:
                     stats[k] = stats.get(k, 0) + v
-    stats.pop("update_without_base", None)     # a Python-only counter, not reported
+    stats.pop("update_without_base", None)  # a Python-only counter, not reported
     return states, stats
 
 
@@ -55,25 +69,50 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
     without = _folded(spark, tmp_path, rows, info)
     assert len(without[0]) > 100
     assert with_sql == without
-    if row_image == "full":           # most keys did fold in SQL
+    if row_image == "full":  # most keys did fold in SQL
         seen = []
 
         def split(records, tables):
             python, in_sql = fold_sql.split_fold(records, tables)
             seen.append(in_sql)
             return python, in_sql
+
         monkeypatch.setattr(apply, "sql_tables", fold_sql.sql_tables)
         monkeypatch.setattr(apply, "split_fold", split)
         assert _folded(spark, tmp_path, rows, info) == without
         assert seen[0].filter("kind = 'state'").count() > len(without[0]) // 4
 
 
-VALUES = ["2024-03-01", "0000-00-00", "2024-02-30", "2024-02-29", "2023-02-29", "0000-01-01", "0001-01-01",
-          "9999-12-31", "2024-13-01", "2024-00-10", "2024-03-00", "", "2024", "x024-03-01",
-          "2024-03-01 00:00:00", "2024-03-01 23:59:59.999999", "2024-03-01 24:00:00", "2024-03-01 00:60:00",
-          "2024-03-01 00:00:60", "2024-03-01 00:00:00.5", "2024-03-01 00:00:00.", "2024-03-01 00:00:00.1234567",
-          "0000-00-00 00:00:00", "2024-02-30 10:00:00", "2024-03-01 1:00:00", "2024-03-01 00:00:00.-5",
-          "2024-03-01 00:00", None]
+VALUES = [
+    "2024-03-01",
+    "0000-00-00",
+    "2024-02-30",
+    "2024-02-29",
+    "2023-02-29",
+    "0000-01-01",
+    "0001-01-01",
+    "9999-12-31",
+    "2024-13-01",
+    "2024-00-10",
+    "2024-03-00",
+    "",
+    "2024",
+    "x024-03-01",
+    "2024-03-01 00:00:00",
+    "2024-03-01 23:59:59.999999",
+    "2024-03-01 24:00:00",
+    "2024-03-01 00:60:00",
+    "2024-03-01 00:00:60",
+    "2024-03-01 00:00:00.5",
+    "2024-03-01 00:00:00.",
+    "2024-03-01 00:00:00.1234567",
+    "0000-00-00 00:00:00",
+    "2024-02-30 10:00:00",
+    "2024-03-01 1:00:00",
+    "2024-03-01 00:00:00.-5",
+    "2024-03-01 00:00",
+    None,
+]
 
 
 def test_invalid_temporal_in_sql_is_pythons(spark):
@@ -85,20 +124,49 @@ def test_invalid_temporal_in_sql_is_pythons(spark):
         assert got == {v: invalid_temporal(kind, v) for v in VALUES}, kind
 
 
-META = {"id": ["id", 3, 3, 0, False, None], "big": ["big", 8, 8, 0, True, None],
-        "amount": ["amount", 246, 246, (12 << 8) | 2, False, None], "name": ["name", 15, 15, 80, False, 45],
-        "note": ["note", 252, 252, 2, False, 45], "day": ["day", 10, 10, 0, False, None],
-        "at": ["at", 18, 18, 6, False, None], "ts": ["ts", 17, 17, 3, False, None],
-        "small": ["small", 2, 2, 0, True, None]}
+META = {
+    "id": ["id", 3, 3, 0, False, None],
+    "big": ["big", 8, 8, 0, True, None],
+    "amount": ["amount", 246, 246, (12 << 8) | 2, False, None],
+    "name": ["name", 15, 15, 80, False, 45],
+    "note": ["note", 252, 252, 2, False, 45],
+    "day": ["day", 10, 10, 0, False, None],
+    "at": ["at", 18, 18, 6, False, None],
+    "ts": ["ts", 17, 17, 3, False, None],
+    "small": ["small", 2, 2, 0, True, None],
+}
 STATES = [
-    {"id": 1, "big": 18446744073709551615, "amount": "-1234567890.25", "name": "Zürich \"quoted\" \\ back",
-     "note": "line\nbreak", "day": "2024-02-29", "at": "2024-03-01 23:59:59.999999", "ts": "1970-01-01 00:00:00.5",
-     "small": 65535},
-    {"id": 2, "big": 0, "amount": "0.00", "name": "", "note": None, "day": "0000-00-00", "at": "0000-00-00 00:00:00",
-     "ts": "2024-02-30 10:00:00.000", "small": 0},
+    {
+        "id": 1,
+        "big": 18446744073709551615,
+        "amount": "-1234567890.25",
+        "name": 'Zürich "quoted" \\ back',
+        "note": "line\nbreak",
+        "day": "2024-02-29",
+        "at": "2024-03-01 23:59:59.999999",
+        "ts": "1970-01-01 00:00:00.5",
+        "small": 65535,
+    },
+    {
+        "id": 2,
+        "big": 0,
+        "amount": "0.00",
+        "name": "",
+        "note": None,
+        "day": "0000-00-00",
+        "at": "0000-00-00 00:00:00",
+        "ts": "2024-02-30 10:00:00.000",
+        "small": 0,
+    },
     {"id": 3, "name": "only some columns"},
-    {"id": 4, "name": {"hex": "c328"}, "note": "text that did not decode: {\"hex\":\"ff\"}", "day": "0001-01-01",
-     "at": "9999-12-31 23:59:59.000001", "ts": "2038-01-19 03:14:07.999"},
+    {
+        "id": 4,
+        "name": {"hex": "c328"},
+        "note": 'text that did not decode: {"hex":"ff"}',
+        "day": "0001-01-01",
+        "at": "9999-12-31 23:59:59.000001",
+        "ts": "2038-01-19 03:14:07.999",
+    },
     {"id": -5, "amount": "99.9", "day": "2024-13-01", "at": "2024-03-01 00:00:00", "ts": "2024-03-01 00:00:00."},
 ]
 
@@ -114,8 +182,10 @@ def test_typed_states_in_sql_equal_the_python_conversion(spark):
 
     cols = data_columns(META)
     assert fold_sql.sql_typable(cols, META)
-    rows = [("state", "d", "t", f"[{s['id']}]", compact_json(s), 10 + i, "update" if i else "insert", 1, 0, None, None)
-            for i, s in enumerate(STATES)]
+    rows = [
+        ("state", "d", "t", f"[{s['id']}]", compact_json(s), 10 + i, "update" if i else "insert", 1, 0, None, None)
+        for i, s in enumerate(STATES)
+    ]
     folded = spark.createDataFrame(rows, ", ".join(f"`{n}` {k}" for n, k in OUT_COLUMNS))
     sql = table_frame(folded, "state", ("d", "t"), cols, True, META)
     python = table_frame(folded, "state", ("d", "t"), cols, True)

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from binlake.lake.layout import LakeLayout, TableNameError, parse_silver_name, silver_name
 
 # MySQL identifiers: up to 64 characters of the BMP (utf8mb3), anything but NUL
-NAMES = st.text(st.characters(min_codepoint=1, max_codepoint=0xFFFF, exclude_categories=("Cs",)),
-                min_size=1, max_size=64)
+NAMES = st.text(
+    st.characters(min_codepoint=1, max_codepoint=0xFFFF, exclude_categories=("Cs",)), min_size=1, max_size=64
+)
 
 
 @settings(max_examples=600, deadline=None)
@@ -31,11 +32,22 @@ def test_folder_is_one_safe_path_component_and_reversible(db: str, table: str) -
     assert "/" not in name and "\x00" not in name and name not in (".", "..")
     assert len(name.encode()) <= 255
     parsed = parse_silver_name(name)
-    assert parsed == (db, table) or (parsed is None and "~~" in name)    # a cut name keeps its pair in the folder
+    assert parsed == (db, table) or (parsed is None and "~~" in name)  # a cut name keeps its pair in the folder
 
 
-@pytest.mark.parametrize("db, table", [("a__b", "c"), ("a", "b__c"), ("../../evil", "x"), ("/abs", "t"),
-                                       ("a/b", "c"), ("sp ace", "<script>"), ("_a", "b"), ("a_", "_b")])
+@pytest.mark.parametrize(
+    "db, table",
+    [
+        ("a__b", "c"),
+        ("a", "b__c"),
+        ("../../evil", "x"),
+        ("/abs", "t"),
+        ("a/b", "c"),
+        ("sp ace", "<script>"),
+        ("_a", "b"),
+        ("a_", "_b"),
+    ],
+)
 def test_hostile_names_stay_inside_silver_and_do_not_collide(tmp_path: Path, db: str, table: str) -> None:
     lake = LakeLayout(str(tmp_path))
     path = Path(lake.silver(db, table))
@@ -45,7 +57,7 @@ def test_hostile_names_stay_inside_silver_and_do_not_collide(tmp_path: Path, db:
 
 def test_collisions_of_the_old_scheme_are_gone() -> None:
     assert silver_name("a__b", "c") != silver_name("a", "b__c")
-    assert silver_name("shop", "order_items") == "shop__order_items"          # ordinary names stay readable
+    assert silver_name("shop", "order_items") == "shop__order_items"  # ordinary names stay readable
 
 
 def test_nul_and_empty_names_are_typed_errors() -> None:

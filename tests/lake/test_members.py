@@ -52,7 +52,7 @@ def test_mysql_previous_gtids_vouch_for_history_before_the_landed_files() -> Non
 
 
 def test_mysql_excluded_tables_do_not_make_holes_in_the_held_range() -> None:
-    held = held_gtids([f"{A}:1", f"{A}:2", f"{A}:5"], "")      # 3, 4 touched only excluded tables
+    held = held_gtids([f"{A}:1", f"{A}:2", f"{A}:5"], "")  # 3, 4 touched only excluded tables
     assert check_switch("s", "b", _mysql(A, 1, 6), held) == 5
 
 

@@ -12,18 +12,37 @@ UTC = dt.timezone.utc
 
 
 def metrics_row(table: str, run_end: int, last_us: int | None) -> dict:
-    return {"source": "s", "table_name": table, "run_end": dt.datetime(2024, 3, run_end, tzinfo=UTC),
-            "last_commit_time": utc(last_us), "checkpoint_seq": run_end}
+    return {
+        "source": "s",
+        "table_name": table,
+        "run_end": dt.datetime(2024, 3, run_end, tzinfo=UTC),
+        "last_commit_time": utc(last_us),
+        "checkpoint_seq": run_end,
+    }
 
 
 def test_untouched_tables_keep_their_newest_recorded_change_time():
-    recorded = [metrics_row(SOURCE_ROW, 1, 10), metrics_row("a.t1", 1, 5), metrics_row("a.t2", 1, 7),
-                metrics_row("a.t2", 3, 1_700_000_000_123_456), metrics_row("a.t2", 2, 9), metrics_row("b.t3", 2, None)]
+    recorded = [
+        metrics_row(SOURCE_ROW, 1, 10),
+        metrics_row("a.t1", 1, 5),
+        metrics_row("a.t2", 1, 7),
+        metrics_row("a.t2", 3, 1_700_000_000_123_456),
+        metrics_row("a.t2", 2, 9),
+        metrics_row("b.t3", 2, None),
+    ]
     touched = [{"db": "a", "table_name": "t1"}, {"db": None, "table_name": None}]
     [t2] = _unchanged_tables(recorded, touched)
-    assert t2 == {"source": "s", "db": "a", "table_name": "t2", "last_change_us": 1_700_000_000_123_456,
-                  "last_commit_us": 1_700_000_000_123_456, "inserts": 0, "updates": 0, "deletes": 0,
-                  "decode_errors": 0}
+    assert t2 == {
+        "source": "s",
+        "db": "a",
+        "table_name": "t2",
+        "last_change_us": 1_700_000_000_123_456,
+        "last_commit_us": 1_700_000_000_123_456,
+        "inserts": 0,
+        "updates": 0,
+        "deletes": 0,
+        "decode_errors": 0,
+    }
 
 
 def test_naive_timestamps_read_back_as_utc():

@@ -63,7 +63,7 @@ def test_merging_the_same_batch_again_changes_nothing(rust, table_path):
     again = rust.merge(table_path, cases.arrow_table(cases.BATCH), ["id"])
     assert again == MergeResult(version=1, inserted=0, updated=0, deleted=0)
     assert rows(rust, table_path) == cases.AFTER_BATCH
-    assert rust.version(table_path) == 1          # no commit for a MERGE that changed nothing
+    assert rust.version(table_path) == 1  # no commit for a MERGE that changed nothing
 
 
 def test_tombstones_keep_deletes_so_a_late_insert_can_not_resurrect(rust, table_path):
@@ -156,8 +156,12 @@ def test_overwrite_where_replaces_only_matching_rows(rust, table_path):
     rust.append(table_path, cases.arrow_table(cases.TARGET))
     version = rust.overwrite(table_path, cases.arrow_table([(2, "B", 11, "update")]), where="id = 2")
     assert version == 1
-    assert rows(rust, table_path) == [(1, "a", 10, "insert"), (2, "B", 11, "update"), (3, "c", 10, "insert"),
-                                      (4, "d", 10, "update")]
+    assert rows(rust, table_path) == [
+        (1, "a", 10, "insert"),
+        (2, "B", 11, "update"),
+        (3, "c", 10, "insert"),
+        (4, "d", 10, "update"),
+    ]
     assert cases.sorted_rows(r.values() for r in rust.read_arrow(table_path, version=0).to_pylist()) == cases.TARGET
     rust.overwrite(table_path, cases.arrow_table([(1, "x")], cases.COLUMNS[:2]))
     assert rust.read_arrow(table_path).column_names == ["id", "v"]
@@ -179,7 +183,9 @@ def test_engine_choice_without_spark():
 
 
 def test_importing_the_lake_loads_neither_spark_nor_delta_rs():
-    code = ("import sys, binlake.lake.delta, binlake.lake.session;"
-            "print(sorted(m for m in ('pyspark', 'deltalake', 'pyarrow', 'delta') if m in sys.modules))")
+    code = (
+        "import sys, binlake.lake.delta, binlake.lake.session;"
+        "print(sorted(m for m in ('pyspark', 'deltalake', 'pyarrow', 'delta') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

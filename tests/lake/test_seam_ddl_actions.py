@@ -17,13 +17,13 @@ def at(seq: int) -> dict:
 def test_a_drop_database_before_a_seam_spares_the_seeded_tables():
     [drop] = parse_ddl("DROP DATABASE IF EXISTS dd", None)
     assert _after_seams(drop, at(10), SEAMS) == DropDatabase("dd", keep=frozenset({"t", "moved"}))
-    assert _after_seams(drop, at(2000), SEAMS) == drop               # after the seams: the whole database
+    assert _after_seams(drop, at(2000), SEAMS) == drop  # after the seams: the whole database
     assert _after_seams(DropDatabase("other"), at(10), SEAMS) == DropDatabase("other")
 
 
 def test_table_statements_before_a_seam_do_not_apply():
     assert _after_seams(CreateTable("dd", "t"), at(10), SEAMS) is None
-    assert _after_seams(Truncate("a.b", "t"), at(10), SEAMS) is None          # a dotted database name
+    assert _after_seams(Truncate("a.b", "t"), at(10), SEAMS) is None  # a dotted database name
     assert _after_seams(Truncate("a.b", "t"), at(1000), SEAMS) == Truncate("a.b", "t")
     assert _after_seams(DropTable("dd", "u"), at(10), SEAMS) == DropTable("dd", "u")
 

@@ -17,15 +17,17 @@ def test_a_submitted_job_writes_and_merges_delta_on_both_workers(spark_cluster, 
     table = tmp_path / "table"
     done = spark_cluster.submit("tests/lake/cluster_delta_job.py", str(table))
     assert done.returncode == 0, done.stderr[-4000:]
-    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("ENGINE", "MASTER", "MERGE")))
+    lines = dict(
+        line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("ENGINE", "MASTER", "MERGE"))
+    )
     assert lines == {"ENGINE": "spark", "MASTER": spark_cluster.master_url, "MERGE": "1 10 5 5"}
 
     assert spark_cluster.workers_used(done) == {0, 1}
     app = spark_cluster.app_id(done)
-    for work_dir in spark_cluster.work_dirs:      # each executor fetched the driver's spark.jars
+    for work_dir in spark_cluster.work_dirs:  # each executor fetched the driver's spark.jars
         assert list((work_dir / app).glob("*/delta-spark_*.jar")), f"no delta-spark jar under {work_dir / app}"
 
-    rows = {r["id"]: r for r in DeltaTable(str(table)).to_pyarrow_table().to_pylist()}   # read by delta-rs
+    rows = {r["id"]: r for r in DeltaTable(str(table)).to_pyarrow_table().to_pylist()}  # read by delta-rs
     assert len(rows) == 1005
     assert [i for i in range(990, 1000) if i in rows] == [991, 993, 995, 997, 999]
     assert rows[991] == {"id": 991, "v": "new-991", "_binlake_seq": 2, "_binlake_op": "update"}

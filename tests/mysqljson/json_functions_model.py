@@ -32,7 +32,7 @@ def exists(doc: object, legs: tuple[Leg, ...]) -> bool:
 
 
 def json_replace(doc: object, legs: tuple[Leg, ...], value: object) -> object:
-    """"Replaces existing values in a JSON document ... A path-value pair for a nonexisting path is ignored."""
+    """ "Replaces existing values in a JSON document ... A path-value pair for a nonexisting path is ignored."""
     if not exists(doc, legs):
         return doc
     result = copy.deepcopy(doc)
@@ -58,21 +58,21 @@ def _add(doc: object, legs: tuple[Leg, ...], value: object) -> object:
 
 
 def json_set(doc: object, legs: tuple[Leg, ...], value: object) -> object:
-    """"Inserts or updates data": replace when the path exists, else add as JSON_INSERT does."""
+    """ "Inserts or updates data": replace when the path exists, else add as JSON_INSERT does."""
     if exists(doc, legs):
         return json_replace(doc, legs, value)
     return _add(doc, legs, value)
 
 
 def json_insert(doc: object, legs: tuple[Leg, ...], value: object) -> object:
-    """"Inserts data without replacing existing values"."""
+    """ "Inserts data without replacing existing values"."""
     if exists(doc, legs):
         return doc
     return _add(doc, legs, value)
 
 
 def json_array_insert(doc: object, legs: tuple[Leg, ...], value: object) -> object:
-    """"If the path identifies an array element, the value is inserted at that position, shifting following values
+    """ "If the path identifies an array element, the value is inserted at that position, shifting following values
     to the right. If the path identifies a position past the end of the array, the value is inserted at the end.
     Pairs for which the path does not identify any array in the document are ignored.\""""
     kind, index = legs[-1]
@@ -85,7 +85,7 @@ def json_array_insert(doc: object, legs: tuple[Leg, ...], value: object) -> obje
 
 
 def json_remove(doc: object, legs: tuple[Leg, ...]) -> object:
-    """"Removes data from a JSON document ... It is not an error if the element to be removed does not exist.\""""
+    """ "Removes data from a JSON document ... It is not an error if the element to be removed does not exist.\""""
     if not exists(doc, legs):
         return doc
     result = copy.deepcopy(doc)

@@ -23,8 +23,10 @@ REP, INS, REM = DiffOp.REPLACE, DiffOp.INSERT, DiffOp.REMOVE
 
 
 def diffs(*specs: tuple) -> list[JsonDiff]:
-    return [JsonDiff(op, parse_path(path), *([parse_text(value)] if value is not None else [])) for op, path, value in
-            (spec if len(spec) == 3 else (*spec, None) for spec in specs)]
+    return [
+        JsonDiff(op, parse_path(path), *([parse_text(value)] if value is not None else []))
+        for op, path, value in (spec if len(spec) == 3 else (*spec, None) for spec in specs)
+    ]
 
 
 def applied(document: str, *specs: tuple) -> str:
@@ -173,7 +175,6 @@ def test_inputs_as_binary_cell_and_raw_vector() -> None:
 def test_corrupt_inputs_are_errors() -> None:
     assert apply_json_diffs({"n": 1}, bytes.fromhex("0701")).status == ApplyStatus.ERROR
     assert apply_json_diffs(b"\x0d", []).status == ApplyStatus.ERROR
-
 
 
 def test_too_deep_result_is_an_error_only_if_it_stays_too_deep() -> None:

@@ -24,20 +24,34 @@ from binlake.mysqljson import (
 
 # WL#10570 "Extending partial update support to JSON_REMOVE": {"a": "x", "b": "y", "c": "z"} byte by byte.
 WL10570_DOC = bytes.fromhex(
-    "00" "0300" "2200"                      # small object, 3 members, 34 bytes
-    "19000100" "1a000100" "1b000100"        # key entries: offset, length
-    "0c1c00" "0c1e00" "0c2000"              # value entries: string at 0x1c, 0x1e, 0x20
-    "616263"                                # keys a b c
-    "0178" "0179" "017a"                    # values "x" "y" "z"
+    "00"
+    "0300"
+    "2200"  # small object, 3 members, 34 bytes
+    "19000100"
+    "1a000100"
+    "1b000100"  # key entries: offset, length
+    "0c1c00"
+    "0c1e00"
+    "0c2000"  # value entries: string at 0x1c, 0x1e, 0x20
+    "616263"  # keys a b c
+    "0178"
+    "0179"
+    "017a"  # values "x" "y" "z"
 )
 # The same document after MySQL removed "b" in place: entries shifted, 7 stale bytes left behind.
 WL10570_AFTER_REMOVE = bytes.fromhex(
-    "00" "0200" "2200"
-    "19000100" "1b000100"
-    "0c1c00" "0c2000"
-    "000c1e000c2000"                        # (free)
+    "00"
+    "0200"
+    "2200"
+    "19000100"
+    "1b000100"
+    "0c1c00"
+    "0c2000"
+    "000c1e000c2000"  # (free)
     "616263"
-    "0178" "0179" "017a"
+    "0178"
+    "0179"
+    "017a"
 )
 
 
@@ -81,8 +95,13 @@ def test_large_object_layout() -> None:
     raw = encode({"a": text})
     size = 4 + 4 + 6 + 5 + 1 + 3 + 70000
     expected_head = (
-        b"\x01" + struct.pack("<II", 1, size) + struct.pack("<IH", 19, 1) + b"\x0c" + struct.pack("<I", 20)
-        + b"a" + bytes((0xF0, 0xA2, 0x04))  # 70000 in 7-bit groups
+        b"\x01"
+        + struct.pack("<II", 1, size)
+        + struct.pack("<IH", 19, 1)
+        + b"\x0c"
+        + struct.pack("<I", 20)
+        + b"a"
+        + bytes((0xF0, 0xA2, 0x04))  # 70000 in 7-bit groups
     )
     assert raw[: len(expected_head)] == expected_head
     assert len(raw) == 1 + size
@@ -91,7 +110,7 @@ def test_large_object_layout() -> None:
 
 def test_large_array_inlines_int32_but_small_does_not() -> None:
     small = encode([100000])
-    assert small == bytes.fromhex("02" "0100" "0b00" "070700" "a0860100")  # 4 + 3 + 4 bytes
+    assert small == bytes.fromhex("0201000b00070700a0860100")  # 4 + 3 + 4 bytes
     big = encode(["x" * 70000, 100000, -5])
     entries = big[9 : 9 + 15]
     assert entries[5:10] == b"\x07" + struct.pack("<i", 100000)
@@ -127,12 +146,12 @@ def test_depth_limit_is_mysqls_100() -> None:
 
 def test_decimal_opaque_layout() -> None:
     # DECIMAL(11,1) 1234567890.5: 1 leading digit (1 byte), one 9-digit word, 1 fraction digit (1 byte).
-    assert encode(Decimal("1234567890.5")) == bytes.fromhex("0ff6" "08" "0b01" "810dfb38d205")
-    assert encode(Decimal("-1234567890.5")) == bytes.fromhex("0ff6" "08" "0b01" "7ef204c72dfa")
-    assert decode(bytes.fromhex("0ff608" "0b01" "7ef204c72dfa")) == Decimal("-1234567890.5")
+    assert encode(Decimal("1234567890.5")) == bytes.fromhex("0ff6080b01810dfb38d205")
+    assert encode(Decimal("-1234567890.5")) == bytes.fromhex("0ff6080b017ef204c72dfa")
+    assert decode(bytes.fromhex("0ff6080b017ef204c72dfa")) == Decimal("-1234567890.5")
     assert to_text(Decimal("1.50")) == "1.50"
     with pytest.raises(JsonCorruptError):
-        decode(bytes.fromhex("0ff603" "0b01" "81"))  # DECIMAL(11,1) needs 6 bytes
+        decode(bytes.fromhex("0ff6030b0181"))  # DECIMAL(11,1) needs 6 bytes
 
 
 def test_temporal_opaques_render_as_mysql() -> None:
@@ -156,15 +175,15 @@ def test_other_opaques_render_as_base64_with_their_type() -> None:
 @pytest.mark.parametrize(
     "raw, error",
     [
-        ("0d", JsonCorruptError),                   # unknown type byte
-        ("0403", JsonCorruptError),                 # unknown literal
-        ("00", JsonTruncatedError),                 # object header missing
-        ("0001000b00", JsonTruncatedError),         # one entry announced, none present
-        ("0c05616263", JsonTruncatedError),         # string longer than the data
-        ("0c8080808080", JsonCorruptError),         # 6-byte variable length
-        ("020100070004ff00", JsonCorruptError),     # value entry type 0x04 inlined literal 0xff
-        ("02010007000c0000", JsonCorruptError),     # value offset 0 points into the header
-        ("0001000c00ffff0100040100" "61", JsonCorruptError),  # key offset beyond the object
+        ("0d", JsonCorruptError),  # unknown type byte
+        ("0403", JsonCorruptError),  # unknown literal
+        ("00", JsonTruncatedError),  # object header missing
+        ("0001000b00", JsonTruncatedError),  # one entry announced, none present
+        ("0c05616263", JsonTruncatedError),  # string longer than the data
+        ("0c8080808080", JsonCorruptError),  # 6-byte variable length
+        ("020100070004ff00", JsonCorruptError),  # value entry type 0x04 inlined literal 0xff
+        ("02010007000c0000", JsonCorruptError),  # value offset 0 points into the header
+        ("0001000c00ffff010004010061", JsonCorruptError),  # key offset beyond the object
         ("0001000e000b0001000c0c00ff0162", JsonCorruptError),  # key is not UTF-8
     ],
 )

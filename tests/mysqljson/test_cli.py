@@ -47,11 +47,10 @@ def test_bad_input_tells_what_to_fix(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_diffs_lists_operations_and_mysqlbinlog_form(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "json", "diffs", "0005242e61676503051a00" "0203242e63", "--column", "@2")
+    code, out, _ = run(capsys, "json", "diffs", "0005242e61676503051a000203242e63", "--column", "@2")
     assert code == 0
     assert out == (
-        "#0 REPLACE $.age 26\n#1 REMOVE $.c\n"
-        "JSON_REMOVE(\n###      JSON_REPLACE(@2, '$.age', 26),\n###      '$.c')\n"
+        "#0 REPLACE $.age 26\n#1 REMOVE $.c\nJSON_REMOVE(\n###      JSON_REPLACE(@2, '$.age', 26),\n###      '$.c')\n"
     )
 
 

@@ -25,9 +25,19 @@ def diff(op: DiffOp, path: str, value: object = None) -> JsonDiff:
 def test_each_operation_layout() -> None:
     # operation byte, net_field_length(path length), path, then (not for REMOVE) length and binary value
     raw = bytes.fromhex(
-        "00" "03" "242e61" "03" "050700"          # REPLACE $.a 7
-        "02" "03" "242e63"                        # REMOVE $.c
-        "01" "04" "245b315d" "04" "0c026666"      # INSERT $[1] "ff"
+        "00"
+        "03"
+        "242e61"
+        "03"
+        "050700"  # REPLACE $.a 7
+        "02"
+        "03"
+        "242e63"  # REMOVE $.c
+        "01"
+        "04"
+        "245b315d"
+        "04"
+        "0c026666"  # INSERT $[1] "ff"
     )
     diffs = read_diffs(raw)
     assert diffs == (diff(DiffOp.REPLACE, "$.a", 7), diff(DiffOp.REMOVE, "$.c"), diff(DiffOp.INSERT, "$[1]", "ff"))
@@ -43,7 +53,7 @@ def test_packed_lengths_of_251_bytes_and_more() -> None:
     name = "k" * 249
     value = "v" * 300
     raw = write_diffs([diff(DiffOp.REPLACE, f"$.{name}", value)])
-    assert raw[:4] == bytes.fromhex("00" "fc" "fb00")  # 251-byte path: 0xfc + 2 bytes
+    assert raw[:4] == bytes.fromhex("00fcfb00")  # 251-byte path: 0xfc + 2 bytes
     value_bytes = encode(value)
     assert raw[4 + 251 : 4 + 251 + 3] == b"\xfc" + len(value_bytes).to_bytes(2, "little")
     assert read_diffs(raw)[0].value == value
@@ -52,14 +62,14 @@ def test_packed_lengths_of_251_bytes_and_more() -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        "03" "01" "24",                 # operation 3 does not exist
-        "00" "fb",                      # NULL packed length
-        "00" "fc01",                    # 2-byte packed length cut short
-        "00" "05" "242e61",             # path longer than the data
-        "02" "02" "2478",               # "$x" is not a path
-        "00" "03" "242e61" "05" "0500", # value longer than the data
-        "00" "03" "242e61" "01" "0d",   # value of unknown type
-        "00" "03" "242e61",             # REPLACE without its value
+        "030124",  # operation 3 does not exist
+        "00fb",  # NULL packed length
+        "00fc01",  # 2-byte packed length cut short
+        "0005242e61",  # path longer than the data
+        "02022478",  # "$x" is not a path
+        "0003242e61050500",  # value longer than the data
+        "0003242e61010d",  # value of unknown type
+        "0003242e61",  # REPLACE without its value
     ],
 )
 def test_corrupt_vectors_raise_with_offset(raw: str) -> None:
@@ -80,6 +90,9 @@ def test_size_rule_def1_def2() -> None:
 
 
 def test_diff_binary_length_is_the_written_length() -> None:
-    for case in [diff(DiffOp.REMOVE, "$.a"), diff(DiffOp.REPLACE, '$."a b"[3]', {"k": [1, 2.5]}),
-                 diff(DiffOp.INSERT, "$.x", "y" * 300)]:
+    for case in [
+        diff(DiffOp.REMOVE, "$.a"),
+        diff(DiffOp.REPLACE, '$."a b"[3]', {"k": [1, 2.5]}),
+        diff(DiffOp.INSERT, "$.x", "y" * 300),
+    ]:
         assert partial_update_size([case]) == 4 + len(write_diffs([case]))

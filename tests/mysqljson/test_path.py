@@ -42,8 +42,24 @@ def test_parse_and_print(text: str, printed: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "a", "$.", "$a", "$**", "$***.a", "$[", "$[a]", "$[-1]", "$.1a", "$.a b", '$."a', "$[3 to 1]",
-     "$[1to 3]", "$[4294967296]", "$.中"],
+    [
+        "",
+        "a",
+        "$.",
+        "$a",
+        "$**",
+        "$***.a",
+        "$[",
+        "$[a]",
+        "$[-1]",
+        "$.1a",
+        "$.a b",
+        '$."a',
+        "$[3 to 1]",
+        "$[1to 3]",
+        "$[4294967296]",
+        "$.中",
+    ],
 )
 def test_invalid_paths(text: str) -> None:
     with pytest.raises(JsonPathSyntaxError):

@@ -32,15 +32,26 @@ KEYS = st.text(max_size=6)
 INTS = st.integers(min_value=-(2**63), max_value=2**64 - 1)
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 PLAIN_LEAVES = st.none() | st.booleans() | INTS | st.text(max_size=12)
-DECIMALS = st.builds(lambda digits, scale: Decimal(digits).scaleb(-scale), st.integers(-(10**35), 10**35),
-                     st.integers(0, 30))  # within DECIMAL(65,30)
+DECIMALS = st.builds(
+    lambda digits, scale: Decimal(digits).scaleb(-scale), st.integers(-(10**35), 10**35), st.integers(0, 30)
+)  # within DECIMAL(65,30)
 TEMPORALS = st.one_of(
     st.builds(JsonDate, st.integers(0, 9999), st.integers(0, 12), st.integers(0, 31)),
-    st.builds(JsonDatetime, st.integers(0, 9999), st.integers(0, 12), st.integers(0, 31), st.integers(0, 23),
-              st.integers(0, 59), st.integers(0, 59), st.integers(0, 999999), st.sampled_from([7, 12])),
+    st.builds(
+        JsonDatetime,
+        st.integers(0, 9999),
+        st.integers(0, 12),
+        st.integers(0, 31),
+        st.integers(0, 23),
+        st.integers(0, 59),
+        st.integers(0, 59),
+        st.integers(0, 999999),
+        st.sampled_from([7, 12]),
+    ),
     # a packed TIME has no negative zero (TIME_to_longlong_time_packed multiplies by -1): -00:00:00 is 00:00:00
-    st.builds(JsonTime, st.integers(0, 838), st.integers(0, 59), st.integers(0, 59), st.integers(0, 999999),
-              st.booleans()).filter(lambda t: not t.negative or any((t.hour, t.minute, t.second, t.microsecond))),
+    st.builds(
+        JsonTime, st.integers(0, 838), st.integers(0, 59), st.integers(0, 59), st.integers(0, 999999), st.booleans()
+    ).filter(lambda t: not t.negative or any((t.hour, t.minute, t.second, t.microsecond))),
     st.builds(JsonOpaque, st.sampled_from([15, 16, 252, 255]), st.binary(max_size=8)),
 )
 ALL_LEAVES = PLAIN_LEAVES | FLOATS | DECIMALS | TEMPORALS

@@ -56,7 +56,7 @@ def test_doubles_print_like_my_gcvt(number: float, text: str) -> None:
 
 
 def test_strings_are_escaped_like_double_quote() -> None:
-    assert to_text("a\"b\\c/\n\r\t\b\f\x00\x01\x1f\x7fé😀") == (
+    assert to_text('a"b\\c/\n\r\t\b\f\x00\x01\x1f\x7fé😀') == (
         '"a\\"b\\\\c/\\n\\r\\t\\b\\f\\u0000\\u0001\\u001f\x7fé😀"'
     )
 

@@ -22,6 +22,7 @@ DAYS = 3
 class DayTruth:
     """What the generator's model committed on one day: the newest commit time (any change or DDL), the newest
     per table (row changes only), and the row changes per (table, op)."""
+
     last_commit_us: int = 0
     table_last_us: dict[str, int] = field(default_factory=dict)
     changes: Counter = field(default_factory=Counter)
@@ -79,8 +80,18 @@ def loaded_lake(spark, tmp_path_factory) -> LoadedLake:  # noqa: F811
         names = sorted(p.name for p in folder.glob("mysql-bin.0*"))
         (folder / "mysql-bin.index").write_text("".join(f"./{n}\n" for n in names))
         # the last day also validates (binlake run --validate): the report's pass-rate plot has a real point
-        summaries.append(binlake_run(landing, lake, "--end", day, "--sdi", str(out / "sdi"),
-                                     *(["--validate"] if day == days[-1] else []), engine="rust")[0])
+        summaries.append(
+            binlake_run(
+                landing,
+                lake,
+                "--end",
+                day,
+                "--sdi",
+                str(out / "sdi"),
+                *(["--validate"] if day == days[-1] else []),
+                engine="rust",
+            )[0]
+        )
     return LoadedLake(out, landing, lake, days, summaries, model_truth(cfg))
 
 
@@ -89,5 +100,11 @@ def _files_per_day(out: Path) -> list[list[Path]]:
     manifest = json.loads((out / "manifest.json").read_text())
     folder = out / "landing" / manifest["source"]
     number = lambda name: int(name.rsplit(".", 1)[1])  # noqa: E731
-    return [[p for p in sorted(folder.glob("mysql-bin.0*"))
-             if number(d["first_binlog"]) <= number(p.name) <= number(d["last_binlog"])] for d in manifest["days"]]
+    return [
+        [
+            p
+            for p in sorted(folder.glob("mysql-bin.0*"))
+            if number(d["first_binlog"]) <= number(p.name) <= number(d["last_binlog"])
+        ]
+        for d in manifest["days"]
+    ]

@@ -51,7 +51,7 @@ def test_landed_changes_not_applied_lag(loaded_lake, tmp_path: Path) -> None:
         raise AssertionError("no checkpoints version ends at the second day")
     last = utc(loaded_lake.truth[-1].last_commit_us)
     end = _day_end(loaded_lake.days[-1])
-    lag = (last - day2).total_seconds()              # behind the newest landed commit, which is before `end`
+    lag = (last - day2).total_seconds()  # behind the newest landed commit, which is before `end`
     [row] = check_freshness(str(lake), ["shop-primary"], end, max_lag_hours=lag / 3600 + 0.01)
     assert row["lag_seconds"] == lag and not row["quiet"]
     with pytest.raises(SourceLagging) as err:

@@ -24,19 +24,31 @@ def test_retention_below_the_safe_minimum_needs_force() -> None:
 def test_durations_and_times_for_people() -> None:
     import datetime as dt
 
-    assert [duration(s) for s in (None, 42, 125, 3 * 3600 + 60, 2 * 86400 + 7200)] == ["-", "42s", "2m 5s",
-                                                                                       "3h 1m", "2d 2h"]
+    assert [duration(s) for s in (None, 42, 125, 3 * 3600 + 60, 2 * 86400 + 7200)] == [
+        "-",
+        "42s",
+        "2m 5s",
+        "3h 1m",
+        "2d 2h",
+    ]
     assert iso(dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.timezone.utc)) == "2024-03-01T12:00:00Z"
 
 
 def test_charts_draw_one_mark_per_value_scaled_to_the_axis() -> None:
     bars = svg_bar_chart("t", "changes", ["d1", "d2"], {"a": [10, 0], "b": [5, 40]}, chart_id="c")
-    marks = re.findall(r'<rect x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)" fill="([^"]+)" '
-                       r'data-series="([^"]+)" data-x="([^"]+)" data-value="([^"]+)"', bars)
-    assert [(s, x, float(v)) for _, _, _, s, x, v in marks] == [("a", "d1", 10), ("a", "d2", 0), ("b", "d1", 5),
-                                                               ("b", "d2", 40)]
+    marks = re.findall(
+        r'<rect x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)" fill="([^"]+)" '
+        r'data-series="([^"]+)" data-x="([^"]+)" data-value="([^"]+)"',
+        bars,
+    )
+    assert [(s, x, float(v)) for _, _, _, s, x, v in marks] == [
+        ("a", "d1", 10),
+        ("a", "d2", 0),
+        ("b", "d1", 5),
+        ("b", "d2", 40),
+    ]
     heights = {(s, x): float(h) for _, h, _, s, x, _ in marks}
-    assert heights[("b", "d2")] == pytest.approx(8 * heights[("b", "d1")])       # proportional to the values
+    assert heights[("b", "d2")] == pytest.approx(8 * heights[("b", "d1")])  # proportional to the values
     assert {c for *_, c, _, _, _ in marks} == {PALETTE[0], PALETTE[1]}
     line = svg_line_chart("t", "hours", ["r1", "r2", "r3"], {"s": [1.5, None, 3]}, chart_id="l")
     assert re.findall(r'data-value="([^"]+)"', line) == ["1.5", "3"]
@@ -57,7 +69,7 @@ def test_stale_staging_folders_older_than_the_retention_are_deleted(tmp_path) ->
     for path in (old_fold, old_fold / "part-0.parquet", old_merge, old_merge / "part-0.parquet"):
         os.utime(path, (week_ago, week_ago))
     assert stale_staging(str(staging), SAFE_RETENTION_HOURS, dry_run=True) == sorted([str(old_fold), str(old_merge)])
-    assert old_fold.exists() and old_merge.exists()             # a dry run deletes nothing
+    assert old_fold.exists() and old_merge.exists()  # a dry run deletes nothing
     assert stale_staging(str(staging), SAFE_RETENTION_HOURS) == sorted([str(old_fold), str(old_merge)])
     assert not old_fold.exists() and not old_merge.exists() and new_fold.exists()
     assert stale_staging(str(tmp_path / "absent"), SAFE_RETENTION_HOURS) == []

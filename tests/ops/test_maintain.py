@@ -37,8 +37,10 @@ def snapshot(lake: Path) -> dict[str, dict]:
         dt = DeltaTable(str(path))
         rows = dt.to_pyarrow_table().to_pylist()
         out[str(path.relative_to(lake))] = {
-            "version": dt.version(), "files": len(dt.file_uris()),
-            "rows": sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)}
+            "version": dt.version(),
+            "files": len(dt.file_uris()),
+            "rows": sorted(json.dumps(r, sort_keys=True, default=str) for r in rows),
+        }
     return out
 
 
@@ -77,7 +79,7 @@ def check_maintained(before: dict, lake: Path, summary: dict) -> None:
     assert set(by_table) == set(before)
     for t, s in before.items():
         assert by_table[t]["files_before"] == s["files"] and by_table[t]["files_after"] == after[t]["files"]
-        assert by_table[t]["files_vacuumed"] == 0       # every replaced file is younger than the retention
+        assert by_table[t]["files_vacuumed"] == 0  # every replaced file is younger than the retention
 
 
 @pytest.mark.spark
@@ -131,14 +133,16 @@ def test_maintain_with_the_rust_engine_then_a_forced_vacuum(loaded_lake, tmp_pat
     code, out, err = cli("maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0")
     assert code == 2 and err.count("\n") == 1 and "--force" in err and "168" in err
     # dry run: lists the files no current version references, deletes none
-    code, out, err = cli("maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0", "--force",
-                         "--dry-run", "--json")
+    code, out, err = cli(
+        "maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0", "--force", "--dry-run", "--json"
+    )
     assert code == 0, err
     dry = {r["table"]: r for r in json.loads(out)["tables"]}
     unreferenced, live = {}, {}
     for t in before:
-        live[t] = {str(Path(u.removeprefix("file://")).relative_to(lake / t))
-                   for u in DeltaTable(str(lake / t)).file_uris()}
+        live[t] = {
+            str(Path(u.removeprefix("file://")).relative_to(lake / t)) for u in DeltaTable(str(lake / t)).file_uris()
+        }
         unreferenced[t] = disk[t] - live[t]
         # at least the files compaction replaced, never a file the current version reads
         assert compacted[t] <= dry[t]["files_vacuumed"] <= len(unreferenced[t]), t

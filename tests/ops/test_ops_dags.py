@@ -49,8 +49,10 @@ def test_a_failed_task_alerts_by_file_and_webhook(airflow_home: Path, tmp_path: 
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         lake = tmp_path / "no-lake"
-        env = airflow_env(airflow_home, {"BINLAKE_LAKE": str(lake),
-                                         "BINLAKE_ALERT_WEBHOOK": f"http://127.0.0.1:{server.server_port}/"})
+        env = airflow_env(
+            airflow_home,
+            {"BINLAKE_LAKE": str(lake), "BINLAKE_ALERT_WEBHOOK": f"http://127.0.0.1:{server.server_port}/"},
+        )
         run = dag_test(env, "lake_maintenance")
     finally:
         server.shutdown()

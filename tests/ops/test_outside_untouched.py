@@ -80,8 +80,12 @@ def cli(*argv: str) -> tuple[int, str, str]:
 def test_the_helper_sees_a_deleted_a_rewritten_and_a_touched_file(tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     a, b, c = put(victim / "a"), put(victim / "d" / "b"), put(victim / "c")
-    for change in (a.unlink, lambda: b.write_bytes(b"not the lake's"), lambda: os.utime(c, (1, 1)),
-                   lambda: (victim / "new").mkdir()):
+    for change in (
+        a.unlink,
+        lambda: b.write_bytes(b"not the lake's"),
+        lambda: os.utime(c, (1, 1)),
+        lambda: (victim / "new").mkdir(),
+    ):
         with pytest.raises(AssertionError, match="changed"):
             with untouched(victim):
                 change()
@@ -90,6 +94,7 @@ def test_the_helper_sees_a_deleted_a_rewritten_and_a_touched_file(tmp_path: Path
 
 
 # --- case 4: binlake maintain ------------------------------------------------------------------------------------
+
 
 def delta_table(path: Path) -> Path:
     """A Delta table whose first file the second version replaced (vacuum's to delete: a removed file)."""
@@ -134,7 +139,7 @@ def _check_linked_lake_maintained(lake: Path, summary: dict) -> None:
     skipped = _skipped(summary)
     assert set(skipped) == {"b__linked", "c__inner", "_staging"}
     assert "is a symbolic link" in skipped["b__linked"] and "symbolic link(s) (data)" in skipped["c__inner"]
-    assert [t["table"] for t in summary["tables"]] == ["silver/a__own"]        # its own table is maintained
+    assert [t["table"] for t in summary["tables"]] == ["silver/a__own"]  # its own table is maintained
     assert summary["tables"][0]["files_vacuumed"] == 1
     assert summary["staging_removed"] == []
 
@@ -142,8 +147,9 @@ def _check_linked_lake_maintained(lake: Path, summary: dict) -> None:
 def test_maintain_rust_never_deletes_through_a_link(tmp_path: Path) -> None:
     lake, victim = linked_lake(tmp_path)
     with untouched(victim):
-        dry_run = cli("maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0", "--force",
-                      "--dry-run", "--json")
+        dry_run = cli(
+            "maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0", "--force", "--dry-run", "--json"
+        )
         run = cli("maintain", "--lake", str(lake), "--engine", "rust", "--vacuum-hours", "0", "--force", "--json")
     assert dry_run[0] == 0 and run[0] == 0, (dry_run[2], run[2])
     dry, done = json.loads(dry_run[1]), json.loads(run[1])
@@ -158,22 +164,25 @@ def test_maintain_rust_never_deletes_through_a_link(tmp_path: Path) -> None:
 
 def test_a_lake_root_that_is_a_link_is_maintained_but_a_linked_area_is_not(tmp_path: Path) -> None:
     delta_table(tmp_path / "disk" / "lake" / "silver" / "a__own")
-    (tmp_path / "lake").symlink_to(tmp_path / "disk" / "lake")       # the operator's choice: followed
-    code, out, err = cli("maintain", "--lake", str(tmp_path / "lake"), "--engine", "rust", "--vacuum-hours", "0",
-                         "--force", "--json")
+    (tmp_path / "lake").symlink_to(tmp_path / "disk" / "lake")  # the operator's choice: followed
+    code, out, err = cli(
+        "maintain", "--lake", str(tmp_path / "lake"), "--engine", "rust", "--vacuum-hours", "0", "--force", "--json"
+    )
     assert code == 0, err
     summary = json.loads(out)
     assert summary["skipped"] == [] and summary["tables"][0]["files_vacuumed"] == 1
     victim = tmp_path / "victim"
     delta_table(victim / "meta" / "other")
     aged(victim)
-    (tmp_path / "disk" / "lake" / "meta").symlink_to(victim / "meta")     # below the root: not followed
+    (tmp_path / "disk" / "lake" / "meta").symlink_to(victim / "meta")  # below the root: not followed
     with untouched(victim):
-        code, out, err = cli("maintain", "--lake", str(tmp_path / "lake"), "--engine", "rust", "--vacuum-hours",
-                             "0", "--force", "--json")
+        code, out, err = cli(
+            "maintain", "--lake", str(tmp_path / "lake"), "--engine", "rust", "--vacuum-hours", "0", "--force", "--json"
+        )
     assert code == 0, err
     assert [(s["path"], "meta is a symbolic link" in s["reason"]) for s in json.loads(out)["skipped"]] == [
-        ("meta/other", True)]
+        ("meta/other", True)
+    ]
 
 
 def test_maintain_leaves_a_linked_binlake_staging_and_linked_scratch_folders(tmp_path: Path) -> None:
@@ -232,10 +241,22 @@ def test_maintain_spark_never_deletes_through_a_link(spark, tmp_path: Path) -> N
 
 # --- case 5: a tampered snapshot manifest ------------------------------------------------------------------------
 
+
 def _snapshot_cli(server, landing: Path, monkeypatch) -> tuple[int, str, str]:
     monkeypatch.setenv("SNAP_PW", "snap-pw")
-    return cli("snapshot", "--source", f"mysql://snap@127.0.0.1:{server.port}/?server_id=4201&name=src",
-               "--landing", str(landing), "--password-env", "SNAP_PW", "--chunk-rows", "10", "--include", "s.*")
+    return cli(
+        "snapshot",
+        "--source",
+        f"mysql://snap@127.0.0.1:{server.port}/?server_id=4201&name=src",
+        "--landing",
+        str(landing),
+        "--password-env",
+        "SNAP_PW",
+        "--chunk-rows",
+        "10",
+        "--include",
+        "s.*",
+    )
 
 
 def _unfinished(landing: Path, change) -> Path:
@@ -247,7 +268,7 @@ def _unfinished(landing: Path, change) -> Path:
     t = m["tables"][0]
     t["complete"], t["view"] = False, None
     t["chunks"] = t["chunks"][:2]
-    t["chunks"][0]["fingerprint"] = "changed"          # read again: its old files become obsolete (deleted)
+    t["chunks"][0]["fingerprint"] = "changed"  # read again: its old files become obsolete (deleted)
     change(t)
     t["files"] = [f for c in t["chunks"] for f in c["files"]]
     path.write_text(json.dumps(m))
@@ -256,14 +277,17 @@ def _unfinished(landing: Path, change) -> Path:
 
 @pytest.mark.mariadb
 @pytest.mark.slow
-def test_a_tampered_snapshot_manifest_deletes_nothing_outside_the_landing(mariadb_server, tmp_path: Path,
-                                                                          monkeypatch) -> None:
+def test_a_tampered_snapshot_manifest_deletes_nothing_outside_the_landing(
+    mariadb_server, tmp_path: Path, monkeypatch
+) -> None:
     from binlake.snapshot import read_snapshots
 
     server = mariadb_server
-    server.execute("CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'snap-pw'; CREATE DATABASE s; "
-                   "USE s; CREATE TABLE s.t (id INT PRIMARY KEY, v INT); INSERT INTO s.t SELECT seq, seq FROM seq_1_to_50; "
-                   "GRANT SELECT ON s.* TO 'snap'@'127.0.0.1'")
+    server.execute(
+        "CREATE USER 'snap'@'127.0.0.1' IDENTIFIED BY 'snap-pw'; CREATE DATABASE s; "
+        "USE s; CREATE TABLE s.t (id INT PRIMARY KEY, v INT); INSERT INTO s.t SELECT seq, seq FROM seq_1_to_50; "
+        "GRANT SELECT ON s.* TO 'snap'@'127.0.0.1'"
+    )
     victim, landing = tmp_path / "victimdir", tmp_path / "landing"
     put(victim / "victim.txt")
     put(victim / "part-00000.parquet")
@@ -273,28 +297,27 @@ def test_a_tampered_snapshot_manifest_deletes_nothing_outside_the_landing(mariad
     depth = len((landing / "src" / "_snapshots" / "x" / "tables").relative_to(tmp_path).parts)
     escape = "/".join([".."] * depth) + "/victimdir"
 
-    def escaping(t: dict) -> None:          # the issue's case: the table folder leaves the landing
+    def escaping(t: dict) -> None:  # the issue's case: the table folder leaves the landing
         t["folder"] = escape
         t["chunks"][0]["files"] = ["victim.txt"]
 
     def escaping_file(t: dict) -> None:
         t["chunks"][0]["files"] = [f"../../../{escape}/victim.txt"]
 
-    def linked_folder(t: dict) -> None:     # a plain name, but the folder is a link out of the landing
+    def linked_folder(t: dict) -> None:  # a plain name, but the folder is a link out of the landing
         folder = next(landing.glob("src/_snapshots/*/tables"))
         (folder / "s__linked").symlink_to(victim)
         t["folder"] = "s__linked"
 
-    for change, expected in ((escaping, "table folder"), (escaping_file, "the file"),
-                             (linked_folder, "symbolic link")):
+    for change, expected in ((escaping, "table folder"), (escaping_file, "the file"), (linked_folder, "symbolic link")):
         snap = _unfinished(landing, change)
         with untouched(victim):
             code, _, err = _snapshot_cli(server, landing, monkeypatch)
         assert code != 0 and err.count("\n") == 1 and expected in err, err
-        if change is not linked_folder:     # (read_snapshots leaves unfinished snapshots out, links unseen)
+        if change is not linked_folder:  # (read_snapshots leaves unfinished snapshots out, links unseen)
             with pytest.raises(Exception, match=expected):
                 read_snapshots(landing / "src")
-        shutil.rmtree(snap)          # the way forward the error names: a new snapshot
+        shutil.rmtree(snap)  # the way forward the error names: a new snapshot
         code, _, err = _snapshot_cli(server, landing, monkeypatch)
         assert code == 0, err
 
@@ -311,11 +334,34 @@ def _complete_snapshot(landing: Path, files: dict[str, bytes | Path]) -> Path:
         else:
             (folder / "tables" / "d__t" / name).write_bytes(data)
     col = Column("id", "int(11)", "int", False, None, None, "int", ("id", 3, 3, 0, False, None))
-    table = TableState("d", "t", "d__t", "InnoDB", "CREATE TABLE t (id INT PRIMARY KEY)", (col,), ("id",), True,
-                       0, True, [Chunk(None, None, 1, list(files))])
-    Manifest("20260101T000000Z", "src", {"flavor": "mariadb", "version": "10.11", "server_id": 1}, ("d.*",), (), 5,
-             "2026-01-01T00:00:00Z", "00" * 16, "complete", None,
-             [View(0, Position("binlog.000001", 900), "2026-01-01T00:00:00Z", "test")], [table], 1).write(folder)
+    table = TableState(
+        "d",
+        "t",
+        "d__t",
+        "InnoDB",
+        "CREATE TABLE t (id INT PRIMARY KEY)",
+        (col,),
+        ("id",),
+        True,
+        0,
+        True,
+        [Chunk(None, None, 1, list(files))],
+    )
+    Manifest(
+        "20260101T000000Z",
+        "src",
+        {"flavor": "mariadb", "version": "10.11", "server_id": 1},
+        ("d.*",),
+        (),
+        5,
+        "2026-01-01T00:00:00Z",
+        "00" * 16,
+        "complete",
+        None,
+        [View(0, Position("binlog.000001", 900), "2026-01-01T00:00:00Z", "test")],
+        [table],
+        1,
+    ).write(folder)
     return folder
 
 
@@ -342,13 +388,23 @@ def test_a_linked_snapshots_folder_is_neither_read_nor_written(tmp_path: Path) -
     (tmp_path / "landing" / "src" / "_snapshots").unlink()
     (tmp_path / "landing" / "src" / "_snapshots").mkdir()
     (tmp_path / "landing" / "src" / "_snapshots" / "20260101T000000Z").symlink_to(
-        other / "src" / "_snapshots" / "20260101T000000Z")
+        other / "src" / "_snapshots" / "20260101T000000Z"
+    )
     with pytest.raises(SnapshotStateError, match="20260101T000000Z is a symbolic link"):
         read_snapshots(tmp_path / "landing" / "src")
 
 
-@pytest.mark.parametrize("folder,files", [("../../../victim", ["part-00000.parquet"]), ("d__t", ["../x.parquet"]),
-                                          ("/abs", ["p"]), ("d__t", [".hidden"]), ("..", ["p"]), ("d__t", [7])])
+@pytest.mark.parametrize(
+    "folder,files",
+    [
+        ("../../../victim", ["part-00000.parquet"]),
+        ("d__t", ["../x.parquet"]),
+        ("/abs", ["p"]),
+        ("d__t", [".hidden"]),
+        ("..", ["p"]),
+        ("d__t", [7]),
+    ],
+)
 def test_manifest_paths_that_are_not_plain_names_are_typed_errors(tmp_path: Path, folder, files) -> None:
     from binlake.snapshot import read_snapshots
     from binlake.snapshot.errors import SnapshotStateError
@@ -364,12 +420,21 @@ def test_manifest_paths_that_are_not_plain_names_are_typed_errors(tmp_path: Path
 
 # --- case 9 (part): a server's binlog names become landing paths -----------------------------------------------
 
+
 def _fetch_cli(files: list[tuple[str, bytes]], landing: Path, **script) -> tuple[int, str, str]:
     from tests.transport.fake_mysql import FakeMySQL8, Script
 
     with FakeMySQL8(Script(files, **script)) as server:
-        return cli("fetch", "--source", f"mysql://repl@127.0.0.1:{server.port}/?server_id=4242&name=h&heartbeat=1",
-                   "--landing", str(landing), "--until-now", "--max-retries", "0")
+        return cli(
+            "fetch",
+            "--source",
+            f"mysql://repl@127.0.0.1:{server.port}/?server_id=4242&name=h&heartbeat=1",
+            "--landing",
+            str(landing),
+            "--until-now",
+            "--max-retries",
+            "0",
+        )
 
 
 def _binlog() -> bytes:
@@ -426,6 +491,7 @@ def test_fetch_never_opens_its_own_files_through_a_planted_link(tmp_path: Path, 
 
 # --- case 6: landing files that are symbolic links ---------------------------------------------------------------
 
+
 def test_landing_links_are_refused_with_their_reason_and_never_read(tmp_path: Path) -> None:
     from binlake.lake.errors import BinlogGapError
     from binlake.lake.ingest import plan_ingest
@@ -442,8 +508,11 @@ def test_landing_links_are_refused_with_their_reason_and_never_read(tmp_path: Pa
     assert [r.split(":")[0] for r in plan.refused] == ["binlog.000002", "binlog.000003", "binlog.000004"]
     assert f"a symbolic link to {secret};" in plan.refused[0] and "never follows a symbolic link" in plan.refused[0]
     assert "(dangling: nothing is there)" in plan.refused[1] and "not a regular file" in plan.refused[2]
-    put(landing / "binlog.000005", _binlog())        # a refused file between two others: a gap, saying why
-    with pytest.raises(BinlogGapError, match=r"binlog.000002 to binlog.000004 is missing .*not read: binlog.000002: a symbolic link to .*secret"):
+    put(landing / "binlog.000005", _binlog())  # a refused file between two others: a gap, saying why
+    with pytest.raises(
+        BinlogGapError,
+        match=r"binlog.000002 to binlog.000004 is missing .*not read: binlog.000002: a symbolic link to .*secret",
+    ):
         plan_ingest(str(landing), "src", {}, chunk_bytes=1 << 20)
 
 
@@ -461,8 +530,9 @@ def test_a_run_reads_no_landing_link_and_writes_no_scratch_through_one(spark, tm
     from binlake.generate.run import generate
 
     out, victim = tmp_path / "gen", tmp_path / "victim"
-    generate(out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1),
-                                 max_binlog_size=48 * 1024))
+    generate(
+        out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1), max_binlog_size=48 * 1024)
+    )
     files = sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     (landing / "src").mkdir(parents=True)
@@ -486,7 +556,7 @@ def test_a_run_reads_no_landing_link_and_writes_no_scratch_through_one(spark, tm
         assert code == 0, err
         [summary] = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
         status = cli("status", "--lake", str(lake), "--landing", str(landing), "--json")
-    for table in [p.parent for p in lake.glob("*/*/_delta_log")]:      # the secret's bytes are nowhere
+    for table in [p.parent for p in lake.glob("*/*/_delta_log")]:  # the secret's bytes are nowhere
         for f in table.rglob("*.parquet"):
             assert b"hunter2" not in f.read_bytes(), f
         for row in DeltaTable(str(table)).to_pyarrow_table().to_pylist():

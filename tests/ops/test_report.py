@@ -24,8 +24,8 @@ def png_pixels(path: Path) -> Counter:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width = 8, b"", 0
     while pos < len(data):
-        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + size]
+        size, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + size]
         if kind == b"IHDR":
             width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", chunk)
             assert depth == 8 and ctype in (2, 6) and interlace == 0
@@ -38,7 +38,7 @@ def png_pixels(path: Path) -> Counter:
     prev = bytearray(stride)
     colours: Counter = Counter()
     for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b = prev[i]
@@ -53,7 +53,7 @@ def png_pixels(path: Path) -> Counter:
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        colours.update("#%02x%02x%02x" % tuple(line[i:i + 3]) for i in range(0, stride, bpp))
+        colours.update("#%02x%02x%02x" % tuple(line[i : i + 3]) for i in range(0, stride, bpp))
         prev = line
     return colours
 
@@ -62,8 +62,10 @@ def marks(dom: str, chart: str) -> list[dict]:
     """(series, x, value) of every bar or point of one chart in the rendered DOM."""
     svg = re.search(rf'<svg id="{chart}".*?</svg>', dom, re.S)
     assert svg, f"chart {chart} not rendered"
-    return [{"series": unescape(s), "x": unescape(x), "value": float(v)}
-            for s, x, v in re.findall(r'data-series="([^"]*)" data-x="([^"]*)" data-value="([^"]*)"', svg.group(0))]
+    return [
+        {"series": unescape(s), "x": unescape(x), "value": float(v)}
+        for s, x, v in re.findall(r'data-series="([^"]*)" data-x="([^"]*)" data-value="([^"]*)"', svg.group(0))
+    ]
 
 
 def test_overview_plots_render_with_the_loaded_data(loaded_lake, tmp_path: Path) -> None:
@@ -80,20 +82,29 @@ def test_overview_plots_render_with_the_loaded_data(loaded_lake, tmp_path: Path)
     dom = browser.dump_dom(page)
 
     # changes per day per table: the generator's row changes of each day
-    expected = {(day, table): n for day, truth in zip(loaded_lake.days, loaded_lake.truth)
-                for table in {t for t, _ in truth.changes}
-                for n in [sum(v for (t, _), v in truth.changes.items() if t == table)]}
+    expected = {
+        (day, table): n
+        for day, truth in zip(loaded_lake.days, loaded_lake.truth)
+        for table in {t for t, _ in truth.changes}
+        for n in [sum(v for (t, _), v in truth.changes.items() if t == table)]
+    }
     got = {(m["x"], m["series"]): m["value"] for m in marks(dom, "changes")}
     assert got == {k: float(v) for k, v in expected.items()}
 
     # lag per source: one point per run, the run's end minus the day's last commit in the model
-    metrics = sorted((r for r in DeltaTable(str(lake / "meta" / "run_metrics")).to_pyarrow_table().to_pylist()
-                      if r["table_name"] == "*"), key=lambda r: r["run_end"])
+    metrics = sorted(
+        (
+            r
+            for r in DeltaTable(str(lake / "meta" / "run_metrics")).to_pyarrow_table().to_pylist()
+            if r["table_name"] == "*"
+        ),
+        key=lambda r: r["run_end"],
+    )
     lag = marks(dom, "lag")
     assert [m["series"] for m in lag] == ["shop-primary"] * len(loaded_lake.days) == ["shop-primary"] * len(metrics)
     for m, r, truth in zip(lag, metrics, loaded_lake.truth):
         hours = (r["run_end"] - utc(truth.last_commit_us)).total_seconds() / 3600
-        assert m["value"] == pytest.approx(hours, abs=0.006)                 # in hours, whatever the lag
+        assert m["value"] == pytest.approx(hours, abs=0.006)  # in hours, whatever the lag
 
     # quarantine per run: nothing was quarantined
     assert [m["value"] for m in marks(dom, "quarantine")] == [0.0] * len(metrics)

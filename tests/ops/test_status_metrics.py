@@ -37,14 +37,15 @@ def test_run_metrics_per_day_match_the_model(loaded_lake) -> None:
     assert len(runs) == len(loaded_lake.days)
     landed = sorted((loaded_lake.landing / "shop-primary").glob("mysql-bin.0*"))
     assert sum(r["bytes_ingested"] for r in rows if r["table_name"] == "*") == sum(p.stat().st_size for p in landed)
-    last_seen: dict[str, int] = {}          # every table changed so far -> its newest change (a run reads only
-    for run, summary, truth in zip(runs, loaded_lake.summaries, loaded_lake.truth):   # its own bronze rows)
+    last_seen: dict[str, int] = {}  # every table changed so far -> its newest change (a run reads only
+    for run, summary, truth in zip(runs, loaded_lake.summaries, loaded_lake.truth):  # its own bronze rows)
         assert run == summary["run_id"]
         mine = [r for r in rows if r["run_id"] == run]
         [total] = [r for r in mine if r["table_name"] == "*"]
         assert total["last_commit_time"] == utc(truth.last_commit_us)
-        assert total["lag_seconds"] == pytest.approx((total["run_end"] - total["last_commit_time"]).total_seconds(),
-                                                     abs=0.01)
+        assert total["lag_seconds"] == pytest.approx(
+            (total["run_end"] - total["last_commit_time"]).total_seconds(), abs=0.01
+        )
         assert total["files_ingested"] == summary["files"] and total["bytes_ingested"] == summary["bytes"]
         assert total["quarantined"] == 0 and total["result"] == "ok"
         assert total["run_start"] <= total["run_end"]

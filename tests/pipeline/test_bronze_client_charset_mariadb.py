@@ -16,7 +16,7 @@ from tests.mariadb_server import mariadb_server  # noqa: F401  (pytest fixture)
 pytestmark = [pytest.mark.mariadb, pytest.mark.slow]
 
 COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
-COMMENT = "café à 5 € - déjà"        # every character in latin1 (cp1252: € is 0x80)
+COMMENT = "café à 5 € - déjà"  # every character in latin1 (cp1252: € is 0x80)
 
 
 def test_latin1_client_ddl_reads_as_the_server_read_it(mariadb_server):  # noqa: F811
@@ -29,9 +29,12 @@ def test_latin1_client_ddl_reads_as_the_server_read_it(mariadb_server):  # noqa:
         cur.execute("SELECT @@character_set_client")
         assert cur.fetchone()[0] == "latin1"
     conn.close()
-    [[truth]] = [line.split("\t") for line in mariadb_server.execute(
-        "SELECT table_comment FROM information_schema.tables WHERE table_schema = 'shop' AND table_name = 't'"
-    ).splitlines()]
+    [[truth]] = [
+        line.split("\t")
+        for line in mariadb_server.execute(
+            "SELECT table_comment FROM information_schema.tables WHERE table_schema = 'shop' AND table_name = 't'"
+        ).splitlines()
+    ]
     assert truth == COMMENT
     path = mariadb_server.current_binlog()
     task = ChunkTask(str(path), identify("s", path), 4, None)

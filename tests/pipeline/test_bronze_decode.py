@@ -28,8 +28,9 @@ TABLE = BRONZE_COLUMNS.index("table_name")
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("gen")
-    generate(out, GenerateConfig(seed=4, days=1, scale=0.002, start_date=dt.date(2024, 3, 1),
-                                 max_binlog_size=200 * 1024))
+    generate(
+        out, GenerateConfig(seed=4, days=1, scale=0.002, start_date=dt.date(2024, 3, 1), max_binlog_size=200 * 1024)
+    )
     return out, json.loads((out / "manifest.json").read_text())
 
 
@@ -80,11 +81,11 @@ def test_a_growing_file_is_ingested_once_in_two_parts(generated, tmp_path):
     path = Path(landing_files(out / "landing" / manifest["source"])[0])
     whole = changes(decode(path))
     partial = tmp_path / path.name
-    partial.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])   # the server is still writing it
+    partial.write_bytes(path.read_bytes()[: path.stat().st_size * 2 // 3])  # the server is still writing it
     first = decode(partial)
     end = json.loads(next(r for r in first if r[OP] == "file_end")[STATEMENT])["end_pos"]
     assert 4 < end <= partial.stat().st_size
-    shutil.copy(path, partial)                                               # it grew to its final size
+    shutil.copy(path, partial)  # it grew to its final size
     rest = decode(partial, start=end)
     assert changes(first) + changes(rest) == whole
 
@@ -108,7 +109,7 @@ def test_a_corrupt_event_ends_the_file_with_an_error_row(generated, tmp_path):
     path = Path(landing_files(out / "landing" / manifest["source"])[0])
     data = bytearray(path.read_bytes())
     middle = len(data) // 2
-    data[middle] ^= 0xFF                                                     # breaks that event's CRC32
+    data[middle] ^= 0xFF  # breaks that event's CRC32
     bad = tmp_path / path.name
     bad.write_bytes(bytes(data))
     rows = decode(bad)
@@ -127,8 +128,11 @@ def test_each_chunk_states_each_table_layout_once_before_its_changes(generated):
     out, manifest = generated
     path = Path(landing_files(out / "landing" / manifest["source"])[0])
     with open(path, "rb") as f:
-        maps = {(ev.body.db, ev.body.table, tuple(ev.body.column_names)) for ev in read_events(f)
-                if isinstance(ev.body, TableMapEvent)}
+        maps = {
+            (ev.body.db, ev.body.table, tuple(ev.body.column_names))
+            for ev in read_events(f)
+            if isinstance(ev.body, TableMapEvent)
+        }
     col = {c: BRONZE_COLUMNS.index(c) for c in ("layout", "columns", "primary_key", "db")}
     tasks = plan_chunks(str(path), identify("s", path), chunk_bytes=20_000)
     assert len(tasks) > 3
@@ -144,7 +148,7 @@ def test_each_chunk_states_each_table_layout_once_before_its_changes(generated):
                 assert (r[col["db"]], r[TABLE], names) in maps
             elif r[OP] in CHANGE_OPS:
                 assert r[col["columns"]] is None and r[col["primary_key"]] is None
-                layout = stated[r[col["layout"]]]          # stated earlier in this chunk
+                layout = stated[r[col["layout"]]]  # stated earlier in this chunk
                 assert (layout[col["db"]], layout[TABLE]) == (r[col["db"]], r[TABLE]) and layout[SEQ] <= r[SEQ]
             else:
                 assert r[col["layout"]] is None

@@ -37,9 +37,16 @@ def test_mariadb_gtid_positions_per_domain():
 
 def test_transaction_filter_discards_and_counts():
     tf = TransactionFilter(applied=GtidSet.parse(f"{UUID}:1-3"))
-    kept = [tf.keeps_transaction(g, k) for g, k in
-            ((f"{UUID}:2", "commit"), (f"{UUID}:4", "commit"), (None, "rollback"), (f"{UUID}:5", "open"),
-             (None, "ddl"))]
+    kept = [
+        tf.keeps_transaction(g, k)
+        for g, k in (
+            (f"{UUID}:2", "commit"),
+            (f"{UUID}:4", "commit"),
+            (None, "rollback"),
+            (f"{UUID}:5", "open"),
+            (None, "ddl"),
+        )
+    ]
     assert kept == [False, True, False, False, True]
     s = tf.stats
     assert (s.kept, s.skipped_gtid, s.rolled_back, s.incomplete) == (2, 1, 1, 1)

@@ -15,7 +15,7 @@ def test_ordering_key_orders_like_file_position_row():
     packed = [ordering_key(*k) for k in keys]
     assert packed == sorted(packed) and len(set(packed)) == len(packed)
     assert split_ordering_key(ordering_key(42, 123456, 7)) == (42, 123456, 7)
-    assert ordering_key(1, 4, 9000) == ordering_key(1, 4, 4095)      # rows saturate (documented)
+    assert ordering_key(1, 4, 9000) == ordering_key(1, 4, 4095)  # rows saturate (documented)
     with pytest.raises(OrderingKeyError):
         ordering_key(1, 1 << 32, 0)
 
@@ -32,5 +32,10 @@ def test_identity_hash_matches_sha256sum(tmp_path):
     p.write_bytes(b"\xfebin" + bytes(range(256)) * 5000)
     ident = identify("src", p)
     expected = subprocess.run(["sha256sum", str(p)], capture_output=True, text=True, check=True).stdout.split()[0]
-    assert (ident.source, ident.name, ident.size, ident.sha256, ident.sequence) == \
-        ("src", "binlog.000007", 4 + 256 * 5000, expected, 7)
+    assert (ident.source, ident.name, ident.size, ident.sha256, ident.sequence) == (
+        "src",
+        "binlog.000007",
+        4 + 256 * 5000,
+        expected,
+        7,
+    )

@@ -29,13 +29,17 @@ def test_plan_skips_ingested_resumes_grown_and_takes_every_new_file(tmp_path):
     (tmp_path / "binlog.index").write_text("x")
     sha = hashlib.sha256((tmp_path / "binlog.000001").read_bytes()).hexdigest()
     sha600 = hashlib.sha256((tmp_path / "binlog.000002").read_bytes()[:600]).hexdigest()
-    done = {"binlog.000001": IngestedFile(frozenset({(500, sha)}), 500),
-            "binlog.000002": IngestedFile(frozenset({(600, sha600)}), 580)}      # it was 600 bytes then
+    done = {
+        "binlog.000001": IngestedFile(frozenset({(500, sha)}), 500),
+        "binlog.000002": IngestedFile(frozenset({(600, sha600)}), 580),
+    }  # it was 600 bytes then
     plan = plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 20)
     assert plan.skipped == ["binlog.000001"]
-    assert [(t.identity.name, t.start, t.end) for t in plan.tasks] == [("binlog.000002", 580, None),
-                                                                     ("binlog.000003", 4, None),
-                                                                     ("binlog.000004", 4, None)]
+    assert [(t.identity.name, t.start, t.end) for t in plan.tasks] == [
+        ("binlog.000002", 580, None),
+        ("binlog.000003", 4, None),
+        ("binlog.000004", 4, None),
+    ]
     assert plan.bytes == 800 + 300 + 200
     everything = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 20)
     assert [t.identity.name for t in everything.tasks] == [f"binlog.00000{n}" for n in range(1, 5)]
@@ -44,15 +48,19 @@ def test_plan_skips_ingested_resumes_grown_and_takes_every_new_file(tmp_path):
 def test_a_missing_file_between_two_others_stops_the_source_naming_it(tmp_path):
     for n in (1, 2, 5):
         fake_binlog(tmp_path / f"binlog.{n:06d}", 1000, 300)
-    with pytest.raises(BinlogGapError, match=r"binlog binlog.000003 to binlog.000004 is missing between "
-                                             r"binlog.000002 and binlog.000005.*binlake snapshot"):
+    with pytest.raises(
+        BinlogGapError,
+        match=r"binlog binlog.000003 to binlog.000004 is missing between "
+        r"binlog.000002 and binlog.000005.*binlake snapshot",
+    ):
         plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 20)
     # files already ingested count too: the landing folder may have dropped them
     (tmp_path / "binlog.000001").unlink()
     sha = hashlib.sha256(b"x").hexdigest()
     with pytest.raises(BinlogGapError, match=r"binlog.000003 to binlog.000004"):
-        plan_ingest(str(tmp_path), "src", {"binlog.000001": IngestedFile(frozenset({(1, sha)}), 1)},
-                    chunk_bytes=1 << 20)
+        plan_ingest(
+            str(tmp_path), "src", {"binlog.000001": IngestedFile(frozenset({(1, sha)}), 1)}, chunk_bytes=1 << 20
+        )
     # a snapshot whose position is in binlog.000005 holds what the gap lost; one past the files is a gap itself
     assert len(plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 20, seam_file="binlog.000005").tasks) == 2
     with pytest.raises(BinlogGapError, match=r"snapshot's position is in binlog.000000"):
@@ -74,25 +82,25 @@ def test_a_file_replaced_below_the_ingested_position_stops_the_source(tmp_path):
 
 def test_task_size_spreads_the_new_bytes_over_every_core_within_bounds():
     mib = 1 << 20
-    assert task_bytes(45 * mib, 64 * mib, 2) == -(-45 * mib // 2)       # one 45 MB file: two tasks on two cores
+    assert task_bytes(45 * mib, 64 * mib, 2) == -(-45 * mib // 2)  # one 45 MB file: two tasks on two cores
     assert task_bytes(45 * mib, 64 * mib, 1) == 64 * mib
-    assert task_bytes(900 * mib, 64 * mib, 4) == 64 * mib                # never above --chunk-mb
-    assert task_bytes(6 * mib, 64 * mib, 8) == MIN_TASK_BYTES            # never below the minimum task
-    assert task_bytes(6 * mib, 1 * mib, 8) == 1 * mib                    # ... unless --chunk-mb asks for less
+    assert task_bytes(900 * mib, 64 * mib, 4) == 64 * mib  # never above --chunk-mb
+    assert task_bytes(6 * mib, 64 * mib, 8) == MIN_TASK_BYTES  # never below the minimum task
+    assert task_bytes(6 * mib, 1 * mib, 8) == 1 * mib  # ... unless --chunk-mb asks for less
     assert task_bytes(0, 64 * mib, 8) == 64 * mib
 
 
 def test_a_plan_with_parallelism_splits_a_real_binlog_at_transactions(tmp_path):
     from binlake.pipeline.split import transaction_starts
 
-    path = fixture_path("binlog", "mysql-binlog-connector-java", "mysql-bin.checksum-crc32")   # 60 GTIDs
+    path = fixture_path("binlog", "mysql-binlog-connector-java", "mysql-bin.checksum-crc32")  # 60 GTIDs
     (tmp_path / "binlog.000001").write_bytes(path.read_bytes())
     size = path.stat().st_size
     one = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30)
     assert [(t.start, t.end) for t in one.tasks] == [(4, None)]
     starts = set(transaction_starts(str(tmp_path / "binlog.000001")))
     many = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30, parallelism=size // MIN_TASK_BYTES + 4)
-    assert len(many.tasks) == 1          # below the minimum task size: splitting is not worth it
+    assert len(many.tasks) == 1  # below the minimum task size: splitting is not worth it
     small = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=size // 3, parallelism=2)
     assert len(small.tasks) >= 3 and all(t.start in starts for t in small.tasks[1:])
     assert [t.end for t in small.tasks[:-1]] == [t.start for t in small.tasks[1:]]
@@ -113,39 +121,43 @@ def test_a_file_cut_short_before_a_new_file_holds_the_source_there(tmp_path):
     data = land_fixture(tmp_path, None, None, None)
     events = list(scan_events(str(tmp_path / "binlog.000002"), commit_timestamps=False))
     middle = events[len(events) // 2]
-    (tmp_path / "binlog.000002").write_bytes(data[:middle.pos + 10])          # a copy in progress
+    (tmp_path / "binlog.000002").write_bytes(data[: middle.pos + 10])  # a copy in progress
     plan = plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30)
-    assert plan.waiting.startswith(f"waiting for binlog.000002 to complete (ends mid-event at offset {middle.pos}); "
-                                "if no more of it will come, land it whole again")
+    assert plan.waiting.startswith(
+        f"waiting for binlog.000002 to complete (ends mid-event at offset {middle.pos}); "
+        "if no more of it will come, land it whole again"
+    )
     assert plan.held == ["binlog.000003"]
-    assert [t.identity.name for t in plan.tasks] == ["binlog.000001", "binlog.000002"]   # its whole transactions
+    assert [t.identity.name for t in plan.tasks] == ["binlog.000001", "binlog.000002"]  # its whole transactions
     # all of it but the ROTATE: a closed binlog (in-use flag cleared) ends with one, so it is still cut
-    (tmp_path / "binlog.000002").write_bytes(data[:events[-1].pos])
+    (tmp_path / "binlog.000002").write_bytes(data[: events[-1].pos])
     assert "without the ROTATE or STOP event" in plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30).waiting
     # ... unless the server never closed it (a crash: the flag still set): what is there is all there is
-    crashed = bytearray(data[:events[-1].pos])
+    crashed = bytearray(data[: events[-1].pos])
     crashed[21] |= 1
     (tmp_path / "binlog.000002").write_bytes(bytes(crashed))
     assert plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30).waiting is None
     # ... or binlake fetch saw the server move past it
-    (tmp_path / "binlog.000002").write_bytes(data[:events[-1].pos])
-    (tmp_path / "_binlake_fetch.json").write_text(json.dumps({"version": 1, "source": "s", "closed": [
-        "binlog.000001", "binlog.000002"]}))
+    (tmp_path / "binlog.000002").write_bytes(data[: events[-1].pos])
+    (tmp_path / "_binlake_fetch.json").write_text(
+        json.dumps({"version": 1, "source": "s", "closed": ["binlog.000001", "binlog.000002"]})
+    )
     assert plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30).waiting is None
     (tmp_path / "_binlake_fetch.json").unlink()
     # ingested cut, unchanged, and a new file behind it: still waiting (read from where its ingest stopped)
-    (tmp_path / "binlog.000002").write_bytes(data[:middle.pos + 10])
-    cut_sha = hashlib.sha256(data[:middle.pos + 10]).hexdigest()
-    done = {"binlog.000001": IngestedFile(frozenset({(len(data), hashlib.sha256(data).hexdigest())}), len(data)),
-            "binlog.000002": IngestedFile(frozenset({(middle.pos + 10, cut_sha)}), events[1].pos)}
+    (tmp_path / "binlog.000002").write_bytes(data[: middle.pos + 10])
+    cut_sha = hashlib.sha256(data[: middle.pos + 10]).hexdigest()
+    done = {
+        "binlog.000001": IngestedFile(frozenset({(len(data), hashlib.sha256(data).hexdigest())}), len(data)),
+        "binlog.000002": IngestedFile(frozenset({(middle.pos + 10, cut_sha)}), events[1].pos),
+    }
     plan = plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 30)
     assert plan.skipped == ["binlog.000001", "binlog.000002"] and plan.held == ["binlog.000003"] and not plan.tasks
     # whole: it resumes where it stopped and the next file follows
     (tmp_path / "binlog.000002").write_bytes(data)
     plan = plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 30)
     assert plan.waiting is None
-    assert [(t.identity.name, t.start) for t in plan.tasks] == [("binlog.000002", events[1].pos),
-                                                               ("binlog.000003", 4)]
+    assert [(t.identity.name, t.start) for t in plan.tasks] == [("binlog.000002", events[1].pos), ("binlog.000003", 4)]
 
 
 def test_files_landing_before_what_was_applied_or_twice_stop_the_source(tmp_path):
@@ -156,12 +168,21 @@ def test_files_landing_before_what_was_applied_or_twice_stop_the_source(tmp_path
     with pytest.raises(BinlogGapError, match=r"binlog.000002 and copy.000002 have the same sequence number"):
         plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30)
     (tmp_path / "copy.000002").unlink()
-    with pytest.raises(BinlogGapError, match=r"binlog.000001 landed after changes of the later binlog.000002 were "
-                                             "applied.*binlake snapshot"):
+    with pytest.raises(
+        BinlogGapError,
+        match=r"binlog.000001 landed after changes of the later binlog.000002 were "
+        "applied.*binlake snapshot",
+    ):
         plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30, applied_file="binlog.000002")
     # before the newest snapshot's position it changes nothing the snapshot does not hold
-    assert len(plan_ingest(str(tmp_path), "src", {}, chunk_bytes=1 << 30, applied_file="binlog.000002",
-                           seam_file="binlog.000002").tasks) == 2
+    assert (
+        len(
+            plan_ingest(
+                str(tmp_path), "src", {}, chunk_bytes=1 << 30, applied_file="binlog.000002", seam_file="binlog.000002"
+            ).tasks
+        )
+        == 2
+    )
     # a file grown after a later one was applied: only its ROTATE is harmless
     from binlake.binlog.scan import scan_events
 
@@ -177,7 +198,7 @@ def test_a_file_copied_while_the_server_wrote_it_has_grown_not_been_replaced(tmp
 
     data = land_fixture(tmp_path, None)
     live = bytearray(data[:5000])
-    live[21] |= 1                           # LOG_EVENT_BINLOG_IN_USE_F: set while the server writes the file
+    live[21] |= 1  # LOG_EVENT_BINLOG_IN_USE_F: set while the server writes the file
     check_grown("src", str(tmp_path / "binlog.000001"), [(5000, hashlib.sha256(live).hexdigest())], 4000)
     live[100] ^= 1
     with pytest.raises(BinlogGapError, match="differ from the version already ingested"):

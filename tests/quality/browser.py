@@ -17,8 +17,16 @@ from typing import Any, Optional
 
 import pytest
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def chromium() -> str:
@@ -30,8 +38,12 @@ def chromium() -> str:
 
 def _run(page: Path, *args: str) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        return subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
-                              capture_output=True, timeout=120, check=True)
+        return subprocess.run(
+            [chromium(), *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
 
 
 def dump_dom(page: Path) -> str:
@@ -51,7 +63,7 @@ class PageRun:
 
     dialogs: list[str]
     exceptions: list[str]
-    text: str                   # document.body.innerText: what a reader sees
+    text: str  # document.body.innerText: what a reader sees
     values: dict[str, Any]
 
 
@@ -70,15 +82,28 @@ class DevTools:
         self._profile = tempfile.TemporaryDirectory(prefix="chromium-profile-")
         cmd_r, self._cmd_w = os.pipe()
         self._out_r, out_w = os.pipe()
-        for fd in (cmd_r, out_w):           # above 4, so that moving them onto 3 and 4 clobbers neither
+        for fd in (cmd_r, out_w):  # above 4, so that moving them onto 3 and 4 clobbers neither
             high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
             os.close(fd)
             cmd_r, out_w = (high, out_w) if fd == cmd_r else (cmd_r, high)
         shell = f'exec "$@" 3<&{cmd_r} 4>&{out_w} {cmd_r}<&- {out_w}>&-'
         self._proc = subprocess.Popen(
-            ["bash", "-c", shell, "bash", chromium(), *FLAGS, "--remote-debugging-pipe", OFFLINE,
-             f"--user-data-dir={self._profile.name}", "about:blank"],
-            pass_fds=(cmd_r, out_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "bash",
+                "-c",
+                shell,
+                "bash",
+                chromium(),
+                *FLAGS,
+                "--remote-debugging-pipe",
+                OFFLINE,
+                f"--user-data-dir={self._profile.name}",
+                "about:blank",
+            ],
+            pass_fds=(cmd_r, out_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(cmd_r)
         os.close(out_w)
         self._buffer = b""
@@ -173,7 +198,6 @@ class DevTools:
                 got = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
                 return got["result"].get("value")
 
-            return PageRun(dialogs, exceptions, value("document.body.innerText"),
-                           {e: value(e) for e in expressions})
+            return PageRun(dialogs, exceptions, value("document.body.innerText"), {e: value(e) for e in expressions})
         finally:
             self.send("Target.closeTarget", {"targetId": target})

@@ -44,15 +44,17 @@ def test_bundled_files_match_the_templates_integrity_hashes() -> None:
         data = (VENDOR / ASSETS[url]).read_bytes()
         assert base64.b64encode(hashlib.new(algo, data).digest()).decode() == digest, url
         checked += 1
-    assert checked >= 2                     # bootstrap.min.js and popper.min.js carry one
+    assert checked >= 2  # bootstrap.min.js and popper.min.js carry one
 
 
 def test_make_offline_links_only_local_files(tmp_path: Path) -> None:
     page = tmp_path / "validations" / "a" / "b.html"
     page.parent.mkdir(parents=True)
     tags = "".join(f'<script src="{u}" integrity="sha384-x" crossorigin="anonymous"></script>' for u in ASSETS)
-    logo = ('<img src="https://great-expectations-web-assets.s3.us-east-2.amazonaws.com/logo-long.png?d=1&x=2">'
-            '<a href="https://greatexpectations.io">GX</a>')
+    logo = (
+        '<img src="https://great-expectations-web-assets.s3.us-east-2.amazonaws.com/logo-long.png?d=1&x=2">'
+        '<a href="https://greatexpectations.io">GX</a>'
+    )
     page.write_text(f"<html><head>{tags}</head><body>{logo}</body></html>", encoding="utf-8")
     assert make_offline(str(tmp_path)) == 1
     html = page.read_text(encoding="utf-8")
@@ -61,4 +63,4 @@ def test_make_offline_links_only_local_files(tmp_path: Path) -> None:
     for local in ASSETS.values():
         assert f'src="../../static/vendor/{local}"' in html
         assert (tmp_path / "static" / "vendor" / local).is_file()
-    assert make_offline(str(tmp_path)) == 0                 # rerunning changes nothing
+    assert make_offline(str(tmp_path)) == 0  # rerunning changes nothing

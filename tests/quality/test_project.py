@@ -8,7 +8,7 @@ import pytest
 
 from tests.support import ROOT
 
-pytestmark = pytest.mark.slow          # imports GX and runs the generator for the sample SDI
+pytestmark = pytest.mark.slow  # imports GX and runs the generator for the sample SDI
 
 
 def test_committed_suites_match_the_factories(tmp_path):
@@ -18,8 +18,9 @@ def test_committed_suites_match_the_factories(tmp_path):
     committed = ROOT / "expectations" / "gx" / "expectations"
     written = tmp_path / "gx" / "expectations"
     files = sorted(p.relative_to(written) for p in written.rglob("*.json"))
-    assert files == sorted(p.relative_to(committed) for p in committed.rglob("*.json")), \
+    assert files == sorted(p.relative_to(committed) for p in committed.rglob("*.json")), (
         "run: .venv/bin/python -m binlake.quality.project"
+    )
     assert len(files) == len(names) == 11
     for rel in files:
         assert json.loads((written / rel).read_text()) == json.loads((committed / rel).read_text()), rel

@@ -34,10 +34,10 @@ def _by(rules, kind, column):
 
 
 def test_primary_key_not_null_and_unique(shop):
-    rules = table_rules(shop["customers"])          # PRIMARY KEY (`id`)
+    rules = table_rules(shop["customers"])  # PRIMARY KEY (`id`)
     assert _by(rules, "not_null", "id") is not None and _by(rules, "unique", "id") is not None
     assert primary_key(shop["orders"]) == ("order_id",)
-    assert primary_key(shop["audit_log"]) == ()     # no primary key: no uniqueness rule at all
+    assert primary_key(shop["audit_log"]) == ()  # no primary key: no uniqueness rule at all
     assert not [r for r in table_rules(shop["audit_log"]) if r.kind in ("unique", "compound_unique")]
 
 
@@ -50,11 +50,11 @@ def test_not_null_columns_follow_the_ddl(shop):
 
 def test_lengths_are_characters_not_bytes(shop):
     rules = table_rules(shop["customers"])
-    assert _by(rules, "max_length", "email").param("max_value") == 120       # varchar(120) utf8mb4: 480 bytes
-    assert _by(rules, "max_length", "country").param("max_value") == 2       # char(2)
-    assert _by(table_rules(shop["audit_log"]), "max_length", "action").param("max_value") == 8   # char(8) latin1
-    assert _by(table_rules(shop["audit_log"]), "max_length", "payload") is None   # varbinary: bytes, unchecked
-    assert _by(rules, "max_length", "notes") is None                         # TEXT: no character bound
+    assert _by(rules, "max_length", "email").param("max_value") == 120  # varchar(120) utf8mb4: 480 bytes
+    assert _by(rules, "max_length", "country").param("max_value") == 2  # char(2)
+    assert _by(table_rules(shop["audit_log"]), "max_length", "action").param("max_value") == 8  # char(8) latin1
+    assert _by(table_rules(shop["audit_log"]), "max_length", "payload") is None  # varbinary: bytes, unchecked
+    assert _by(rules, "max_length", "notes") is None  # TEXT: no character bound
 
 
 def test_enum_and_set_domains(shop):
@@ -69,14 +69,14 @@ def test_enum_and_set_domains(shop):
 
 def test_numeric_ranges_from_the_types(shop):
     products = {c.name: c for c in shop["products"].columns}
-    assert numeric_range(products["min_age"])[:2] == (0, 255)                 # tinyint unsigned
-    assert numeric_range(products["stock"])[:2] == (-8388608, 8388607)       # mediumint
-    assert numeric_range(products["price"])[:2] == (-99999999.99, 99999999.99)   # decimal(10,2)
-    assert numeric_range(products["bit_flags"])[:2] == (0, 1023)              # bit(10)
-    assert numeric_range(products["sku"]) is None                             # signed bigint: silver's own type
+    assert numeric_range(products["min_age"])[:2] == (0, 255)  # tinyint unsigned
+    assert numeric_range(products["stock"])[:2] == (-8388608, 8388607)  # mediumint
+    assert numeric_range(products["price"])[:2] == (-99999999.99, 99999999.99)  # decimal(10,2)
+    assert numeric_range(products["bit_flags"])[:2] == (0, 1023)  # bit(10)
+    assert numeric_range(products["sku"]) is None  # signed bigint: silver's own type
     orders = {c.name: c for c in shop["orders"].columns}
     assert numeric_range(orders["order_id"])[:2] == (0, 18446744073709551615)  # bigint unsigned
-    assert numeric_range(orders["qty"])[:2] == (0, 65535)                     # smallint unsigned
+    assert numeric_range(orders["qty"])[:2] == (0, 65535)  # smallint unsigned
 
 
 def test_json_columns(shop):
@@ -90,19 +90,44 @@ def test_hidden_engine_columns_are_not_silver_columns(shop):
 
 
 def _col(name: str, opx: int, nullable: bool = False) -> Column:
-    return Column(name=name, type=T.LONG, is_nullable=nullable, ordinal_position=opx + 1, char_length=11,
-                  numeric_precision=10, collation_id=255)
+    return Column(
+        name=name,
+        type=T.LONG,
+        is_nullable=nullable,
+        ordinal_position=opx + 1,
+        char_length=11,
+        numeric_precision=10,
+        collation_id=255,
+    )
 
 
 def test_compound_primary_key_and_unique_index():
     cols = (_col("a", 0), _col("b", 1), _col("c", 2, nullable=True), _col("d", 3, nullable=True))
-    table = Table(name="t", schema_ref="db", engine="InnoDB", collation_id=255, columns=cols, indexes=(
-        Index(name="PRIMARY", type=T.IT_PRIMARY, ordinal_position=1,
-              elements=(IndexElement(1, 4, 2, False, 0), IndexElement(2, 4, 2, False, 1))),
-        Index(name="uq", type=T.IT_UNIQUE, ordinal_position=2,
-              elements=(IndexElement(1, 4, 2, False, 2), IndexElement(2, 4, 2, False, 3)))))
+    table = Table(
+        name="t",
+        schema_ref="db",
+        engine="InnoDB",
+        collation_id=255,
+        columns=cols,
+        indexes=(
+            Index(
+                name="PRIMARY",
+                type=T.IT_PRIMARY,
+                ordinal_position=1,
+                elements=(IndexElement(1, 4, 2, False, 0), IndexElement(2, 4, 2, False, 1)),
+            ),
+            Index(
+                name="uq",
+                type=T.IT_UNIQUE,
+                ordinal_position=2,
+                elements=(IndexElement(1, 4, 2, False, 2), IndexElement(2, 4, 2, False, 3)),
+            ),
+        ),
+    )
     rules = table_rules(table)
     compound = [r for r in rules if r.kind == "compound_unique"]
     assert [(r.columns, r.param("ignore_row_if")) for r in compound] == [
-        (("a", "b"), None), (("c", "d"), "any_value_is_missing")]
+        (("a", "b"), None),
+        (("c", "d"), "any_value_is_missing"),
+    ]
     assert {r.column for r in rules if r.kind == "not_null"} == {"a", "b"}

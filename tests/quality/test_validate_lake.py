@@ -54,11 +54,15 @@ def clean(spark, tmp_path_factory) -> dict[str, Any]:
     manifest = json.loads((gen / "manifest.json").read_text())
     engine = engine_for(spark, "rust")
     for day in manifest["days"]:
-        end = dt.datetime.combine(dt.date.fromisoformat(day["date"]) + dt.timedelta(days=1), dt.time(),
-                                  dt.timezone.utc)
-        run_source(spark, engine, LakeLayout(str(lake)), str(gen / "landing" / manifest["source"]),
-                   RunOptions(manifest["source"], cutoff_us=int(end.timestamp()) * 1_000_000,
-                              run_id=run_of_day(day["date"])), [str(gen / "sdi")])
+        end = dt.datetime.combine(dt.date.fromisoformat(day["date"]) + dt.timedelta(days=1), dt.time(), dt.timezone.utc)
+        run_source(
+            spark,
+            engine,
+            LakeLayout(str(lake)),
+            str(gen / "landing" / manifest["source"]),
+            RunOptions(manifest["source"], cutoff_us=int(end.timestamp()) * 1_000_000, run_id=run_of_day(day["date"])),
+            [str(gen / "sdi")],
+        )
     last_run = run_of_day(manifest["days"][-1]["date"])
     summary = validate_lake(spark, str(lake), last_run)
     return {"lake": lake, "summary": summary, "last_run": last_run, "source": manifest["source"]}
@@ -70,7 +74,8 @@ def test_clean_multi_day_load_passes_every_suite(clean, spark):
     # every file landed before the first run, which ingested them all: the last run's own bronze rows are none,
     # and the one warning says so (a named run counts its own rows, not all of bronze)
     assert [(r.suite, r.expectation_type) for r in summary.failed_warnings] == [
-        (S.BRONZE_OPS, "expect_table_row_count_to_be_between")]
+        (S.BRONZE_OPS, "expect_table_row_count_to_be_between")
+    ]
     assert dict(summary.facts)["Bronze rows of the run by operation"] == []
     tables = {S.silver_table_name("shop", t) for t in ("customers", "products", "orders", "audit_log")}
     assert {r.suite for r in summary.results} == tables | set(S.PIPELINE_SUITES)
@@ -88,6 +93,7 @@ def test_clean_multi_day_load_passes_every_suite(clean, spark):
 
 
 # ------------------------------------------------------------------------------------------------- defects
+
 
 def _silver(lake: Path, table: str) -> str:
     return LakeLayout(str(lake)).silver("shop", table)
@@ -113,6 +119,7 @@ def duplicate_key(spark, lake, facts):
     def fn(df):
         a, b = _two_ids(df, "id")
         return df.withColumn("id", F.when(F.col("id") == b, F.lit(a)).otherwise(F.col("id")))
+
     _edit(spark, lake, _silver(lake, "customers"), fn)
 
 
@@ -122,6 +129,7 @@ def null_in_not_null(spark, lake, facts):
     def fn(df):
         a, _ = _two_ids(df, "id")
         return df.withColumn("email", F.when(F.col("id") == a, F.lit(None)).otherwise(F.col("email")))
+
     _edit(spark, lake, _silver(lake, "customers"), fn)
 
 
@@ -131,6 +139,7 @@ def value_outside_enum(spark, lake, facts):
     def fn(df):
         a, _ = _two_ids(df, "order_id")
         return df.withColumn("status", F.when(F.col("order_id") == a, F.lit("lost")).otherwise(F.col("status")))
+
     _edit(spark, lake, _silver(lake, "orders"), fn)
 
 
@@ -140,8 +149,13 @@ def overlong_varchar(spark, lake, facts):
 
     def fn(df):
         a, b = _two_ids(df, "id")
-        return df.withColumn("full_name", F.when(F.col("id") == a, F.lit("é" * 100))
-                             .when(F.col("id") == b, F.lit("é" * 101)).otherwise(F.col("full_name")))
+        return df.withColumn(
+            "full_name",
+            F.when(F.col("id") == a, F.lit("é" * 100))
+            .when(F.col("id") == b, F.lit("é" * 101))
+            .otherwise(F.col("full_name")),
+        )
+
     _edit(spark, lake, _silver(lake, "customers"), fn)
 
 
@@ -150,8 +164,10 @@ def invalid_json(spark, lake, facts):
 
     def fn(df):
         a, _ = _two_ids(df, "order_id")
-        return df.withColumn("doc", F.when(F.col("order_id") == a, F.lit('{"status": "paid", ')).otherwise(
-            F.col("doc")))
+        return df.withColumn(
+            "doc", F.when(F.col("order_id") == a, F.lit('{"status": "paid", ')).otherwise(F.col("doc"))
+        )
+
     _edit(spark, lake, _silver(lake, "orders"), fn)
 
 
@@ -163,6 +179,7 @@ def lost_delete(spark, lake, facts):
     def fn(df):
         (top,) = df.agg(F.max("order_id")).first()
         return df.unionByName(df.where(F.col("order_id") == top).withColumn("order_id", F.lit(top + 1000)))
+
     _edit(spark, lake, _silver(lake, "orders"), fn)
 
 
@@ -171,11 +188,19 @@ def gap_in_bronze(spark, lake, facts):
     from pyspark.sql import functions as F
 
     def fn(df):
-        events = (df.where(F.col("op") == "update").groupBy("binlog_file", "pos").agg(F.count("*").alias("n"))
-                  .where(F.col("n") >= 3).orderBy("binlog_file", "pos").limit(1).collect())
+        events = (
+            df.where(F.col("op") == "update")
+            .groupBy("binlog_file", "pos")
+            .agg(F.count("*").alias("n"))
+            .where(F.col("n") >= 3)
+            .orderBy("binlog_file", "pos")
+            .limit(1)
+            .collect()
+        )
         assert events, "the generated load has no update event with three rows"
         file, pos = events[0]["binlog_file"], events[0]["pos"]
         return df.where(~((F.col("binlog_file") == file) & (F.col("pos") == pos) & (F.col("row") == 1)))
+
     _edit(spark, lake, LakeLayout(str(lake)).bronze, fn)
 
 
@@ -184,40 +209,54 @@ def quarantined_row(spark, lake, facts):
     from binlake.lake.delta import engine_for
     from binlake.lake.quarantine import quarantine_row, write_quarantine
 
-    record = {"binlog_file": "mysql-bin.000009", "pos": 4242, "row": 0, "column_name": "doc",
-              "_binlake_seq": 1, "status": "REJECTED", "reason": "path $.items[7] not found", "document": "{}"}
-    row = quarantine_row(record, source=facts["source"], db="shop", table="orders", kind="json_diff",
-                         run_id=facts["last_run"])
+    record = {
+        "binlog_file": "mysql-bin.000009",
+        "pos": 4242,
+        "row": 0,
+        "column_name": "doc",
+        "_binlake_seq": 1,
+        "status": "REJECTED",
+        "reason": "path $.items[7] not found",
+        "document": "{}",
+    }
+    row = quarantine_row(
+        record, source=facts["source"], db="shop", table="orders", kind="json_diff", run_id=facts["last_run"]
+    )
     from binlake.binlog.silver_types import to_arrow
     from binlake.lake.quarantine import QUARANTINE_COLUMNS
 
-    write_quarantine(engine_for(spark, "rust"), LakeLayout(str(lake)).meta("quarantine"),
-                     to_arrow(QUARANTINE_COLUMNS, [row]))
+    write_quarantine(
+        engine_for(spark, "rust"), LakeLayout(str(lake)).meta("quarantine"), to_arrow(QUARANTINE_COLUMNS, [row])
+    )
 
 
 @dataclass(frozen=True)
 class Defect:
     inject: Callable
-    changes: str                          # which table (READERS key)
-    expected: tuple[str, str, str]        # (suite, expectation type, column)
-    unexpected: int = 1                   # values reported unexpected (a duplicated key: both rows)
+    changes: str  # which table (READERS key)
+    expected: tuple[str, str, str]  # (suite, expectation type, column)
+    unexpected: int = 1  # values reported unexpected (a duplicated key: both rows)
 
 
 DEFECTS = {
     "duplicate_key": Defect(duplicate_key, "customers", (CUSTOMERS, "expect_column_values_to_be_unique", "id"), 2),
-    "null_in_not_null": Defect(null_in_not_null, "customers",
-                               (CUSTOMERS, "expect_column_values_to_not_be_null", "email")),
-    "value_outside_enum": Defect(value_outside_enum, "orders",
-                                 (ORDERS, "expect_column_values_to_be_in_set", "status")),
-    "overlong_varchar": Defect(overlong_varchar, "customers",
-                               (CUSTOMERS, "expect_column_value_lengths_to_be_between", "full_name")),
+    "null_in_not_null": Defect(
+        null_in_not_null, "customers", (CUSTOMERS, "expect_column_values_to_not_be_null", "email")
+    ),
+    "value_outside_enum": Defect(value_outside_enum, "orders", (ORDERS, "expect_column_values_to_be_in_set", "status")),
+    "overlong_varchar": Defect(
+        overlong_varchar, "customers", (CUSTOMERS, "expect_column_value_lengths_to_be_between", "full_name")
+    ),
     "invalid_json": Defect(invalid_json, "orders", (ORDERS, "expect_column_values_to_be_json_parseable", "doc")),
-    "lost_delete": Defect(lost_delete, "orders",
-                          (S.RECONCILIATION, "expect_column_values_to_be_between", "difference")),
-    "gap_in_bronze": Defect(gap_in_bronze, "bronze",
-                            (S.BRONZE_SEQUENCE, "expect_column_values_to_be_between", "missing_rows")),
-    "quarantined_row": Defect(quarantined_row, "quarantine",
-                              (S.QUARANTINE, "expect_column_values_to_be_between", "quarantined_share")),
+    "lost_delete": Defect(
+        lost_delete, "orders", (S.RECONCILIATION, "expect_column_values_to_be_between", "difference")
+    ),
+    "gap_in_bronze": Defect(
+        gap_in_bronze, "bronze", (S.BRONZE_SEQUENCE, "expect_column_values_to_be_between", "missing_rows")
+    ),
+    "quarantined_row": Defect(
+        quarantined_row, "quarantine", (S.QUARANTINE, "expect_column_values_to_be_between", "quarantined_share")
+    ),
 }
 
 
@@ -225,7 +264,7 @@ def _run_defect(spark, clean, tmp_path, name: str):
     defect = DEFECTS[name]
     lake = tmp_path / "lake"
     shutil.copytree(clean["lake"], lake)
-    run = f"defect-{name}"          # a run of its own: what the defect files under a run (quarantine) is that run's
+    run = f"defect-{name}"  # a run of its own: what the defect files under a run (quarantine) is that run's
     defect.inject(spark, lake, {**clean, "last_run": run})
     with pytest.raises(QualityError) as info:
         validate_lake(spark, str(lake), run, ValidationOptions(suites=frozenset(READERS[defect.changes])))
@@ -251,10 +290,10 @@ def test_report_and_data_docs_open_in_chromium(spark, clean, tmp_path):
     page = Path(summary.report_path)
     text = browser.dump_dom(page)
     assert "FAILED: 1 error-level expectation(s) failed" in text
-    failed_section = text[text.index("id=\"failed\""):text.index("id=\"trend\"")]
+    failed_section = text[text.index('id="failed"') : text.index('id="trend"')]
     assert "expect_column_values_to_be_in_set" in failed_section and "status" in failed_section
-    assert "lost" in failed_section                    # the sampled unexpected value
-    trend = text[text.index("id=\"trend\""):]
+    assert "lost" in failed_section  # the sampled unexpected value
+    trend = text[text.index('id="trend"') :]
     assert clean["last_run"] in trend and "defect-value_outside_enum" in trend
     png = browser.screenshot(page, tmp_path / "summary.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
@@ -262,8 +301,7 @@ def test_report_and_data_docs_open_in_chromium(spark, clean, tmp_path):
     docs = Path(summary.data_docs_path)
     index = browser.dump_dom(docs)
     assert ORDERS in index and "defect-value_outside_enum" in index
-    (validation,) = docs.parent.joinpath("validations", *ORDERS.split("."), "defect-value_outside_enum").rglob(
-        "*.html")
+    (validation,) = docs.parent.joinpath("validations", *ORDERS.split("."), "defect-value_outside_enum").rglob("*.html")
     vtext = browser.dump_dom(validation)
     assert "status" in vtext and "Failed" in vtext
     assert browser.screenshot(validation, tmp_path / "docs.png").stat().st_size > 10_000

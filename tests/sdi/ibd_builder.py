@@ -12,8 +12,8 @@ from dataclasses import dataclass
 FIL_PAGE_SDI = 17853
 FIL_PAGE_SDI_BLOB = 18
 FIL_PAGE_TYPE_FSP_HDR = 8
-FSP_FLAGS = 0x4021          # POST_ANTELOPE | ATOMIC_BLOBS | SDI, PAGE_SSIZE 0 (16K)
-SDI_OFFSET = {16384: 10505, 4096: 1673}   # 150 + XDES_SIZE * (page_size / extent pages) + 115, worked by hand
+FSP_FLAGS = 0x4021  # POST_ANTELOPE | ATOMIC_BLOBS | SDI, PAGE_SSIZE 0 (16K)
+SDI_OFFSET = {16384: 10505, 4096: 1673}  # 150 + XDES_SIZE * (page_size / extent pages) + 115, worked by hand
 PAGE_SSIZE = {16384: 0, 4096: 3}
 
 
@@ -31,14 +31,14 @@ def innodb_fold(data: bytes) -> int:
     """ut_fold_binary: fold = ((((fold ^ b ^ MASK2) << 8) + fold) ^ MASK) + b, in 64 bits."""
     fold = 0
     for b in data:
-        fold = ((((((fold ^ b ^ 1653893711) << 8) & 0xFFFFFFFFFFFFFFFF) + fold) & 0xFFFFFFFFFFFFFFFF)
-                ^ 1463735687) + b
+        fold = ((((((fold ^ b ^ 1653893711) << 8) & 0xFFFFFFFFFFFFFFFF) + fold) & 0xFFFFFFFFFFFFFFFF) ^ 1463735687) + b
         fold &= 0xFFFFFFFFFFFFFFFF
     return fold
 
 
-def finish(page: bytearray, page_no: int, page_type: int, space_id: int, algo: str,
-           lsn: int = 0x1234_5678_9ABC) -> bytes:
+def finish(
+    page: bytearray, page_no: int, page_type: int, space_id: int, algo: str, lsn: int = 0x1234_5678_9ABC
+) -> bytes:
     size = len(page)
     struct.pack_into(">I", page, 4, page_no)
     struct.pack_into(">H", page, 24, page_type)
@@ -46,11 +46,11 @@ def finish(page: bytearray, page_no: int, page_type: int, space_id: int, algo: s
     struct.pack_into(">Q", page, 16, lsn)
     struct.pack_into(">I", page, size - 4, lsn & 0xFFFFFFFF)
     if algo == "crc32":
-        c = crc32c_bitwise(bytes(page[4:26])) ^ crc32c_bitwise(bytes(page[38:size - 8]))
+        c = crc32c_bitwise(bytes(page[4:26])) ^ crc32c_bitwise(bytes(page[38 : size - 8]))
         struct.pack_into(">I", page, 0, c)
         struct.pack_into(">I", page, size - 8, c)
     elif algo == "innodb":
-        new = (innodb_fold(bytes(page[4:26])) + innodb_fold(bytes(page[38:size - 8]))) & 0xFFFFFFFF
+        new = (innodb_fold(bytes(page[4:26])) + innodb_fold(bytes(page[38 : size - 8]))) & 0xFFFFFFFF
         struct.pack_into(">I", page, 0, new)
         struct.pack_into(">I", page, size - 8, innodb_fold(bytes(page[:26])) & 0xFFFFFFFF)
     else:
@@ -61,12 +61,12 @@ def finish(page: bytearray, page_no: int, page_type: int, space_id: int, algo: s
 
 @dataclass
 class Rec:
-    key: tuple[int, int]            # (type, id)
-    payload: bytes = b""            # leaf: the zlib data stored in the record (or the 20-byte ref if external)
+    key: tuple[int, int]  # (type, id)
+    payload: bytes = b""  # leaf: the zlib data stored in the record (or the 20-byte ref if external)
     uncomp_len: int = 0
     comp_len: int = 0
     external: bool = False
-    child: int = 0                  # node pointer: child page
+    child: int = 0  # node pointer: child page
     deleted: bool = False
 
 
@@ -90,14 +90,14 @@ def index_page(size: int, level: int, recs: list[Rec], prev: int = 0xFFFFFFFF, n
             n = len(r.payload)
             if n < 128 and not r.external:
                 lens = bytes([n])
-            else:   # two bytes, stored backwards: low byte first in memory, high byte (0x80|ext 0x40) next
+            else:  # two bytes, stored backwards: low byte first in memory, high byte (0x80|ext 0x40) next
                 lens = bytes([n & 0xFF, 0x80 | (0x40 if r.external else 0) | (n >> 8)])
             status = 0
         info = 0x20 if r.deleted else 0
         header = bytes([info]) + struct.pack(">H", heap_no << 3 | status) + b"\x00\x00"
-        page[pos:pos + len(lens) + 5] = lens + header
+        page[pos : pos + len(lens) + 5] = lens + header
         origin = pos + len(lens) + 5
-        page[origin:origin + len(fields)] = fields
+        page[origin : origin + len(fields)] = fields
         origins.append(origin)
         pos = origin + len(fields)
     chain = [99] + origins + [112]
@@ -120,22 +120,29 @@ def sdi_leaf_record(sdi_type: int, sdi_id: int, json_bytes: bytes, ext_page: int
 
 def blob_pages(size: int, data: bytes, first_page: int, chunk: int) -> dict[int, tuple[bytearray, int]]:
     out: dict[int, tuple[bytearray, int]] = {}
-    parts = [data[i:i + chunk] for i in range(0, len(data), chunk)]
+    parts = [data[i : i + chunk] for i in range(0, len(data), chunk)]
     for k, part in enumerate(parts):
         page = bytearray(size)
         nxt = first_page + k + 1 if k + 1 < len(parts) else 0xFFFFFFFF
         struct.pack_into(">II", page, 38, len(part), nxt)
-        page[46:46 + len(part)] = part
+        page[46 : 46 + len(part)] = part
         out[first_page + k] = (page, FIL_PAGE_SDI_BLOB)
     return out
 
 
-def tablespace(size: int, n_pages: int, sdi_root: int, pages: dict[int, tuple[bytearray, int]], algo: str = "crc32",
-               space_id: int = 77, flags: int | None = None) -> bytes:
+def tablespace(
+    size: int,
+    n_pages: int,
+    sdi_root: int,
+    pages: dict[int, tuple[bytearray, int]],
+    algo: str = "crc32",
+    space_id: int = 77,
+    flags: int | None = None,
+) -> bytes:
     """Page 0 with the FSP header and SDI root, the given pages, and all-zero (empty) pages elsewhere."""
     flags = FSP_FLAGS | (PAGE_SSIZE[size] << 6) if flags is None else flags
     p0 = bytearray(size)
-    struct.pack_into(">II", p0, 8, 80040, 1)              # FIL_PAGE_SRV_VERSION, FIL_PAGE_SPACE_VERSION
+    struct.pack_into(">II", p0, 8, 80040, 1)  # FIL_PAGE_SRV_VERSION, FIL_PAGE_SPACE_VERSION
     struct.pack_into(">IIII", p0, 38, space_id, 0, n_pages, 64)
     struct.pack_into(">I", p0, 38 + 16, flags)
     struct.pack_into(">II", p0, SDI_OFFSET[size], 1, sdi_root)

@@ -57,6 +57,15 @@ def test_errors_are_one_line_with_exit_2(capsys, tmp_path):
     assert main(["sdi", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"binlake: error: {bad}: page 0:") and err.count("\n") == 1
-    assert main(["sdi", "diff", str(fixture_path("sdi", "extracted", "innodb_ruby__8.0_sakila_actor.type2.id7.json")),
-                 str(fixture_path("sdi", "ibd", "innodb_ruby", "8.0_sakila_actor.ibd"))]) == 2
+    assert (
+        main(
+            [
+                "sdi",
+                "diff",
+                str(fixture_path("sdi", "extracted", "innodb_ruby__8.0_sakila_actor.type2.id7.json")),
+                str(fixture_path("sdi", "ibd", "innodb_ruby", "8.0_sakila_actor.ibd")),
+            ]
+        )
+        == 2
+    )
     assert "holds no Table SDI" in capsys.readouterr().err

@@ -18,8 +18,7 @@ def _external_record_image(compressed: bytes, declared_len: int) -> bytes:
     """One SDI record whose zlib data lives in a chain of FIL_PAGE_SDI_BLOB pages starting at page 4."""
     chunk = PAGE - 38 - 8 - 8 - 100
     n_blob = (len(compressed) + chunk - 1) // chunk
-    ext = B.Rec((1, 10), struct.pack(">IIIQ", 77, 4, 38, len(compressed)), declared_len, len(compressed),
-                external=True)
+    ext = B.Rec((1, 10), struct.pack(">IIIQ", 77, 4, 38, len(compressed)), declared_len, len(compressed), external=True)
     pages = {3: (B.index_page(PAGE, 0, [ext]), B.FIL_PAGE_SDI)}
     pages.update(B.blob_pages(PAGE, compressed, 4, chunk=chunk))
     return B.tablespace(PAGE, 4 + n_blob + 1, 3, pages)
@@ -70,13 +69,16 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("text,message", [
-    ("[" * 50000 + "]" * 50000, "nested more than 64 levels"),
-    ('{"mysqld_version_id": ' + "9" * 5000 + "}", "more than a 64-bit integer"),
-    ('{"a": NaN}', "NaN is not JSON"),
-    ('{"a": 1e999}', "out of a double's range"),
-    ("[" * 70 + "]" * 70, "nested more than 64 levels"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("[" * 50000 + "]" * 50000, "nested more than 64 levels"),
+        ('{"mysqld_version_id": ' + "9" * 5000 + "}", "more than a 64-bit integer"),
+        ('{"a": NaN}', "NaN is not JSON"),
+        ('{"a": 1e999}', "out of a double's range"),
+        ("[" * 70 + "]" * 70, "nested more than 64 levels"),
+    ],
+)
 def test_hostile_sdi_json_is_a_typed_error(tmp_path, capsys, text, message) -> None:
     path = tmp_path / "t_1.sdi"
     path.write_text(text)
@@ -92,7 +94,7 @@ def test_sdi_record_that_is_not_json_fails_instead_of_printing_invalid_json(tmp_
     code, out, err = _cli(capsys, "sdi", "--format", fmt, str(path))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "invalid JSON" in err and "type 1, id 10" in err
-    if fmt == "jsonl":      # and a record that is JSON still comes out as a valid line
+    if fmt == "jsonl":  # and a record that is JSON still comes out as a valid line
         import json
 
         path.write_bytes(_one_record_image(b'{"x": [1, 2]}'))

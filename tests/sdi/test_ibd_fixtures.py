@@ -11,9 +11,16 @@ from binlake.sdi.ibd import sdi_offset
 from tests.support import FIXTURES, fixture_path
 
 IBD_NAMES = [
-    "8.0_sakila_actor", "8.0_sakila_address", "8.0_sakila_film", "8.0_sakila_film_text",
-    "8.0_sakila_fts_0000000000000451_config", "8.0_sakila_staff", "8.0_sys_sys_config",
-    "8.4_sakila_actor", "8.4_sakila_address", "8.4_sakila_film",
+    "8.0_sakila_actor",
+    "8.0_sakila_address",
+    "8.0_sakila_film",
+    "8.0_sakila_film_text",
+    "8.0_sakila_fts_0000000000000451_config",
+    "8.0_sakila_staff",
+    "8.0_sys_sys_config",
+    "8.4_sakila_actor",
+    "8.4_sakila_address",
+    "8.4_sakila_film",
 ]
 
 
@@ -30,17 +37,19 @@ def test_fixture_folder_holds_exactly_the_tablespaces_listed_here():
 @pytest.mark.parametrize("name", IBD_NAMES)
 def test_ibd_yields_exactly_the_extracted_records(name):
     path = fixture_path("sdi", "ibd", "innodb_ruby", f"{name}.ibd")
-    expected = {p.name: p.read_bytes()
-                for p in fixture_path("sdi", "extracted").glob(f"innodb_ruby__{name}.type*.json")}
+    expected = {
+        p.name: p.read_bytes() for p in fixture_path("sdi", "extracted").glob(f"innodb_ruby__{name}.type*.json")
+    }
     assert expected, "no extracted records for this tablespace"
     info, records = read_ibd_sdi(path.read_bytes(), str(path))
     got = {f"innodb_ruby__{name}.type{r.sdi_type}.id{r.sdi_id}.json": r.data for r in records}
-    assert got == expected                         # same keys, byte-for-byte the same stored JSON
+    assert got == expected  # same keys, byte-for-byte the same stored JSON
     assert [r.sdi_type for r in records] == [1, 2]  # SDI index order: (type, id)
 
     manifest = _manifest(name)
     assert [(r.sdi_type, r.sdi_id, r.uncompressed_len, r.compressed_len, r.external) for r in records] == [
-        (m["type"], m["id"], m["uncompressed_len"], m["compressed_len"], m["external_blob"]) for m in manifest["sdi"]]
+        (m["type"], m["id"], m["uncompressed_len"], m["compressed_len"], m["external_blob"]) for m in manifest["sdi"]
+    ]
     assert info.page_size == 16384
     assert info.n_pages * 16384 == manifest["size"]
     assert info.server_version == manifest["sdi"][0]["mysqld_version_id"]

@@ -15,19 +15,34 @@ from tests.sdi import ibd_builder as B
 
 
 def _doc(i: int, pad: int = 0) -> bytes:
-    obj = {"mysqld_version_id": 80040, "dd_version": 80023, "sdi_version": 80019, "dd_object_type": "Tablespace",
-           "dd_object": {"name": f"db/t{i}", "comment": "x" * pad, "options": "", "se_private_data": "",
-                         "engine": "InnoDB", "engine_attribute": "", "files": []}}
+    obj = {
+        "mysqld_version_id": 80040,
+        "dd_version": 80023,
+        "sdi_version": 80019,
+        "dd_object_type": "Tablespace",
+        "dd_object": {
+            "name": f"db/t{i}",
+            "comment": "x" * pad,
+            "options": "",
+            "se_private_data": "",
+            "engine": "InnoDB",
+            "engine_attribute": "",
+            "files": [],
+        },
+    }
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
 def _two_level(size: int, algo: str) -> tuple[bytes, list[tuple[int, int, bytes]]]:
     """Root (page 3, level 1) -> leaves 4 and 5; record (2, 30) is stored in BLOB pages 6, 7, 8."""
-    docs = [(1, 10, _doc(10)), (1, 20, _doc(20)), (2, 30, _doc(30, pad=5000)),
-            (2, 40, _doc(40))]
-    big = zlib.compress(docs[2][2], level=0)        # stored, so it needs several BLOB pages
-    leaf4 = B.index_page(size, 0, [B.sdi_leaf_record(*docs[0]), B.sdi_leaf_record(1, 15, _doc(15), deleted=True),
-                                   B.sdi_leaf_record(*docs[1])], nxt=5)
+    docs = [(1, 10, _doc(10)), (1, 20, _doc(20)), (2, 30, _doc(30, pad=5000)), (2, 40, _doc(40))]
+    big = zlib.compress(docs[2][2], level=0)  # stored, so it needs several BLOB pages
+    leaf4 = B.index_page(
+        size,
+        0,
+        [B.sdi_leaf_record(*docs[0]), B.sdi_leaf_record(1, 15, _doc(15), deleted=True), B.sdi_leaf_record(*docs[1])],
+        nxt=5,
+    )
     ext = B.Rec((2, 30), struct.pack(">IIIQ", 77, 6, 38, len(big)), len(docs[2][2]), len(big), external=True)
     leaf5 = B.index_page(size, 0, [ext, B.sdi_leaf_record(*docs[3])], prev=4)
     root = B.index_page(size, 1, [B.Rec((1, 10), child=4), B.Rec((2, 30), child=5)])
@@ -39,10 +54,10 @@ def _two_level(size: int, algo: str) -> tuple[bytes, list[tuple[int, int, bytes]
 @pytest.mark.parametrize("size,algo", [(16384, "crc32"), (4096, "innodb"), (4096, "none")])
 def test_two_level_tree_with_leaf_chain_and_external_sdi(size, algo):
     image, docs = _two_level(size, algo)
-    assert {page_checksum_algorithm(image[i:i + size]) for i in range(0, len(image), size)} == {algo, "empty"}
+    assert {page_checksum_algorithm(image[i : i + size]) for i in range(0, len(image), size)} == {algo, "empty"}
     info, records = read_ibd_sdi(image, "synthetic.ibd")
     assert (info.page_size, info.space_id, info.sdi_root, info.server_version) == (size, 77, 3, 80040)
-    assert [(r.sdi_type, r.sdi_id, r.data) for r in records] == docs       # the deleted (1, 15) is skipped
+    assert [(r.sdi_type, r.sdi_id, r.data) for r in records] == docs  # the deleted (1, 15) is skipped
     assert [(r.page_no, r.external) for r in records] == [(4, False), (4, False), (5, True), (5, False)]
 
 
@@ -52,11 +67,11 @@ def test_crc32c_check_value():
 
 def _patch(image: bytes, size: int, page_no: int, offset: int, data: bytes, algo: str = "crc32") -> bytes:
     """Overwrite bytes of one page and recompute its checksum, so only the structure is wrong."""
-    page = bytearray(image[page_no * size:(page_no + 1) * size])
-    page[offset:offset + len(data)] = data
+    page = bytearray(image[page_no * size : (page_no + 1) * size])
+    page[offset : offset + len(data)] = data
     ptype = struct.unpack_from(">H", page, 24)[0]
     fixed = B.finish(page, page_no, ptype, struct.unpack_from(">I", page, 34)[0], algo)
-    return image[:page_no * size] + fixed + image[(page_no + 1) * size:]
+    return image[: page_no * size] + fixed + image[(page_no + 1) * size :]
 
 
 @pytest.fixture(scope="module")
@@ -64,18 +79,21 @@ def image16k() -> bytes:
     return _two_level(16384, "crc32")[0]
 
 
-@pytest.mark.parametrize("page_no,offset,data,message", [
-    (3, 38 + 26, b"\x00\x02", "expected B-tree level 1, found 0"),                 # root claims level 2
-    (4, 12, struct.pack(">I", 4), "leaf chain loops back to page 4"),
-    (4, 12, struct.pack(">I", 60), "page is beyond the end of the file"),
-    (6, 42, struct.pack(">I", 6), "BLOB chain points to page 6"),
-    (6, 38, struct.pack(">I", 20000), "does not fit the page"),
-    (4, 99, b"XXXXXXX", "expected the infimum record"),
-    (4, 97, b"\x00\x00", "next-record offset 0"),
-    (5, 24, struct.pack(">H", 17855), "expected page type 17853, found 17855"),
-    (7, 24, struct.pack(">H", 10), "expected page type 18, found 10"),
-    (4, 34, struct.pack(">I", 5), "expected space id 77, found 5"),
-])
+@pytest.mark.parametrize(
+    "page_no,offset,data,message",
+    [
+        (3, 38 + 26, b"\x00\x02", "expected B-tree level 1, found 0"),  # root claims level 2
+        (4, 12, struct.pack(">I", 4), "leaf chain loops back to page 4"),
+        (4, 12, struct.pack(">I", 60), "page is beyond the end of the file"),
+        (6, 42, struct.pack(">I", 6), "BLOB chain points to page 6"),
+        (6, 38, struct.pack(">I", 20000), "does not fit the page"),
+        (4, 99, b"XXXXXXX", "expected the infimum record"),
+        (4, 97, b"\x00\x00", "next-record offset 0"),
+        (5, 24, struct.pack(">H", 17855), "expected page type 17853, found 17855"),
+        (7, 24, struct.pack(">H", 10), "expected page type 18, found 10"),
+        (4, 34, struct.pack(">I", 5), "expected space id 77, found 5"),
+    ],
+)
 def test_structural_corruption_is_a_typed_error(image16k, page_no, offset, data, message):
     bad = _patch(image16k, 16384, page_no, offset, data)
     with pytest.raises(TablespaceError, match=message) as err:
@@ -113,20 +131,20 @@ def test_legacy_big_endian_crc32_pages_are_accepted():
     # reversed byte order; the unaligned head (bytes 4..7, 38..39) and the tail go through as they are.
     root = B.index_page(4096, 0, [B.sdi_leaf_record(1, 5, _doc(5))])
     image = bytearray(B.tablespace(4096, 5, 3, {3: (root, B.FIL_PAGE_SDI)}))
-    page = image[3 * 4096:4 * 4096]
+    page = image[3 * 4096 : 4 * 4096]
 
     def swapped(start: int, end: int) -> bytes:
         head = min(end, (start + 7) // 8 * 8)
         body = bytes(page[start:head])
         i = head
         while i + 8 <= end:
-            body += bytes(page[i:i + 8])[::-1]
+            body += bytes(page[i : i + 8])[::-1]
             i += 8
         return body + bytes(page[i:end])
 
     legacy = B.crc32c_bitwise(swapped(4, 26)) ^ B.crc32c_bitwise(swapped(38, 4096 - 8))
     struct.pack_into(">I", page, 0, legacy)
     struct.pack_into(">I", page, 4096 - 8, legacy)
-    image[3 * 4096:4 * 4096] = page
+    image[3 * 4096 : 4 * 4096] = page
     assert page_checksum_algorithm(bytes(page)) == "crc32-legacy-big-endian"
     assert [r.sdi_id for r in read_ibd_sdi(bytes(image))[1]] == [5]

@@ -21,12 +21,26 @@ def _dicts(rows: list[dict[str, Any]]) -> Result:
     return names, [[r.get(n) for n in names] for r in rows]
 
 
-def column(name: str, data_type: str = "int", column_type: Optional[str] = None, nullable: str = "NO",
-           charset: Optional[str] = None, precision: Any = None, scale: Any = None) -> dict[str, Any]:
-    return {"COLUMN_NAME": name, "DATA_TYPE": data_type, "COLUMN_TYPE": column_type or data_type,
-            "IS_NULLABLE": nullable, "CHARACTER_SET_NAME": charset,
-            "COLLATION_NAME": f"{charset}_general_ci" if charset else None, "NUMERIC_PRECISION": precision,
-            "NUMERIC_SCALE": scale, "DATETIME_PRECISION": None}
+def column(
+    name: str,
+    data_type: str = "int",
+    column_type: Optional[str] = None,
+    nullable: str = "NO",
+    charset: Optional[str] = None,
+    precision: Any = None,
+    scale: Any = None,
+) -> dict[str, Any]:
+    return {
+        "COLUMN_NAME": name,
+        "DATA_TYPE": data_type,
+        "COLUMN_TYPE": column_type or data_type,
+        "IS_NULLABLE": nullable,
+        "CHARACTER_SET_NAME": charset,
+        "COLLATION_NAME": f"{charset}_general_ci" if charset else None,
+        "NUMERIC_PRECISION": precision,
+        "NUMERIC_SCALE": scale,
+        "DATETIME_PRECISION": None,
+    }
 
 
 @dataclass
@@ -36,24 +50,53 @@ class Answers:
     flavor: str = "mariadb"
     version: Result = (["v", "id"], [["10.11.9-MariaDB-log", "1"]])
     log_bin: Result = (["l"], [["1"]])
-    status: Result = (["Variable_name", "Value"], [["Binlog_snapshot_file", "mysql-bin.000003"],
-                                                    ["Binlog_snapshot_position", "1234"]])
+    status: Result = (
+        ["Variable_name", "Value"],
+        [["Binlog_snapshot_file", "mysql-bin.000003"], ["Binlog_snapshot_position", "1234"]],
+    )
     gtid: Result = (["g"], [["0-1-5"]])
-    master_status: Result = field(default_factory=lambda: _dicts([
-        {"File": "binlog.000007", "Position": "157", "Binlog_Do_DB": "", "Binlog_Ignore_DB": "",
-         "Executed_Gtid_Set": ""}]))
+    master_status: Result = field(
+        default_factory=lambda: _dicts(
+            [
+                {
+                    "File": "binlog.000007",
+                    "Position": "157",
+                    "Binlog_Do_DB": "",
+                    "Binlog_Ignore_DB": "",
+                    "Executed_Gtid_Set": "",
+                }
+            ]
+        )
+    )
     tables: Result = (["TABLE_SCHEMA", "TABLE_NAME"], [["d", "t"]])
     engine: Result = (["ENGINE", "TABLE_ROWS"], [["InnoDB", "2"]])
-    columns: Result = field(default_factory=lambda: _dicts([
-        column("id", "int", "int(11)"), column("v", "varchar", "varchar(20)", "YES", "utf8mb4")]))
-    index: Result = field(default_factory=lambda: _dicts([
-        {"Table": "t", "Non_unique": "0", "Key_name": "PRIMARY", "Seq_in_index": "1", "Column_name": "id",
-         "Null": "", "Sub_part": None}]))
-    create: Result = (["Table", "Create Table"], [["t", "CREATE TABLE `t` (`id` int NOT NULL, `v` varchar(20), "
-                                                       "PRIMARY KEY (`id`)) ENGINE=InnoDB"]])
+    columns: Result = field(
+        default_factory=lambda: _dicts(
+            [column("id", "int", "int(11)"), column("v", "varchar", "varchar(20)", "YES", "utf8mb4")]
+        )
+    )
+    index: Result = field(
+        default_factory=lambda: _dicts(
+            [
+                {
+                    "Table": "t",
+                    "Non_unique": "0",
+                    "Key_name": "PRIMARY",
+                    "Seq_in_index": "1",
+                    "Column_name": "id",
+                    "Null": "",
+                    "Sub_part": None,
+                }
+            ]
+        )
+    )
+    create: Result = (
+        ["Table", "Create Table"],
+        [["t", "CREATE TABLE `t` (`id` int NOT NULL, `v` varchar(20), PRIMARY KEY (`id`)) ENGINE=InnoDB"]],
+    )
     rows: Result = (["id", "v"], [["1", b"a"], ["2", None]])
     fingerprint: Result = (["c", "a", "b"], [["2", "1", "2"]])
-    honest: bool = True                  # the rows answer honours the read's key range and LIMIT
+    honest: bool = True  # the rows answer honours the read's key range and LIMIT
 
     def script(self) -> Script:
         greeting = "10.11.9-MariaDB-log" if self.flavor == "mariadb" else "8.4.0"
@@ -67,17 +110,22 @@ class Answers:
         lo = re.search(r"`id` > (\d+)", sql)
         limit = re.search(r"LIMIT (\d+)$", sql)
         rows = [r for r in rows if _after(r, int(lo.group(1)) if lo else None)]
-        return names, rows[:int(limit.group(1))] if limit else rows
+        return names, rows[: int(limit.group(1))] if limit else rows
 
     def answer(self, sql: str) -> Any:
         s = " ".join(sql.split())
         u = s.upper()
         table = {
-            "SELECT VERSION(), @@SERVER_ID": self.version, "SELECT @@LOG_BIN": self.log_bin,
-            "SHOW STATUS LIKE 'BINLOG_SNAPSHOT%'": self.status, "SELECT BINLOG_GTID_POS(": self.gtid,
+            "SELECT VERSION(), @@SERVER_ID": self.version,
+            "SELECT @@LOG_BIN": self.log_bin,
+            "SHOW STATUS LIKE 'BINLOG_SNAPSHOT%'": self.status,
+            "SELECT BINLOG_GTID_POS(": self.gtid,
             "SHOW BINARY LOG STATUS": self.master_status if self.flavor == "mysql" else None,
-            "SELECT TABLE_SCHEMA, TABLE_NAME FROM": self.tables, "SELECT ENGINE, TABLE_ROWS": self.engine,
-            "SELECT COLUMN_NAME,": self.columns, "SHOW INDEX FROM": self.index, "SHOW CREATE TABLE": self.create,
+            "SELECT TABLE_SCHEMA, TABLE_NAME FROM": self.tables,
+            "SELECT ENGINE, TABLE_ROWS": self.engine,
+            "SELECT COLUMN_NAME,": self.columns,
+            "SHOW INDEX FROM": self.index,
+            "SHOW CREATE TABLE": self.create,
             "SELECT COUNT(*), BIT_XOR(": self.fingerprint,
         }
         for prefix, result in table.items():

@@ -19,7 +19,7 @@ from binlake.binlog.silver_types import to_silver
 from binlake.pipeline.identity import file_sequence
 from binlake.snapshot import Position, SnapshotTable
 
-Rows = collections.Counter          # row tuple (silver values, comparable) -> how many
+Rows = collections.Counter  # row tuple (silver values, comparable) -> how many
 
 
 def comparable(kind: str, value: Any) -> Any:
@@ -50,9 +50,11 @@ def snapshot_rows(table: SnapshotTable) -> Rows:
     return rows
 
 
-def binlog_changes(files: Sequence[Any], start: Optional[Position] = None,
-                   end: Optional[Position] = None) -> list[RowChange]:
+def binlog_changes(
+    files: Sequence[Any], start: Optional[Position] = None, end: Optional[Position] = None
+) -> list[RowChange]:
     """Row changes of the server's binlog files in order, in ``[start, end)``."""
+
     def key(file: str, pos: int) -> tuple[int, int]:
         return file_sequence(file), pos
 
@@ -71,8 +73,9 @@ class Replay:
     def __init__(self, tables: Iterable[SnapshotTable], defaults: Mapping[tuple[str, str, str], Any] = {}) -> None:
         self.tables = {(t.db, t.table): t for t in tables}
         self.state: dict[tuple[str, str], Any] = {
-            name: ({} if t.primary_key else collections.Counter()) for name, t in self.tables.items()}
-        self.defaults = defaults         # (db, table, column) -> silver value of rows written before it existed
+            name: ({} if t.primary_key else collections.Counter()) for name, t in self.tables.items()
+        }
+        self.defaults = defaults  # (db, table, column) -> silver value of rows written before it existed
 
     def start_from(self, table: SnapshotTable, rows: Rows) -> None:
         """Begin a table from a snapshot's rows instead of empty."""
@@ -84,8 +87,12 @@ class Replay:
             self.state[name] = collections.Counter(rows)
 
     def _row(self, t: SnapshotTable, image: Mapping[str, Any]) -> tuple:
-        return tuple(comparable(c.silver_type, to_silver(c.silver_type)(json_value(image[c.name])))
-                     if c.name in image else self.defaults[(t.db, t.table, c.name)] for c in t.columns)
+        return tuple(
+            comparable(c.silver_type, to_silver(c.silver_type)(json_value(image[c.name])))
+            if c.name in image
+            else self.defaults[(t.db, t.table, c.name)]
+            for c in t.columns
+        )
 
     def apply(self, changes: Iterable[RowChange]) -> "Replay":
         for ch in changes:
@@ -116,5 +123,7 @@ class Replay:
 
 def differences(expected: Rows, actual: Rows, limit: int = 5) -> str:
     missing, extra = expected - actual, actual - expected
-    return (f"{sum(missing.values())} row(s) missing, e.g. {list(missing)[:limit]}; "
-            f"{sum(extra.values())} row(s) too many, e.g. {list(extra)[:limit]}")
+    return (
+        f"{sum(missing.values())} row(s) missing, e.g. {list(missing)[:limit]}; "
+        f"{sum(extra.values())} row(s) too many, e.g. {list(extra)[:limit]}"
+    )

@@ -63,10 +63,12 @@ CASES = {
     "column name NULL": dict(columns=_columns(column("id"), column(None))),
     "no columns": dict(columns=(["COLUMN_NAME"], [])),
     "decimal without precision": dict(columns=_columns(column("id"), column("d", "decimal", precision=None))),
-    "key of no column": dict(index=(["Non_unique", "Key_name", "Seq_in_index", "Column_name"],
-                                    [["0", "PRIMARY", "1", "nope"]])),
-    "key order not a number": dict(index=(["Non_unique", "Key_name", "Seq_in_index", "Column_name"],
-                                          [["0", "PRIMARY", "first", "id"]])),
+    "key of no column": dict(
+        index=(["Non_unique", "Key_name", "Seq_in_index", "Column_name"], [["0", "PRIMARY", "1", "nope"]])
+    ),
+    "key order not a number": dict(
+        index=(["Non_unique", "Key_name", "Seq_in_index", "Column_name"], [["0", "PRIMARY", "first", "id"]])
+    ),
     "index rows without Key_name": dict(index=(["Column_name"], [["id"]])),
     "create table of one column": dict(create=(["Table"], [["t"]])),
     # the rows
@@ -75,8 +77,9 @@ CASES = {
     "int column not a number": dict(rows=(["id", "v"], [["one", b"a"]])),
     "text where bytes are expected": dict(rows=(["id", "v"], [["1", "a"]])),
     "key NULL at a chunk's end": dict(rows=(["id", "v"], [[None, b"a"]])),
-    "fingerprint not a number": dict(fingerprint=(["c", "a", "b"], [["lots", "1", "2"]]),
-                                     rows=(["id", "v"], [["1", b"a"]])),
+    "fingerprint not a number": dict(
+        fingerprint=(["c", "a", "b"], [["lots", "1", "2"]]), rows=(["id", "v"], [["1", b"a"]])
+    ),
     "fingerprint row of one column": dict(fingerprint=(["c"], [["1"]]), rows=(["id", "v"], [["1", b"a"]])),
     "more rows than LIMIT": dict(honest=False),
     "the same key range again (was an endless snapshot)": dict(honest=False, rows=(["id", "v"], [["1", b"a"]])),
@@ -91,8 +94,9 @@ def test_the_scripted_server_gives_a_complete_snapshot(tmp_path) -> None:
     """The answers unchanged are a usable server (both flavors): what the hostile cases change is all that fails."""
     for flavor in ({}, MYSQL):
         with serve(Answers(**flavor)) as server:
-            result = take_snapshot(parse_mysql_uri(uri(server)), tmp_path / str(bool(flavor)),
-                                   SnapshotOptions(chunk_rows=1))
+            result = take_snapshot(
+                parse_mysql_uri(uri(server)), tmp_path / str(bool(flavor)), SnapshotOptions(chunk_rows=1)
+            )
         assert result.rows == 2 and [m["status"] for m in _manifests(tmp_path / str(bool(flavor)))] == ["complete"]
 
 
@@ -119,6 +123,7 @@ def test_the_cli_prints_one_line_for_a_hostile_position(tmp_path, capsys) -> Non
 
 # --- a hostile manifest read for seeding ------------------------------------------------------------------------
 
+
 def _tamper(manifest: dict, case: str) -> None:
     view, table = manifest["views"][0]["position"], manifest["tables"][0]
     if case.startswith("pos="):
@@ -133,8 +138,16 @@ def _tamper(manifest: dict, case: str) -> None:
         table["view"] = 7
 
 
-MANIFEST_CASES = ["pos=-1", f"pos={1 << 70}", "pos=0", "file=mysql-bin", "file=../x.000003", "duplicate columns",
-                  "key of no column", "view of no view"]
+MANIFEST_CASES = [
+    "pos=-1",
+    f"pos={1 << 70}",
+    "pos=0",
+    "file=mysql-bin",
+    "file=../x.000003",
+    "duplicate columns",
+    "key of no column",
+    "view of no view",
+]
 
 
 @pytest.mark.parametrize("case", MANIFEST_CASES)

@@ -55,8 +55,9 @@ UPDATE keys_db.keyless SET b = 'z' WHERE a IS NULL LIMIT 1;
 """
 
 
-def _snapshot(server: MariaDBServer, landing: Path, *include: str, exclude: tuple[str, ...] = (),
-              chunk_rows: int = 100_000) -> Snapshot:
+def _snapshot(
+    server: MariaDBServer, landing: Path, *include: str, exclude: tuple[str, ...] = (), chunk_rows: int = 100_000
+) -> Snapshot:
     source = parse_mysql_uri(source_uri(server), password_env="SNAP_PW")
     options = SnapshotOptions(TableFilter(tuple(include), exclude), chunk_rows=chunk_rows)
     take_snapshot(source, landing, options)
@@ -88,9 +89,10 @@ def _table_map_keys(server: MariaDBServer) -> dict[tuple[str, str], tuple[str, .
     return keys
 
 
-def test_every_column_type_and_key_shape_equals_the_binlog_replay(server: MariaDBServer, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    _workload(server)                        # database `lake`: every column type, updates, deletes, an ALTER
+def test_every_column_type_and_key_shape_equals_the_binlog_replay(
+    server: MariaDBServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _workload(server)  # database `lake`: every column type, updates, deletes, an ALTER
     server.execute(KEYS_DDL)
     server.execute("GRANT SELECT ON lake.* TO 'snap'@'127.0.0.1'; GRANT SELECT ON keys_db.* TO 'snap'@'127.0.0.1'")
     monkeypatch.setenv("SNAP_PW", "snap-pw")
@@ -99,10 +101,23 @@ def test_every_column_type_and_key_shape_equals_the_binlog_replay(server: MariaD
     snap = _snapshot(server, tmp_path, "lake.*", "keys_db.*", exclude=("lake.t_old_time",), chunk_rows=2)
 
     names = sorted(f"{t.db}.{t.table}" for t in snap.tables)
-    assert names == ["keys_db.binary_key", "keys_db.composite", "keys_db.empty_t", "keys_db.float_key",
-                     "keys_db.keyless", "keys_db.odd %s na`me", "keys_db.unique_nn", "lake.t_bit", "lake.t_geo", "lake.t_int", "lake.t_lob",
-                     "lake.t_num", "lake.t_str", "lake.t_time"]
-    replay = Replay(snap.tables, defaults={("lake", "t_int", "added"): "dflt"})   # ALTER ... ADD ... DEFAULT 'dflt'
+    assert names == [
+        "keys_db.binary_key",
+        "keys_db.composite",
+        "keys_db.empty_t",
+        "keys_db.float_key",
+        "keys_db.keyless",
+        "keys_db.odd %s na`me",
+        "keys_db.unique_nn",
+        "lake.t_bit",
+        "lake.t_geo",
+        "lake.t_int",
+        "lake.t_lob",
+        "lake.t_num",
+        "lake.t_str",
+        "lake.t_time",
+    ]
+    replay = Replay(snap.tables, defaults={("lake", "t_int", "added"): "dflt"})  # ALTER ... ADD ... DEFAULT 'dflt'
     replay.apply(binlog_changes(server.binlog_files(), end=snap.position))
     for t in snap.tables:
         expected, actual = replay.rows(t.db, t.table), snapshot_rows(t)
@@ -110,17 +125,17 @@ def test_every_column_type_and_key_shape_equals_the_binlog_replay(server: MariaD
 
     binlog_keys = _table_map_keys(server)
     for t in snap.tables:
-        if (t.db, t.table) in binlog_keys:          # the key silver uses is the binlog's primary key
+        if (t.db, t.table) in binlog_keys:  # the key silver uses is the binlog's primary key
             assert t.primary_key == binlog_keys[(t.db, t.table)], (t.db, t.table)
     assert snap.table("keys_db", "unique_nn").primary_key == ("code",)
     assert snap.table("keys_db", "keyless").primary_key == ()
-    assert len(snap.table("lake", "t_num").files) == 4                    # 7 rows in chunks of 2
+    assert len(snap.table("lake", "t_num").files) == 4  # 7 rows in chunks of 2
     manifest = {(t["db"], t["table"]): t for t in json.loads((snap.path / "manifest.json").read_text())["tables"]}
-    assert not manifest[("keys_db", "float_key")]["chunked"]             # a FLOAT key: one streamed scan,
-    assert len(snap.table("keys_db", "float_key").files) == 2             # in files of at most 2 rows
+    assert not manifest[("keys_db", "float_key")]["chunked"]  # a FLOAT key: one streamed scan,
+    assert len(snap.table("keys_db", "float_key").files) == 2  # in files of at most 2 rows
     assert manifest[("keys_db", "composite")]["chunked"] and len(manifest[("keys_db", "composite")]["chunks"]) == 5
     assert snap.table("keys_db", "empty_t").rows == 0 and len(snap.table("keys_db", "empty_t").files) == 1
-    assert snap.table("keys_db", "keyless").invalid_temporals == {"c": 1}   # the zero datetime became NULL
+    assert snap.table("keys_db", "keyless").invalid_temporals == {"c": 1}  # the zero datetime became NULL
     time_t = snap.table("lake", "t_time")
     assert {c.name: c.silver_type for c in time_t.columns}["ts6"] == "timestamp"
     assert "CREATE TABLE `t_time`" in time_t.create_table
@@ -166,8 +181,9 @@ class Writer(threading.Thread):
                 elif op == 3:
                     cur.execute("UPDATE IGNORE w.big SET id = id + 100000 WHERE id = %s", (2 * x,))
                 elif op == 4:
-                    cur.execute("UPDATE w.comp SET val = val * 2, k2 = k2 + 1000 WHERE k1 = %s AND k2 < 50",
-                                (chr(65 + y),))
+                    cur.execute(
+                        "UPDATE w.comp SET val = val * 2, k2 = k2 + 1000 WHERE k1 = %s AND k2 < 50", (chr(65 + y),)
+                    )
                 elif op == 5:
                     cur.execute("INSERT INTO w.nokey VALUES (%s, 'new')", (x % 50,))
                 elif op == 6:
@@ -179,14 +195,15 @@ class Writer(threading.Thread):
                     cur.execute("COMMIT")
                 self.done += 1
                 time.sleep(0.001)
-        except BaseException as exc:        # noqa: BLE001 -- reported by the test
+        except BaseException as exc:  # noqa: BLE001 -- reported by the test
             self.error = exc
         finally:
             conn.close()
 
 
-def test_snapshot_under_writes_is_exact_at_its_position(server: MariaDBServer, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_under_writes_is_exact_at_its_position(
+    server: MariaDBServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.execute(WRITER_DDL)
     monkeypatch.setenv("SNAP_PW", "snap-pw")
     writer = Writer(server)
@@ -200,7 +217,7 @@ def test_snapshot_under_writes_is_exact_at_its_position(server: MariaDBServer, t
     writer.stop.set()
     writer.join(30)
     assert writer.error is None, writer.error
-    assert writer.done > during > started >= 30         # writes before, during and after the snapshot's reads
+    assert writer.done > during > started >= 30  # writes before, during and after the snapshot's reads
     assert len(first.table("w", "big").files) >= 20
 
     files = server.binlog_files()
@@ -208,7 +225,8 @@ def test_snapshot_under_writes_is_exact_at_its_position(server: MariaDBServer, t
     upto = Replay(first.tables).apply(binlog_changes(files, end=first.position))
     for t in first.tables:
         assert snapshot_rows(t) == upto.rows(t.db, t.table), f"{t.table}: " + differences(
-            upto.rows(t.db, t.table), snapshot_rows(t))
+            upto.rows(t.db, t.table), snapshot_rows(t)
+        )
     # ... and, continued by the changes after its position, the tables once the writes stopped
     last = _snapshot(server, tmp_path, "w.*", chunk_rows=1000)
     assert last.id != first.id and [s.id for s in read_snapshots(tmp_path / "src")] == [first.id, last.id]
@@ -220,47 +238,83 @@ def test_snapshot_under_writes_is_exact_at_its_position(server: MariaDBServer, t
     replay.apply(after)
     for t in last.tables:
         assert snapshot_rows(t) == replay.rows(t.db, t.table), f"{t.table}: " + differences(
-            replay.rows(t.db, t.table), snapshot_rows(t))
+            replay.rows(t.db, t.table), snapshot_rows(t)
+        )
 
 
 # -- selection and bad input -----------------------------------------------------------------------------------
 
-def test_include_and_exclude_select_tables(server: MariaDBServer, tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    server.execute("CREATE DATABASE sel; CREATE TABLE sel.a1 (id INT PRIMARY KEY); CREATE TABLE sel.a2 (id INT "
-                   "PRIMARY KEY); CREATE TABLE sel.b1 (id INT PRIMARY KEY); CREATE VIEW sel.v AS SELECT * FROM sel.a1;"
-                   " GRANT SELECT ON sel.* TO 'snap'@'127.0.0.1'")
+
+def test_include_and_exclude_select_tables(
+    server: MariaDBServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.execute(
+        "CREATE DATABASE sel; CREATE TABLE sel.a1 (id INT PRIMARY KEY); CREATE TABLE sel.a2 (id INT "
+        "PRIMARY KEY); CREATE TABLE sel.b1 (id INT PRIMARY KEY); CREATE VIEW sel.v AS SELECT * FROM sel.a1;"
+        " GRANT SELECT ON sel.* TO 'snap'@'127.0.0.1'"
+    )
     monkeypatch.setenv("SNAP_PW", "snap-pw")
     snap = _snapshot(server, tmp_path, "sel.a*", "sel.b1", exclude=("sel.a2",))
     assert [t.table for t in snap.tables] == ["a1", "b1"]
     landing = tmp_path / "two"
-    assert main(["snapshot", "--source", source_uri(server), "--landing", str(landing), "--password-env", "SNAP_PW",
-                 "--exclude", "*.*2", "--include", "sel.*"]) == 0
+    assert (
+        main(
+            [
+                "snapshot",
+                "--source",
+                source_uri(server),
+                "--landing",
+                str(landing),
+                "--password-env",
+                "SNAP_PW",
+                "--exclude",
+                "*.*2",
+                "--include",
+                "sel.*",
+            ]
+        )
+        == 0
+    )
     [snap] = read_snapshots(landing / "src")
-    assert [t.table for t in snap.tables] == ["a1", "b1"]          # views are not base tables
+    assert [t.table for t in snap.tables] == ["a1", "b1"]  # views are not base tables
 
 
 @pytest.fixture
 def bad_input_setup(server: MariaDBServer) -> None:
-    server.execute("CREATE DATABASE IF NOT EXISTS bad; CREATE TABLE IF NOT EXISTS bad.t (id INT PRIMARY KEY); "
-                   "CREATE TABLE IF NOT EXISTS bad.m (id INT PRIMARY KEY) ENGINE=MyISAM; "
-                   "CREATE USER IF NOT EXISTS 'nogrant'@'127.0.0.1' IDENTIFIED BY 'snap-pw'; "
-                   "GRANT SELECT ON bad.* TO 'snap'@'127.0.0.1'")
+    server.execute(
+        "CREATE DATABASE IF NOT EXISTS bad; CREATE TABLE IF NOT EXISTS bad.t (id INT PRIMARY KEY); "
+        "CREATE TABLE IF NOT EXISTS bad.m (id INT PRIMARY KEY) ENGINE=MyISAM; "
+        "CREATE USER IF NOT EXISTS 'nogrant'@'127.0.0.1' IDENTIFIED BY 'snap-pw'; "
+        "GRANT SELECT ON bad.* TO 'snap'@'127.0.0.1'"
+    )
 
 
-@pytest.mark.parametrize("case, args, expected", [
-    ("unreachable", ["--source", "mysql://snap@127.0.0.1:{closed}/?server_id=4201"], "connecting: the connection"),
-    ("wrong password", ["--password-env", "WRONG_PW"], "access denied for user 'snap'"),
-    ("missing grants", ["--source", "mysql://nogrant@127.0.0.1:{port}/?server_id=4201", "--include", "bad.t"],
-     "GRANT SELECT ON <db>.* TO 'nogrant'"),
-    ("unknown table", ["--include", "bad.nosuch"], "table bad.nosuch (--include) does not exist"),
-    ("no match", ["--include", "nothere.*"], "no table matches --include nothere.*"),
-    ("no consistent read", ["--include", "bad.m"], "engine is MyISAM, which has no consistent read"),
-    ("no server_id", ["--source", "mysql://snap@127.0.0.1:{port}/"], "has no server_id"),
-])
-def test_bad_input_is_one_line_and_a_nonzero_exit(server: MariaDBServer, tmp_path: Path, bad_input_setup: None,
-                                                  capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                                                  case: str, args: list[str], expected: str) -> None:
+@pytest.mark.parametrize(
+    "case, args, expected",
+    [
+        ("unreachable", ["--source", "mysql://snap@127.0.0.1:{closed}/?server_id=4201"], "connecting: the connection"),
+        ("wrong password", ["--password-env", "WRONG_PW"], "access denied for user 'snap'"),
+        (
+            "missing grants",
+            ["--source", "mysql://nogrant@127.0.0.1:{port}/?server_id=4201", "--include", "bad.t"],
+            "GRANT SELECT ON <db>.* TO 'nogrant'",
+        ),
+        ("unknown table", ["--include", "bad.nosuch"], "table bad.nosuch (--include) does not exist"),
+        ("no match", ["--include", "nothere.*"], "no table matches --include nothere.*"),
+        ("no consistent read", ["--include", "bad.m"], "engine is MyISAM, which has no consistent read"),
+        ("no server_id", ["--source", "mysql://snap@127.0.0.1:{port}/"], "has no server_id"),
+    ],
+)
+def test_bad_input_is_one_line_and_a_nonzero_exit(
+    server: MariaDBServer,
+    tmp_path: Path,
+    bad_input_setup: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    args: list[str],
+    expected: str,
+) -> None:
     monkeypatch.setenv("SNAP_PW", "snap-pw")
     monkeypatch.setenv("WRONG_PW", "nope")
     argv = ["snapshot", "--source", source_uri(server), "--landing", str(tmp_path), "--password-env", "SNAP_PW"]
@@ -274,4 +328,4 @@ def test_bad_input_is_one_line_and_a_nonzero_exit(server: MariaDBServer, tmp_pat
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2, case
     assert len(err) == 1 and err[0].startswith("binlake: error: ") and expected in err[0], err
-    assert not list(tmp_path.glob("*/_snapshots/*/manifest.json"))          # nothing half-made left behind
+    assert not list(tmp_path.glob("*/_snapshots/*/manifest.json"))  # nothing half-made left behind

@@ -16,7 +16,9 @@ from tests.transport.test_hostile_memory import PEAK, peak_mb
 pytestmark = pytest.mark.slow
 
 ROW_MB, ROWS = 50, 6
-CHILD = PEAK + """
+CHILD = (
+    PEAK
+    + """
 import sys
 from binlake.snapshot import take_snapshot
 from binlake.transport.uri import parse_mysql_uri
@@ -24,12 +26,16 @@ from binlake.transport.uri import parse_mysql_uri
 result = take_snapshot(parse_mysql_uri(sys.argv[1]), sys.argv[2])
 print(result.rows, peak_mb())
 """
+)
 
 
 def test_wide_rows_are_snapshotted_in_bounded_memory(tmp_path) -> None:
     value = b"x" * (ROW_MB << 20)
-    answers = dataclasses.replace(Answers(), rows=(["id", "v"], [[str(i), value] for i in range(ROWS)]),
-                                  engine=(["ENGINE", "TABLE_ROWS"], [["InnoDB", str(ROWS)]]))
+    answers = dataclasses.replace(
+        Answers(),
+        rows=(["id", "v"], [[str(i), value] for i in range(ROWS)]),
+        engine=(["ENGINE", "TABLE_ROWS"], [["InnoDB", str(ROWS)]]),
+    )
     with serve(answers) as server:
         rows, mb = peak_mb(CHILD, uri(server), str(tmp_path))
     assert rows == str(ROWS)

@@ -35,15 +35,27 @@ GRANT SELECT ON r.* TO 'snap'@'127.0.0.1';
 
 
 def _command(server: MariaDBServer, landing: Path) -> list[str]:
-    return [str(Path(sys.executable).with_name("binlake")), "snapshot", "--source", source_uri(server), "--landing",
-            str(landing), "--chunk-rows", str(CHUNK), "--password-env", "SNAP_PW", "--include", "r.*"]
+    return [
+        str(Path(sys.executable).with_name("binlake")),
+        "snapshot",
+        "--source",
+        source_uri(server),
+        "--landing",
+        str(landing),
+        "--chunk-rows",
+        str(CHUNK),
+        "--password-env",
+        "SNAP_PW",
+        "--include",
+        "r.*",
+    ]
 
 
 def _manifest(landing: Path) -> dict | None:
     found = sorted(landing.glob("src/_snapshots/*/manifest.json"))
     try:
         return json.loads(found[-1].read_text()) if found else None
-    except (ValueError, FileNotFoundError):       # replaced while read: ask again
+    except (ValueError, FileNotFoundError):  # replaced while read: ask again
         return None
 
 
@@ -75,23 +87,25 @@ def test_sigkill_then_rerun_resumes_and_is_exact(server: MariaDBServer, tmp_path
 
     # after the kill: change rows in the ranges of chunks 0 (insert), 2 (update) and 4 (delete)
     hi = [c["hi"][0] for c in done]
-    server.execute(f"INSERT INTO r.a_big VALUES ({hi[0] - 1}, 'new', 0); "
-                   f"UPDATE r.a_big SET pad = 'changed' WHERE id = {hi[2]}; DELETE FROM r.a_big WHERE id = {hi[4]}; "
-                   "INSERT INTO r.b_keyless VALUES (1, 'y')")
+    server.execute(
+        f"INSERT INTO r.a_big VALUES ({hi[0] - 1}, 'new', 0); "
+        f"UPDATE r.a_big SET pad = 'changed' WHERE id = {hi[2]}; DELETE FROM r.a_big WHERE id = {hi[4]}; "
+        "INSERT INTO r.b_keyless VALUES (1, 'y')"
+    )
     rerun = subprocess.run(_command(server, landing), env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     changed = {0, 2, 4}
     assert f"resumed: {len(done) - len(changed)} chunk(s) kept, {len(changed)} read again" in rerun.stdout
     assert "resuming" in rerun.stderr
 
-    [snap] = read_snapshots(landing / "src")          # everything now belongs to the new view
+    [snap] = read_snapshots(landing / "src")  # everything now belongs to the new view
     assert snap.path == folder and snap.view == 1
     final = {c["lo"] and c["lo"][0]: c for c in _chunks(_manifest(landing), "a_big")}
     for i, c in enumerate(done):
         now = final[c["lo"] and c["lo"][0]]
         if i in changed:
             assert not set(now["files"]) & set(c["files"]), i
-        else:                                           # kept: the same files, not written again
+        else:  # kept: the same files, not written again
             assert now["files"] == c["files"] and now["fingerprint"] == c["fingerprint"]
             for f in c["files"]:
                 assert (table_dir / f).stat().st_mtime_ns == stat[f].st_mtime_ns

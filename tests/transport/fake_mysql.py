@@ -66,7 +66,7 @@ def split_events(data: bytes) -> list[tuple[int, bytes]]:
     out, pos = [], 4
     while pos < len(data):
         (length,) = struct.unpack_from("<I", data, pos + 9)
-        out.append((pos, data[pos:pos + length]))
+        out.append((pos, data[pos : pos + length]))
         pos += length
     return out
 
@@ -79,21 +79,21 @@ class Script:
     version: str = "8.4.0"
     server_id: int = 1
     binlog_format: str = "ROW"
-    semi_sync: bool = False                     # the source has semi-sync enabled
-    drop_after_bytes: int | None = None         # first dump only: close the socket after this many stream bytes
+    semi_sync: bool = False  # the source has semi-sync enabled
+    drop_after_bytes: int | None = None  # first dump only: close the socket after this many stream bytes
     heartbeat_before_end: bool = True
     # hostile behaviours (issue #16)
-    handshake_cut: int | None = None            # send only this many bytes of the HandshakeV10 payload
-    silent: bool = False                        # accept the connection and never send anything
-    silent_stream: bool = False                 # answer the sign-on, then send nothing after the dump command
-    binlog_names: list[str] | None = None       # names SHOW BINARY LOGS lists instead of the files' own
+    handshake_cut: int | None = None  # send only this many bytes of the HandshakeV10 payload
+    silent: bool = False  # accept the connection and never send anything
+    silent_stream: bool = False  # answer the sign-on, then send nothing after the dump command
+    binlog_names: list[str] | None = None  # names SHOW BINARY LOGS lists instead of the files' own
     auth_plugin: str = "mysql_native_password"  # the plugin the greeting announces
-    auth_switch: bytes | None = None            # AuthSwitchRequest body after 0xFE (plugin NUL data) to send
-    received: list[bytes] = field(default_factory=list)   # every packet payload the client sent, in order
+    auth_switch: bytes | None = None  # AuthSwitchRequest body after 0xFE (plugin NUL data) to send
+    received: list[bytes] = field(default_factory=list)  # every packet payload the client sent, in order
     # answers queries before the built-in ones: (column names, rows) a result set, "ok", (code, message) an error,
     # None: not scripted
     answer: Callable[[str], Union[tuple, str, None]] | None = None
-    flood: bytes | None = None                  # the dump sends this, then 16 MiB packet pieces of zeros forever
+    flood: bytes | None = None  # the dump sends this, then 16 MiB packet pieces of zeros forever
     log: list[tuple[str, bytes]] = field(default_factory=list)
     acks: list[tuple[str, int]] = field(default_factory=list)
     dumps: list[bytes] = field(default_factory=list)
@@ -185,8 +185,17 @@ class _Session:
         for i, name in enumerate(names):
             n = name.encode()
             charset = 63 if any(isinstance(r[i], bytes) for r in rows if i < len(r)) else 33
-            self.send(b"\x03def" + b"\x00\x00\x00" + _lenenc(len(n)) + n + _lenenc(len(n)) + n + b"\x0c"
-                      + struct.pack("<HIBHB", charset, 255, 253, 0, 0) + b"\x00\x00")
+            self.send(
+                b"\x03def"
+                + b"\x00\x00\x00"
+                + _lenenc(len(n))
+                + n
+                + _lenenc(len(n))
+                + n
+                + b"\x0c"
+                + struct.pack("<HIBHB", charset, 255, 253, 0, 0)
+                + b"\x00\x00"
+            )
         self.eof()
         for row in rows:
             values = [v if isinstance(v, bytes) else None if v is None else str(v).encode() for v in row]
@@ -197,7 +206,7 @@ class _Session:
     def run(self) -> None:
         try:
             if self.s.silent:
-                self._exact(1)      # wait for the client to give up
+                self._exact(1)  # wait for the client to give up
                 return
             self._handshake()
             while True:
@@ -227,18 +236,30 @@ class _Session:
     def _handshake(self) -> None:
         salt = b"abcdefgh" + b"ijklmnopqrst"
         caps = CAPABILITIES
-        payload = (b"\x0a" + self.s.version.encode() + b"\x00" + struct.pack("<I", 7) + salt[:8] + b"\x00"
-                   + struct.pack("<HBHH", caps & 0xFFFF, 255, SERVER_STATUS_AUTOCOMMIT, caps >> 16)
-                   + bytes([21]) + b"\x00" * 10 + salt[8:] + b"\x00" + self.s.auth_plugin.encode() + b"\x00")
+        payload = (
+            b"\x0a"
+            + self.s.version.encode()
+            + b"\x00"
+            + struct.pack("<I", 7)
+            + salt[:8]
+            + b"\x00"
+            + struct.pack("<HBHH", caps & 0xFFFF, 255, SERVER_STATUS_AUTOCOMMIT, caps >> 16)
+            + bytes([21])
+            + b"\x00" * 10
+            + salt[8:]
+            + b"\x00"
+            + self.s.auth_plugin.encode()
+            + b"\x00"
+        )
         if self.s.handshake_cut is not None:
-            self.send(payload[:self.s.handshake_cut])
+            self.send(payload[: self.s.handshake_cut])
             self._exact(1)
             raise OSError("handshake cut")
         self.send(payload)
-        self.recv()           # HandshakeResponse41: accepted whatever the password
+        self.recv()  # HandshakeResponse41: accepted whatever the password
         if self.s.auth_switch is not None:
             self.send(b"\xfe" + self.s.auth_switch)
-            if self.recv() is None:     # the client's answer (recorded in ``received``), or it hung up
+            if self.recv() is None:  # the client's answer (recorded in ``received``), or it hung up
                 raise OSError("client left during the auth switch")
         self.ok()
 
@@ -262,16 +283,18 @@ class _Session:
             self.result(["c"], [["CRC32"]])
         elif upper == "SHOW BINARY LOGS":
             names = self.s.binlog_names or [n for n, _ in self.s.files]
-            self.result(["Log_name", "File_size", "Encrypted"],
-                        [[n, str(len(d)), "No"] for n, (_, d) in zip(names, self.s.files)])
+            self.result(
+                ["Log_name", "File_size", "Encrypted"],
+                [[n, str(len(d)), "No"] for n, (_, d) in zip(names, self.s.files)],
+            )
         else:
             self.err(1064, f"fake server does not know {sql!r}")
 
     def _dump(self, packet: bytes) -> None:
         if self.s.flood is not None:
             piece = bytes(0xFFFFFF)
-            self.conn.sendall(b"\xff\xff\xff" + bytes([self.seq]) + self.s.flood + piece[len(self.s.flood):])
-            while True:                         # until the client hangs up (OSError ends the session)
+            self.conn.sendall(b"\xff\xff\xff" + bytes([self.seq]) + self.s.flood + piece[len(self.s.flood) :])
+            while True:  # until the client hangs up (OSError ends the session)
                 self.seq = (self.seq + 1) % 256
                 self.conn.sendall(b"\xff\xff\xff" + bytes([self.seq]) + piece)
         if self.s.silent_stream:
@@ -282,20 +305,24 @@ class _Session:
             name = packet[11:].decode()
         else:
             flags, _server_id, name_len = struct.unpack_from("<HII", packet, 1)
-            name = packet[11:11 + name_len].decode()
+            name = packet[11 : 11 + name_len].decode()
             (pos,) = struct.unpack_from("<Q", packet, 11 + name_len)
             if not name:
                 name, pos = self.s.files[0][0], 4
         if not any(self.user_vars.get(v) == "CRC32" for v in ("source_binlog_checksum", "master_binlog_checksum")):
-            self.err(1236, "Replica can not handle replication events with the checksum that source is configured"
-                           " to log; the first event '' at 4, the last event read from '' at 0")
+            self.err(
+                1236,
+                "Replica can not handle replication events with the checksum that source is configured"
+                " to log; the first event '' at 4, the last event read from '' at 0",
+            )
             return
         names = [n for n, _ in self.s.files]
         if name not in names:
             self.err(1236, "Could not find first log file name in binary log index file")
             return
-        semi = self.s.semi_sync and (self.user_vars.get("rpl_semi_sync_replica") == "1"
-                                     or self.user_vars.get("rpl_semi_sync_slave") == "1")
+        semi = self.s.semi_sync and (
+            self.user_vars.get("rpl_semi_sync_replica") == "1" or self.user_vars.get("rpl_semi_sync_slave") == "1"
+        )
         sent = 0
         budget = self.s.drop_after_bytes if len(self.s.dumps) == 1 else None
         for index in range(names.index(name), len(names)):
@@ -311,11 +338,11 @@ class _Session:
             stream.append(bytes(fde))
             stream += [ev for off, ev in split_events(data) if off >= start and off > 4]
             for event in stream:
-                ack = semi and event[4] in (16, 4) and event[13:17] != bytes(4)   # real XID / ROTATE end a group
+                ack = semi and event[4] in (16, 4) and event[13:17] != bytes(4)  # real XID / ROTATE end a group
                 header = (b"\x00\xef" + bytes([1 if ack else 0])) if semi else b"\x00"
                 frame = len(header + event).to_bytes(3, "little") + bytes([self.seq]) + header + event
                 if budget is not None and sent + len(frame) > budget:
-                    self.conn.sendall(frame[:budget - sent])
+                    self.conn.sendall(frame[: budget - sent])
                     self.conn.shutdown(socket.SHUT_RDWR)
                     return
                 self.conn.sendall(frame)

@@ -54,11 +54,11 @@ def test_fetch_writes_the_server_files_byte_for_byte(tmp_path, files) -> None:
     folder = tmp_path / "m8"
     assert (folder / FIRST).read_bytes() == files[0][1]
     assert (folder / SECOND).read_bytes() == closed_form(files[1][1])
-    assert files[1][1][21] & 0x01          # the input really had the flag: the comparison above is not vacuous
+    assert files[1][1][21] & 0x01  # the input really had the flag: the comparison above is not vacuous
     manifest = json.loads((folder / MANIFEST_NAME).read_text())
     assert manifest["closed"] == [FIRST]
     assert (manifest["current_file"], manifest["position"]) == (SECOND, len(files[1][1]))
-    assert result.events == 5 + 21        # manifest.json histograms of the two files (fake ROTATE/FDE/heartbeat not)
+    assert result.events == 5 + 21  # manifest.json histograms of the two files (fake ROTATE/FDE/heartbeat not)
     queries = [text.decode() for kind, text in server.script.log if kind == "query"]
     assert "SET @source_binlog_checksum = 'CRC32'" in queries
 
@@ -69,7 +69,7 @@ def test_refetch_is_a_no_op_and_appends_nothing(tmp_path, files) -> None:
         again = fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)
         dump = server.script.dumps[-1]
     assert again.events == 0
-    assert struct.unpack_from("<I", dump, 1)[0] == len(files[1][1])    # resumed at the end of binlog.000043
+    assert struct.unpack_from("<I", dump, 1)[0] == len(files[1][1])  # resumed at the end of binlog.000043
     assert dump[11:].decode() == SECOND
     assert (tmp_path / "m8" / SECOND).read_bytes() == closed_form(files[1][1])
 
@@ -80,8 +80,8 @@ def test_connection_drop_mid_event_leaves_no_partial_event(tmp_path, files, cut_
     # drop the socket `cut_into_event` bytes into the frame of SECOND's 6th event
     events = split_events(files[1][1])
     stream_before = sum(4 + 1 + len(e) for _, e in split_events(files[0][1]))
-    stream_before += 4 + 1 + 19 + 8 + len(FIRST) + 4                       # fake rotate of FIRST
-    stream_before += 4 + 1 + 19 + 8 + len(SECOND) + 4                      # fake rotate of SECOND
+    stream_before += 4 + 1 + 19 + 8 + len(FIRST) + 4  # fake rotate of FIRST
+    stream_before += 4 + 1 + 19 + 8 + len(SECOND) + 4  # fake rotate of SECOND
     stream_before += sum(4 + 1 + len(e) for _, e in events[:5])
     script = Script(files, drop_after_bytes=stream_before + cut_into_event)
     with FakeMySQL8(script) as server:
@@ -89,7 +89,7 @@ def test_connection_drop_mid_event_leaves_no_partial_event(tmp_path, files, cut_
     assert result.reconnects == 1
     second_dump = script.dumps[1]
     assert second_dump[11:].decode() == SECOND
-    assert struct.unpack_from("<I", second_dump, 1)[0] == events[5][0]   # resumed exactly at the cut event
+    assert struct.unpack_from("<I", second_dump, 1)[0] == events[5][0]  # resumed exactly at the cut event
     assert (tmp_path / "m8" / SECOND).read_bytes() == closed_form(files[1][1])
     assert (tmp_path / "m8" / FIRST).read_bytes() == files[0][1]
 
@@ -99,12 +99,12 @@ def test_semi_sync_acks_each_group_after_it_is_stored(tmp_path, files) -> None:
     with FakeMySQL8(script) as server:
         fetch(source(server.port, "&semi_sync=1"), tmp_path, NO_WAIT, sleep=lambda s: None)
     expected = [(name, off + len(ev)) for name, data in files for off, ev in split_events(data) if ev[4] in (16, 4)]
-    assert script.acks == expected and len(expected) == 1 + 3    # FIRST: ROTATE (its XID is in the payload); 3 XIDs
+    assert script.acks == expected and len(expected) == 1 + 3  # FIRST: ROTATE (its XID is in the payload); 3 XIDs
     assert (tmp_path / "m8" / SECOND).read_bytes() == closed_form(files[1][1])
 
 
 def test_semi_sync_asked_but_not_offered_streams_without_acks(tmp_path, files) -> None:
-    script = Script(files, semi_sync=False)      # e.g. a MySQL source without the semi-sync plugin
+    script = Script(files, semi_sync=False)  # e.g. a MySQL source without the semi-sync plugin
     with FakeMySQL8(script) as server:
         fetch(source(server.port, "&semi_sync=1"), tmp_path, NO_WAIT, sleep=lambda s: None)
     assert script.acks == []
@@ -120,22 +120,36 @@ def test_gtid_dump_command_and_stream(files) -> None:
         items = []
         while not isinstance(item := client.read(), StreamEnd):
             items.append(item)
-    gtid_set = (1).to_bytes(8, "little") + uuid.UUID(u).bytes + (1).to_bytes(8, "little") \
-        + (1).to_bytes(8, "little") + (6).to_bytes(8, "little")
+    gtid_set = (
+        (1).to_bytes(8, "little")
+        + uuid.UUID(u).bytes
+        + (1).to_bytes(8, "little")
+        + (1).to_bytes(8, "little")
+        + (6).to_bytes(8, "little")
+    )
     # flags NON_BLOCK|THROUGH_GTID = 5, server_id 4242, no file name, position 4, set size 48
-    expected = bytes.fromhex("1e 0500") + (4242).to_bytes(4, "little") + bytes(4) + (4).to_bytes(8, "little") \
-        + len(gtid_set).to_bytes(4, "little") + gtid_set
+    expected = (
+        bytes.fromhex("1e 0500")
+        + (4242).to_bytes(4, "little")
+        + bytes(4)
+        + (4).to_bytes(8, "little")
+        + len(gtid_set).to_bytes(4, "little")
+        + gtid_set
+    )
     assert script.dumps == [expected]
     assert all(isinstance(i, StreamEvent) for i in items)
-    assert [i.header.type_code for i in items][:2] == [4, 15]                 # fake ROTATE, then the FDE
-    assert items[-1].header.type_code == 41                                   # the heartbeat before EOF
+    assert [i.header.type_code for i in items][:2] == [4, 15]  # fake ROTATE, then the FDE
+    assert items[-1].header.type_code == 41  # the heartbeat before EOF
 
 
 def test_purged_binlog_is_reported_with_what_to_do(tmp_path, files) -> None:
     folder = tmp_path / "m8"
     folder.mkdir()
-    (folder / MANIFEST_NAME).write_text(json.dumps({"version": 1, "source": "x", "server_id": 1,
-                                                    "current_file": "binlog.000041", "position": 0, "closed": []}))
+    (folder / MANIFEST_NAME).write_text(
+        json.dumps(
+            {"version": 1, "source": "x", "server_id": 1, "current_file": "binlog.000041", "position": 0, "closed": []}
+        )
+    )
     with FakeMySQL8(Script(files)) as server, pytest.raises(BinlogPurgedError) as info:
         fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)
     assert "no longer has binlog.000041" in str(info.value) and "binlog_expire_logs_seconds" in str(info.value)
@@ -165,6 +179,6 @@ def test_landing_of_another_server_is_refused(tmp_path, files) -> None:
 def test_reset_binlog_on_the_server_is_refused(tmp_path, files) -> None:
     with FakeMySQL8(Script(files)) as server:
         fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)
-    shorter = [(FIRST, files[0][1]), (SECOND, files[1][1][:400])]     # as after RESET MASTER and new writes
+    shorter = [(FIRST, files[0][1]), (SECOND, files[1][1][:400])]  # as after RESET MASTER and new writes
     with FakeMySQL8(Script(shorter)) as server, pytest.raises(LandingError, match="RESET MASTER"):
         fetch(source(server.port), tmp_path, NO_WAIT, sleep=lambda s: None)

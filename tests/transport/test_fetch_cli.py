@@ -26,8 +26,15 @@ def test_missing_server_id_says_why_it_matters(capsys, tmp_path) -> None:
 
 def test_unreachable_server_gives_up_after_retries(capsys, tmp_path) -> None:
     # port 1 on loopback refuses at once; --max-retries 0 makes it a single attempt
-    code, text = run(capsys, "--source", "mysql://repl@127.0.0.1:1/?server_id=5&connect_timeout=2", "--landing",
-                     str(tmp_path), "--max-retries", "0")
+    code, text = run(
+        capsys,
+        "--source",
+        "mysql://repl@127.0.0.1:1/?server_id=5&connect_timeout=2",
+        "--landing",
+        str(tmp_path),
+        "--max-retries",
+        "0",
+    )
     assert code == 2 and "connection lost or refused" in text and "gave up after 1 attempts" in text
 
 

@@ -21,8 +21,7 @@ def q(v: int) -> bytes:
 def test_untagged_set_bytes() -> None:
     # n_sids=2; sids in uuid order; intervals [start, end+1); 1-3 and 4-5 merge into one interval 1-5
     got = encode_gtid_set(f"{U1}:1-3:4-5:9, {U2}:7")
-    expected = (q(2) + uuid.UUID(U2).bytes + q(1) + q(7) + q(8)
-                + uuid.UUID(U1).bytes + q(2) + q(1) + q(6) + q(9) + q(10))
+    expected = q(2) + uuid.UUID(U2).bytes + q(1) + q(7) + q(8) + uuid.UUID(U1).bytes + q(2) + q(1) + q(6) + q(9) + q(10)
     assert got == expected
 
 
@@ -31,8 +30,19 @@ def test_tagged_set_bytes() -> None:
     got = encode_gtid_set(f"{U1}:1-2:Blue:5")
     word = (1 << 56 | 2 << 8 | 1).to_bytes(8, "little")
     assert word == bytes.fromhex("0102000000000001")
-    expected = (word + uuid.UUID(U1).bytes + b"\x00" + q(1) + q(1) + q(3)
-                + uuid.UUID(U1).bytes + b"\x08blue" + q(1) + q(5) + q(6))
+    expected = (
+        word
+        + uuid.UUID(U1).bytes
+        + b"\x00"
+        + q(1)
+        + q(1)
+        + q(3)
+        + uuid.UUID(U1).bytes
+        + b"\x08blue"
+        + q(1)
+        + q(5)
+        + q(6)
+    )
     assert got == expected
 
 
@@ -40,12 +50,15 @@ def test_empty_set_is_eight_zero_bytes() -> None:
     assert encode_gtid_set("") == bytes(8)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("not-a-uuid:1-5", "not a server UUID"),
-    (f"{U1}:5-3", "empty or out of range"),
-    (f"{U1}:x!", "neither an interval"),
-    (f"{U1}:tag", "has no interval"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("not-a-uuid:1-5", "not a server UUID"),
+        (f"{U1}:5-3", "empty or out of range"),
+        (f"{U1}:x!", "neither an interval"),
+        (f"{U1}:tag", "has no interval"),
+    ],
+)
 def test_bad_gtid_sets(text: str, message: str) -> None:
     with pytest.raises(SourceUriError, match=message):
         encode_gtid_set(text)
@@ -59,22 +72,30 @@ def test_mariadb_gtid_position() -> None:
 
 def test_uri_fields_and_defaults() -> None:
     src = parse_mysql_uri("mysql://repl@db1.example:3307/?server_id=4242&heartbeat=2&semi_sync=1")
-    assert (src.host, src.port, src.user, src.server_id, src.name) == ("db1.example", 3307, "repl", 4242,
-                                                                       "db1.example-3307")
+    assert (src.host, src.port, src.user, src.server_id, src.name) == (
+        "db1.example",
+        3307,
+        "repl",
+        4242,
+        "db1.example-3307",
+    )
     assert src.heartbeat_s == 2.0 and src.semi_sync and src.password_env == "BINLAKE_MYSQL_PASSWORD"
     assert parse_mysql_uri("mysql://u@h/?server_id=1&name=prod").name == "prod"
     assert parse_mysql_uri("mysql://u@h/?server_id=1").port == 3306
 
 
-@pytest.mark.parametrize("uri, message", [
-    ("mysql://repl:secret@h/?server_id=1", "contains a password"),
-    ("mysql://h/?server_id=1", "names no user"),
-    ("mysql://u@h/", "has no server_id"),
-    ("mysql://u@h/?server_id=0", "out of range"),
-    ("mysql://u@h/?server_id=1&bogus=1", "unknown parameter"),
-    ("postgres://u@h/?server_id=1", "not a mysql:// URI"),
-    ("mysql://u@h/?server_id=1&name=../x", "not usable as a folder"),
-])
+@pytest.mark.parametrize(
+    "uri, message",
+    [
+        ("mysql://repl:secret@h/?server_id=1", "contains a password"),
+        ("mysql://h/?server_id=1", "names no user"),
+        ("mysql://u@h/", "has no server_id"),
+        ("mysql://u@h/?server_id=0", "out of range"),
+        ("mysql://u@h/?server_id=1&bogus=1", "unknown parameter"),
+        ("postgres://u@h/?server_id=1", "not a mysql:// URI"),
+        ("mysql://u@h/?server_id=1&name=../x", "not usable as a folder"),
+    ],
+)
 def test_bad_uris(uri: str, message: str) -> None:
     with pytest.raises(SourceUriError, match=message) as info:
         parse_mysql_uri(uri)
@@ -82,10 +103,13 @@ def test_bad_uris(uri: str, message: str) -> None:
 
 
 def test_tls_settings() -> None:
-    assert parse_mysql_uri("mysql://u@h/?server_id=1").pymysql_ssl() is None           # TLS when offered
+    assert parse_mysql_uri("mysql://u@h/?server_id=1").pymysql_ssl() is None  # TLS when offered
     assert parse_mysql_uri("mysql://u@h/?server_id=1&ssl=1").pymysql_ssl() == {"verify_mode": False}
     assert parse_mysql_uri("mysql://u@h/?server_id=1&ssl_ca=/etc/ca.pem").pymysql_ssl() == {
-        "ca": "/etc/ca.pem", "check_hostname": True, "verify_mode": True}
+        "ca": "/etc/ca.pem",
+        "check_hostname": True,
+        "verify_mode": True,
+    }
 
 
 def test_password_from_env_or_file(tmp_path, monkeypatch) -> None:

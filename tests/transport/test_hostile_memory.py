@@ -22,7 +22,9 @@ def peak_mb():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) // 1024
 """
-CHILD = PEAK + """
+CHILD = (
+    PEAK
+    + """
 import sys
 from binlake.errors import BinlakeError
 from binlake.transport.client import ReplicationClient
@@ -38,6 +40,7 @@ except BinlakeError as exc:
     outcome = type(exc).__name__
 print(outcome, peak_mb())
 """
+)
 
 
 def peak_mb(code: str, *args: str) -> tuple[str, int]:

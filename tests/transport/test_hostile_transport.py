@@ -63,12 +63,15 @@ def test_default_max_packet_is_max_allowed_packet_maximum() -> None:
         parse_mysql_uri(URI + "&max_packet=99999999999")
 
 
-@pytest.mark.parametrize("uri,message", [
-    ("mysql://repl@[::1:3306/?server_id=1", "Invalid IPv6 URL"),
-    ("mysql://repl@db1:99999/?server_id=1", "Port out of range"),
-    ("mysql://repl@db1:3306/binlog@evil:3306?server_id=1", "holds '@'"),
-    ("mysql://repl@db1:3306/..?server_id=1", "a hidden file or a reference to a folder"),
-])
+@pytest.mark.parametrize(
+    "uri,message",
+    [
+        ("mysql://repl@[::1:3306/?server_id=1", "Invalid IPv6 URL"),
+        ("mysql://repl@db1:99999/?server_id=1", "Port out of range"),
+        ("mysql://repl@db1:3306/binlog@evil:3306?server_id=1", "holds '@'"),
+        ("mysql://repl@db1:3306/..?server_id=1", "a hidden file or a reference to a folder"),
+    ],
+)
 def test_malformed_source_uris_are_typed_errors(uri, message) -> None:
     with pytest.raises(SourceUriError, match=message):
         parse_mysql_uri(uri)
@@ -104,10 +107,11 @@ def _fetch(port: int, landing, extra: str = "", retries: int = 3):
     src = parse_mysql_uri(f"mysql://repl@127.0.0.1:{port}/?server_id=4242&name=h&heartbeat=1{extra}")
     sleeps: list[float] = []
     try:
-        return fetch(src, landing, FetchOptions(until_now=True, backoff_initial_s=0.0, max_retries=retries),
-                     sleep=sleeps.append)
+        return fetch(
+            src, landing, FetchOptions(until_now=True, backoff_initial_s=0.0, max_retries=retries), sleep=sleeps.append
+        )
     finally:
-        _fetch.sleeps = sleeps      # type: ignore[attr-defined]
+        _fetch.sleeps = sleeps  # type: ignore[attr-defined]
 
 
 def test_truncated_handshake_is_a_protocol_error(tmp_path) -> None:
@@ -122,7 +126,7 @@ def test_silent_server_fails_once_with_a_clear_timeout_instead_of_retrying(tmp_p
     with FakeMySQL8(Script(_files(), silent=True)) as server:
         with pytest.raises(ServerTimeoutError, match=r"sent nothing for 0.3 s \(read_timeout\)"):
             _fetch(server.port, tmp_path, "&read_timeout=0.3")
-    assert _fetch.sleeps == []      # type: ignore[attr-defined]
+    assert _fetch.sleeps == []  # type: ignore[attr-defined]
 
 
 def test_silent_stream_without_heartbeats_ends_by_read_timeout(tmp_path) -> None:
@@ -179,11 +183,14 @@ def test_landing_tail_check_walks_the_file_with_the_binlog_scanner(tmp_path, mon
     assert (check.end, check.cut) == (len(whole), 16) and "incomplete final event" in check.reason
 
 
-@pytest.mark.parametrize("text,what", [
-    ('{"version": 1}', "the member 'source' is missing"),
-    ("[" * 100000 + "]" * 100000, "JSON nested too deeply"),
-    ('{"version": 1, "source": "s", "current_file": "../../etc/passwd"}', "not a plain file name"),
-])
+@pytest.mark.parametrize(
+    "text,what",
+    [
+        ('{"version": 1}', "the member 'source' is missing"),
+        ("[" * 100000 + "]" * 100000, "JSON nested too deeply"),
+        ('{"version": 1, "source": "s", "current_file": "../../etc/passwd"}', "not a plain file name"),
+    ],
+)
 def test_hostile_manifest_is_a_landing_error_saying_what_is_wrong(tmp_path, text, what) -> None:
     from binlake.transport import LandingError
     from binlake.transport.landing import Manifest

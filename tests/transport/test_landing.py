@@ -22,10 +22,13 @@ def event_ends(data: bytes) -> list[int]:
     return ends
 
 
-@pytest.mark.parametrize("name, events", [
-    ("mysql-enum-string-set.000001", 21),    # MySQL 8.0.28, CRC32 (manifest.json histogram)
-    ("mariadb-bin.000001", 13),              # MariaDB 10.5, CRC32
-])
+@pytest.mark.parametrize(
+    "name, events",
+    [
+        ("mysql-enum-string-set.000001", 21),  # MySQL 8.0.28, CRC32 (manifest.json histogram)
+        ("mariadb-bin.000001", 13),  # MariaDB 10.5, CRC32
+    ],
+)
 def test_prefixes_cut_back_to_the_last_whole_event(tmp_path, name: str, events: int) -> None:
     data = fixture_path("binlog", "rust_mysql_common", name).read_bytes()
     ends = event_ends(data)
@@ -45,12 +48,12 @@ def test_prefixes_cut_back_to_the_last_whole_event(tmp_path, name: str, events: 
 def test_flipped_byte_in_the_tail_is_cut_but_trusted_part_is_not_rechecked(tmp_path) -> None:
     data = bytearray(fixture_path("binlog", "rust_mysql_common", "mysql-enum-string-set.000001").read_bytes())
     ends = event_ends(bytes(data))
-    data[ends[9] + 25] ^= 0x40                     # inside the 11th event's body: its CRC32 no longer matches
+    data[ends[9] + 25] ^= 0x40  # inside the 11th event's body: its CRC32 no longer matches
     path = tmp_path / "b.000001"
     path.write_bytes(bytes(data))
     check = check_tail(path, 0)
     assert (check.end, check.cut) == (ends[9], len(data) - ends[9]) and "CRC32" in check.reason
-    assert check_tail(path, ends[10]).end == len(data)   # bytes before the trusted position are not re-read
+    assert check_tail(path, ends[10]).end == len(data)  # bytes before the trusted position are not re-read
 
 
 def test_recovery_truncates_and_moves_the_manifest(tmp_path) -> None:
@@ -58,14 +61,23 @@ def test_recovery_truncates_and_moves_the_manifest(tmp_path) -> None:
     ends = event_ends(data)
     folder = tmp_path / "src"
     folder.mkdir()
-    (folder / "b.000007").write_bytes(data[:ends[5] + 7])       # 7 bytes of a torn write after event 6
-    (folder / MANIFEST_NAME).write_text(json.dumps({"version": 1, "source": "s", "server_id": 1,
-                                                    "current_file": "b.000007", "position": ends[2],
-                                                    "closed": ["b.000006"]}))
+    (folder / "b.000007").write_bytes(data[: ends[5] + 7])  # 7 bytes of a torn write after event 6
+    (folder / MANIFEST_NAME).write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "source": "s",
+                "server_id": 1,
+                "current_file": "b.000007",
+                "position": ends[2],
+                "closed": ["b.000006"],
+            }
+        )
+    )
     with LandingFolder(tmp_path, "src", "s") as landing:
         check = landing.open()
         assert check is not None and check.cut == 7
-        assert (folder / "b.000007").read_bytes() == data[:ends[5]]
+        assert (folder / "b.000007").read_bytes() == data[: ends[5]]
         assert landing.size == ends[5]
         with pytest.raises(LandingError, match="another binlake fetch is writing"):
             LandingFolder(tmp_path, "src", "s").open()
@@ -78,8 +90,9 @@ def test_file_shorter_than_the_manifest_is_an_error(tmp_path) -> None:
     folder = tmp_path / "src"
     folder.mkdir()
     (folder / "b.000001").write_bytes(data[:500])
-    (folder / MANIFEST_NAME).write_text(json.dumps({"version": 1, "source": "s", "current_file": "b.000001",
-                                                    "position": 2000, "closed": []}))
+    (folder / MANIFEST_NAME).write_text(
+        json.dumps({"version": 1, "source": "s", "current_file": "b.000001", "position": 2000, "closed": []})
+    )
     with pytest.raises(LandingError, match="changed outside binlake"):
         LandingFolder(tmp_path, "src", "s").open()
 

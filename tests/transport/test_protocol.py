@@ -29,8 +29,11 @@ def test_binlog_dump_rejects_positions_over_4_gib() -> None:
 
 def test_binlog_dump_gtid_bytes() -> None:
     # flags THROUGH_POSITION (02 00), server_id 9, name size 3, "b.1", pos 4 as 8 bytes, data size 8, empty set
-    expected = bytes.fromhex("1e 0200 09000000 03000000") + b"b.1" + bytes.fromhex(
-        "0400000000000000 08000000 0000000000000000")
+    expected = (
+        bytes.fromhex("1e 0200 09000000 03000000")
+        + b"b.1"
+        + bytes.fromhex("0400000000000000 08000000 0000000000000000")
+    )
     assert p.encode_binlog_dump_gtid(9, bytes(8), "b.1", 4, flags=p.BINLOG_THROUGH_POSITION) == expected
 
 
@@ -90,15 +93,15 @@ def test_crc_and_checksum_alg_on_real_files(fixtures_dir) -> None:
     pos, count = 4, 0
     while pos < len(data):
         (length,) = struct.unpack_from("<I", data, pos + 9)
-        event = data[pos:pos + length]
+        event = data[pos : pos + length]
         assert p.event_crc_ok(event), pos
         count += 1
         pos += length
-    assert count == 21          # manifest.json: crc32_ok 21 for this file
+    assert count == 21  # manifest.json: crc32_ok 21 for this file
     assert data[4 + 17] & 0x01
-    assert p.checksum_alg_of_fde(data[4:4 + struct.unpack_from("<I", data, 13)[0]]) == 1
+    assert p.checksum_alg_of_fde(data[4 : 4 + struct.unpack_from("<I", data, 13)[0]]) == 1
     bad = bytearray(data[4:130])
     bad[40] ^= 0x10
     assert not p.event_crc_ok(bytes(bad))
-    old = fixture_path("binlog", "rust_mysql_common", "bug16266.000001").read_bytes()   # 5.0.16: no alg byte
-    assert p.checksum_alg_of_fde(old[4:4 + struct.unpack_from("<I", old, 13)[0]]) == 0
+    old = fixture_path("binlog", "rust_mysql_common", "bug16266.000001").read_bytes()  # 5.0.16: no alg byte
+    assert p.checksum_alg_of_fde(old[4 : 4 + struct.unpack_from("<I", old, 13)[0]]) == 0

@@ -18,8 +18,10 @@ from binlake.transport.uri import parse_mysql_uri
 from tests.transport.fake_mysql import FakeMySQL8, Script
 
 SECRET = "hunter2-S3CRET"
-SWITCHES = {"mysql_clear_password": b"mysql_clear_password\x00",
-            "dialog": b"dialog\x00\x04Password: "}          # MariaDB PAM: flag 4 (password question), prompt
+SWITCHES = {
+    "mysql_clear_password": b"mysql_clear_password\x00",
+    "dialog": b"dialog\x00\x04Password: ",
+}  # MariaDB PAM: flag 4 (password question), prompt
 
 
 def _leaked(script: Script) -> bool:
@@ -38,14 +40,15 @@ def _connect(kind: str, port: int, extra: str = "", **kw) -> None:
 @pytest.mark.parametrize("kind", ["replica", "snapshot"])
 @pytest.mark.parametrize("plugin", sorted(SWITCHES))
 @pytest.mark.parametrize("extra,allow", [("", False), ("", True)])
-def test_a_switch_to_a_cleartext_plugin_on_a_plain_connection_is_refused(monkeypatch, kind, plugin, extra,
-                                                                         allow) -> None:
+def test_a_switch_to_a_cleartext_plugin_on_a_plain_connection_is_refused(
+    monkeypatch, kind, plugin, extra, allow
+) -> None:
     monkeypatch.setenv("BINLAKE_MYSQL_PASSWORD", SECRET)
     script = Script([("binlog.000001", b"")], auth_switch=SWITCHES[plugin])
     with FakeMySQL8(script) as server:
         with pytest.raises(CleartextPasswordRefused, match=f"in clear text \\({plugin}\\); refused"):
             _connect(kind, server.port, extra, allow_cleartext_password=allow)
-    assert len(script.received) == 1 and not _leaked(script)      # the HandshakeResponse, then nothing
+    assert len(script.received) == 1 and not _leaked(script)  # the HandshakeResponse, then nothing
 
 
 def test_a_plain_login_still_works_and_never_sends_the_password_itself(monkeypatch) -> None:
@@ -62,8 +65,16 @@ def test_the_refusal_is_one_line_on_the_cli(monkeypatch, tmp_path, capsys) -> No
     monkeypatch.setenv("BINLAKE_MYSQL_PASSWORD", SECRET)
     script = Script([("binlog.000001", b"")], auth_switch=SWITCHES["mysql_clear_password"])
     with FakeMySQL8(script) as server:
-        code = main(["fetch", "--source", f"mysql://repl@127.0.0.1:{server.port}/?server_id=4242&name=h",
-                     "--landing", str(tmp_path), "--allow-cleartext-password"])
+        code = main(
+            [
+                "fetch",
+                "--source",
+                f"mysql://repl@127.0.0.1:{server.port}/?server_id=4242&name=h",
+                "--landing",
+                str(tmp_path),
+                "--allow-cleartext-password",
+            ]
+        )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "ssl_ca" in err[0] and not _leaked(script)
 
@@ -77,7 +88,7 @@ class _Packet:
         return self.data[self.pos - 1]
 
     def read_all(self) -> bytes:
-        out, self.pos = self.data[self.pos:], len(self.data)
+        out, self.pos = self.data[self.pos :], len(self.data)
         return out
 
     def check_error(self) -> None:
@@ -100,12 +111,15 @@ class _Conn:
         return _Packet(b"\x00\x00\x00")
 
 
-@pytest.mark.parametrize("uri,allow,secure,sent", [
-    ("&ssl_ca=/ca.pem", True, True, True),                # verified TLS and allowed: the one case it goes out
-    ("&ssl_ca=/ca.pem", False, True, False),              # not allowed
-    ("&ssl=1", True, True, False),                        # TLS but the server's certificate is not verified
-    ("&ssl_ca=/ca.pem", True, False, False),              # PyMySQL did not upgrade the connection
-])
+@pytest.mark.parametrize(
+    "uri,allow,secure,sent",
+    [
+        ("&ssl_ca=/ca.pem", True, True, True),  # verified TLS and allowed: the one case it goes out
+        ("&ssl_ca=/ca.pem", False, True, False),  # not allowed
+        ("&ssl=1", True, True, False),  # TLS but the server's certificate is not verified
+        ("&ssl_ca=/ca.pem", True, False, False),  # PyMySQL did not upgrade the connection
+    ],
+)
 def test_cleartext_goes_out_only_over_verified_tls_when_allowed(uri, allow, secure, sent) -> None:
     src = parse_mysql_uri(f"mysql://u@h/?server_id=1{uri}", allow_cleartext_password=allow)
     for plugin, packet in (("mysql_clear_password", b""), ("dialog", b"\x05Password: ")):
@@ -121,6 +135,7 @@ def test_cleartext_goes_out_only_over_verified_tls_when_allowed(uri, allow, secu
 
 
 # --- where the password may come from -----------------------------------------------------------------------------
+
 
 def test_a_uri_names_only_binlake_or_mysql_variables(monkeypatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)

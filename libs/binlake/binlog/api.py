@@ -76,19 +76,21 @@ def open_stream(source: Union[str, os.PathLike]) -> tuple[str, BinaryIO]:
     """Open a path or URI through the transport registry."""
     text = os.fspath(source)
     scheme = urllib.parse.urlparse(text).scheme.lower() if "://" in text else ""
-    if not scheme or len(scheme) == 1:   # plain path (or a Windows drive letter)
+    if not scheme or len(scheme) == 1:  # plain path (or a Windows drive letter)
         return _open_file(text)
     opener = _TRANSPORTS.get(scheme)
-    if opener is None and scheme in _TRANSPORT_MODULES:   # registers itself on import
+    if opener is None and scheme in _TRANSPORT_MODULES:  # registers itself on import
         importlib.import_module(_TRANSPORT_MODULES[scheme])
         opener = _TRANSPORTS.get(scheme)
     if opener is None:
-        raise BinlogError(f"no transport for URI scheme {scheme!r}", file=text,
-                          expected=f"one of {sorted(_TRANSPORTS)}", found=scheme)
+        raise BinlogError(
+            f"no transport for URI scheme {scheme!r}", file=text, expected=f"one of {sorted(_TRANSPORTS)}", found=scheme
+        )
     return opener(text)
 
 
 # --- content handlers ------------------------------------------------------------------------------------------
+
 
 class ContentHandler:
     """WL#3283 ``Content_handler``: gets each event and returns it (maybe changed), another event, or None to
@@ -105,8 +107,13 @@ class ContentHandler:
 def _method_name(body_type: type) -> str:
     name = ContentHandler._METHODS.get(body_type)
     if name is None:
-        base = "rows" if issubclass(body_type, RowsEvent) else "gtid" if issubclass(body_type, GtidEvent) else \
-            "".join("_" + ch.lower() if ch.isupper() else ch for ch in body_type.__name__.removesuffix("Event"))
+        base = (
+            "rows"
+            if issubclass(body_type, RowsEvent)
+            else "gtid"
+            if issubclass(body_type, GtidEvent)
+            else "".join("_" + ch.lower() if ch.isupper() else ch for ch in body_type.__name__.removesuffix("Event"))
+        )
         name = "on_" + base.lstrip("_")
         ContentHandler._METHODS[body_type] = name
     return name
@@ -132,6 +139,7 @@ def apply_handlers(events: Iterable[BinlogEvent], handlers: Iterable[HandlerLike
 
 
 # --- transactions ----------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Transaction:
@@ -220,6 +228,7 @@ def iter_transactions(events: Iterable[BinlogEvent]) -> Iterator[Transaction]:
 
 # --- row changes -----------------------------------------------------------------------------------------------
 
+
 class RowChange(NamedTuple):
     """One changed row. ``pos`` is the rows event's file offset (for events inside a TRANSACTION_PAYLOAD, the
     payload event's offset, with ``row`` counting on across its inner rows events), so (file, pos, row) orders
@@ -246,8 +255,9 @@ class RowChange(NamedTuple):
 _TN = tuple.__new__
 
 
-def row_changes_of(event: BinlogEvent, layout: TableLayout, *, file: str = "", gtid: Optional[str] = None,
-                   first_row: int = 0) -> list[RowChange]:
+def row_changes_of(
+    event: BinlogEvent, layout: TableLayout, *, file: str = "", gtid: Optional[str] = None, first_row: int = 0
+) -> list[RowChange]:
     """The row set of one rows event (WL#3283 ``Row_event_set``) as RowChange values (a list: built by
     comprehensions, it is cheaper per row than a generator)."""
     b = event.body
@@ -257,18 +267,23 @@ def row_changes_of(event: BinlogEvent, layout: TableLayout, *, file: str = "", g
     db, table = layout.db, layout.table
     as_dict = layout.plan(b.columns_present).as_dict
     if isinstance(b, WriteRowsEvent):
-        return [_TN(RowChange, (file, pos, i, gtid, db, table, "insert", None, as_dict(img), None, ts, t))
-                for i, img in enumerate(b.rows, first_row)]
+        return [
+            _TN(RowChange, (file, pos, i, gtid, db, table, "insert", None, as_dict(img), None, ts, t))
+            for i, img in enumerate(b.rows, first_row)
+        ]
     if isinstance(b, DeleteRowsEvent):
-        return [_TN(RowChange, (file, pos, i, gtid, db, table, "delete", as_dict(img), None, None, ts, t))
-                for i, img in enumerate(b.rows, first_row)]
+        return [
+            _TN(RowChange, (file, pos, i, gtid, db, table, "delete", as_dict(img), None, None, ts, t))
+            for i, img in enumerate(b.rows, first_row)
+        ]
     if not isinstance(b, UpdateRowsEvent):
         return []
     after_dict = layout.plan(b.columns_present_after).as_dict
     if not isinstance(b, PartialUpdateRowsEvent):
-        return [_TN(RowChange, (file, pos, i, gtid, db, table, "update", as_dict(before), after_dict(after), None,
-                                ts, t))
-                for i, (before, after) in enumerate(b.rows, first_row)]
+        return [
+            _TN(RowChange, (file, pos, i, gtid, db, table, "update", as_dict(before), after_dict(after), None, ts, t))
+            for i, (before, after) in enumerate(b.rows, first_row)
+        ]
     out = []
     names = layout.column_names
     for i, r in enumerate(b.rows, first_row):
@@ -280,16 +295,22 @@ def row_changes_of(event: BinlogEvent, layout: TableLayout, *, file: str = "", g
                     diffs[n] = v.diffs
                 elif v is not ABSENT:
                     after[n] = v
-            out.append(_TN(RowChange, (file, pos, i, gtid, db, table, "update", as_dict(r.before), after, diffs,
-                                       ts, t)))
+            out.append(
+                _TN(RowChange, (file, pos, i, gtid, db, table, "update", as_dict(r.before), after, diffs, ts, t))
+            )
         else:
-            out.append(_TN(RowChange, (file, pos, i, gtid, db, table, "update", as_dict(r.before),
-                                       after_dict(r.after), None, ts, t)))
+            out.append(
+                _TN(
+                    RowChange,
+                    (file, pos, i, gtid, db, table, "update", as_dict(r.before), after_dict(r.after), None, ts, t),
+                )
+            )
     return out
 
 
-def _dict_row_changes(event: BinlogEvent, layout: TableLayout, *, file: str, gtid: Optional[str],
-                      first_row: int) -> list[RowChange]:
+def _dict_row_changes(
+    event: BinlogEvent, layout: TableLayout, *, file: str, gtid: Optional[str], first_row: int
+) -> list[RowChange]:
     """:func:`row_changes_of` for a WRITE/UPDATE/DELETE event decoded with dict images (``row_dicts``)."""
     b = event.body
     pos = event.payload_pos if event.payload_pos is not None else event.pos
@@ -297,17 +318,24 @@ def _dict_row_changes(event: BinlogEvent, layout: TableLayout, *, file: str, gti
     t = event.header.type_code
     db, table = layout.db, layout.table
     if isinstance(b, WriteRowsEvent):
-        return [_TN(RowChange, (file, pos, i, gtid, db, table, "insert", None, img, None, ts, t))
-                for i, img in enumerate(b.rows, first_row)]
+        return [
+            _TN(RowChange, (file, pos, i, gtid, db, table, "insert", None, img, None, ts, t))
+            for i, img in enumerate(b.rows, first_row)
+        ]
     if isinstance(b, DeleteRowsEvent):
-        return [_TN(RowChange, (file, pos, i, gtid, db, table, "delete", img, None, None, ts, t))
-                for i, img in enumerate(b.rows, first_row)]
-    return [_TN(RowChange, (file, pos, i, gtid, db, table, "update", before, after, None, ts, t))
-            for i, (before, after) in enumerate(b.rows, first_row)]
+        return [
+            _TN(RowChange, (file, pos, i, gtid, db, table, "delete", img, None, None, ts, t))
+            for i, img in enumerate(b.rows, first_row)
+        ]
+    return [
+        _TN(RowChange, (file, pos, i, gtid, db, table, "update", before, after, None, ts, t))
+        for i, (before, after) in enumerate(b.rows, first_row)
+    ]
 
 
-def _row_changes(events: Iterable[BinlogEvent], ctx: DecodeContext, file: str,
-                 dict_rows: bool = False) -> Iterator[RowChange]:
+def _row_changes(
+    events: Iterable[BinlogEvent], ctx: DecodeContext, file: str, dict_rows: bool = False
+) -> Iterator[RowChange]:
     gtid: Optional[str] = None
     last_pos = -1
     next_row = 0
@@ -321,8 +349,9 @@ def _row_changes(events: Iterable[BinlogEvent], ctx: DecodeContext, file: str,
             if pos != last_pos:
                 last_pos, next_row = pos, 0
             layout = tables[b.table_id]
-            yield from (_dict_row_changes if dict_rows and not isinstance(b, PartialUpdateRowsEvent) else
-                        row_changes_of)(ev, layout, file=file, gtid=gtid, first_row=next_row)
+            yield from (
+                _dict_row_changes if dict_rows and not isinstance(b, PartialUpdateRowsEvent) else row_changes_of
+            )(ev, layout, file=file, gtid=gtid, first_row=next_row)
             next_row += len(b.rows)
         elif isinstance(b, (GtidEvent, MariadbGtidEvent)):
             gtid = event_gtid(b)
@@ -333,6 +362,7 @@ def _row_changes(events: Iterable[BinlogEvent], ctx: DecodeContext, file: str,
 
 
 # --- the binlog object -----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
@@ -375,9 +405,16 @@ class Binlog:
         o = self.options
         try:
             with stream:
-                for ev in read_events(stream, file=name, verify_checksum=o.verify_checksum,
-                                      start_position=o.start_position, ctx=self.context, stats=self.stats,
-                                      stop_at_incomplete=o.stop_at_incomplete, max_event_size=o.max_event_size):
+                for ev in read_events(
+                    stream,
+                    file=name,
+                    verify_checksum=o.verify_checksum,
+                    start_position=o.start_position,
+                    ctx=self.context,
+                    stats=self.stats,
+                    stop_at_incomplete=o.stop_at_incomplete,
+                    max_event_size=o.max_event_size,
+                ):
                     if self._fde is None and isinstance(ev.body, (FormatDescriptionEvent, StartEventV3)):
                         self._fde = ev
                     yield ev
@@ -403,9 +440,14 @@ class Binlog:
         if self._fde is None:
             name, stream = open_stream(self.source)
             with stream:
-                for ev in read_events(stream, file=name, verify_checksum=self.options.verify_checksum,
-                                      ctx=DecodeContext(decode_rows=False), decode_payloads=False,
-                                      max_event_size=self.options.max_event_size):
+                for ev in read_events(
+                    stream,
+                    file=name,
+                    verify_checksum=self.options.verify_checksum,
+                    ctx=DecodeContext(decode_rows=False),
+                    decode_payloads=False,
+                    max_event_size=self.options.max_event_size,
+                ):
                     if isinstance(ev.body, (FormatDescriptionEvent, StartEventV3)):
                         self._fde = ev
                     break
@@ -421,16 +463,24 @@ class Binlog:
         return ev.body.create_timestamp or ev.header.timestamp
 
 
-def open_binlog(path_or_uri: Union[str, os.PathLike], *, verify_checksum: bool = True,
-                start_position: Optional[int] = None, schema_provider: Optional[SchemaProvider] = None,
-                stop_at_incomplete: bool = False, decode_rows: bool = True,
-                max_event_size: int = MAX_EVENT_SIZE) -> Binlog:
+def open_binlog(
+    path_or_uri: Union[str, os.PathLike],
+    *,
+    verify_checksum: bool = True,
+    start_position: Optional[int] = None,
+    schema_provider: Optional[SchemaProvider] = None,
+    stop_at_incomplete: bool = False,
+    decode_rows: bool = True,
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> Binlog:
     """Open a binlog file or URI (``file://``; more transports via :func:`register_transport`).
 
     ``decode_rows=False`` leaves rows events' ``rows`` empty (listing events needs no TABLE_MAP or schema).
     ``max_event_size`` caps every event, inner events of compressed transactions included."""
-    return Binlog(path_or_uri, ReadOptions(verify_checksum, start_position, schema_provider, stop_at_incomplete,
-                                           decode_rows, max_event_size))
+    return Binlog(
+        path_or_uri,
+        ReadOptions(verify_checksum, start_position, schema_provider, stop_at_incomplete, decode_rows, max_event_size),
+    )
 
 
 def iter_row_changes(path: Union[str, os.PathLike], **options: Any) -> Iterator[RowChange]:
@@ -438,6 +488,18 @@ def iter_row_changes(path: Union[str, os.PathLike], **options: Any) -> Iterator[
     return open_binlog(path, **options).row_changes()
 
 
-__all__ = ["Binlog", "ContentHandler", "ReadOptions", "RowChange", "Transaction", "apply_handlers",
-           "event_gtid", "iter_row_changes", "iter_transactions", "open_binlog", "open_stream",
-           "register_transport", "row_changes_of"]
+__all__ = [
+    "Binlog",
+    "ContentHandler",
+    "ReadOptions",
+    "RowChange",
+    "Transaction",
+    "apply_handlers",
+    "event_gtid",
+    "iter_row_changes",
+    "iter_transactions",
+    "open_binlog",
+    "open_stream",
+    "register_transport",
+    "row_changes_of",
+]

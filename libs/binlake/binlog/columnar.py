@@ -106,10 +106,17 @@ class TableBatch:
     batch: pa.RecordBatch
 
 
-def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int = BATCH_ROWS,
-                       temporal_text: bool = False, verify_checksum: bool = True,
-                       start_position: Optional[int] = None, max_event_size: int = MAX_EVENT_SIZE,
-                       schema_provider: Optional[SchemaProvider] = None) -> Iterator[TableBatch]:
+def iter_table_batches(
+    source: Source,
+    *,
+    engine: str = "auto",
+    batch_rows: int = BATCH_ROWS,
+    temporal_text: bool = False,
+    verify_checksum: bool = True,
+    start_position: Optional[int] = None,
+    max_event_size: int = MAX_EVENT_SIZE,
+    schema_provider: Optional[SchemaProvider] = None,
+) -> Iterator[TableBatch]:
     """Every row change of a binlog file (a path or URI, or its bytes) as :class:`TableBatch` values.
 
     ``schema_provider`` names and types the columns of TABLE_MAPs without metadata (``binlog_row_metadata=
@@ -121,8 +128,12 @@ def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int 
         name, stream = "<bytes>", io.BytesIO(bytes(source))
     else:
         name, stream = open_stream(source)
-    options = dict(verify_checksum=verify_checksum, start_position=start_position, max_event_size=max_event_size,
-                   schema_provider=schema_provider)
+    options = dict(
+        verify_checksum=verify_checksum,
+        start_position=start_position,
+        max_event_size=max_event_size,
+        schema_provider=schema_provider,
+    )
     if engine != "python":
         mod = native.load()
         try:
@@ -137,12 +148,15 @@ def iter_table_batches(source: Source, *, engine: str = "auto", batch_rows: int 
             return _native_batches(reader, name, schema_provider)
         if engine == "native":
             stream.close()
-            raise RuntimeError("the native decoder is not available (not built, BINLAKE_NATIVE=0, or a transport "
-                               "it does not read); run scripts/setup.sh or use engine='python'")
+            raise RuntimeError(
+                "the native decoder is not available (not built, BINLAKE_NATIVE=0, or a transport "
+                "it does not read); run scripts/setup.sh or use engine='python'"
+            )
     return _python_batches(stream, name, batch_rows, temporal_text, options)
 
 
 # --- native ----------------------------------------------------------------------------------------------------
+
 
 class ArrowCapsules:
     """The native core's (schema, array) capsules as an object pyarrow imports (``__arrow_c_array__``)."""
@@ -164,8 +178,14 @@ def _native_batches(reader: Any, name: str, provider: Optional[SchemaProvider]) 
             cols = tuple((surrogate_str(n), *rest) for n, *rest in columns)
             db, table = surrogate_str(db), surrogate_str(table)
             pk = pk or _provider_key(provider, db, table, [c[1] for c in cols])
-            yield TableBatch(name, db, table, cols, tuple(cols[i][0] for i in pk) if pk else None,
-                             pa.record_batch(ArrowCapsules(capsules)))
+            yield TableBatch(
+                name,
+                db,
+                table,
+                cols,
+                tuple(cols[i][0] for i in pk) if pk else None,
+                pa.record_batch(ArrowCapsules(capsules)),
+            )
 
 
 def _provider_key(provider: Optional[SchemaProvider], db: str, table: str, types: list[int]) -> tuple[int, ...]:
@@ -176,6 +196,7 @@ def _provider_key(provider: Optional[SchemaProvider], db: str, table: str, types
 
 # --- python ----------------------------------------------------------------------------------------------------
 
+
 def field_name(name: str, index: int) -> str:
     """The Arrow field name of a column: its name when it is UTF-8 without NUL, else ``@<n>``."""
     try:
@@ -185,8 +206,12 @@ def field_name(name: str, index: int) -> str:
     return f"@{index + 1}" if "\0" in name else name
 
 
-_INT_TYPES = {"tinyint": (pa.int8(), 7), "smallint": (pa.int16(), 15), "int": (pa.int32(), 31),
-              "bigint": (pa.int64(), 63)}
+_INT_TYPES = {
+    "tinyint": (pa.int8(), 7),
+    "smallint": (pa.int16(), 15),
+    "int": (pa.int32(), 31),
+    "bigint": (pa.int64(), 63),
+}
 
 
 def arrow_type(kind: str) -> pa.DataType:
@@ -196,16 +221,26 @@ def arrow_type(kind: str) -> pa.DataType:
     if kind.startswith("decimal("):
         p, s = (int(x) for x in kind[8:-1].split(","))
         return pa.decimal128(p, s) if 1 <= p <= 38 and s <= p else pa.large_string()
-    return {"float": pa.float32(), "double": pa.float64(), "date": pa.date32(), "timestamp_ntz": pa.timestamp("us"),
-            "timestamp": pa.timestamp("us", tz="UTC"), "binary": pa.large_binary(),
-            "array<float>": pa.list_(pa.float32())}.get(kind, pa.large_string())
+    return {
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "date": pa.date32(),
+        "timestamp_ntz": pa.timestamp("us"),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "binary": pa.large_binary(),
+        "array<float>": pa.list_(pa.float32()),
+    }.get(kind, pa.large_string())
 
 
-def silver_range_error(arrow_format: str, found: str, column: str, row: int, db: str, table: str, file: str,
-                       pos: int, event_type: int) -> BinlogError:
+def silver_range_error(
+    arrow_format: str, found: str, column: str, row: int, db: str, table: str, file: str, pos: int, event_type: int
+) -> BinlogError:
     """The error for a value no silver type of its column holds (corrupt input), located like a render error."""
-    exc = CorruptEventError(f"value out of the range of its silver type (column `{column}`) (row {row} of "
-                            f"`{db}`.`{table}`)", expected=f"a value of Arrow type {arrow_format}", found=found)
+    exc = CorruptEventError(
+        f"value out of the range of its silver type (column `{column}`) (row {row} of `{db}`.`{table}`)",
+        expected=f"a value of Arrow type {arrow_format}",
+        found=found,
+    )
     return exc.located(file=file, offset=pos, event_type=C.event_type_name(event_type))
 
 
@@ -230,20 +265,25 @@ def _converter(kind: str, atype: pa.DataType) -> Any:
             if not isinstance(v, int) or not -(1 << bits) <= v < 1 << bits:
                 raise _Range(str(v))
             return v
+
         return to_int
     if pa.types.is_decimal(atype):
+
         def to_dec(v: Any) -> Any:
             d = conv(v)
             _sign, digits, exp = d.as_tuple()
             if exp != -atype.scale or len("".join(map(str, digits)).lstrip("0")) > atype.precision:
                 raise _Range(v if isinstance(v, str) else str(v))
             return d
+
         return to_dec
     if kind == "binary":
+
         def to_bin(v: Any) -> Any:
             if isinstance(v, int) and v >= 1 << 64:
                 raise _Range(str(v))
             return conv(v)
+
         return to_bin
     return conv
 
@@ -266,8 +306,9 @@ class _Buffer:
         self.types = [arrow_type(k) for k in self.kinds]
         self.fields = [pa.field(field_name(c.name, i), t) for i, (c, t) in enumerate(zip(layout.columns, self.types))]
         self.before, self.after = _Image(self.kinds, self.types), _Image(self.kinds, self.types)
-        self.cols: dict[str, list] = {k: [] for k in ("pos", "row", "op", "gtid", "trx_pos", "commit_ts",
-                                                       "event_type", "diffs")}
+        self.cols: dict[str, list] = {
+            k: [] for k in ("pos", "row", "op", "gtid", "trx_pos", "commit_ts", "event_type", "diffs")
+        }
         self.rows = 0
         self.pending_from: Optional[int] = None
 
@@ -294,8 +335,17 @@ class _Buffer:
             try:
                 img.values[i].append(img.convs[i](jv))
             except _Range as r:
-                raise silver_range_error(_arrow_format(self.types[i]), r.found, name, where[0], self.layout.db,
-                                         self.layout.table, where[1], where[2], where[3]) from None
+                raise silver_range_error(
+                    _arrow_format(self.types[i]),
+                    r.found,
+                    name,
+                    where[0],
+                    self.layout.db,
+                    self.layout.table,
+                    where[1],
+                    where[2],
+                    where[3],
+                ) from None
         if all(present):
             img.present.append(None)
         else:
@@ -309,16 +359,37 @@ class _Buffer:
         def struct(img: _Image) -> pa.Array:
             children = [pa.array(vals, type=t) for vals, t in zip(img.values, self.types)]
             return pa.StructArray.from_arrays(children, fields=self.fields, mask=pa.array([not v for v in img.valid]))
+
         diff_type = pa.list_(pa.struct([pa.field(n, pa.large_string()) for n in ("column", "op", "path", "value")]))
         c = self.cols
-        arrays = [pa.array(c["pos"], pa.int64()), pa.array(c["row"], pa.int32()), pa.array(c["op"], pa.large_string()),
-                  pa.array(c["gtid"], pa.large_string()), pa.array(c["trx_pos"], pa.int64()),
-                  pa.array(c["commit_ts"], pa.int64()), pa.array(c["event_type"], pa.int32()),
-                  struct(self.before), pa.array(self.before.present, pa.large_binary()),
-                  struct(self.after), pa.array(self.after.present, pa.large_binary()),
-                  pa.array(c["diffs"], diff_type)]
-        names = ["pos", "row", "op", "gtid", "trx_pos", "commit_ts", "event_type", "before", "before_present",
-                 "after", "after_present", "diffs"]
+        arrays = [
+            pa.array(c["pos"], pa.int64()),
+            pa.array(c["row"], pa.int32()),
+            pa.array(c["op"], pa.large_string()),
+            pa.array(c["gtid"], pa.large_string()),
+            pa.array(c["trx_pos"], pa.int64()),
+            pa.array(c["commit_ts"], pa.int64()),
+            pa.array(c["event_type"], pa.int32()),
+            struct(self.before),
+            pa.array(self.before.present, pa.large_binary()),
+            struct(self.after),
+            pa.array(self.after.present, pa.large_binary()),
+            pa.array(c["diffs"], diff_type),
+        ]
+        names = [
+            "pos",
+            "row",
+            "op",
+            "gtid",
+            "trx_pos",
+            "commit_ts",
+            "event_type",
+            "before",
+            "before_present",
+            "after",
+            "after_present",
+            "diffs",
+        ]
         return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
@@ -331,12 +402,11 @@ def _located(exc: BinlogError, where: tuple) -> BinlogError:
 class _Batcher:
     """Buffers per table layout and the transaction state, as the native core keeps them."""
 
-    def __init__(self, name: str, batch_rows: int, temporal_text: bool,
-                 provider: Optional[SchemaProvider]) -> None:
+    def __init__(self, name: str, batch_rows: int, temporal_text: bool, provider: Optional[SchemaProvider]) -> None:
         self.name, self.batch_rows, self.temporal_text, self.provider = name, batch_rows, temporal_text, provider
         self.buffers: dict[tuple, _Buffer] = {}
         self.total = 0
-        self.group: Optional[list[int]] = None      # [start, last_ts, gtid_ts]
+        self.group: Optional[list[int]] = None  # [start, last_ts, gtid_ts]
         self.began = False
 
     def buffer(self, layout: TableLayout) -> _Buffer:
@@ -371,8 +441,16 @@ class _Batcher:
                     rendered = json_diffs(diffs)
                 except BinlogError as exc:
                     raise _located(exc, where) from None
-                items = [{"column": field_name(col, layout.column_names.index(col)), "op": d["op"], "path": d["path"],
-                          "value": d["value"]} for col, ds in rendered.items() for d in ds]
+                items = [
+                    {
+                        "column": field_name(col, layout.column_names.index(col)),
+                        "op": d["op"],
+                        "path": d["path"],
+                        "value": d["value"],
+                    }
+                    for col, ds in rendered.items()
+                    for d in ds
+                ]
             c = buf.cols
             c["pos"].append(pos)
             c["row"].append(i)
@@ -433,18 +511,29 @@ class _Batcher:
             if buf.rows:
                 layout = buf.layout
                 tm = layout.table_map
-                pk_idx = tm.simple_primary_key or tuple(i for i, _ in tm.primary_key_with_prefix or ()) or \
-                    _provider_key(self.provider, layout.db, layout.table, list(tm.column_types))
-                out.append(TableBatch(file, layout.db, layout.table, tuple(tuple(m) for m in buf.metas),
-                                      tuple(layout.column_names[i] for i in pk_idx) if pk_idx else None,
-                                      buf.batch()))
+                pk_idx = (
+                    tm.simple_primary_key
+                    or tuple(i for i, _ in tm.primary_key_with_prefix or ())
+                    or _provider_key(self.provider, layout.db, layout.table, list(tm.column_types))
+                )
+                out.append(
+                    TableBatch(
+                        file,
+                        layout.db,
+                        layout.table,
+                        tuple(tuple(m) for m in buf.metas),
+                        tuple(layout.column_names[i] for i in pk_idx) if pk_idx else None,
+                        buf.batch(),
+                    )
+                )
         self.buffers.clear()
         self.total = 0
         return out
 
 
-def _python_batches(stream: Any, name: str, batch_rows: int, temporal_text: bool,
-                    options: dict) -> Iterator[TableBatch]:
+def _python_batches(
+    stream: Any, name: str, batch_rows: int, temporal_text: bool, options: dict
+) -> Iterator[TableBatch]:
     """The reference: the pure-Python decoder's events, grouped and typed as the native core does."""
     provider = options.pop("schema_provider")
     ctx = DecodeContext(schema_provider=provider)

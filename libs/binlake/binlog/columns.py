@@ -45,8 +45,11 @@ def from_source(statements: tuple[str, ...], **objects: Any) -> Decoder:
     if dec is not None:
         return dec
     env = dict(objects)
-    source = "def dec(buf, pos):\n" + "".join("    " + line.format(v="v", k="").replace("\n", "\n    ") + "\n"
-                                               for line in statements) + "    return v, pos\n"
+    source = (
+        "def dec(buf, pos):\n"
+        + "".join("    " + line.format(v="v", k="").replace("\n", "\n    ") + "\n" for line in statements)
+        + "    return v, pos\n"
+    )
     exec(compile(source, "<binlake column decoder>", "exec"), env)
     dec = env["dec"]
     dec.inline = (statements, objects)
@@ -75,6 +78,7 @@ _u32be = struct.Struct(">I").unpack_from
 
 
 # --- integers and floating point ------------------------------------------------------------------------------
+
 
 def _tiny(buf: bytes, pos: int) -> tuple[int, int]:
     return _i8(buf, pos)[0], pos + 1
@@ -152,8 +156,11 @@ def _float_miss(raw: bytes) -> float:
     return value
 
 
-_float = from_source(("_r = buf[pos:pos + 4]", "{v} = FG{k}(_r)", "if {v} is None: {v} = FM{k}(_r)",
-                       "pos += 4"), FG=_FLOAT_CACHE.get, FM=_float_miss)
+_float = from_source(
+    ("_r = buf[pos:pos + 4]", "{v} = FG{k}(_r)", "if {v} is None: {v} = FM{k}(_r)", "pos += 4"),
+    FG=_FLOAT_CACHE.get,
+    FM=_float_miss,
+)
 
 
 def _double(buf: bytes, pos: int) -> tuple[float, int]:
@@ -165,15 +172,29 @@ def _null(buf: bytes, pos: int) -> tuple[None, int]:
 
 
 # decoders that are one struct field: runs of them are read with one ``unpack_from`` (see TableLayout.plan)
-STRUCT_CODES: dict[Callable, str] = {_tiny: "b", _utiny: "B", _short: "h", _ushort: "H", _long: "i",
-                                     _ulong: "I", _longlong: "q", _ulonglong: "Q", _double: "d"}
+STRUCT_CODES: dict[Callable, str] = {
+    _tiny: "b",
+    _utiny: "B",
+    _short: "h",
+    _ushort: "H",
+    _long: "i",
+    _ulong: "I",
+    _longlong: "q",
+    _ulonglong: "Q",
+    _double: "d",
+}
 
 _INTEGERS = {
-    (C.MYSQL_TYPE_TINY, False): _tiny, (C.MYSQL_TYPE_TINY, True): _utiny,
-    (C.MYSQL_TYPE_SHORT, False): _short, (C.MYSQL_TYPE_SHORT, True): _ushort,
-    (C.MYSQL_TYPE_INT24, False): _int24, (C.MYSQL_TYPE_INT24, True): _uint24,
-    (C.MYSQL_TYPE_LONG, False): _long, (C.MYSQL_TYPE_LONG, True): _ulong,
-    (C.MYSQL_TYPE_LONGLONG, False): _longlong, (C.MYSQL_TYPE_LONGLONG, True): _ulonglong,
+    (C.MYSQL_TYPE_TINY, False): _tiny,
+    (C.MYSQL_TYPE_TINY, True): _utiny,
+    (C.MYSQL_TYPE_SHORT, False): _short,
+    (C.MYSQL_TYPE_SHORT, True): _ushort,
+    (C.MYSQL_TYPE_INT24, False): _int24,
+    (C.MYSQL_TYPE_INT24, True): _uint24,
+    (C.MYSQL_TYPE_LONG, False): _long,
+    (C.MYSQL_TYPE_LONG, True): _ulong,
+    (C.MYSQL_TYPE_LONGLONG, False): _longlong,
+    (C.MYSQL_TYPE_LONGLONG, True): _ulonglong,
 }
 
 
@@ -196,10 +217,13 @@ def make_decimal(precision: int, scale: int) -> Decoder:
     """``bin2decimal``: groups of 9 digits in 4 big-endian bytes, a leading/trailing partial group, sign bit
     flipped on the first byte, every byte inverted for negative numbers."""
     if not 0 < precision <= 65 or not 0 <= scale <= 30 or scale > precision:
-        raise UnsupportedError("DECIMAL column with invalid precision/scale", expected="precision 1..65, "
-                               "scale 0..30 <= precision", found=f"({precision}, {scale})")
+        raise UnsupportedError(
+            "DECIMAL column with invalid precision/scale",
+            expected="precision 1..65, scale 0..30 <= precision",
+            found=f"({precision}, {scale})",
+        )
     intg = precision - scale
-    pieces: list[tuple[int, int, int]] = []   # (start, end, digits) of each group
+    pieces: list[tuple[int, int, int]] = []  # (start, end, digits) of each group
     off = 0
     lead = _DIG2BYTES[intg % 9]
     if lead:
@@ -223,34 +247,43 @@ def make_decimal(precision: int, scale: int) -> Decoder:
     for s, e, d in pieces:
         shift, mask = 8 * (size - e), (1 << (8 * (e - s))) - 1
         group = f"(x >> {shift} & {mask})" if shift else f"(x & {mask})"
-        value = f"({value}) * {10 ** d} + {group}" if value else group
+        value = f"({value}) * {10**d} + {group}" if value else group
     cache: dict[bytes, Decimal] = {}
     # memoized per raw bytes (amounts repeat, and so do the unchanged columns of an UPDATE's after image);
     # Decimal values are immutable, so sharing them is safe
-    return from_source((
-        f"_r = buf[pos:pos + {size}]",
-        "{v} = G{k}(_r)",
-        "if {v} is None:\n"
-        "    x = int.from_bytes(_r, 'big')\n"
-        f"    if x & {sign_bit}:\n"
-        f"        x ^= {sign_bit}\n"
-        f"        {{v}} = MUL{{k}}(DEC{{k}}({value or 0}), P{{k}})\n"
-        "    else:\n"
-        f"        x ^= {((1 << (8 * size)) - 1) ^ sign_bit}\n"
-        f"        {{v}} = MUL{{k}}(DEC{{k}}({value or 0}), N{{k}})\n"
-        f"    if len(C{{k}}) >= {MEMO_ENTRIES}: C{{k}}.clear()\n"
-        "    C{k}[_r] = {v}",
-        f"pos += {size}"), G=cache.get, C=cache, DEC=Decimal, MUL=_EXACT.multiply,
-        P=Decimal(f"1E-{scale}"), N=Decimal(f"-1E-{scale}"))
+    return from_source(
+        (
+            f"_r = buf[pos:pos + {size}]",
+            "{v} = G{k}(_r)",
+            "if {v} is None:\n"
+            "    x = int.from_bytes(_r, 'big')\n"
+            f"    if x & {sign_bit}:\n"
+            f"        x ^= {sign_bit}\n"
+            f"        {{v}} = MUL{{k}}(DEC{{k}}({value or 0}), P{{k}})\n"
+            "    else:\n"
+            f"        x ^= {((1 << (8 * size)) - 1) ^ sign_bit}\n"
+            f"        {{v}} = MUL{{k}}(DEC{{k}}({value or 0}), N{{k}})\n"
+            f"    if len(C{{k}}) >= {MEMO_ENTRIES}: C{{k}}.clear()\n"
+            "    C{k}[_r] = {v}",
+            f"pos += {size}",
+        ),
+        G=cache.get,
+        C=cache,
+        DEC=Decimal,
+        MUL=_EXACT.multiply,
+        P=Decimal(f"1E-{scale}"),
+        N=Decimal(f"-1E-{scale}"),
+    )
 
 
 _year = from_source(("{v} = buf[pos]", "if {v}: {v} += 1900", "pos += 1"))
-_date = from_source(("_x = " + uint_source(3),
-                     "{v} = TN{k}(D{k}, (_x >> 9, _x >> 5 & 15, _x & 31))", "pos += 3"), TN=_TN, D=MysqlDate)
+_date = from_source(
+    ("_x = " + uint_source(3), "{v} = TN{k}(D{k}, (_x >> 9, _x >> 5 & 15, _x & 31))", "pos += 3"), TN=_TN, D=MysqlDate
+)
 
 
 def _time(buf: bytes, pos: int) -> tuple[MysqlTime, int]:
-    v = int.from_bytes(buf[pos:pos + 3], "little", signed=True)
+    v = int.from_bytes(buf[pos : pos + 3], "little", signed=True)
     neg = v < 0
     v = -v if neg else v
     return MysqlTime(neg, v // 10000, (v // 100) % 100, v % 100), pos + 3
@@ -271,7 +304,7 @@ def _timestamp(buf: bytes, pos: int) -> tuple[MysqlTimestamp, int]:
 _SEC_PART_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _TIME_HIRES_BYTES = (3, 4, 4, 5, 5, 5, 6)
 _DATETIME_HIRES_BYTES = (5, 6, 6, 7, 7, 7, 8)
-_TIME_MAX_VALUE_SECONDS = 3020399              # 838:59:59
+_TIME_MAX_VALUE_SECONDS = 3020399  # 838:59:59
 
 
 def _unshift(value: int, fsp: int) -> int:
@@ -288,23 +321,25 @@ def make_mariadb_hires(type_code: int, fsp: int) -> Decoder:
         nfrac = _SEC_PART_BYTES[fsp]
 
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            frac = int.from_bytes(buf[pos + 4:pos + 4 + nfrac], "big")
+            frac = int.from_bytes(buf[pos + 4 : pos + 4 + nfrac], "big")
             return MysqlTimestamp(_u32be(buf, pos)[0], _unshift(frac, fsp), fsp), pos + 4 + nfrac
+
         return dec
     if type_code == C.MYSQL_TYPE_TIME:
         size = _TIME_HIRES_BYTES[fsp]
-        zero = (_TIME_MAX_VALUE_SECONDS + 1) * 10 ** fsp
+        zero = (_TIME_MAX_VALUE_SECONDS + 1) * 10**fsp
 
         def dec(buf: bytes, pos: int) -> tuple[Any, int]:
-            v = _unshift(int.from_bytes(buf[pos:pos + size], "big") - zero, fsp)
+            v = _unshift(int.from_bytes(buf[pos : pos + size], "big") - zero, fsp)
             neg = v < 0
             secs, micro = divmod(-v if neg else v, 1_000_000)
             return MysqlTime(neg, secs // 3600, secs // 60 % 60, secs % 60, micro, fsp), pos + size
+
         return dec
     size = _DATETIME_HIRES_BYTES[fsp]
 
     def dt(buf: bytes, pos: int) -> tuple[Any, int]:
-        v = _unshift(int.from_bytes(buf[pos:pos + size], "big"), fsp)
+        v = _unshift(int.from_bytes(buf[pos : pos + size], "big"), fsp)
         v, micro = divmod(v, 1_000_000)
         v, second = divmod(v, 60)
         v, minute = divmod(v, 60)
@@ -312,6 +347,7 @@ def make_mariadb_hires(type_code: int, fsp: int) -> Decoder:
         v, day = divmod(v, 32)
         year, month = divmod(v, 13)
         return MysqlDateTime(year, month, day, hour, minute, second, micro, fsp), pos + size
+
     return dt
 
 
@@ -327,16 +363,18 @@ def _fraction(fsp: int) -> tuple[int, str, str, str]:
         raise UnsupportedError("temporal column with invalid fractional digits", expected="0..6", found=fsp)
     nfrac = (fsp + 1) // 2 if fsp > 0 else 0
     fields, micro = _FRACTIONS[nfrac]
-    return nfrac, fields, "".join(f", {n}" for n in ("_f", "_g")[:len(fields)]), micro
+    return nfrac, fields, "".join(f", {n}" for n in ("_f", "_g")[: len(fields)]), micro
 
 
 def make_timestamp2(fsp: int) -> Decoder:
     """TIMESTAMP2: big-endian seconds, then the fraction (``my_timestamp_from_binary``)."""
     nfrac, fields, names, micro = _fraction(fsp)
-    return from_source((f"_s{names}, = U{{k}}(buf, pos)",
-                        f"{{v}} = TN{{k}}(T{{k}}, (_s, {micro}, {fsp}))",
-                        f"pos += {4 + nfrac}"), U=struct.Struct(">I" + fields).unpack_from, TN=_TN,
-                       T=MysqlTimestamp)
+    return from_source(
+        (f"_s{names}, = U{{k}}(buf, pos)", f"{{v}} = TN{{k}}(T{{k}}, (_s, {micro}, {fsp}))", f"pos += {4 + nfrac}"),
+        U=struct.Struct(">I" + fields).unpack_from,
+        TN=_TN,
+        T=MysqlTimestamp,
+    )
 
 
 def make_datetime2(fsp: int) -> Decoder:
@@ -344,44 +382,63 @@ def make_datetime2(fsp: int) -> Decoder:
     nfrac, fields, names, micro = _fraction(fsp)
     if nfrac == 3:
         # 5 + 3 bytes: one big-endian 64-bit integer, the fraction in its low 24 bits
-        return from_source(("_w, = U{k}(buf, pos)",
-                            "_x = (_w >> 24) - 0x8000000000",
-                            "if _x < 0: _x = -_x",
-                            "_y = _x >> 22",
-                            f"{{v}} = TN{{k}}(DT{{k}}, (_y // 13, _y % 13, _x >> 17 & 31, _x >> 12 & 31, "
-                            f"_x >> 6 & 63, _x & 63, _w & 16777215, {fsp}))",
-                            "pos += 8"), U=struct.Struct(">Q").unpack_from, TN=_TN, DT=MysqlDateTime)
-    return from_source((f"_a, _x{names}, = U{{k}}(buf, pos)",
-                        "_x = (_a << 32 | _x) - 0x8000000000",
-                        "if _x < 0: _x = -_x",
-                        "_d = _x >> 17",
-                        "_y = _d >> 5",
-                        f"{{v}} = TN{{k}}(DT{{k}}, (_y // 13, _y % 13, _d & 31, _x >> 12 & 31, _x >> 6 & 63, "
-                        f"_x & 63, {micro}, {fsp}))",
-                        f"pos += {5 + nfrac}"), U=struct.Struct(">BI" + fields).unpack_from, TN=_TN,
-                       DT=MysqlDateTime)
+        return from_source(
+            (
+                "_w, = U{k}(buf, pos)",
+                "_x = (_w >> 24) - 0x8000000000",
+                "if _x < 0: _x = -_x",
+                "_y = _x >> 22",
+                f"{{v}} = TN{{k}}(DT{{k}}, (_y // 13, _y % 13, _x >> 17 & 31, _x >> 12 & 31, "
+                f"_x >> 6 & 63, _x & 63, _w & 16777215, {fsp}))",
+                "pos += 8",
+            ),
+            U=struct.Struct(">Q").unpack_from,
+            TN=_TN,
+            DT=MysqlDateTime,
+        )
+    return from_source(
+        (
+            f"_a, _x{names}, = U{{k}}(buf, pos)",
+            "_x = (_a << 32 | _x) - 0x8000000000",
+            "if _x < 0: _x = -_x",
+            "_d = _x >> 17",
+            "_y = _d >> 5",
+            f"{{v}} = TN{{k}}(DT{{k}}, (_y // 13, _y % 13, _d & 31, _x >> 12 & 31, _x >> 6 & 63, "
+            f"_x & 63, {micro}, {fsp}))",
+            f"pos += {5 + nfrac}",
+        ),
+        U=struct.Struct(">BI" + fields).unpack_from,
+        TN=_TN,
+        DT=MysqlDateTime,
+    )
 
 
 def make_time2(fsp: int) -> Decoder:
     """TIME2: ``my_time_packed_from_binary`` then ``TIME_from_longlong_time_packed``: 3 bytes of
     sign/hour/minute/second offset by 2^23, then (fsp >= 1) 1-3 bytes of fraction; fsp 5-6 read as one 6-byte
     integer offset by 2^47."""
-    _fraction(fsp)      # checks the digits
+    _fraction(fsp)  # checks the digits
     if fsp == 0 or fsp >= 5:
         size = 3 if fsp == 0 else 6
-        return from_source((f"_x = {uint_source(size, 'big')} - {1 << (8 * size - 1)}",
-                            "_n = _x < 0",
-                            "if _n: _x = -_x",
-                            "_h = _x >> 24" if fsp else "_h = _x",
-                            f"{{v}} = TN{{k}}(T{{k}}, (_n, _h >> 12 & 1023, _h >> 6 & 63, _h & 63, "
-                            f"{'_x & 16777215' if fsp else '0'}, {fsp}))",
-                            f"pos += {size}"), TN=_TN, T=MysqlTime)
+        return from_source(
+            (
+                f"_x = {uint_source(size, 'big')} - {1 << (8 * size - 1)}",
+                "_n = _x < 0",
+                "if _n: _x = -_x",
+                "_h = _x >> 24" if fsp else "_h = _x",
+                f"{{v}} = TN{{k}}(T{{k}}, (_n, _h >> 12 & 1023, _h >> 6 & 63, _h & 63, "
+                f"{'_x & 16777215' if fsp else '0'}, {fsp}))",
+                f"pos += {size}",
+            ),
+            TN=_TN,
+            T=MysqlTime,
+        )
     size = 4 if fsp <= 2 else 5
     unit = 10000 if size == 4 else 100
 
     def value(buf: bytes, pos: int) -> MysqlTime:
-        intpart = int.from_bytes(buf[pos:pos + 3], "big") - 0x800000
-        frac = int.from_bytes(buf[pos + 3:pos + size], "big")
+        intpart = int.from_bytes(buf[pos : pos + 3], "big") - 0x800000
+        frac = int.from_bytes(buf[pos + 3 : pos + size], "big")
         # negative values store the fraction in reverse order (for binary sort)
         if intpart < 0 and frac:
             intpart += 1
@@ -392,10 +449,12 @@ def make_time2(fsp: int) -> Decoder:
             v = -v
         hms = v >> 24
         return _TN(MysqlTime, (neg, (hms >> 12) & 0x3FF, (hms >> 6) & 63, hms & 63, v & 0xFFFFFF, fsp))
+
     return from_source(("{v} = F{k}(buf, pos)", f"pos += {size}"), F=value)
 
 
 # --- strings, blobs, bit, enum, set ---------------------------------------------------------------------------
+
 
 def _length_prefixed(length_bytes: int, convert: str = "{d}", **objects: Any) -> Decoder:
     """A value of ``length_bytes`` little-endian length then data; ``convert`` maps the data expression
@@ -437,8 +496,7 @@ def make_blob(length_bytes: int, conv: Optional[Callable[[bytes], Any]] = None) 
     """BLOB/TEXT/JSON/GEOMETRY/VECTOR: a little-endian length of ``length_bytes`` (1-4), then the data
     (``conv(data)`` when given)."""
     if not 1 <= length_bytes <= 4:
-        raise UnsupportedError("BLOB-like column with an invalid length size", expected="1..4",
-                               found=length_bytes)
+        raise UnsupportedError("BLOB-like column with an invalid length size", expected="1..4", found=length_bytes)
     if conv is None:
         return _length_prefixed(length_bytes)
     return _length_prefixed(length_bytes, "C{k}({d})", C=conv)
@@ -446,7 +504,7 @@ def make_blob(length_bytes: int, conv: Optional[Callable[[bytes], Any]] = None) 
 
 def make_text_blob(length_bytes: int, codec: Optional[str]) -> Decoder:
     """BLOB/TEXT with a collation: bytes for binary, text otherwise."""
-    make_blob(length_bytes)     # checks the length size
+    make_blob(length_bytes)  # checks the length size
     return _text(length_bytes, codec)
 
 
@@ -481,13 +539,22 @@ def make_set(pack_length: int, values: Optional[tuple[str, ...]]) -> Decoder:
             return mask
         got = texts[mask] = ",".join(n for i, n in enumerate(names) if mask >> i & 1)
         return got
-    return from_source(("_m = " + uint_source(pack_length), "{v} = G{k}(_m)",
-                        "if {v} is None: {v} = M{k}(_m)", f"pos += {pack_length}"), G=texts.get, M=text)
+
+    return from_source(
+        (
+            "_m = " + uint_source(pack_length),
+            "{v} = G{k}(_m)",
+            "if {v} is None: {v} = M{k}(_m)",
+            f"pos += {pack_length}",
+        ),
+        G=texts.get,
+        M=text,
+    )
 
 
 def _vector(raw: bytes) -> tuple[float, ...]:
     count = len(raw) // 4
-    return tuple(shortest_float32(raw[i:i + 4]) for i in range(0, count * 4, 4))
+    return tuple(shortest_float32(raw[i : i + 4]) for i in range(0, count * 4, 4))
 
 
 def string_real_type(meta: int) -> tuple[int, int]:
@@ -499,9 +566,16 @@ def string_real_type(meta: int) -> tuple[int, int]:
     return (byte0 or C.MYSQL_TYPE_STRING), byte1
 
 
-def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: Optional[str] = None,
-                   enum_values: Optional[tuple[str, ...]] = None,
-                   set_values: Optional[tuple[str, ...]] = None, hires_fsp: int = 0) -> Decoder:
+def column_decoder(
+    type_code: int,
+    meta: int,
+    *,
+    unsigned: bool = False,
+    codec: Optional[str] = None,
+    enum_values: Optional[tuple[str, ...]] = None,
+    set_values: Optional[tuple[str, ...]] = None,
+    hires_fsp: int = 0,
+) -> Decoder:
     """One decoder for a column of TABLE_MAP type ``type_code`` with metadata ``meta`` (see TableMapEvent).
 
     ``hires_fsp``: fractional digits of a TIME/DATETIME/TIMESTAMP column in MariaDB's 5.3 format (known only
@@ -560,5 +634,6 @@ def column_decoder(type_code: int, meta: int, *, unsigned: bool = False, codec: 
     if t == C.MYSQL_TYPE_NULL:
         return _null
     name = C.FIELD_TYPE_NAMES.get(t, str(t))
-    raise UnsupportedError(f"column type MYSQL_TYPE_{name} can not appear in a row image",
-                           expected="a row-based column type", found=t)
+    raise UnsupportedError(
+        f"column type MYSQL_TYPE_{name} can not appear in a row image", expected="a row-based column type", found=t
+    )

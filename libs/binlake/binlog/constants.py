@@ -10,8 +10,8 @@ from __future__ import annotations
 # --- file and header layout (binlog_event.h) ---------------------------------------------------------------
 BINLOG_MAGIC = b"\xfebin"
 BIN_LOG_HEADER_SIZE = 4
-LOG_EVENT_HEADER_LEN = 19          # v3/v4 common header
-OLD_HEADER_LEN = 13                # v1 (MySQL 3.23) header: no log_pos, no flags
+LOG_EVENT_HEADER_LEN = 19  # v3/v4 common header
+OLD_HEADER_LEN = 13  # v1 (MySQL 3.23) header: no log_pos, no flags
 BINLOG_CHECKSUM_LEN = 4
 BINLOG_CHECKSUM_ALG_DESC_LEN = 1
 ST_SERVER_VER_LEN = 50
@@ -54,7 +54,7 @@ XID_EVENT = 16
 BEGIN_LOAD_QUERY_EVENT = 17
 EXECUTE_LOAD_QUERY_EVENT = 18
 TABLE_MAP_EVENT = 19
-PRE_GA_WRITE_ROWS_EVENT = 20       # v0 rows events (5.1.0 - 5.1.15)
+PRE_GA_WRITE_ROWS_EVENT = 20  # v0 rows events (5.1.0 - 5.1.15)
 PRE_GA_UPDATE_ROWS_EVENT = 21
 PRE_GA_DELETE_ROWS_EVENT = 22
 WRITE_ROWS_EVENT_V1 = 23
@@ -80,7 +80,7 @@ GTID_TAGGED_LOG_EVENT = 42
 # MariaDB (sql/log_event.h)
 ANNOTATE_ROWS_EVENT = 160
 BINLOG_CHECKPOINT_EVENT = 161
-GTID_EVENT = 162                   # MariaDB GTID (MySQL's is GTID_LOG_EVENT)
+GTID_EVENT = 162  # MariaDB GTID (MySQL's is GTID_LOG_EVENT)
 GTID_LIST_EVENT = 163
 START_ENCRYPTION_EVENT = 164
 QUERY_COMPRESSED_EVENT = 165
@@ -95,8 +95,12 @@ EVENT_TYPE_NAMES: dict[int, str] = {
     code: name
     for name, code in list(globals().items())
     if isinstance(code, int)
-    and (name.endswith("_EVENT") or name.endswith("_EVENT_V1") or name.endswith("_EVENT_V2")
-         or name.endswith("_EVENT_V3"))
+    and (
+        name.endswith("_EVENT")
+        or name.endswith("_EVENT_V1")
+        or name.endswith("_EVENT_V2")
+        or name.endswith("_EVENT_V3")
+    )
     and not name.startswith(("LOG_EVENT_", "BINLOG_CHECKSUM"))
 }
 
@@ -106,21 +110,49 @@ def event_type_name(type_code: int) -> str:
     return EVENT_TYPE_NAMES.get(type_code, f"UNKNOWN_EVENT_{type_code}")
 
 
-WRITE_ROWS_TYPES = frozenset({PRE_GA_WRITE_ROWS_EVENT, WRITE_ROWS_EVENT_V1, WRITE_ROWS_EVENT,
-                              WRITE_ROWS_COMPRESSED_EVENT_V1, WRITE_ROWS_COMPRESSED_EVENT})
-UPDATE_ROWS_TYPES = frozenset({PRE_GA_UPDATE_ROWS_EVENT, UPDATE_ROWS_EVENT_V1, UPDATE_ROWS_EVENT,
-                               PARTIAL_UPDATE_ROWS_EVENT, UPDATE_ROWS_COMPRESSED_EVENT_V1,
-                               UPDATE_ROWS_COMPRESSED_EVENT})
-DELETE_ROWS_TYPES = frozenset({PRE_GA_DELETE_ROWS_EVENT, DELETE_ROWS_EVENT_V1, DELETE_ROWS_EVENT,
-                               DELETE_ROWS_COMPRESSED_EVENT_V1, DELETE_ROWS_COMPRESSED_EVENT})
+WRITE_ROWS_TYPES = frozenset(
+    {
+        PRE_GA_WRITE_ROWS_EVENT,
+        WRITE_ROWS_EVENT_V1,
+        WRITE_ROWS_EVENT,
+        WRITE_ROWS_COMPRESSED_EVENT_V1,
+        WRITE_ROWS_COMPRESSED_EVENT,
+    }
+)
+UPDATE_ROWS_TYPES = frozenset(
+    {
+        PRE_GA_UPDATE_ROWS_EVENT,
+        UPDATE_ROWS_EVENT_V1,
+        UPDATE_ROWS_EVENT,
+        PARTIAL_UPDATE_ROWS_EVENT,
+        UPDATE_ROWS_COMPRESSED_EVENT_V1,
+        UPDATE_ROWS_COMPRESSED_EVENT,
+    }
+)
+DELETE_ROWS_TYPES = frozenset(
+    {
+        PRE_GA_DELETE_ROWS_EVENT,
+        DELETE_ROWS_EVENT_V1,
+        DELETE_ROWS_EVENT,
+        DELETE_ROWS_COMPRESSED_EVENT_V1,
+        DELETE_ROWS_COMPRESSED_EVENT,
+    }
+)
 ROWS_EVENT_TYPES = WRITE_ROWS_TYPES | UPDATE_ROWS_TYPES | DELETE_ROWS_TYPES
 ROWS_V2_TYPES = frozenset({WRITE_ROWS_EVENT, UPDATE_ROWS_EVENT, DELETE_ROWS_EVENT, PARTIAL_UPDATE_ROWS_EVENT})
-MARIADB_COMPRESSED_ROWS_TYPES = frozenset({
-    WRITE_ROWS_COMPRESSED_EVENT_V1, UPDATE_ROWS_COMPRESSED_EVENT_V1, DELETE_ROWS_COMPRESSED_EVENT_V1,
-    WRITE_ROWS_COMPRESSED_EVENT, UPDATE_ROWS_COMPRESSED_EVENT, DELETE_ROWS_COMPRESSED_EVENT})
+MARIADB_COMPRESSED_ROWS_TYPES = frozenset(
+    {
+        WRITE_ROWS_COMPRESSED_EVENT_V1,
+        UPDATE_ROWS_COMPRESSED_EVENT_V1,
+        DELETE_ROWS_COMPRESSED_EVENT_V1,
+        WRITE_ROWS_COMPRESSED_EVENT,
+        UPDATE_ROWS_COMPRESSED_EVENT,
+        DELETE_ROWS_COMPRESSED_EVENT,
+    }
+)
 
 # post-header lengths used when a FORMAT_DESCRIPTION does not say (binlog_event.h *_HEADER_LEN)
-QUERY_HEADER_MINIMAL_LEN = 11      # v3: no status_vars_len
+QUERY_HEADER_MINIMAL_LEN = 11  # v3: no status_vars_len
 QUERY_HEADER_LEN = 13
 ROTATE_HEADER_LEN = 8
 TABLE_MAP_HEADER_LEN = 8
@@ -212,31 +244,70 @@ MYSQL_TYPE_STRING = 254
 MYSQL_TYPE_GEOMETRY = 255
 
 FIELD_TYPE_NAMES: dict[int, str] = {
-    code: name[len("MYSQL_TYPE_"):]
+    code: name[len("MYSQL_TYPE_") :]
     for name, code in list(globals().items())
     if name.startswith("MYSQL_TYPE_") and isinstance(code, int)
 }
 
 # Table_map_event::is_numeric_type: the columns the SIGNEDNESS bitmap has a bit for
-NUMERIC_TYPES = frozenset({MYSQL_TYPE_TINY, MYSQL_TYPE_SHORT, MYSQL_TYPE_INT24, MYSQL_TYPE_LONG,
-                           MYSQL_TYPE_LONGLONG, MYSQL_TYPE_NEWDECIMAL, MYSQL_TYPE_FLOAT, MYSQL_TYPE_DOUBLE,
-                           MYSQL_TYPE_DECIMAL})
+NUMERIC_TYPES = frozenset(
+    {
+        MYSQL_TYPE_TINY,
+        MYSQL_TYPE_SHORT,
+        MYSQL_TYPE_INT24,
+        MYSQL_TYPE_LONG,
+        MYSQL_TYPE_LONGLONG,
+        MYSQL_TYPE_NEWDECIMAL,
+        MYSQL_TYPE_FLOAT,
+        MYSQL_TYPE_DOUBLE,
+        MYSQL_TYPE_DECIMAL,
+    }
+)
 # real types (after the STRING metadata trick) that Table_map_event::is_character_type counts
-CHARACTER_TYPES = frozenset({MYSQL_TYPE_STRING, MYSQL_TYPE_VAR_STRING, MYSQL_TYPE_VARCHAR, MYSQL_TYPE_BLOB,
-                             MYSQL_TYPE_TINY_BLOB, MYSQL_TYPE_MEDIUM_BLOB, MYSQL_TYPE_LONG_BLOB})
+CHARACTER_TYPES = frozenset(
+    {
+        MYSQL_TYPE_STRING,
+        MYSQL_TYPE_VAR_STRING,
+        MYSQL_TYPE_VARCHAR,
+        MYSQL_TYPE_BLOB,
+        MYSQL_TYPE_TINY_BLOB,
+        MYSQL_TYPE_MEDIUM_BLOB,
+        MYSQL_TYPE_LONG_BLOB,
+    }
+)
 ENUM_SET_TYPES = frozenset({MYSQL_TYPE_ENUM, MYSQL_TYPE_SET})
 # the columns DEFAULT_CHARSET/COLUMN_CHARSET number (is_character_type in init_charset_field): MySQL 9 counts VECTOR
 # too, MariaDB counts GEOMETRY (both binary), so a character column after one of them has the next index
 CHARSET_NUMBERED_TYPES = CHARACTER_TYPES | {MYSQL_TYPE_VECTOR}
 MARIADB_CHARSET_NUMBERED_TYPES = CHARACTER_TYPES | {MYSQL_TYPE_GEOMETRY}
 # column types whose TABLE_MAP metadata takes 1, or 2 bytes (Table_map_event: get_field_metadata_size)
-METADATA_1_BYTE_TYPES = frozenset({MYSQL_TYPE_FLOAT, MYSQL_TYPE_DOUBLE, MYSQL_TYPE_BLOB, MYSQL_TYPE_TINY_BLOB,
-                                   MYSQL_TYPE_MEDIUM_BLOB, MYSQL_TYPE_LONG_BLOB, MYSQL_TYPE_GEOMETRY,
-                                   MYSQL_TYPE_JSON, MYSQL_TYPE_TIME2, MYSQL_TYPE_DATETIME2,
-                                   MYSQL_TYPE_TIMESTAMP2, MYSQL_TYPE_VECTOR})
-METADATA_2_BYTE_TYPES = frozenset({MYSQL_TYPE_VARCHAR, MYSQL_TYPE_VAR_STRING, MYSQL_TYPE_STRING,
-                                   MYSQL_TYPE_BIT, MYSQL_TYPE_NEWDECIMAL,
-                                   MYSQL_TYPE_ENUM, MYSQL_TYPE_SET})
+METADATA_1_BYTE_TYPES = frozenset(
+    {
+        MYSQL_TYPE_FLOAT,
+        MYSQL_TYPE_DOUBLE,
+        MYSQL_TYPE_BLOB,
+        MYSQL_TYPE_TINY_BLOB,
+        MYSQL_TYPE_MEDIUM_BLOB,
+        MYSQL_TYPE_LONG_BLOB,
+        MYSQL_TYPE_GEOMETRY,
+        MYSQL_TYPE_JSON,
+        MYSQL_TYPE_TIME2,
+        MYSQL_TYPE_DATETIME2,
+        MYSQL_TYPE_TIMESTAMP2,
+        MYSQL_TYPE_VECTOR,
+    }
+)
+METADATA_2_BYTE_TYPES = frozenset(
+    {
+        MYSQL_TYPE_VARCHAR,
+        MYSQL_TYPE_VAR_STRING,
+        MYSQL_TYPE_STRING,
+        MYSQL_TYPE_BIT,
+        MYSQL_TYPE_NEWDECIMAL,
+        MYSQL_TYPE_ENUM,
+        MYSQL_TYPE_SET,
+    }
+)
 BINARY_COLLATION_ID = 63
 
 # --- Table_map_event::Optional_metadata_field_type -----------------------------------------------------------

@@ -48,8 +48,11 @@ class Cursor:
         pos = self.pos
         if n < 0 or pos + n > self.end:
             raise TruncatedEventError(
-                f"{what} runs past the end of the event", offset=self.base + pos,
-                expected=f"{n} bytes", found=f"{self.end - pos} bytes left")
+                f"{what} runs past the end of the event",
+                offset=self.base + pos,
+                expected=f"{n} bytes",
+                found=f"{self.end - pos} bytes left",
+            )
         return pos
 
     def corrupt(self, message: str, expected: object = None, found: object = None) -> CorruptEventError:
@@ -69,7 +72,7 @@ class Cursor:
     def u24(self, what: str = "3-byte integer") -> int:
         pos = self.need(3, what)
         self.pos = pos + 3
-        return int.from_bytes(self.buf[pos:pos + 3], "little")
+        return int.from_bytes(self.buf[pos : pos + 3], "little")
 
     def u32(self, what: str = "4-byte integer") -> int:
         pos = self.need(4, what)
@@ -79,7 +82,7 @@ class Cursor:
     def uint(self, n: int, what: str = "integer") -> int:
         pos = self.need(n, what)
         self.pos = pos + n
-        return int.from_bytes(self.buf[pos:pos + n], "little")
+        return int.from_bytes(self.buf[pos : pos + n], "little")
 
     def u64(self, what: str = "8-byte integer") -> int:
         pos = self.need(8, what)
@@ -103,19 +106,18 @@ class Cursor:
         if first == 254:
             return self.u64(what)
         self.pos -= 1
-        raise self.corrupt(f"{what} is not a valid length-encoded integer", "a first byte other than 251/255",
-                           first)
+        raise self.corrupt(f"{what} is not a valid length-encoded integer", "a first byte other than 251/255", first)
 
     # --- byte strings --------------------------------------------------------------------------------------
     def bytes(self, n: int, what: str = "bytes") -> bytes:
         pos = self.need(n, what)
         self.pos = pos + n
-        return self.buf[pos:pos + n]
+        return self.buf[pos : pos + n]
 
     def rest(self) -> builtins.bytes:
         pos = self.pos
         self.pos = self.end
-        return self.buf[pos:self.end]
+        return self.buf[pos : self.end]
 
     def packed_bytes(self, what: str = "length-encoded string") -> builtins.bytes:
         return self.bytes(self.packed_int(what), what)
@@ -126,8 +128,12 @@ class Cursor:
     def nul_terminated(self, what: str = "NUL-terminated string") -> builtins.bytes:
         idx = self.buf.find(b"\x00", self.pos, self.end)
         if idx < 0:
-            raise TruncatedEventError(f"{what} has no terminating NUL", offset=self.base + self.pos,
-                                      expected="a NUL byte", found="end of event")
-        out = self.buf[self.pos:idx]
+            raise TruncatedEventError(
+                f"{what} has no terminating NUL",
+                offset=self.base + self.pos,
+                expected="a NUL byte",
+                found="end of event",
+            )
+        out = self.buf[self.pos : idx]
         self.pos = idx + 1
         return out

@@ -56,8 +56,8 @@ from binlake.binlog.rows import decode_rows
 from binlake.binlog.schema import SchemaProvider
 from binlake.binlog.table import TableLayout, build_layout
 
-TABLE_MAP_CACHE_SIZE = 4096          # entries
-TABLE_MAP_CACHE_COLUMNS = 1 << 17    # columns over all entries: bounds the memory of the layouts kept
+TABLE_MAP_CACHE_SIZE = 4096  # entries
+TABLE_MAP_CACHE_COLUMNS = 1 << 17  # columns over all entries: bounds the memory of the layouts kept
 
 
 class TableMapCache:
@@ -77,22 +77,21 @@ class TableMapCache:
     def get(self, key: tuple) -> Optional[tuple[TableMapEvent, Optional[TableLayout], object]]:
         value = self._entries.pop(key, None)
         if value is not None:
-            self._entries[key] = value      # most recently used last
+            self._entries[key] = value  # most recently used last
         return value
 
     def put(self, key: tuple, value: tuple[TableMapEvent, Optional[TableLayout], object]) -> None:
         cols = value[0].column_count
         if cols > self.max_columns:
             return
-        while self._entries and (len(self._entries) >= self.max_entries or
-                                 self.columns + cols > self.max_columns):
+        while self._entries and (len(self._entries) >= self.max_entries or self.columns + cols > self.max_columns):
             old = self._entries.pop(next(iter(self._entries)))
             self.columns -= old[0].column_count
         self._entries[key] = value
         self.columns += cols
 
 
-TABLE_MAPS_COLUMNS = 1 << 18         # columns over all live table maps of a DecodeContext
+TABLE_MAPS_COLUMNS = 1 << 18  # columns over all live table maps of a DecodeContext
 
 
 class TableMaps(dict):
@@ -135,8 +134,8 @@ class DecodeContext:
     tables: TableMaps = field(default_factory=TableMaps)
     schema_provider: Optional[SchemaProvider] = None
     decode_rows: bool = True
-    row_dicts: bool = False     # rows events' images as dicts (the row-change fast path, see rows.decode_rows)
-    assumptions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)   # per (db, table)
+    row_dicts: bool = False  # rows events' images as dicts (the row-change fast path, see rows.decode_rows)
+    assumptions: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # per (db, table)
     table_map_cache: TableMapCache = field(default_factory=TableMapCache)
 
     def post_header_len(self, type_code: int, default: int) -> int:
@@ -155,10 +154,12 @@ def register(*type_codes: int) -> Callable[[Decoder], Decoder]:
         for code in type_codes:
             DECODERS[code] = fn
         return fn
+
     return deco
 
 
 # --- start of file -------------------------------------------------------------------------------------------
+
 
 def _version_tuple(version: str) -> tuple[int, int, int]:
     """``do_server_version_split``: the leading three numbers of a server version string."""
@@ -198,14 +199,12 @@ def decode_format_description(c: Cursor, h: EventHeader, ctx: DecodeContext) -> 
     created = c.u32("create_timestamp")
     header_len = c.u8("common_header_len")
     if header_len < C.LOG_EVENT_HEADER_LEN:
-        raise c.corrupt("FORMAT_DESCRIPTION common header length too small", f">= {C.LOG_EVENT_HEADER_LEN}",
-                        header_len)
+        raise c.corrupt("FORMAT_DESCRIPTION common header length too small", f">= {C.LOG_EVENT_HEADER_LEN}", header_len)
     rest = c.rest()
     alg: Optional[int] = None
     if has_checksum_alg(version):
         if len(rest) < C.BINLOG_CHECKSUM_ALG_DESC_LEN + C.BINLOG_CHECKSUM_LEN:
-            raise c.corrupt("FORMAT_DESCRIPTION too short for its checksum fields", ">= 5 bytes",
-                            len(rest))
+            raise c.corrupt("FORMAT_DESCRIPTION too short for its checksum fields", ">= 5 bytes", len(rest))
         alg = rest[-5]
         rest = rest[:-5]
         if alg not in (C.BINLOG_CHECKSUM_ALG_OFF, C.BINLOG_CHECKSUM_ALG_CRC32):
@@ -224,6 +223,7 @@ def decode_start_v3(c: Cursor, h: EventHeader, ctx: DecodeContext) -> StartEvent
 
 # --- statement events ----------------------------------------------------------------------------------------
 
+
 def _mariadb_uncompress(c: Cursor, what: str) -> bytes:
     """The rest of the event as ``binlog_get_uncompress_len`` + ``binlog_buf_uncompress`` read it: a header
     byte ``0x80 | alg << 4 | lenlen`` (alg 0 = zlib; ``binlog_buf_compress`` writes ``0x80 | lenlen``), the
@@ -234,26 +234,31 @@ def _mariadb_uncompress(c: Cursor, what: str) -> bytes:
     head = data[0] if data else None
     if head is None or head & 0xE0 != 0x80 or head & 0x10 or not 1 <= head & 0x07 <= 4:
         c.pos = start
-        raise c.corrupt(f"{what}: bad compression header", "0x80 | lenlen (zlib, a 1-4 byte length)",
-                        f"0x{head:02x}" if head is not None else "end of event")
+        raise c.corrupt(
+            f"{what}: bad compression header",
+            "0x80 | lenlen (zlib, a 1-4 byte length)",
+            f"0x{head:02x}" if head is not None else "end of event",
+        )
     lenlen = head & 0x07
     if len(data) < 1 + lenlen:
         c.pos = start
-        raise c.corrupt(f"{what}: compressed data shorter than its length field", f"{1 + lenlen} bytes",
-                        f"{len(data)} bytes")
-    size = int.from_bytes(data[1:1 + lenlen], "big")
+        raise c.corrupt(
+            f"{what}: compressed data shorter than its length field", f"{1 + lenlen} bytes", f"{len(data)} bytes"
+        )
+    size = int.from_bytes(data[1 : 1 + lenlen], "big")
     d = zlib.decompressobj()
     try:
-        out = d.decompress(data[1 + lenlen:], size + 1)
+        out = d.decompress(data[1 + lenlen :], size + 1)
     except zlib.error as exc:
         c.pos = start
         raise c.corrupt(f"{what}: zlib data does not decompress", f"a zlib stream of {size} bytes", exc) from None
     if len(out) != size or not d.eof:
         c.pos = start
-        raise c.corrupt(f"{what}: compressed data does not hold its stated uncompressed size",
-                        f"a complete zlib stream of {size} bytes",
-                        f"{len(out)}{'+' if len(out) > size else ''} bytes"
-                        f"{'' if d.eof else ', stream not ended'}")
+        raise c.corrupt(
+            f"{what}: compressed data does not hold its stated uncompressed size",
+            f"a complete zlib stream of {size} bytes",
+            f"{len(out)}{'+' if len(out) > size else ''} bytes{'' if d.eof else ', stream not ended'}",
+        )
     return out
 
 
@@ -300,8 +305,18 @@ def decode_execute_load_query(c: Cursor, h: EventHeader, ctx: DecodeContext) -> 
     db = c.bytes(db_len, "database name")
     c.skip(1, "NUL after the database name")
     query = c.rest()
-    return ExecuteLoadQueryEvent(thread_id, exec_time, error_code, status, surrogate_str(db),
-                                 surrogate_str(query), file_id, start_pos, end_pos, dup)
+    return ExecuteLoadQueryEvent(
+        thread_id,
+        exec_time,
+        error_code,
+        status,
+        surrogate_str(db),
+        surrogate_str(query),
+        file_id,
+        start_pos,
+        end_pos,
+        dup,
+    )
 
 
 @register(C.BEGIN_LOAD_QUERY_EVENT, C.APPEND_BLOCK_EVENT)
@@ -396,6 +411,7 @@ def decode_xa_prepare(c: Cursor, h: EventHeader, ctx: DecodeContext) -> XaPrepar
 
 # --- GTIDs ---------------------------------------------------------------------------------------------------
 
+
 @register(C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT)
 def decode_gtid(c: Cursor, h: EventHeader, ctx: DecodeContext) -> GtidEvent:
     """``Gtid_event``: flags, SID, GNO, then optional logical clock, timestamps, length, versions, ticket."""
@@ -452,7 +468,7 @@ def _varlen_int(c: Cursor, what: str) -> int:
 def decode_gtid_tagged(c: Cursor, h: EventHeader, ctx: DecodeContext) -> GtidTaggedEvent:
     """GTID_TAGGED_LOG_EVENT in mysql::serialization format (``Gtid_event::define_fields``): a version byte,
     the message size, the last non-ignorable field id, then (field id, value) pairs."""
-    raw = c.buf[c.pos:c.end]
+    raw = c.buf[c.pos : c.end]
     c.u8("serialization version")
     _varlen_uint(c, "message size")
     _varlen_uint(c, "last non-ignorable field id")
@@ -470,17 +486,26 @@ def decode_gtid_tagged(c: Cursor, h: EventHeader, ctx: DecodeContext) -> GtidTag
         elif fid <= 11:
             fields[fid] = _varlen_uint(c, "GTID field")
         else:
-            break   # a newer, ignorable field: keep the rest in raw
+            break  # a newer, ignorable field: keep the rest in raw
     if 1 not in fields or 2 not in fields:
         raise c.corrupt("GTID_TAGGED_LOG_EVENT lacks its SID or GNO", "fields 1 and 2", sorted(fields))
 
     ints = {fid: v for fid, v in fields.items() if isinstance(v, int)}
     return GtidTaggedEvent(
-        flags=ints.get(0, 0), sid=fields[1], gno=ints[2], last_committed=ints.get(4),  # type: ignore[arg-type]
-        sequence_number=ints.get(5), immediate_commit_timestamp=ints.get(6),
-        original_commit_timestamp=ints.get(7), transaction_length=ints.get(8),
-        immediate_server_version=ints.get(9), original_server_version=ints.get(10),
-        commit_group_ticket=ints.get(11), tag=str(fields.get(3, "")), raw=raw)
+        flags=ints.get(0, 0),
+        sid=fields[1],
+        gno=ints[2],
+        last_committed=ints.get(4),  # type: ignore[arg-type]
+        sequence_number=ints.get(5),
+        immediate_commit_timestamp=ints.get(6),
+        original_commit_timestamp=ints.get(7),
+        transaction_length=ints.get(8),
+        immediate_server_version=ints.get(9),
+        original_server_version=ints.get(10),
+        commit_group_ticket=ints.get(11),
+        tag=str(fields.get(3, "")),
+        raw=raw,
+    )
 
 
 @register(C.PREVIOUS_GTIDS_LOG_EVENT)
@@ -498,22 +523,24 @@ def decode_previous_gtids(c: Cursor, h: EventHeader, ctx: DecodeContext) -> Prev
         tag = surrogate_str(c.bytes(_varlen_uint(c, "tag length"), "tag")) if tagged else ""
         n_iv = c.u64("n_intervals")
         if n_iv * 16 > c.remaining():
-            raise c.corrupt("PREVIOUS_GTIDS interval count exceeds the event", f"<= {c.remaining() // 16}",
-                            n_iv)
-        entries.append(GtidSetEntry(sid, tag, tuple(GtidInterval(c.i64("start"), c.i64("end"))
-                                                      for _ in range(n_iv))))
+            raise c.corrupt("PREVIOUS_GTIDS interval count exceeds the event", f"<= {c.remaining() // 16}", n_iv)
+        entries.append(GtidSetEntry(sid, tag, tuple(GtidInterval(c.i64("start"), c.i64("end")) for _ in range(n_iv))))
     return PreviousGtidsEvent(tuple(entries), tagged)
 
 
 # --- transaction payload -------------------------------------------------------------------------------------
+
 
 @register(C.TRANSACTION_PAYLOAD_EVENT)
 def decode_transaction_payload(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TransactionPayloadEvent:
     """``Transaction_payload_event``: (type, length, value) header fields up to OTW_PAYLOAD_HEADER_END_MARK,
     then the payload."""
     fields = []
-    values = {C.OTW_PAYLOAD_COMPRESSION_TYPE_FIELD: C.NONE, C.OTW_PAYLOAD_SIZE_FIELD: None,
-              C.OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD: 0}
+    values = {
+        C.OTW_PAYLOAD_COMPRESSION_TYPE_FIELD: C.NONE,
+        C.OTW_PAYLOAD_SIZE_FIELD: None,
+        C.OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD: 0,
+    }
     while True:
         ftype = c.packed_int("payload header field type")
         if ftype == C.OTW_PAYLOAD_HEADER_END_MARK:
@@ -530,11 +557,17 @@ def decode_transaction_payload(c: Cursor, h: EventHeader, ctx: DecodeContext) ->
     if size is not None and size != len(payload):
         raise c.corrupt("TRANSACTION_PAYLOAD size field differs from the payload", size, len(payload))
     comp = values[C.OTW_PAYLOAD_COMPRESSION_TYPE_FIELD]
-    return TransactionPayloadEvent(comp, len(payload), values[C.OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD] or 0,  # type: ignore[arg-type]
-                                   payload, tuple(fields))
+    return TransactionPayloadEvent(
+        comp,
+        len(payload),
+        values[C.OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD] or 0,  # type: ignore[arg-type]
+        payload,
+        tuple(fields),
+    )
 
 
 # --- MariaDB -------------------------------------------------------------------------------------------------
+
 
 @register(C.ANNOTATE_ROWS_EVENT)
 def decode_annotate_rows(c: Cursor, h: EventHeader, ctx: DecodeContext) -> AnnotateRowsEvent:
@@ -582,6 +615,7 @@ def decode_start_encryption(c: Cursor, h: EventHeader, ctx: DecodeContext) -> St
 
 # --- TABLE_MAP -----------------------------------------------------------------------------------------------
 
+
 def _column_metadata(c: Cursor, types: tuple[int, ...]) -> tuple[int, ...]:
     out = []
     for t in types:
@@ -613,8 +647,12 @@ def _key_columns(f: Cursor, indexes: tuple[int, ...], count: int) -> tuple[int, 
     (``Table_map_event`` writes ``field->field_index()``), else a CorruptEventError at the field."""
     for i in indexes:
         if i >= count:
-            raise CorruptEventError("primary key names a column past the TABLE_MAP's columns", offset=f.base,
-                                    expected=f"a column index below {count}", found=i)
+            raise CorruptEventError(
+                "primary key names a column past the TABLE_MAP's columns",
+                offset=f.base,
+                expected=f"a column index below {count}",
+                found=i,
+            )
     return indexes
 
 
@@ -689,8 +727,13 @@ def decode_table_map(c: Cursor, h: EventHeader, ctx: DecodeContext) -> TableMapE
     provider = ctx.schema_provider
     cache = ctx.table_map_cache
     mariadb = ctx.fde is not None and "mariadb" in ctx.fde.server_version.lower()
-    key = (c.buf[c.pos:c.end], ctx.post_header_len(C.TABLE_MAP_EVENT, C.TABLE_MAP_HEADER_LEN), id(provider),
-           ctx.decode_rows, mariadb)
+    key = (
+        c.buf[c.pos : c.end],
+        ctx.post_header_len(C.TABLE_MAP_EVENT, C.TABLE_MAP_HEADER_LEN),
+        id(provider),
+        ctx.decode_rows,
+        mariadb,
+    )
     cached = cache.get(key)
     if cached is None:
         tm = _decode_table_map(c, ctx)
@@ -725,25 +768,29 @@ def _decode_table_map(c: Cursor, ctx: DecodeContext) -> TableMapEvent:
     mc = Cursor(c.buf, c.pos, meta_end, c.base)
     metas = _column_metadata(mc, types)
     if mc.pos != meta_end:
-        raise mc.corrupt("TABLE_MAP metadata length does not match the column types", meta_len,
-                         mc.pos - c.pos)
+        raise mc.corrupt("TABLE_MAP metadata length does not match the column types", meta_len, mc.pos - c.pos)
     c.pos = meta_end
     null_bits = c.bytes((ncols + 7) >> 3, "NULL bitmap")
     opt = _optional_metadata(c, types) if c.remaining() else {}
-    return TableMapEvent(table_id, flags, surrogate_str(db), surrogate_str(table), types, metas, null_bits,
-                         table_id_size=id_size, **opt)  # type: ignore[arg-type]
+    return TableMapEvent(
+        table_id, flags, surrogate_str(db), surrogate_str(table), types, metas, null_bits, table_id_size=id_size, **opt
+    )  # type: ignore[arg-type]
 
 
 # --- rows events ---------------------------------------------------------------------------------------------
 
 _ROWS_CLASSES = {}
-for _codes, _cls in ((C.WRITE_ROWS_TYPES, WriteRowsEvent), (C.DELETE_ROWS_TYPES, DeleteRowsEvent),
-                     (C.UPDATE_ROWS_TYPES, UpdateRowsEvent)):
+for _codes, _cls in (
+    (C.WRITE_ROWS_TYPES, WriteRowsEvent),
+    (C.DELETE_ROWS_TYPES, DeleteRowsEvent),
+    (C.UPDATE_ROWS_TYPES, UpdateRowsEvent),
+):
     for _code in _codes:
         _ROWS_CLASSES[_code] = _cls
 _ROWS_CLASSES[C.PARTIAL_UPDATE_ROWS_EVENT] = PartialUpdateRowsEvent
-_MARIADB_V2_COMPRESSED = frozenset({C.WRITE_ROWS_COMPRESSED_EVENT, C.UPDATE_ROWS_COMPRESSED_EVENT,
-                                    C.DELETE_ROWS_COMPRESSED_EVENT})
+_MARIADB_V2_COMPRESSED = frozenset(
+    {C.WRITE_ROWS_COMPRESSED_EVENT, C.UPDATE_ROWS_COMPRESSED_EVENT, C.DELETE_ROWS_COMPRESSED_EVENT}
+)
 
 
 @register(*C.ROWS_EVENT_TYPES)
@@ -776,12 +823,14 @@ def decode_rows_event(c: Cursor, h: EventHeader, ctx: DecodeContext) -> object:
     if c.remaining() and ctx.decode_rows:
         layout = ctx.tables.get(table_id)
         if layout is None:
-            raise UnknownTableError(f"table id {table_id} has no TABLE_MAP_EVENT before it",
-                                    expected="a TABLE_MAP_EVENT for this table id", found="none")
+            raise UnknownTableError(
+                f"table id {table_id} has no TABLE_MAP_EVENT before it",
+                expected="a TABLE_MAP_EVENT for this table id",
+                found="none",
+            )
         if layout.table_map.column_count != ncols:
-            raise c.corrupt("rows event column count differs from its TABLE_MAP",
-                            layout.table_map.column_count, ncols)
-        buf = c.buf if c.end == len(c.buf) else c.buf[:c.end]
+            raise c.corrupt("rows event column count differs from its TABLE_MAP", layout.table_map.column_count, ncols)
+        buf = c.buf if c.end == len(c.buf) else c.buf[: c.end]
         try:
             rows = decode_rows(layout, t, buf, c.pos, c.end, present, present_after, ctx.row_dicts)
         except BinlogError as exc:
@@ -806,4 +855,3 @@ def decode_body(c: Cursor, header: EventHeader, ctx: DecodeContext) -> object:
     if decoder is None:
         return UnknownEvent(header.type_code, c.rest())
     return decoder(c, header, ctx)
-

@@ -12,7 +12,7 @@ import zlib
 from binlake.binlog.constants import FORMAT_DESCRIPTION_EVENT, LOG_EVENT_BINLOG_IN_USE_F, LOG_EVENT_HEADER_LEN
 from binlake.binlog.errors import BinlogError
 
-EVENT_HEADER = struct.Struct("<IBIIIH")        # timestamp, type_code, server_id, event_size, log_pos, flags
+EVENT_HEADER = struct.Struct("<IBIIIH")  # timestamp, type_code, server_id, event_size, log_pos, flags
 U8 = struct.Struct("<B")
 U16 = struct.Struct("<H")
 U32 = struct.Struct("<I")
@@ -47,8 +47,9 @@ def packed_length_size(value: int) -> int:
     return 1 if value < 251 else 3 if value < 1 << 16 else 4 if value < 1 << 24 else 9
 
 
-def frame_event(timestamp: int, type_code: int, server_id: int, log_pos: int, flags: int, body: bytes,
-                checksum: bool) -> bytes:
+def frame_event(
+    timestamp: int, type_code: int, server_id: int, log_pos: int, flags: int, body: bytes, checksum: bool
+) -> bytes:
     """Header + body (+ CRC32 of both when ``checksum``); ``log_pos`` is the position after this event.
 
     A FORMAT_DESCRIPTION's CRC32 is computed with LOG_EVENT_BINLOG_IN_USE_F cleared, as MySQL does, so that
@@ -58,8 +59,10 @@ def frame_event(timestamp: int, type_code: int, server_id: int, log_pos: int, fl
     data = EVENT_HEADER.pack(timestamp, type_code, server_id, size, log_pos, flags) + body
     if checksum:
         if type_code == FORMAT_DESCRIPTION_EVENT and flags & LOG_EVENT_BINLOG_IN_USE_F:
-            crc = _crc32(EVENT_HEADER.pack(timestamp, type_code, server_id, size, log_pos,
-                                           flags & ~LOG_EVENT_BINLOG_IN_USE_F) + body)
+            crc = _crc32(
+                EVENT_HEADER.pack(timestamp, type_code, server_id, size, log_pos, flags & ~LOG_EVENT_BINLOG_IN_USE_F)
+                + body
+            )
         else:
             crc = _crc32(data)
         data += CRC.pack(crc)

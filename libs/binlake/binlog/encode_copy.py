@@ -30,13 +30,22 @@ class CopyStats:
     bytes_out: int = 0
 
 
-TableFilter = Callable[[str, str], bool]     # (db, table) -> keep?
+TableFilter = Callable[[str, str], bool]  # (db, table) -> keep?
 
 _TRANSACTION_STARTS = (ev.GtidEvent, ev.MariadbGtidEvent)
 # events that belong to the file, never to a transaction
-_FILE_EVENTS = (ev.FormatDescriptionEvent, ev.StartEventV3, ev.PreviousGtidsEvent, ev.RotateEvent, ev.StopEvent,
-                ev.IncidentEvent, ev.HeartbeatEvent, ev.GtidListEvent, ev.BinlogCheckpointEvent,
-                ev.StartEncryptionEvent)
+_FILE_EVENTS = (
+    ev.FormatDescriptionEvent,
+    ev.StartEventV3,
+    ev.PreviousGtidsEvent,
+    ev.RotateEvent,
+    ev.StopEvent,
+    ev.IncidentEvent,
+    ev.HeartbeatEvent,
+    ev.GtidListEvent,
+    ev.BinlogCheckpointEvent,
+    ev.StartEncryptionEvent,
+)
 _COMMIT_QUERIES = ("COMMIT", "ROLLBACK", "XA COMMIT", "XA ROLLBACK")
 
 
@@ -75,8 +84,16 @@ class _Copier:
     def emit(self, e: ev.BinlogEvent, body: Any = None) -> None:
         """Write ``e`` (with ``body`` instead of its own when given) with its header fields."""
         h = e.header
-        out = self.w.encode(Event(e.body if body is None else body, h.timestamp, h.type_code, h.server_id,
-                                  h.flags, _keep_pos(e, self.w.pos)))
+        out = self.w.encode(
+            Event(
+                e.body if body is None else body,
+                h.timestamp,
+                h.type_code,
+                h.server_id,
+                h.flags,
+                _keep_pos(e, self.w.pos),
+            )
+        )
         self.chunks.append(out)
         self.stats.events_out += 1
 
@@ -122,8 +139,9 @@ class _Copier:
                     return self.keep(e.body.db, "*")
         return True
 
-    def _filter(self, events: list[ev.BinlogEvent], tables: dict[int, tuple[str, str]]
-                ) -> tuple[list[ev.BinlogEvent], bool, bool]:
+    def _filter(
+        self, events: list[ev.BinlogEvent], tables: dict[int, tuple[str, str]]
+    ) -> tuple[list[ev.BinlogEvent], bool, bool]:
         assert self.keep is not None
         out: list[ev.BinlogEvent] = []
         has_rows = kept_rows = False
@@ -140,8 +158,12 @@ class _Copier:
                 if self.keep(db, table):
                     kept_rows = True
                     out.append(e)
-                elif body.flags & C.STMT_END_F and out and isinstance(out[-1].body, ev.RowsEvent) and \
-                        not out[-1].body.flags & C.STMT_END_F:
+                elif (
+                    body.flags & C.STMT_END_F
+                    and out
+                    and isinstance(out[-1].body, ev.RowsEvent)
+                    and not out[-1].body.flags & C.STMT_END_F
+                ):
                     prev = out[-1]
                     out[-1] = replace(prev, body=replace(prev.body, flags=prev.body.flags | C.STMT_END_F))
                 continue
@@ -162,24 +184,40 @@ class _Copier:
                 iw = EventWriter(pos=0, in_payload=True, row_encoders=self.w.row_encoders)
                 iw.ctx = self.w.ctx
                 iw.null_padding = self.w.null_padding
-                raw = b"".join(iw.encode(Event(e.body, e.header.timestamp, e.header.type_code, e.header.server_id,
-                                               e.header.flags, e.header.log_pos)) for e in inner)
+                raw = b"".join(
+                    iw.encode(
+                        Event(
+                            e.body,
+                            e.header.timestamp,
+                            e.header.type_code,
+                            e.header.server_id,
+                            e.header.flags,
+                            e.header.log_pos,
+                        )
+                    )
+                    for e in inner
+                )
                 body = payload_event_body(raw, body.compression_type == C.ZSTD)
             bodies.append((outer, body))
         first = bodies[0][1]
         if isinstance(first, ev.GtidEvent) and first.transaction_length is not None:
-            rest = sum(event_size(len(self.w.body_bytes(b, o.header.type_code)), self.w.checksum)
-                       for o, b in bodies[1:])
-            without = len(self.w.body_bytes(first, bodies[0][0].header.type_code)) - \
-                packed_length_size(first.transaction_length)
-            bodies[0] = (bodies[0][0], replace(first, transaction_length=transaction_length(
-                rest, without, self.w.checksum)))
+            rest = sum(
+                event_size(len(self.w.body_bytes(b, o.header.type_code)), self.w.checksum) for o, b in bodies[1:]
+            )
+            without = len(self.w.body_bytes(first, bodies[0][0].header.type_code)) - packed_length_size(
+                first.transaction_length
+            )
+            bodies[0] = (
+                bodies[0][0],
+                replace(first, transaction_length=transaction_length(rest, without, self.w.checksum)),
+            )
         for outer, body in bodies:
             self.emit(outer, body)
 
 
-def copy_binlog(src: str | os.PathLike, dst: str | os.PathLike, *, keep: Optional[TableFilter] = None,
-                verify_checksum: bool = True) -> CopyStats:
+def copy_binlog(
+    src: str | os.PathLike, dst: str | os.PathLike, *, keep: Optional[TableFilter] = None, verify_checksum: bool = True
+) -> CopyStats:
     """Decode ``src`` with the reader and write it again with the writer.
 
     Without ``keep`` every event is re-encoded from its decoded form, which gives back the input byte for byte
@@ -201,15 +239,14 @@ def copy_binlog(src: str | os.PathLike, dst: str | os.PathLike, *, keep: Optiona
                 copier.transaction(group)
             group, in_begin = [], False
 
-        for e in read_events(stream, file=src_name, verify_checksum=verify_checksum,
-                             decode_payloads=keep is not None):
+        for e in read_events(stream, file=src_name, verify_checksum=verify_checksum, decode_payloads=keep is not None):
             stats.events_in += 1
             if e.payload_pos is not None:
                 group[-1][1].append(e)
                 continue
             body = e.body
             if group and isinstance(group[-1][0].body, ev.TransactionPayloadEvent):
-                flush()                                   # a payload holds its whole transaction
+                flush()  # a payload holds its whole transaction
             if isinstance(body, _FILE_EVENTS):
                 flush()
                 copier.emit(e)

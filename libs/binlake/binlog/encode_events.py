@@ -24,23 +24,23 @@ from binlake.binlog.constants import (
 )
 from binlake.binlog.encode_base import U8, U32, U64, BinlogWriteError, packed_length
 
-START_V3 = struct.Struct("<H50sI")                   # binlog_version, server_version, create_timestamp
-FDE_FIXED = struct.Struct("<H50sIB")                 # ... + common header length
-QUERY_POST_HEADER = struct.Struct("<IIBHH")          # thread_id, exec_time, db_len, error_code, status_vars_len
+START_V3 = struct.Struct("<H50sI")  # binlog_version, server_version, create_timestamp
+FDE_FIXED = struct.Struct("<H50sIB")  # ... + common header length
+QUERY_POST_HEADER = struct.Struct("<IIBHH")  # thread_id, exec_time, db_len, error_code, status_vars_len
 QUERY_POST_HEADER_V3 = struct.Struct("<IIBH")
-EXEC_LOAD_EXTRA = struct.Struct("<IIIB")             # file_id, fn_pos_start, fn_pos_end, dup_handling
+EXEC_LOAD_EXTRA = struct.Struct("<IIIB")  # file_id, fn_pos_start, fn_pos_end, dup_handling
 INTVAR = struct.Struct("<BQ")
 RAND = struct.Struct("<QQ")
-GTID_FIXED = struct.Struct("<B16sq")                 # gtid_flags, sid, gno
-GTID_LOGICAL_CLOCK = struct.Struct("<Bqq")           # lt_type, last_committed, sequence_number
+GTID_FIXED = struct.Struct("<B16sq")  # gtid_flags, sid, gno
+GTID_LOGICAL_CLOCK = struct.Struct("<Bqq")  # lt_type, last_committed, sequence_number
 GTID_SERVER_VERSION = U32
-XA_PREPARE = struct.Struct("<BiII")                  # one_phase, formatID, gtrid_length, bqual_length
+XA_PREPARE = struct.Struct("<BiII")  # one_phase, formatID, gtrid_length, bqual_length
 INCIDENT = struct.Struct("<HB")
-MARIADB_GTID = struct.Struct("<QIB")                 # seq_no, domain_id, flags2
+MARIADB_GTID = struct.Struct("<QIB")  # seq_no, domain_id, flags2
 MARIADB_GTID_LIST_ITEM = struct.Struct("<IIQ")
 START_ENCRYPTION = struct.Struct("<BI12s")
 
-ENCODED_TIMESTAMP_LENGTH = 7                          # Gtid_event: 56-bit commit timestamps
+ENCODED_TIMESTAMP_LENGTH = 7  # Gtid_event: 56-bit commit timestamps
 ORIGINAL_TIMESTAMP_FLAG = 1 << 55
 ORIGINAL_SERVER_VERSION_FLAG = 1 << 31
 
@@ -73,21 +73,35 @@ def _server_version(raw: bytes, version: str) -> bytes:
 
 
 def encode_start_v3(e: ev.StartEventV3, ctx: Context) -> bytes:
-    return START_V3.pack(e.binlog_version, _server_version(e.server_version_raw, e.server_version),
-                         e.create_timestamp)
+    return START_V3.pack(e.binlog_version, _server_version(e.server_version_raw, e.server_version), e.create_timestamp)
 
 
 def encode_format_description(e: ev.FormatDescriptionEvent, ctx: Context) -> bytes:
     """``Format_description_event::write``: the checksum-algorithm byte follows the post-header lengths."""
-    data = FDE_FIXED.pack(e.binlog_version, _server_version(e.server_version_raw, e.server_version),
-                          e.create_timestamp, e.header_length) + e.post_header_lengths
+    data = (
+        FDE_FIXED.pack(
+            e.binlog_version,
+            _server_version(e.server_version_raw, e.server_version),
+            e.create_timestamp,
+            e.header_length,
+        )
+        + e.post_header_lengths
+    )
     if e.checksum_alg is not None:
         data += U8.pack(e.checksum_alg)
     return data
 
 
-def _query_like(thread_id: int, exec_time: int, error_code: int, status_vars: bytes, db: str, query: str,
-                post_header_len: int, extra_post_header: bytes = b"") -> bytes:
+def _query_like(
+    thread_id: int,
+    exec_time: int,
+    error_code: int,
+    status_vars: bytes,
+    db: str,
+    query: str,
+    post_header_len: int,
+    extra_post_header: bytes = b"",
+) -> bytes:
     dbb = _text(db)
     if len(dbb) > 255:
         raise BinlogWriteError("database name is longer than 255 bytes", found=db)
@@ -102,14 +116,22 @@ def _query_like(thread_id: int, exec_time: int, error_code: int, status_vars: by
 
 def encode_query(e: ev.QueryEvent, ctx: Context) -> bytes:
     """``Query_event::write``: post-header, status variables, db NUL, query (not NUL-terminated)."""
-    return _query_like(e.thread_id, e.exec_time, e.error_code, e.status_vars, e.db, e.query,
-                       ctx.post_header_len(2, QUERY_POST_HEADER.size))
+    return _query_like(
+        e.thread_id,
+        e.exec_time,
+        e.error_code,
+        e.status_vars,
+        e.db,
+        e.query,
+        ctx.post_header_len(2, QUERY_POST_HEADER.size),
+    )
 
 
 def encode_execute_load_query(e: ev.ExecuteLoadQueryEvent, ctx: Context) -> bytes:
     extra = EXEC_LOAD_EXTRA.pack(e.file_id, e.start_pos, e.end_pos, e.dup_handling)
-    return _query_like(e.thread_id, e.exec_time, e.error_code, e.status_vars, e.db, e.query,
-                       QUERY_POST_HEADER.size, extra)
+    return _query_like(
+        e.thread_id, e.exec_time, e.error_code, e.status_vars, e.db, e.query, QUERY_POST_HEADER.size, extra
+    )
 
 
 def encode_rotate(e: ev.RotateEvent, ctx: Context) -> bytes:
@@ -210,9 +232,11 @@ def encode_previous_gtids(e: ev.PreviousGtidsEvent, ctx: Context) -> bytes:
 
 def payload_fields(compression_type: int, payload_size: int, uncompressed_size: int) -> tuple[tuple[int, int], ...]:
     """The header fields of a TRANSACTION_PAYLOAD in the order MySQL 8.0 writes them."""
-    return ((OTW_PAYLOAD_COMPRESSION_TYPE_FIELD, compression_type),
-            (OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD, uncompressed_size),
-            (OTW_PAYLOAD_SIZE_FIELD, payload_size))
+    return (
+        (OTW_PAYLOAD_COMPRESSION_TYPE_FIELD, compression_type),
+        (OTW_PAYLOAD_UNCOMPRESSED_SIZE_FIELD, uncompressed_size),
+        (OTW_PAYLOAD_SIZE_FIELD, payload_size),
+    )
 
 
 def encode_transaction_payload(e: ev.TransactionPayloadEvent, ctx: Context) -> bytes:

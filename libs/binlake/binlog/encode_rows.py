@@ -30,13 +30,24 @@ _F32, _F64 = struct.Struct("<f"), struct.Struct("<d")
 _U32BE = struct.Struct(">I")
 
 # TABLE_MAP column metadata sizes (``Field::do_save_field_metadata``); other types store none.
-_META_ONE_BYTE = frozenset({C.MYSQL_TYPE_FLOAT, C.MYSQL_TYPE_DOUBLE, C.MYSQL_TYPE_BLOB, C.MYSQL_TYPE_TINY_BLOB,
-                            C.MYSQL_TYPE_MEDIUM_BLOB, C.MYSQL_TYPE_LONG_BLOB, C.MYSQL_TYPE_GEOMETRY,
-                            C.MYSQL_TYPE_JSON, C.MYSQL_TYPE_TIMESTAMP2, C.MYSQL_TYPE_DATETIME2,
-                            C.MYSQL_TYPE_TIME2, C.MYSQL_TYPE_VECTOR})
+_META_ONE_BYTE = frozenset(
+    {
+        C.MYSQL_TYPE_FLOAT,
+        C.MYSQL_TYPE_DOUBLE,
+        C.MYSQL_TYPE_BLOB,
+        C.MYSQL_TYPE_TINY_BLOB,
+        C.MYSQL_TYPE_MEDIUM_BLOB,
+        C.MYSQL_TYPE_LONG_BLOB,
+        C.MYSQL_TYPE_GEOMETRY,
+        C.MYSQL_TYPE_JSON,
+        C.MYSQL_TYPE_TIMESTAMP2,
+        C.MYSQL_TYPE_DATETIME2,
+        C.MYSQL_TYPE_TIME2,
+        C.MYSQL_TYPE_VECTOR,
+    }
+)
 _META_TWO_BYTES_LE = frozenset({C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_VAR_STRING, C.MYSQL_TYPE_BIT})
-_META_TWO_BYTES_BE = frozenset({C.MYSQL_TYPE_NEWDECIMAL, C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_ENUM,
-                                C.MYSQL_TYPE_SET})
+_META_TWO_BYTES_BE = frozenset({C.MYSQL_TYPE_NEWDECIMAL, C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_ENUM, C.MYSQL_TYPE_SET})
 
 # Table_map_event::Optional_metadata_field_type
 SIGNEDNESS, DEFAULT_CHARSET, COLUMN_CHARSET, COLUMN_NAME = 1, 2, 3, 4
@@ -46,6 +57,7 @@ COLUMN_VISIBILITY, VECTOR_DIMENSIONALITY = 12, 13
 
 
 # --- TABLE_MAP -------------------------------------------------------------------------------------------------
+
 
 def _column_metadata(type_code: int, meta: int) -> bytes:
     if type_code in _META_ONE_BYTE:
@@ -73,9 +85,17 @@ def _table_id(table_id: int, size: int) -> bytes:
 def encode_table_map(e: ev.TableMapEvent) -> bytes:
     """``Table_map_event::write_data_header`` + ``write_data_body`` (optional metadata as stored, or built)."""
     metadata = b"".join(_column_metadata(t, m) for t, m in zip(e.column_types, e.column_metadata))
-    parts = [_table_id(e.table_id, e.table_id_size), U16.pack(e.flags), _name(e.db, "database name"),
-             _name(e.table, "table name"), packed_length(len(e.column_types)), bytes(e.column_types),
-             packed_length(len(metadata)), metadata, e.null_bits]
+    parts = [
+        _table_id(e.table_id, e.table_id_size),
+        U16.pack(e.flags),
+        _name(e.db, "database name"),
+        _name(e.table, "table name"),
+        packed_length(len(e.column_types)),
+        bytes(e.column_types),
+        packed_length(len(metadata)),
+        metadata,
+        e.null_bits,
+    ]
     fields = e.optional_metadata or optional_metadata_fields(e)
     for field_type, value in fields:
         parts.append(_U8.pack(field_type) + packed_length(len(value)) + value)
@@ -103,8 +123,7 @@ def _str_list(values: tuple[str, ...]) -> bytes:
 
 
 def _default_charset(dc: ev.DefaultCharset) -> bytes:
-    return packed_length(dc.default_collation) + b"".join(
-        packed_length(i) + packed_length(c) for i, c in dc.overrides)
+    return packed_length(dc.default_collation) + b"".join(packed_length(i) + packed_length(c) for i, c in dc.overrides)
 
 
 def optional_metadata_fields(e: ev.TableMapEvent) -> tuple[tuple[int, bytes], ...]:
@@ -119,8 +138,14 @@ def optional_metadata_fields(e: ev.TableMapEvent) -> tuple[tuple[int, bytes], ..
     if e.column_charsets is not None:
         out.append((COLUMN_CHARSET, _packed_list(e.column_charsets)))
     if e.column_names is not None:
-        out.append((COLUMN_NAME, b"".join(
-            packed_length(len(r)) + r for r in (n.encode("utf-8", "surrogateescape") for n in e.column_names))))
+        out.append(
+            (
+                COLUMN_NAME,
+                b"".join(
+                    packed_length(len(r)) + r for r in (n.encode("utf-8", "surrogateescape") for n in e.column_names)
+                ),
+            )
+        )
     if e.enum_and_set_default_charset is not None:
         out.append((ENUM_AND_SET_DEFAULT_CHARSET, _default_charset(e.enum_and_set_default_charset)))
     if e.enum_and_set_column_charsets is not None:
@@ -134,8 +159,12 @@ def optional_metadata_fields(e: ev.TableMapEvent) -> tuple[tuple[int, bytes], ..
     if e.simple_primary_key is not None:
         out.append((SIMPLE_PRIMARY_KEY, _packed_list(e.simple_primary_key)))
     if e.primary_key_with_prefix is not None:
-        out.append((PRIMARY_KEY_WITH_PREFIX, b"".join(
-            packed_length(i) + packed_length(p) for i, p in e.primary_key_with_prefix)))
+        out.append(
+            (
+                PRIMARY_KEY_WITH_PREFIX,
+                b"".join(packed_length(i) + packed_length(p) for i, p in e.primary_key_with_prefix),
+            )
+        )
     if e.column_visibility is not None:
         out.append((COLUMN_VISIBILITY, _bits_msb_first(e.column_visibility)))
     if e.vector_dimensionality is not None:
@@ -145,11 +174,13 @@ def optional_metadata_fields(e: ev.TableMapEvent) -> tuple[tuple[int, bytes], ..
 
 # --- column values ---------------------------------------------------------------------------------------------
 
+
 def _int_encoder(packer: struct.Struct, unsigned_packer: struct.Struct) -> Encoder:
     pack, upack = packer.pack, unsigned_packer.pack
 
     def enc(v: int) -> bytes:
         return pack(v) if v < 0 else upack(v)
+
     return enc
 
 
@@ -158,12 +189,14 @@ def _int24(v: int) -> bytes:
 
 
 _INTEGERS: dict[int, Encoder] = {
-    C.MYSQL_TYPE_TINY: _int_encoder(_I8, _U8), C.MYSQL_TYPE_SHORT: _int_encoder(_I16, _U16),
-    C.MYSQL_TYPE_INT24: _int24, C.MYSQL_TYPE_LONG: _int_encoder(_I32, _U32),
+    C.MYSQL_TYPE_TINY: _int_encoder(_I8, _U8),
+    C.MYSQL_TYPE_SHORT: _int_encoder(_I16, _U16),
+    C.MYSQL_TYPE_INT24: _int24,
+    C.MYSQL_TYPE_LONG: _int_encoder(_I32, _U32),
     C.MYSQL_TYPE_LONGLONG: _int_encoder(_I64, _U64),
 }
 _DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
-_DECIMAL_CONTEXT = Context(prec=200)     # DECIMAL(65, 30) needs more than the default 28 digits
+_DECIMAL_CONTEXT = Context(prec=200)  # DECIMAL(65, 30) needs more than the default 28 digits
 
 
 def make_decimal_encoder(precision: int, scale: int) -> Encoder:
@@ -173,10 +206,10 @@ def make_decimal_encoder(precision: int, scale: int) -> Encoder:
     frac_groups, trail_digits = divmod(scale, 9)
     size = _DIG2BYTES[lead_digits] + 4 * int_groups + 4 * frac_groups + _DIG2BYTES[trail_digits]
     quantum = Decimal(1).scaleb(-scale)
-    scale_pow, int_limit = 10 ** scale, 10 ** intg
+    scale_pow, int_limit = 10**scale, 10**intg
     int_divisors = tuple(10 ** (9 * k) for k in range(int_groups - 1, -1, -1))
     frac_divisors = tuple(10 ** (scale - 9 * (k + 1)) for k in range(frac_groups))
-    lead_divisor, trail_shift, trail_mod = 10 ** (9 * int_groups), 8 * _DIG2BYTES[trail_digits], 10 ** trail_digits
+    lead_divisor, trail_shift, trail_mod = 10 ** (9 * int_groups), 8 * _DIG2BYTES[trail_digits], 10**trail_digits
     mask = (1 << (8 * size)) - 1
     sign_bit = 1 << (8 * size - 1)
 
@@ -187,7 +220,7 @@ def make_decimal_encoder(precision: int, scale: int) -> Encoder:
         ipart, fpart = divmod(n, scale_pow)
         if ipart >= int_limit:
             raise BinlogWriteError(f"DECIMAL({precision},{scale}) can not hold the value", found=str(v))
-        value = ipart // lead_divisor                      # the leading partial group (0 bits when absent)
+        value = ipart // lead_divisor  # the leading partial group (0 bits when absent)
         for d in int_divisors:
             value = (value << 32) | (ipart // d % 1_000_000_000)
         for d in frac_divisors:
@@ -197,6 +230,7 @@ def make_decimal_encoder(precision: int, scale: int) -> Encoder:
         if v.is_signed():
             value ^= mask
         return (value ^ sign_bit).to_bytes(size, "big")
+
     return enc
 
 
@@ -223,6 +257,7 @@ def make_timestamp2_encoder(fsp: int) -> Encoder:
 
     def enc(v: MysqlTimestamp) -> bytes:
         return _U32BE.pack(v.seconds) + frac(v.microsecond)
+
     return enc
 
 
@@ -233,6 +268,7 @@ def make_datetime2_encoder(fsp: int) -> Encoder:
         ymd = ((v.year * 13 + v.month) << 5) | v.day
         hms = (v.hour << 12) | (v.minute << 6) | v.second
         return (((ymd << 17) | hms) + 0x8000000000).to_bytes(5, "big") + frac(v.microsecond)
+
     return enc
 
 
@@ -255,6 +291,7 @@ def make_time2_encoder(fsp: int) -> Encoder:
         if p < 0:
             frac = -frac
         return ((p >> 24) + 0x800000).to_bytes(3, "big") + (frac & ((1 << (8 * nbytes)) - 1)).to_bytes(nbytes, "big")
+
     return enc
 
 
@@ -264,8 +301,7 @@ def _time(v: MysqlTime) -> bytes:
 
 
 def _datetime(v: MysqlDateTime) -> bytes:
-    return _U64.pack(((v.year * 100 + v.month) * 100 + v.day) * 1_000_000 + (v.hour * 100 + v.minute) * 100
-                     + v.second)
+    return _U64.pack(((v.year * 100 + v.month) * 100 + v.day) * 1_000_000 + (v.hour * 100 + v.minute) * 100 + v.second)
 
 
 def _timestamp(v: MysqlTimestamp) -> bytes:
@@ -287,12 +323,17 @@ def _text_encoder(codec: Optional[str]) -> Callable[[Any], bytes]:
             try:
                 return v.encode("cp1252")
             except UnicodeEncodeError:
-                return b"".join(bytes((_LATIN1_UNDEFINED[ch],)) if ch in _LATIN1_UNDEFINED
-                                else ch.encode("cp1252", "surrogateescape") for ch in v)
+                return b"".join(
+                    bytes((_LATIN1_UNDEFINED[ch],))
+                    if ch in _LATIN1_UNDEFINED
+                    else ch.encode("cp1252", "surrogateescape")
+                    for ch in v
+                )
         try:
             return v.encode(codec)
         except UnicodeEncodeError:
             return v.encode(codec if codec.startswith("utf-8") else "latin-1", "surrogateescape")
+
     return enc
 
 
@@ -304,19 +345,22 @@ def make_string_encoder(max_len: int, codec: Optional[str], strip_binary_pad: bo
         plain = text
         text = lambda v: plain(v).rstrip(b"\0")  # noqa: E731
     if max_len < 256:
+
         def enc(v: Any) -> bytes:
             raw = text(v)
             if len(raw) > 255:
-                raise BinlogWriteError("string longer than its column allows", expected="<= 255 bytes",
-                                       found=len(raw))
+                raise BinlogWriteError("string longer than its column allows", expected="<= 255 bytes", found=len(raw))
             return _U8.pack(len(raw)) + raw
     else:
+
         def enc(v: Any) -> bytes:
             raw = text(v)
             if len(raw) > 65535:
-                raise BinlogWriteError("string longer than its column allows", expected="<= 65535 bytes",
-                                       found=len(raw))
+                raise BinlogWriteError(
+                    "string longer than its column allows", expected="<= 65535 bytes", found=len(raw)
+                )
             return _U16.pack(len(raw)) + raw
+
     return enc
 
 
@@ -328,6 +372,7 @@ def _json_bytes(v: Any) -> bytes:
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
     from binlake.mysqljson import encode
+
     return encode(v)
 
 
@@ -337,9 +382,11 @@ def make_blob_encoder(length_bytes: int, to_bytes: Callable[[Any], bytes]) -> En
     def enc(v: Any) -> bytes:
         raw = to_bytes(v)
         if len(raw) >= limit:
-            raise BinlogWriteError("value longer than its BLOB column's length field allows",
-                                   expected=f"< {limit} bytes", found=len(raw))
+            raise BinlogWriteError(
+                "value longer than its BLOB column's length field allows", expected=f"< {limit} bytes", found=len(raw)
+            )
         return len(raw).to_bytes(length_bytes, "little") + raw
+
     return enc
 
 
@@ -357,6 +404,7 @@ def make_enum_encoder(pack_length: int, values: Optional[tuple[str, ...]]) -> En
         if n is None:
             raise BinlogWriteError("value is not a member of the ENUM", expected=values, found=v)
         return n.to_bytes(pack_length, "little")
+
     return enc
 
 
@@ -374,6 +422,7 @@ def make_set_encoder(pack_length: int, values: Optional[tuple[str, ...]]) -> Enc
                     raise BinlogWriteError("value is not a member of the SET", expected=values, found=m)
                 mask |= bit[m]
         return mask.to_bytes(pack_length, "little")
+
     return enc
 
 
@@ -435,11 +484,11 @@ def column_encoder(col: Column) -> Encoder:
         return make_blob_encoder(meta, _vector)
     if t == C.MYSQL_TYPE_NULL:
         return lambda v: b""
-    raise BinlogWriteError(f"column type {C.FIELD_TYPE_NAMES.get(t, t)} can not be written in a row image",
-                           found=t)
+    raise BinlogWriteError(f"column type {C.FIELD_TYPE_NAMES.get(t, t)} can not be written in a row image", found=t)
 
 
 # --- rows events -----------------------------------------------------------------------------------------------
+
 
 class RowEncoder:
     """Row-image encoding of one table id: one value encoder per column, chosen when the TABLE_MAP arrives."""
@@ -493,12 +542,12 @@ class RowEncoder:
             col = self.layout.columns[i]
             raise BinlogWriteError(
                 f"`{self.layout.db}`.`{self.layout.table}` column {col.name} ({i}): can not encode {values[i]!r} "
-                f"as {C.FIELD_TYPE_NAMES.get(col.real_type, col.real_type)}: {exc}") from None
+                f"as {C.FIELD_TYPE_NAMES.get(col.real_type, col.real_type)}: {exc}"
+            ) from None
         if n & 7 and self.null_padding:
-            nulls |= ((1 << (8 - (n & 7))) - 1) << n       # MySQL 5.x/MariaDB set the unused bits
+            nulls |= ((1 << (8 - (n & 7))) - 1) << n  # MySQL 5.x/MariaDB set the unused bits
         parts[0] = nulls.to_bytes((n + 7) >> 3, "little")
         return b"".join(parts)
-
 
 
 def partial_bits(json_columns: tuple[int, ...], partial_columns) -> bytes:
@@ -531,8 +580,11 @@ def encode_rows(e: ev.RowsEvent, type_code: int, rows: RowEncoder) -> bytes:
                 parts.append(image(r.before, before))
                 parts.append(packed_length(r.value_options))
                 if r.value_options & C.PARTIAL_JSON_UPDATES:
-                    parts.append(r.partial_bits if r.partial_bits is not None
-                                 else partial_bits(rows.json_columns, r.partial_columns))
+                    parts.append(
+                        r.partial_bits
+                        if r.partial_bits is not None
+                        else partial_bits(rows.json_columns, r.partial_columns)
+                    )
                 parts.append(image(r.after, after, r.partial_columns))
         else:
             for r in e.rows:

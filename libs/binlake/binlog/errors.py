@@ -14,8 +14,16 @@ class BinlogError(BinlakeError):
 
     hint = ""
 
-    def __init__(self, message: str, *, file: str | None = None, offset: int | None = None,
-                 event_type: str | None = None, expected: object = None, found: object = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        offset: int | None = None,
+        event_type: str | None = None,
+        expected: object = None,
+        found: object = None,
+    ) -> None:
         self.message = message
         self.file = file
         self.offset = offset
@@ -39,8 +47,9 @@ class BinlogError(BinlakeError):
             text += f"; {self.hint}"
         return text
 
-    def located(self, *, file: str | None = None, offset: int | None = None,
-                event_type: str | None = None) -> "BinlogError":
+    def located(
+        self, *, file: str | None = None, offset: int | None = None, event_type: str | None = None
+    ) -> "BinlogError":
         """Point the error at an event: its file, its start offset and its type (a field offset found by the
         decoder stays in the message as ``byte N``); returns self."""
         if self.file is None and file is not None:

@@ -26,7 +26,7 @@ class EventHeader:
     type_code: int
     server_id: int
     event_size: int
-    log_pos: int        # end position of the event in the source binlog (0 inside payloads / v1)
+    log_pos: int  # end position of the event in the source binlog (0 inside payloads / v1)
     flags: int
 
     @property
@@ -35,6 +35,7 @@ class EventHeader:
 
 
 # --- control and statement events ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class StartEventV3:
@@ -61,7 +62,7 @@ class FormatDescriptionEvent:
     header_length: int
     post_header_lengths: bytes
     checksum_alg: Optional[int]
-    server_version_raw: bytes = b""   # the 50-byte, NUL-padded field as stored
+    server_version_raw: bytes = b""  # the 50-byte, NUL-padded field as stored
 
     @property
     def is_mariadb(self) -> bool:
@@ -156,7 +157,7 @@ class RowsQueryEvent:
     """ROWS_QUERY_LOG_EVENT (29): the statement text that produced the following rows events."""
 
     query: str
-    length_byte: int = 0   # the 1-byte length field MySQL writes (the text's length mod 256; ignored on read)
+    length_byte: int = 0  # the 1-byte length field MySQL writes (the text's length mod 256; ignored on read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,16 +175,16 @@ class GtidEvent:
     """GTID_LOG_EVENT (33): ``Gtid_event``. Optional trailing fields are None when the event lacks them."""
 
     flags: int
-    sid: bytes                    # 16-byte source UUID
+    sid: bytes  # 16-byte source UUID
     gno: int
     lt_type: Optional[int] = None
     last_committed: Optional[int] = None
     sequence_number: Optional[int] = None
-    immediate_commit_timestamp: Optional[int] = None   # microseconds since the epoch
-    original_commit_timestamp: Optional[int] = None    # None when equal to immediate (not stored)
+    immediate_commit_timestamp: Optional[int] = None  # microseconds since the epoch
+    original_commit_timestamp: Optional[int] = None  # None when equal to immediate (not stored)
     transaction_length: Optional[int] = None
     immediate_server_version: Optional[int] = None
-    original_server_version: Optional[int] = None      # None when equal to immediate (not stored)
+    original_server_version: Optional[int] = None  # None when equal to immediate (not stored)
     commit_group_ticket: Optional[int] = None
     tag: str = ""
 
@@ -215,7 +216,7 @@ class GtidTaggedEvent(GtidEvent):
 @dataclass(frozen=True, slots=True)
 class GtidInterval:
     start: int
-    end: int          # exclusive, as stored
+    end: int  # exclusive, as stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +286,7 @@ class ExecuteLoadQueryEvent:
 
 # --- MariaDB ------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class AnnotateRowsEvent:
     """MariaDB ANNOTATE_ROWS_EVENT (160): the statement behind the following rows events."""
@@ -332,7 +334,7 @@ class GtidListEvent:
     """MariaDB GTID_LIST_EVENT (163): the last GTID of each replication domain in earlier binlogs."""
 
     gtids: tuple[MariadbGtid, ...]
-    flags: int = 0     # the high 4 bits of the count field
+    flags: int = 0  # the high 4 bits of the count field
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +355,7 @@ class UnknownEvent:
 
 
 # --- TABLE_MAP ----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class DefaultCharset:
@@ -397,7 +400,7 @@ class TableMapEvent:
     column_visibility: Optional[tuple[bool, ...]] = None
     vector_dimensionality: Optional[tuple[int, ...]] = None
     optional_metadata: tuple[tuple[int, bytes], ...] = ()
-    table_id_size: int = 6   # 4 in pre-5.1.x post headers of length 6
+    table_id_size: int = 6  # 4 in pre-5.1.x post headers of length 6
 
     @property
     def column_count(self) -> int:
@@ -408,6 +411,7 @@ class TableMapEvent:
 
 
 # --- rows events --------------------------------------------------------------------------------------------
+
 
 class _Absent:
     """The value of a column that is not in a row image (MINIMAL/NOBLOB images); a singleton, falsy."""
@@ -528,10 +532,32 @@ class PartialUpdateRowsEvent(UpdateRowsEvent):
 
 
 EventBody = Union[
-    StartEventV3, FormatDescriptionEvent, QueryEvent, RotateEvent, StopEvent, XidEvent, IntvarEvent, RandEvent,
-    UserVarEvent, IncidentEvent, HeartbeatEvent, HeartbeatEventV2, RowsQueryEvent, XaPrepareEvent, GtidEvent,
-    PreviousGtidsEvent, TransactionPayloadEvent, LoadDataBlockEvent, ExecuteLoadQueryEvent, AnnotateRowsEvent,
-    BinlogCheckpointEvent, MariadbGtidEvent, GtidListEvent, StartEncryptionEvent, UnknownEvent, TableMapEvent,
+    StartEventV3,
+    FormatDescriptionEvent,
+    QueryEvent,
+    RotateEvent,
+    StopEvent,
+    XidEvent,
+    IntvarEvent,
+    RandEvent,
+    UserVarEvent,
+    IncidentEvent,
+    HeartbeatEvent,
+    HeartbeatEventV2,
+    RowsQueryEvent,
+    XaPrepareEvent,
+    GtidEvent,
+    PreviousGtidsEvent,
+    TransactionPayloadEvent,
+    LoadDataBlockEvent,
+    ExecuteLoadQueryEvent,
+    AnnotateRowsEvent,
+    BinlogCheckpointEvent,
+    MariadbGtidEvent,
+    GtidListEvent,
+    StartEncryptionEvent,
+    UnknownEvent,
+    TableMapEvent,
     RowsEvent,
 ]
 
@@ -557,4 +583,3 @@ class BinlogEvent:
     @property
     def type_name(self) -> str:
         return event_type_name(self.header.type_code)
-

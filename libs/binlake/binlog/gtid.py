@@ -61,8 +61,8 @@ class GtidSet:
 
     def __init__(self) -> None:
         self._mysql: dict[Sid, list[list[int]]] = {}
-        self._mariadb: dict[int, tuple[int, int]] = {}       # domain -> (seq, server)
-        self._sids: dict[str, Sid] = {}                       # GTID prefix text -> Sid (parse cache)
+        self._mariadb: dict[int, tuple[int, int]] = {}  # domain -> (seq, server)
+        self._sids: dict[str, Sid] = {}  # GTID prefix text -> Sid (parse cache)
 
     # --- building ------------------------------------------------------------------------------------------
     @classmethod
@@ -79,8 +79,9 @@ class GtidSet:
                 continue
             pieces = item.split(":")
             if len(pieces) < 2:
-                raise GtidSyntaxError(f"GTID set {whole!r}: {item!r} has no interval (expected uuid[:tag]:N[-M] "
-                                      "or domain-server-seq)")
+                raise GtidSyntaxError(
+                    f"GTID set {whole!r}: {item!r} has no interval (expected uuid[:tag]:N[-M] or domain-server-seq)"
+                )
             tag = ""
             seen = False
             for piece in (p.strip().lower() for p in pieces[1:]):
@@ -104,8 +105,8 @@ class GtidSet:
         """From PREVIOUS_GTIDS entries (:class:`binlake.binlog.events.GtidSetEntry`: exclusive interval ends)."""
         out = cls()
         for e in entries:
-            sid = Sid(e.sid, e.tag)                                         # type: ignore[attr-defined]
-            for iv in e.intervals:                                          # type: ignore[attr-defined]
+            sid = Sid(e.sid, e.tag)  # type: ignore[attr-defined]
+            for iv in e.intervals:  # type: ignore[attr-defined]
                 if iv.end > iv.start:
                     out.add_interval(sid, iv.start, iv.end - 1)
         return out
@@ -113,7 +114,7 @@ class GtidSet:
     def add_interval(self, sid: Sid, lo: int, hi: int) -> None:
         """Add GTIDs ``sid:lo-hi`` (inclusive), merging with overlapping or adjacent intervals."""
         ivs = self._mysql.setdefault(sid, [])
-        if ivs and ivs[-1][1] + 1 >= lo >= ivs[-1][0]:                    # the common case: appending
+        if ivs and ivs[-1][1] + 1 >= lo >= ivs[-1][0]:  # the common case: appending
             ivs[-1][1] = max(ivs[-1][1], hi)
             return
         i = bisect_right(ivs, [lo, GNO_MAX + 1])
@@ -196,8 +197,10 @@ class GtidSet:
         """The MySQL part as PREVIOUS_GTIDS entries (:class:`binlake.binlog.events.GtidSetEntry`)."""
         from binlake.binlog.events import GtidInterval, GtidSetEntry
 
-        return tuple(GtidSetEntry(sid.uuid, sid.tag, tuple(GtidInterval(a, b + 1) for a, b in self.intervals(sid)))
-                     for sid in self.sids())
+        return tuple(
+            GtidSetEntry(sid.uuid, sid.tag, tuple(GtidInterval(a, b + 1) for a, b in self.intervals(sid)))
+            for sid in self.sids()
+        )
 
     def mariadb_position(self) -> str:
         """The MariaDB part as ``domain-server-seq,...`` (``@slave_connect_state``), by domain."""
@@ -205,8 +208,10 @@ class GtidSet:
 
     def to_text(self) -> str:
         """``uuid:1-5:7,uuid:tag:3`` (sources in (UUID, tag) order), then the MariaDB position."""
-        parts = [sid.text + ":" + ":".join(f"{a}-{b}" if a != b else str(a) for a, b in self.intervals(sid))
-                 for sid in self.sids()]
+        parts = [
+            sid.text + ":" + ":".join(f"{a}-{b}" if a != b else str(a) for a, b in self.intervals(sid))
+            for sid in self.sids()
+        ]
         mariadb = self.mariadb_position()
         return ",".join(parts + ([mariadb] if mariadb else []))
 
@@ -220,13 +225,14 @@ class GtidSet:
         source its UUID, [its tag as a varlen length and characters], n_intervals, (start, end + 1) pairs."""
         sids = list(self.sids())
         tagged = any(s.tag for s in sids)
-        out = bytearray(_U64.pack(GTID_FORMAT_TAGGED << 56 | len(sids) << 8 | GTID_FORMAT_TAGGED if tagged
-                                  else len(sids)))
+        out = bytearray(
+            _U64.pack(GTID_FORMAT_TAGGED << 56 | len(sids) << 8 | GTID_FORMAT_TAGGED if tagged else len(sids))
+        )
         for sid in sids:
             out += sid.uuid
             if tagged:
                 tag = sid.tag.encode("ascii")
-                out += bytes([len(tag) << 1]) + tag        # mysql::serialization varlen: one byte below 128
+                out += bytes([len(tag) << 1]) + tag  # mysql::serialization varlen: one byte below 128
             ivs = self.intervals(sid)
             out += _U64.pack(len(ivs))
             for a, b in ivs:
@@ -239,8 +245,7 @@ def validate_mariadb_position(text: str) -> str:
     items = [part.strip() for part in text.split(",") if part.strip()]
     bad = [item for item in items if not _MARIADB.match(item)]
     if bad:
-        raise GtidSyntaxError(f"MariaDB GTID position {text!r}: {bad[0]!r} is not domain-server-seqno "
-                              "(e.g. 0-1-100)")
+        raise GtidSyntaxError(f"MariaDB GTID position {text!r}: {bad[0]!r} is not domain-server-seqno (e.g. 0-1-100)")
     return ",".join(items)
 
 

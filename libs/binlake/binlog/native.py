@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import binlake_native
     from binlake_native import Options, _Source, _Stats
 
-API = 5                 # the interface of native/src/lib.rs this module speaks
+API = 5  # the interface of native/src/lib.rs this module speaks
 
 
 class NativeCore(Protocol):
@@ -54,8 +54,16 @@ class NativeCore(Protocol):
     def Batches(self) -> type[binlake_native.Batches]: ...
     @property
     def BronzeRows(self) -> type[binlake_native.BronzeRows]: ...
-    def rows_jsonl(self, src: _Source, options: Options, delegate: Any, fd: int, file_utf8: bytes,
-                   file_ascii: bytes, file_needs_ascii: bool) -> _Stats: ...
+    def rows_jsonl(
+        self,
+        src: _Source,
+        options: Options,
+        delegate: Any,
+        fd: int,
+        file_utf8: bytes,
+        file_ascii: bytes,
+        file_needs_ascii: bool,
+    ) -> _Stats: ...
 
 
 _module: Optional[NativeCore] = None
@@ -109,6 +117,7 @@ def summary(body: object) -> tuple:
     """What an event the Python decoder decoded means to the native core's state (GTID, statement, ...)."""
     if isinstance(body, (GtidEvent, MariadbGtidEvent)):
         from binlake.binlog.api import event_gtid
+
         commit_ts = (body.immediate_commit_timestamp or 0) if isinstance(body, GtidEvent) else 0
         began = isinstance(body, MariadbGtidEvent) and not body.flags & C.FL_STANDALONE
         return ("gtid", event_gtid(body), commit_ts, began)
@@ -139,11 +148,15 @@ class Delegate:
         assert isinstance(body, FormatDescriptionEvent)
         self.ctx.fde = body
         self.ctx.tables.clear()
-        return (body.checksum_alg == C.BINLOG_CHECKSUM_ALG_CRC32, bytes(body.post_header_lengths),
-                "mariadb" in body.server_version.lower())
+        return (
+            body.checksum_alg == C.BINLOG_CHECKSUM_ALG_CRC32,
+            bytes(body.post_header_lengths),
+            "mariadb" in body.server_version.lower(),
+        )
 
-    def event(self, raw: bytes, body_end: int, pos: int, payload_pos: Optional[int],
-              table_map: Optional[tuple[bytes, int]]) -> tuple:
+    def event(
+        self, raw: bytes, body_end: int, pos: int, payload_pos: Optional[int], table_map: Optional[tuple[bytes, int]]
+    ) -> tuple:
         """Decode one event body as the Python reader does (raising its located error); its summary."""
         header = EventHeader(*EVENT_HEADER.unpack_from(raw))
         if header.type_code in C.ROWS_EVENT_TYPES:
@@ -154,8 +167,9 @@ class Delegate:
 
     def table_map(self, raw: bytes, body_end: int) -> object:
         """Decode a TABLE_MAP the native core read (``ctx.tables`` then holds its layout)."""
-        return decode_body(Cursor(raw, C.LOG_EVENT_HEADER_LEN, body_end, 0),
-                           EventHeader(*EVENT_HEADER.unpack_from(raw)), self.ctx)
+        return decode_body(
+            Cursor(raw, C.LOG_EVENT_HEADER_LEN, body_end, 0), EventHeader(*EVENT_HEADER.unpack_from(raw)), self.ctx
+        )
 
     def body(self, raw: bytes, body_end: int, pos: int, payload_pos: Optional[int]) -> object:
         """One event body as the Python reader decodes it, or its located error."""
@@ -170,9 +184,9 @@ class Delegate:
             exc.offset = None
             raise exc.located(file=self.file, offset=payload_pos, event_type=header.type_name) from None
         except DECODE_FAILURES as exc:
-            raise decode_failure(exc, f"event body ({where}, inner offset {pos})",
-                                 body_end - C.LOG_EVENT_HEADER_LEN).located(
-                file=self.file, offset=payload_pos, event_type=header.type_name) from None
+            raise decode_failure(
+                exc, f"event body ({where}, inner offset {pos})", body_end - C.LOG_EVENT_HEADER_LEN
+            ).located(file=self.file, offset=payload_pos, event_type=header.type_name) from None
         return body
 
     def schema(self, db: bytes, table: bytes, types: bytes) -> Optional[list[tuple]]:
@@ -185,25 +199,32 @@ class Delegate:
 
         def raw(values: Optional[tuple[str, ...]]) -> Optional[list[bytes]]:
             return None if values is None else [_bytes(v) for v in values]
-        return [(_bytes(c.name), bool(c.unsigned), c.collation_id, raw(c.enum_values), raw(c.set_values), c.fsp)
-                for c in schema.columns]
+
+        return [
+            (_bytes(c.name), bool(c.unsigned), c.collation_id, raw(c.enum_values), raw(c.set_values), c.fsp)
+            for c in schema.columns
+        ]
 
     def statement(self, query: bytes) -> str:
         return statement_kind(surrogate_str(query))
 
-    def make_error(self, cls: str, message: str, offset: Optional[int], event_type: Optional[str],
-                   expected: object, found: object) -> BinlogError:
+    def make_error(
+        self, cls: str, message: str, offset: Optional[int], event_type: Optional[str], expected: object, found: object
+    ) -> BinlogError:
         """A reader-level error the native core states (a ``binlake.binlog.errors`` class, in the reader's words)."""
-        return getattr(errors, cls)(message, file=self.file, offset=offset, event_type=event_type,
-                                    expected=expected, found=found)
+        return getattr(errors, cls)(
+            message, file=self.file, offset=offset, event_type=event_type, expected=expected, found=found
+        )
 
     # -- values
     def decode_text(self, raw: bytes, codec: str) -> str:
         from binlake.binlog.values import decode_text
+
         return decode_text(raw, codec)
 
     def diffs(self, raw: bytes) -> object:
         from binlake.binlog.jsonvalue import read_diffs
+
         return read_diffs(raw)
 
     def _at_row(self, exc: BinlogError, row: int, db: bytes, table: bytes, pos: int, event_type: int) -> BinlogError:
@@ -211,23 +232,29 @@ class Delegate:
         exc.message += f" (row {row} of `{surrogate_str(db)}`.`{surrogate_str(table)}`)"
         return exc.located(file=self.file, offset=pos, event_type=C.event_type_name(event_type))
 
-    def value_error(self, kind: str, value: object, column: bytes, row: int, db: bytes, table: bytes, pos: int,
-                    event_type: int) -> Exception:
+    def value_error(
+        self, kind: str, value: object, column: bytes, row: int, db: bytes, table: bytes, pos: int, event_type: int
+    ) -> Exception:
         """The error ``json_value`` raises for this value, with its column and row (``json_image``)."""
         from binlake.binlog.render import json_value
         from binlake.mysqljson import BinaryJson
+
         try:
             json_value(BinaryJson(value) if kind == "json" else value)  # type: ignore[arg-type]
         except BinlogError as exc:
             exc.message += f" (column `{surrogate_str(column)}`)"
             return self._at_row(exc.located(), row, db, table, pos, event_type)
-        return RuntimeError(f"binlake's native decoder found no JSON form for a value of column "
-                            f"`{surrogate_str(column)}` that the Python decoder renders; use engine='python' and report it")
+        return RuntimeError(
+            f"binlake's native decoder found no JSON form for a value of column "
+            f"`{surrogate_str(column)}` that the Python decoder renders; use engine='python' and report it"
+        )
 
-    def diff_items(self, diffs: object, column: bytes, row: int, db: bytes, table: bytes, pos: int,
-                   event_type: int) -> list[tuple[str, str, Optional[str]]]:
+    def diff_items(
+        self, diffs: object, column: bytes, row: int, db: bytes, table: bytes, pos: int, event_type: int
+    ) -> list[tuple[str, str, Optional[str]]]:
         """One partial JSON column's diffs as (op, path, value text) (``json_diffs``)."""
         from binlake.binlog.render import json_diffs
+
         name = surrogate_str(column)
         try:
             rendered = json_diffs({name: diffs})[name]  # type: ignore[index]
@@ -235,28 +262,55 @@ class Delegate:
             raise self._at_row(exc, row, db, table, pos, event_type) from None
         return [(d["op"], d["path"], d["value"]) for d in rendered]
 
-    def silver_error(self, arrow_format: str, found: str, column: bytes, row: int, db: bytes, table: bytes,
-                     pos: int, event_type: int) -> BinlogError:
+    def silver_error(
+        self, arrow_format: str, found: str, column: bytes, row: int, db: bytes, table: bytes, pos: int, event_type: int
+    ) -> BinlogError:
         from binlake.binlog.columnar import silver_range_error
-        return silver_range_error(arrow_format, found, surrogate_str(column), row, surrogate_str(db), surrogate_str(table), self.file, pos,
-                                  event_type)
+
+        return silver_range_error(
+            arrow_format,
+            found,
+            surrogate_str(column),
+            row,
+            surrogate_str(db),
+            surrogate_str(table),
+            self.file,
+            pos,
+            event_type,
+        )
 
 
-def options(*, verify_checksum: bool = True, start_position: Optional[int] = None,
-            stop_at_incomplete: bool = False, max_event_size: int = MAX_EVENT_SIZE,
-            schema_provider: Optional[SchemaProvider] = None, file: Optional[str] = None) -> Options:
+def options(
+    *,
+    verify_checksum: bool = True,
+    start_position: Optional[int] = None,
+    stop_at_incomplete: bool = False,
+    max_event_size: int = MAX_EVENT_SIZE,
+    schema_provider: Optional[SchemaProvider] = None,
+    file: Optional[str] = None,
+) -> Options:
     """The native reader's options (``binlake.binlog.api.ReadOptions`` plus the names it reports with).
 
     A start position that is no offset in a binlog is the Python reader's StartPositionError (naming ``file``);
     ``max_event_size`` is taken within the 64-bit range the core reads (below 0: every event is too large, as
     in the Python reader; past 2^64 - 1: no event is)."""
     if start_position is not None and not C.BIN_LOG_HEADER_SIZE <= start_position < 1 << 63:
-        raise errors.StartPositionError("start position is not an offset in a binlog", file=file,
-                                        expected=f"{C.BIN_LOG_HEADER_SIZE}..{(1 << 63) - 1}", found=start_position)
+        raise errors.StartPositionError(
+            "start position is not an offset in a binlog",
+            file=file,
+            expected=f"{C.BIN_LOG_HEADER_SIZE}..{(1 << 63) - 1}",
+            found=start_position,
+        )
     max_event_size = min(max(max_event_size, 0), (1 << 64) - 1)
-    return {"names": [C.event_type_name(t) for t in range(256)], "registered": sorted(DECODERS),
-            "verify_checksum": verify_checksum, "max_event_size": max_event_size, "start_position": start_position,
-            "stop_at_incomplete": stop_at_incomplete, "schema": schema_provider is not None}
+    return {
+        "names": [C.event_type_name(t) for t in range(256)],
+        "registered": sorted(DECODERS),
+        "verify_checksum": verify_checksum,
+        "max_event_size": max_event_size,
+        "start_position": start_position,
+        "stop_at_incomplete": stop_at_incomplete,
+        "schema": schema_provider is not None,
+    }
 
 
 def native_source(stream: Any) -> Any:
@@ -279,7 +333,7 @@ def cmd_rows(args: Any) -> Optional[int]:
     try:
         out = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):
-        return None         # not a real file (a test's captured stdout): the Python path writes it
+        return None  # not a real file (a test's captured stdout): the Python path writes it
     if (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "") != "utf8":
         return None
     from binlake.binlog.api import open_stream
@@ -288,9 +342,14 @@ def cmd_rows(args: Any) -> Optional[int]:
     provider = load_schema_provider(args.schema) if args.schema else None
     name, stream = open_stream(args.file)
     with stream:
-        opts = options(verify_checksum=args.verify_checksum, start_position=args.start_position,
-                       stop_at_incomplete=args.allow_incomplete,
-                       max_event_size=args.max_event_size or MAX_EVENT_SIZE, schema_provider=provider, file=name)
+        opts = options(
+            verify_checksum=args.verify_checksum,
+            start_position=args.start_position,
+            stop_at_incomplete=args.allow_incomplete,
+            max_event_size=args.max_event_size or MAX_EVENT_SIZE,
+            schema_provider=provider,
+            file=name,
+        )
         src = native_source(stream)
     if src is None:
         return None
@@ -302,12 +361,14 @@ def cmd_rows(args: Any) -> Optional[int]:
     ascii_form = json.dumps(name).encode()
     utf8_form = ascii_form if needs_ascii else json.dumps(name, ensure_ascii=False).encode()
     sys.stdout.flush()
-    unknown, notes, incomplete = mod.rows_jsonl(src, opts, Delegate(name, provider), out, utf8_form, ascii_form,
-                                                needs_ascii)
+    unknown, notes, incomplete = mod.rows_jsonl(
+        src, opts, Delegate(name, provider), out, utf8_form, ascii_form, needs_ascii
+    )
     if unknown:
         kinds = ", ".join(f"{code}: {n}" for code, n in sorted(unknown.items()))
-        print(f"binlake: note: {sum(unknown.values())} event(s) of unknown type kept undecoded ({kinds})",
-              file=sys.stderr)
+        print(
+            f"binlake: note: {sum(unknown.values())} event(s) of unknown type kept undecoded ({kinds})", file=sys.stderr
+        )
     for db, table, text in sorted((surrogate_str(db), surrogate_str(table), text) for db, table, text in notes):
         print(f"binlake: note: `{db}`.`{table}`: " + "; ".join(text), file=sys.stderr)
     if incomplete is not None:

@@ -12,8 +12,8 @@ from typing import Optional
 Q_CHARSET_CODE = 4
 # code -> the fixed length of its value (MySQL 8 and MariaDB's Q_HRNOW, Q_XID)
 _FIXED = {0: 4, 1: 8, 3: 4, 7: 2, 8: 2, 9: 8, 10: 4, 13: 3, 16: 1, 17: 8, 18: 2, 19: 1, 20: 1, 128: 3, 129: 8}
-_LENGTH_PREFIXED = (5, 6)            # Q_TIME_ZONE_CODE, Q_CATALOG_NZ_CODE: a length byte, then the text
-Q_CATALOG_CODE = 2                   # (before 5.0.4) a length byte, the text and a NUL
+_LENGTH_PREFIXED = (5, 6)  # Q_TIME_ZONE_CODE, Q_CATALOG_NZ_CODE: a length byte, then the text
+Q_CATALOG_CODE = 2  # (before 5.0.4) a length byte, the text and a NUL
 
 
 def client_collation(status_vars: bytes) -> Optional[int]:
@@ -24,7 +24,7 @@ def client_collation(status_vars: bytes) -> Optional[int]:
         code = status_vars[i]
         i += 1
         if code == Q_CHARSET_CODE:
-            return int.from_bytes(status_vars[i:i + 2], "little") if i + 6 <= n else None
+            return int.from_bytes(status_vars[i : i + 2], "little") if i + 6 <= n else None
         if code in _FIXED:
             i += _FIXED[code]
         elif code in _LENGTH_PREFIXED and i < n:

@@ -41,8 +41,11 @@ _TEMPORALS = (MysqlDate, MysqlDateTime, MysqlTime, MysqlTimestamp)
 
 def _float(value: float) -> float:
     if not math.isfinite(value):
-        raise CorruptEventError("FLOAT/DOUBLE value is not a finite number", expected="a finite number (MySQL "
-                                "stores no NaN or infinity)", found=repr(value))
+        raise CorruptEventError(
+            "FLOAT/DOUBLE value is not a finite number",
+            expected="a finite number (MySQL stores no NaN or infinity)",
+            found=repr(value),
+        )
     return value
 
 
@@ -57,8 +60,16 @@ def _text(value: str) -> Any:
 
 
 # the renderers of the exact types the decoder gives (json_value's dispatch, without its isinstance chain)
-_RENDER = {float: _float, str: _text, Decimal: lambda v: format(v, "f"), bytes: lambda v: {"hex": v.hex()},
-           MysqlDate: str, MysqlDateTime: str, MysqlTime: str, MysqlTimestamp: str}
+_RENDER = {
+    float: _float,
+    str: _text,
+    Decimal: lambda v: format(v, "f"),
+    bytes: lambda v: {"hex": v.hex()},
+    MysqlDate: str,
+    MysqlDateTime: str,
+    MysqlTime: str,
+    MysqlTimestamp: str,
+}
 
 
 def json_value(value: Any) -> Any:
@@ -82,10 +93,13 @@ def json_value(value: Any) -> Any:
         return str(value)
     if isinstance(value, BinaryJson):
         return json_text(value)
-    if isinstance(value, tuple):            # VECTOR
+    if isinstance(value, tuple):  # VECTOR
         if not all(map(math.isfinite, value)):
-            raise CorruptEventError("VECTOR element is not a finite number", expected="finite FLOAT elements",
-                                    found=repr(next(v for v in value if not math.isfinite(v))))
+            raise CorruptEventError(
+                "VECTOR element is not a finite number",
+                expected="finite FLOAT elements",
+                found=repr(next(v for v in value if not math.isfinite(v))),
+            )
         return list(value)
     raise CorruptEventError(f"no JSON encoding for a {type(value).__name__} value")
 
@@ -119,8 +133,14 @@ def json_diffs(diffs: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     out = {}
     for col, ds in diffs.items():
         try:
-            out[col] = [{"op": DiffOp(d.op).name, "path": str(d.path),
-                         "value": None if d.op == DiffOp.REMOVE else json_text(d.value)} for d in ds]
+            out[col] = [
+                {
+                    "op": DiffOp(d.op).name,
+                    "path": str(d.path),
+                    "value": None if d.op == DiffOp.REMOVE else json_text(d.value),
+                }
+                for d in ds
+            ]
         except BinlogError as exc:
             exc.message += f" (column `{col}`)"
             raise exc.located() from None
@@ -128,6 +148,7 @@ def json_diffs(diffs: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
 
 
 # --- event summaries -------------------------------------------------------------------------------------------
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
@@ -157,9 +178,19 @@ def event_info(event: BinlogEvent) -> dict[str, Any]:
 def event_record(event: BinlogEvent) -> dict[str, Any]:
     """One ``binlake events --format jsonl`` object."""
     h = event.header
-    return {"pos": event.pos, "type_code": h.type_code, "type": h.type_name, "timestamp": h.timestamp,
-            "server_id": h.server_id, "size": h.event_size, "log_pos": h.log_pos, "flags": h.flags,
-            "payload_pos": event.payload_pos, "checksum": event.checksum, "info": event_info(event)}
+    return {
+        "pos": event.pos,
+        "type_code": h.type_code,
+        "type": h.type_name,
+        "timestamp": h.timestamp,
+        "server_id": h.server_id,
+        "size": h.event_size,
+        "log_pos": h.log_pos,
+        "flags": h.flags,
+        "payload_pos": event.payload_pos,
+        "checksum": event.checksum,
+        "info": event_info(event),
+    }
 
 
 def event_line(event: BinlogEvent) -> str:
@@ -172,6 +203,7 @@ def event_line(event: BinlogEvent) -> str:
 
 
 # --- mysqlbinlog -v --------------------------------------------------------------------------------------------
+
 
 def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -228,16 +260,20 @@ def verbose_rows(event: BinlogEvent, layout: TableLayout) -> list[str]:
     body = event.body
     table = f"`{layout.db}`.`{layout.table}`"
     out: list[str] = []
-    for n, row in enumerate(body.rows if isinstance(body, (WriteRowsEvent, DeleteRowsEvent, UpdateRowsEvent))
-                            else ()):
+    for n, row in enumerate(body.rows if isinstance(body, (WriteRowsEvent, DeleteRowsEvent, UpdateRowsEvent)) else ()):
         try:
             if isinstance(body, WriteRowsEvent):
                 out += [f"### INSERT INTO {table}", "### SET", *_image_lines(row, layout)]
             elif isinstance(body, DeleteRowsEvent):
                 out += [f"### DELETE FROM {table}", "### WHERE", *_image_lines(row, layout)]
             else:
-                out += [f"### UPDATE {table}", "### WHERE", *_image_lines(row.before, layout), "### SET",
-                        *_image_lines(row.after, layout)]
+                out += [
+                    f"### UPDATE {table}",
+                    "### WHERE",
+                    *_image_lines(row.before, layout),
+                    "### SET",
+                    *_image_lines(row.after, layout),
+                ]
         except BinlogError as exc:
             exc.message += f" (row {n})"
             raise exc.located() from None
@@ -252,30 +288,38 @@ def show_lines(event: BinlogEvent, layout: Optional[TableLayout], verbose: int) 
     """The ``binlake show`` block of one event: ``# at``, a header line, the statement or row pseudo-SQL."""
     h = event.header
     body = event.body
-    at = f"# at {event.pos}" if event.payload_pos is None else \
-        f"# at {event.pos} (inside TRANSACTION_PAYLOAD at {event.payload_pos})"
+    at = (
+        f"# at {event.pos}"
+        if event.payload_pos is None
+        else f"# at {event.pos} (inside TRANSACTION_PAYLOAD at {event.payload_pos})"
+    )
     crc = f" CRC32 0x{event.checksum:08x}" if event.checksum is not None else ""
     lines = [at, f"#{_when(h.timestamp)} server id {h.server_id}  end_log_pos {h.log_pos}{crc} \t{h.type_name}"]
     info = event_info(event)
     if isinstance(body, FormatDescriptionEvent):
-        lines.append(f"# binlog v {body.binlog_version}, server v {body.server_version} created "
-                     f"{_when(body.create_timestamp or h.timestamp)}, checksum "
-                     f"{ {None: 'n/a', 0: 'NONE', 1: 'CRC32'}.get(body.checksum_alg)}")
+        lines.append(
+            f"# binlog v {body.binlog_version}, server v {body.server_version} created "
+            f"{_when(body.create_timestamp or h.timestamp)}, checksum "
+            f"{ {None: 'n/a', 0: 'NONE', 1: 'CRC32'}.get(body.checksum_alg) }"
+        )
     elif hasattr(body, "query") and isinstance(body.query, str):
         db = getattr(body, "db", "")
         if db:
             lines.append(f"use `{db}`/*!*/;")
         lines.append(f"{body.query}")
     elif isinstance(body, RowsEvent):
-        lines.append(f"# table_id: {body.table_id} flags: {'STMT_END_F' if body.flags & C.STMT_END_F else body.flags}"
-                     f" rows: {len(body.rows)}")
+        lines.append(
+            f"# table_id: {body.table_id} flags: {'STMT_END_F' if body.flags & C.STMT_END_F else body.flags}"
+            f" rows: {len(body.rows)}"
+        )
         if verbose and layout is not None:
             lines += verbose_rows(event, layout)
     elif isinstance(body, TransactionPayloadEvent):
-        lines.append(f"# payload_size={body.payload_size} compression_type="
-                     f"{ {C.ZSTD: 'ZSTD', C.NONE: 'NONE'}.get(body.compression_type, body.compression_type)}"
-                     f" uncompressed_size={body.uncompressed_size}")
+        lines.append(
+            f"# payload_size={body.payload_size} compression_type="
+            f"{ {C.ZSTD: 'ZSTD', C.NONE: 'NONE'}.get(body.compression_type, body.compression_type) }"
+            f" uncompressed_size={body.uncompressed_size}"
+        )
     else:
         lines.append("# " + " ".join(f"{k}={v}" for k, v in info.items()))
     return lines
-

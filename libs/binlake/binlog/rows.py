@@ -31,17 +31,25 @@ def decode_failure(exc: BaseException, what: str, size: int, hint: str = "", **w
     or unpack past the end is a truncation, anything else a value that does not fit its format."""
     tail = f" ({hint})" if hint else ""
     if isinstance(exc, (IndexError, struct.error)):
-        return TruncatedEventError(f"{what} runs past the end of the event{tail}", expected=f"{size} bytes to hold it",
-                                   found="a field that continues past them", **where)
-    return CorruptEventError(f"{what} does not decode{tail}", expected="values in their columns' formats",
-                             found=str(exc)[:120] or "an invalid value", **where)
+        return TruncatedEventError(
+            f"{what} runs past the end of the event{tail}",
+            expected=f"{size} bytes to hold it",
+            found="a field that continues past them",
+            **where,
+        )
+    return CorruptEventError(
+        f"{what} does not decode{tail}",
+        expected="values in their columns' formats",
+        found=str(exc)[:120] or "an invalid value",
+        **where,
+    )
 
 
 def _image(layout: TableLayout, buf: bytes, pos: int, present: bytes) -> tuple[tuple, int]:
     """One row image: the NULL bitmap over the present columns, then a compiled reader for that pattern."""
     plan = layout.plan(present)
     nb = plan.null_bytes
-    return plan.reader(int.from_bytes(buf[pos:pos + nb], "little"))(buf, pos + nb)
+    return plan.reader(int.from_bytes(buf[pos : pos + nb], "little"))(buf, pos + nb)
 
 
 def _partial_json(length_bytes: int) -> Decoder:
@@ -49,33 +57,39 @@ def _partial_json(length_bytes: int) -> Decoder:
         start = pos + length_bytes
         end = start + int.from_bytes(buf[pos:start], "little")
         if end > len(buf):
-            raise TruncatedEventError("partial JSON cell runs past the end of the event",
-                                      expected=f"{end - start} bytes", found=f"{len(buf) - start} bytes")
+            raise TruncatedEventError(
+                "partial JSON cell runs past the end of the event",
+                expected=f"{end - start} bytes",
+                found=f"{len(buf) - start} bytes",
+            )
         raw = buf[start:end]
         return JsonPartial(raw, read_diffs(raw)), end
+
     return dec
 
 
-def _partial_after(layout: TableLayout, buf: bytes, pos: int, end: int,
-                   present: bytes) -> tuple[int, tuple[int, ...], Optional[bytes], tuple, int]:
+def _partial_after(
+    layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes
+) -> tuple[int, tuple[int, ...], Optional[bytes], tuple, int]:
     """Shared image + after image of one PARTIAL_UPDATE_ROWS row."""
     first = buf[pos]
     if first < 251:
         value_options, pos = first, pos + 1
     elif first == 252:
-        value_options, pos = int.from_bytes(buf[pos + 1:pos + 3], "little"), pos + 3
+        value_options, pos = int.from_bytes(buf[pos + 1 : pos + 3], "little"), pos + 3
     elif first == 253:
-        value_options, pos = int.from_bytes(buf[pos + 1:pos + 4], "little"), pos + 4
+        value_options, pos = int.from_bytes(buf[pos + 1 : pos + 4], "little"), pos + 4
     elif first == 254:
-        value_options, pos = int.from_bytes(buf[pos + 1:pos + 9], "little"), pos + 9
+        value_options, pos = int.from_bytes(buf[pos + 1 : pos + 9], "little"), pos + 9
     else:
-        raise CorruptEventError("bad value_options in PARTIAL_UPDATE_ROWS shared image",
-                                expected="a length-encoded integer", found=first)
+        raise CorruptEventError(
+            "bad value_options in PARTIAL_UPDATE_ROWS shared image", expected="a length-encoded integer", found=first
+        )
     if not value_options & C.PARTIAL_JSON_UPDATES:
         after, pos = _image(layout, buf, pos, present)
         return value_options, (), None, after, pos
     nbits = (len(layout.json_columns) + 7) >> 3
-    bits = buf[pos:pos + nbits]
+    bits = buf[pos : pos + nbits]
     pos += nbits
     if pos > end:
         raise TruncatedEventError("partial_columns bitmap runs past the end of the event")
@@ -89,7 +103,7 @@ def _partial_after(layout: TableLayout, buf: bytes, pos: int, end: int,
     decs = plan.decoders
     decs = tuple(_partial_json(layout.columns[c].metadata) if c in partial else d for c, d in zip(cols, decs))
     nb = (len(decs) + 7) >> 3
-    nulls = int.from_bytes(buf[pos:pos + nb], "little")
+    nulls = int.from_bytes(buf[pos : pos + nb], "little")
     pos += nb
     out = [ABSENT] * len(layout.columns)
     for k, (c, dec) in enumerate(zip(cols, decs)):
@@ -102,12 +116,15 @@ def _partial_after(layout: TableLayout, buf: bytes, pos: int, end: int,
 
 def _past_end(layout: TableLayout, row_start: int, pos: int, end: int) -> TruncatedEventError:
     hint = f" ({layout.decode_hint})" if layout.decode_hint else ""
-    return TruncatedEventError(f"row runs past the end of the event{hint}", offset=row_start,
-                               expected=f"{pos - row_start} bytes", found=f"{end - row_start}")
+    return TruncatedEventError(
+        f"row runs past the end of the event{hint}",
+        offset=row_start,
+        expected=f"{pos - row_start} bytes",
+        found=f"{end - row_start}",
+    )
 
 
-def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, rows: list,
-               dicts: bool) -> None:
+def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, rows: list, dicts: bool) -> None:
     """WRITE/DELETE rows: per row, the NULL bitmap picks the compiled reader of that NULL pattern."""
     plan = layout.plan(present)
     nb = plan.null_bytes
@@ -116,7 +133,7 @@ def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: byt
     append = rows.append
     while pos < end:
         row_start = pos
-        nulls = buf[pos] if nb == 1 else int.from_bytes(buf[pos:pos + nb], "little")
+        nulls = buf[pos] if nb == 1 else int.from_bytes(buf[pos : pos + nb], "little")
         read = get(nulls) or compile_reader(nulls)
         image, pos = read(buf, pos + nb)
         append(image)
@@ -126,8 +143,9 @@ def _rows_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: byt
             raise CorruptEventError("row image of zero bytes", offset=row_start)
 
 
-def _updates_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, present_after: bytes,
-                  rows: list, dicts: bool) -> None:
+def _updates_loop(
+    layout: TableLayout, buf: bytes, pos: int, end: int, present: bytes, present_after: bytes, rows: list, dicts: bool
+) -> None:
     """UPDATE rows: a before image, then an after image (each with its own columns-present bitmap)."""
     plan, plan_after = layout.plan(present), layout.plan(present_after)
     nb, nb_after = plan.null_bytes, plan_after.null_bytes
@@ -140,10 +158,10 @@ def _updates_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: 
     append = rows.append
     while pos < end:
         row_start = pos
-        nulls = int.from_bytes(buf[pos:pos + nb], "little")
+        nulls = int.from_bytes(buf[pos : pos + nb], "little")
         read = get(nulls) or compile_reader(nulls)
         before, pos = read(buf, pos + nb)
-        nulls = int.from_bytes(buf[pos:pos + nb_after], "little")
+        nulls = int.from_bytes(buf[pos : pos + nb_after], "little")
         read = get_after(nulls) or compile_after(nulls)
         after, pos = read(buf, pos + nb_after)
         append(_TN(UpdateRow, (before, after)))
@@ -153,8 +171,16 @@ def _updates_loop(layout: TableLayout, buf: bytes, pos: int, end: int, present: 
             raise CorruptEventError("row image of zero bytes", offset=row_start)
 
 
-def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: int, present: bytes,
-                present_after: bytes, dicts: bool = False) -> tuple:
+def decode_rows(
+    layout: TableLayout,
+    type_code: int,
+    buf: bytes,
+    pos: int,
+    end: int,
+    present: bytes,
+    present_after: bytes,
+    dicts: bool = False,
+) -> tuple:
     """All rows of one rows event body, ``buf[pos:end]`` (``buf`` must end at ``end``: the fence).
 
     Returns images (WRITE/DELETE), :class:`UpdateRow` (UPDATE) or :class:`PartialUpdateRow` (PARTIAL_UPDATE).
@@ -179,8 +205,9 @@ def decode_rows(layout: TableLayout, type_code: int, buf: bytes, pos: int, end: 
         else:
             _rows_loop(layout, buf, pos, end, present, rows, dicts)
     except DECODE_FAILURES as exc:
-        raise decode_failure(exc, f"row {len(rows)} of `{layout.db}`.`{layout.table}`", end - start,
-                             layout.decode_hint, offset=start) from None
+        raise decode_failure(
+            exc, f"row {len(rows)} of `{layout.db}`.`{layout.table}`", end - start, layout.decode_hint, offset=start
+        ) from None
     except BinlogError as exc:
         if exc.offset is None:
             exc.offset = start

@@ -85,12 +85,20 @@ def _decode(header: EventHeader, raw: bytes, end: int, pos: int, file: Optional[
         raise exc.located(file=file, offset=pos, event_type=header.type_name) from None
     except DECODE_FAILURES as exc:
         raise decode_failure(exc, "event body", end - C.LOG_EVENT_HEADER_LEN).located(
-            file=file, offset=pos, event_type=header.type_name) from None
+            file=file, offset=pos, event_type=header.type_name
+        ) from None
 
 
-def scan_events(source: Union[str, os.PathLike, BinaryIO], *, start: Optional[int] = None,
-                file: Optional[str] = None, max_event_size: int = MAX_EVENT_SIZE, with_bytes: bool = False,
-                commit_timestamps: bool = True, stats: Optional[ScanStats] = None) -> Iterator[ScannedEvent]:
+def scan_events(
+    source: Union[str, os.PathLike, BinaryIO],
+    *,
+    start: Optional[int] = None,
+    file: Optional[str] = None,
+    max_event_size: int = MAX_EVENT_SIZE,
+    with_bytes: bool = False,
+    commit_timestamps: bool = True,
+    stats: Optional[ScanStats] = None,
+) -> Iterator[ScannedEvent]:
     """Every whole event of a binlog path or binary stream, in file order (see the module docstring).
 
     ``start``: an event offset to begin at (after checking the magic); ``with_bytes``: each event's bytes in
@@ -110,8 +118,15 @@ def scan_events(source: Union[str, os.PathLike, BinaryIO], *, start: Optional[in
         yield from _scan(source, file, start, max_event_size, with_bytes, commit_timestamps, stats)
 
 
-def _scan(stream: BinaryIO, file: Optional[str], start: Optional[int], max_event_size: int, with_bytes: bool,
-          commit_timestamps: bool, stats: ScanStats) -> Iterator[ScannedEvent]:
+def _scan(
+    stream: BinaryIO,
+    file: Optional[str],
+    start: Optional[int],
+    max_event_size: int,
+    with_bytes: bool,
+    commit_timestamps: bool,
+    stats: ScanStats,
+) -> Iterator[ScannedEvent]:
     read_types = _READ_TYPES if commit_timestamps else frozenset()
     try:
         seekable = stream.seekable()
@@ -121,55 +136,82 @@ def _scan(stream: BinaryIO, file: Optional[str], start: Optional[int], max_event
     stats.end = 0
     if magic != C.BINLOG_MAGIC:
         if C.BINLOG_MAGIC.startswith(magic):
-            stats.incomplete = IncompleteEventError("file ends inside the 4-byte binlog magic", file=file, offset=0,
-                                                    expected=f"{C.BIN_LOG_HEADER_SIZE} bytes",
-                                                    found=f"{len(magic)} bytes")
+            stats.incomplete = IncompleteEventError(
+                "file ends inside the 4-byte binlog magic",
+                file=file,
+                offset=0,
+                expected=f"{C.BIN_LOG_HEADER_SIZE} bytes",
+                found=f"{len(magic)} bytes",
+            )
             return
-        raise NotABinlogError("not a binlog: bad magic number", file=file, offset=0, expected=C.BINLOG_MAGIC.hex(),
-                              found=magic.hex())
+        raise NotABinlogError(
+            "not a binlog: bad magic number", file=file, offset=0, expected=C.BINLOG_MAGIC.hex(), found=magic.hex()
+        )
     pos = C.BIN_LOG_HEADER_SIZE
     stats.end = pos
     if start is not None and start > pos:
         got = _skip(stream, start - pos, seekable)
         if got < start - pos:
-            stats.incomplete = IncompleteEventError("start offset is past the end of the file", file=file,
-                                                    offset=start, expected=f"an event at {start}",
-                                                    found=f"{pos + got} bytes")
+            stats.incomplete = IncompleteEventError(
+                "start offset is past the end of the file",
+                file=file,
+                offset=start,
+                expected=f"an event at {start}",
+                found=f"{pos + got} bytes",
+            )
             return
         pos = stats.end = start
-    crc = False                     # the FORMAT_DESCRIPTION_EVENT says whether events end with a CRC32
+    crc = False  # the FORMAT_DESCRIPTION_EVENT says whether events end with a CRC32
     while True:
         head = _read_exact(stream, C.LOG_EVENT_HEADER_LEN)
         if not head:
             return
         if len(head) < C.LOG_EVENT_HEADER_LEN:
-            stats.incomplete = IncompleteEventError("incomplete final event: file ends inside an event header",
-                                                    file=file, offset=pos,
-                                                    expected=f"{C.LOG_EVENT_HEADER_LEN} header bytes",
-                                                    found=f"{len(head)} bytes")
+            stats.incomplete = IncompleteEventError(
+                "incomplete final event: file ends inside an event header",
+                file=file,
+                offset=pos,
+                expected=f"{C.LOG_EVENT_HEADER_LEN} header bytes",
+                found=f"{len(head)} bytes",
+            )
             return
         header = EventHeader(*_HEADER.unpack(head))
         size = header.event_size
         if size < C.LOG_EVENT_HEADER_LEN:
-            raise CorruptEventError("impossible event length", file=file, offset=pos, event_type=header.type_name,
-                                    expected=f"{C.LOG_EVENT_HEADER_LEN}..{max_event_size} bytes", found=size)
+            raise CorruptEventError(
+                "impossible event length",
+                file=file,
+                offset=pos,
+                event_type=header.type_name,
+                expected=f"{C.LOG_EVENT_HEADER_LEN}..{max_event_size} bytes",
+                found=size,
+            )
         if size > max_event_size:
-            raise EventTooLargeError("event larger than the maximum event size", file=file, offset=pos,
-                                     event_type=header.type_name, expected=f"at most {max_event_size} bytes",
-                                     found=size)
+            raise EventTooLargeError(
+                "event larger than the maximum event size",
+                file=file,
+                offset=pos,
+                event_type=header.type_name,
+                expected=f"at most {max_event_size} bytes",
+                found=size,
+            )
         rest_len = size - C.LOG_EVENT_HEADER_LEN
         raw: Optional[bytes] = None
         if with_bytes or header.type_code in read_types:
-            if seekable and rest_len > _STEP:       # a cut-short tail is not read into memory
+            if seekable and rest_len > _STEP:  # a cut-short tail is not read into memory
                 here = stream.tell()
                 left = stream.seek(0, io.SEEK_END) - here
                 stream.seek(here)
                 if left < rest_len:
                     stream.seek(here + left)
                     stats.incomplete = IncompleteEventError(
-                        "incomplete final event: file ends inside the event", file=file, offset=pos,
-                        event_type=header.type_name, expected=f"{size} bytes",
-                        found=f"{C.LOG_EVENT_HEADER_LEN + left} bytes")
+                        "incomplete final event: file ends inside the event",
+                        file=file,
+                        offset=pos,
+                        event_type=header.type_name,
+                        expected=f"{size} bytes",
+                        found=f"{C.LOG_EVENT_HEADER_LEN + left} bytes",
+                    )
                     return
             rest = _read_exact(stream, rest_len)
             got = len(rest)
@@ -177,10 +219,14 @@ def _scan(stream: BinaryIO, file: Optional[str], start: Optional[int], max_event
         else:
             got = _skip(stream, rest_len, seekable)
         if got < rest_len:
-            stats.incomplete = IncompleteEventError("incomplete final event: file ends inside the event", file=file,
-                                                    offset=pos, event_type=header.type_name,
-                                                    expected=f"{size} bytes",
-                                                    found=f"{C.LOG_EVENT_HEADER_LEN + got} bytes")
+            stats.incomplete = IncompleteEventError(
+                "incomplete final event: file ends inside the event",
+                file=file,
+                offset=pos,
+                event_type=header.type_name,
+                expected=f"{size} bytes",
+                found=f"{C.LOG_EVENT_HEADER_LEN + got} bytes",
+            )
             return
         commit = None
         if not commit_timestamps:
@@ -189,13 +235,23 @@ def _scan(stream: BinaryIO, file: Optional[str], start: Optional[int], max_event
             fde = _decode(header, raw, size, pos, file)
             crc = getattr(fde, "checksum_alg", None) == C.BINLOG_CHECKSUM_ALG_CRC32
         elif header.type_code in _GTID_TYPES and raw is not None:
-            end = size - C.BINLOG_CHECKSUM_LEN if crc and size >= C.LOG_EVENT_HEADER_LEN + C.BINLOG_CHECKSUM_LEN \
-                else size
+            end = (
+                size - C.BINLOG_CHECKSUM_LEN if crc and size >= C.LOG_EVENT_HEADER_LEN + C.BINLOG_CHECKSUM_LEN else size
+            )
             commit = getattr(_decode(header, raw, end, pos, file), "immediate_commit_timestamp", None)
         stats.events += 1
         stats.end = pos + size
-        yield ScannedEvent(pos, header.type_code, size, header.timestamp, header.log_pos, header.flags,
-                           header.server_id, commit, raw if with_bytes else None)
+        yield ScannedEvent(
+            pos,
+            header.type_code,
+            size,
+            header.timestamp,
+            header.log_pos,
+            header.flags,
+            header.server_id,
+            commit,
+            raw if with_bytes else None,
+        )
         pos += size
 
 

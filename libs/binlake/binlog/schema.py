@@ -23,16 +23,16 @@ class ColumnInfo:
     """
 
     name: str
-    type_code: int | None = None          # MySQL field type (MYSQL_TYPE_*), to check against TABLE_MAP
+    type_code: int | None = None  # MySQL field type (MYSQL_TYPE_*), to check against TABLE_MAP
     unsigned: bool = False
-    collation_id: int | None = None       # None: binary or not a character column
+    collation_id: int | None = None  # None: binary or not a character column
     enum_values: tuple[str, ...] | None = None
     set_values: tuple[str, ...] | None = None
     geometry_type: int | None = None
     visible: bool = True
     vector_dimensions: int | None = None
-    fsp: int | None = None                # fractional second digits of TIME/DATETIME/TIMESTAMP: TABLE_MAP lacks
-                                          # them for MariaDB's 5.3 temporal format (mysql56_temporal_format=OFF)
+    fsp: int | None = None  # fractional second digits of TIME/DATETIME/TIMESTAMP: TABLE_MAP lacks
+    # them for MariaDB's 5.3 temporal format (mysql56_temporal_format=OFF)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class TableSchema:
     table: str
     columns: tuple[ColumnInfo, ...]
     primary_key: tuple[tuple[int, int], ...] = ()
-    source: str = ""                      # where this definition came from (e.g. an SDI file and its version)
+    source: str = ""  # where this definition came from (e.g. an SDI file and its version)
 
 
 # Called as provider(db, table, column_types) with the TABLE_MAP's column type codes; returns the schema whose

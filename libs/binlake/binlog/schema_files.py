@@ -32,7 +32,7 @@ from binlake.binlog.values import charset_collation_id
 DEFAULT_CHARSET = "utf8mb4"
 
 
-MAX_COLLATION_ID = 0xFFFF        # collation ids are 16-bit in TABLE_MAP optional metadata and the DD
+MAX_COLLATION_ID = 0xFFFF  # collation ids are 16-bit in TABLE_MAP optional metadata and the DD
 
 
 def _is_int(value: Any) -> bool:
@@ -43,7 +43,7 @@ def _shown(value: Any) -> str:
     """A JSON value for a message: its type and at most 60 characters of it."""
     try:
         text = json.dumps(value)
-    except ValueError:          # an integer too long to print
+    except ValueError:  # an integer too long to print
         text = "..."
     return f"{type(value).__name__} {text[:60]}"
 
@@ -52,39 +52,53 @@ def _column(item: Any, where: str) -> ColumnInfo:
     if isinstance(item, str):
         item = {"name": item}
     if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-        raise SchemaFileError(f"{where}: a column must be a name or an object with a \"name\"",
-                              expected='"id" or {"name": "id", ...}', found=_shown(item))
+        raise SchemaFileError(
+            f'{where}: a column must be a name or an object with a "name"',
+            expected='"id" or {"name": "id", ...}',
+            found=_shown(item),
+        )
     known = {"name", "unsigned", "charset", "collation_id", "fsp", "enum", "set"}
     unknown = sorted(set(item) - known)
     if unknown:
-        raise SchemaFileError(f"{where}: unknown column keys {unknown}", expected=f"keys among {sorted(known)}",
-                              found=unknown)
+        raise SchemaFileError(
+            f"{where}: unknown column keys {unknown}", expected=f"keys among {sorted(known)}", found=unknown
+        )
     unsigned = item.get("unsigned", False)
     if not isinstance(unsigned, bool):
-        raise SchemaFileError(f"{where}: bad \"unsigned\"", expected="true or false", found=_shown(unsigned))
+        raise SchemaFileError(f'{where}: bad "unsigned"', expected="true or false", found=_shown(unsigned))
     collation = item.get("collation_id")
     if collation is not None and (not _is_int(collation) or not 1 <= collation <= MAX_COLLATION_ID):
-        raise SchemaFileError(f"{where}: bad \"collation_id\"", expected=f"an integer 1..{MAX_COLLATION_ID}",
-                              found=_shown(collation))
+        raise SchemaFileError(
+            f'{where}: bad "collation_id"', expected=f"an integer 1..{MAX_COLLATION_ID}", found=_shown(collation)
+        )
     if collation is None:
         charset = item.get("charset", DEFAULT_CHARSET)
         if not isinstance(charset, str):
-            raise SchemaFileError(f"{where}: bad \"charset\"", expected="a MySQL charset name (a string)",
-                                  found=_shown(charset))
+            raise SchemaFileError(
+                f'{where}: bad "charset"', expected="a MySQL charset name (a string)", found=_shown(charset)
+            )
         collation = charset_collation_id(charset)
         if collation is None:
-            raise SchemaFileError(f"{where}: unknown charset", expected="a MySQL charset name (utf8mb4, latin1, "
-                                  "binary, ...)", found=charset)
+            raise SchemaFileError(
+                f"{where}: unknown charset",
+                expected="a MySQL charset name (utf8mb4, latin1, binary, ...)",
+                found=charset,
+            )
     fsp = item.get("fsp")
     if fsp is not None and (not _is_int(fsp) or not 0 <= fsp <= 6):
         raise SchemaFileError(f"{where}: bad fsp", expected="0..6", found=_shown(fsp))
     enum, set_ = item.get("enum"), item.get("set")
     for key, values in (("enum", enum), ("set", set_)):
         if values is not None and (not isinstance(values, list) or not all(isinstance(v, str) for v in values)):
-            raise SchemaFileError(f"{where}: bad \"{key}\"", expected="a list of strings", found=_shown(values))
-    return ColumnInfo(name=item["name"], unsigned=unsigned, collation_id=collation,
-                      enum_values=tuple(enum) if enum is not None else None,
-                      set_values=tuple(set_) if set_ is not None else None, fsp=fsp)
+            raise SchemaFileError(f'{where}: bad "{key}"', expected="a list of strings", found=_shown(values))
+    return ColumnInfo(
+        name=item["name"],
+        unsigned=unsigned,
+        collation_id=collation,
+        enum_values=tuple(enum) if enum is not None else None,
+        set_values=tuple(set_) if set_ is not None else None,
+        fsp=fsp,
+    )
 
 
 def column_list_schemas(data: Any, source: str) -> list[TableSchema]:
@@ -95,10 +109,16 @@ def column_list_schemas(data: Any, source: str) -> list[TableSchema]:
     out = []
     for i, t in enumerate(tables):
         where = f"{source}: tables[{i}]"
-        if not isinstance(t, dict) or not all(isinstance(t.get(k), str) for k in ("db", "table")) or \
-                not isinstance(t.get("columns"), list):
-            raise SchemaFileError(f"{where}: a table needs \"db\", \"table\" and a \"columns\" list",
-                                  expected='{"db": ..., "table": ..., "columns": [...]}', found=_shown(t))
+        if (
+            not isinstance(t, dict)
+            or not all(isinstance(t.get(k), str) for k in ("db", "table"))
+            or not isinstance(t.get("columns"), list)
+        ):
+            raise SchemaFileError(
+                f'{where}: a table needs "db", "table" and a "columns" list',
+                expected='{"db": ..., "table": ..., "columns": [...]}',
+                found=_shown(t),
+            )
         columns = tuple(_column(c, f"{where}.columns[{k}]") for k, c in enumerate(t["columns"]))
         out.append(TableSchema(t["db"], t["table"], columns, source=source))
     return out
@@ -110,10 +130,11 @@ def _is_column_list(path: Path) -> Optional[Any]:
         return None
     from binlake.sdi import SdiError
     from binlake.sdi.model import load_json
+
     try:
         data = load_json(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, SdiError):
-        return None     # left to the SDI reader, which reports what is wrong
+        return None  # left to the SDI reader, which reports what is wrong
     if isinstance(data, dict) and ("tables" in data or "columns" in data):
         return data
     return None

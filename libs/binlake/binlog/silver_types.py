@@ -39,8 +39,17 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 _BINARY_TYPES = frozenset({C.MYSQL_TYPE_GEOMETRY})
-_CHAR_TYPES = frozenset({C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VAR_STRING, C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_BLOB,
-                         C.MYSQL_TYPE_TINY_BLOB, C.MYSQL_TYPE_MEDIUM_BLOB, C.MYSQL_TYPE_LONG_BLOB})
+_CHAR_TYPES = frozenset(
+    {
+        C.MYSQL_TYPE_STRING,
+        C.MYSQL_TYPE_VAR_STRING,
+        C.MYSQL_TYPE_VARCHAR,
+        C.MYSQL_TYPE_BLOB,
+        C.MYSQL_TYPE_TINY_BLOB,
+        C.MYSQL_TYPE_MEDIUM_BLOB,
+        C.MYSQL_TYPE_LONG_BLOB,
+    }
+)
 
 ColumnMeta = Sequence[Any]
 """``[name, type_code, real_type, metadata, unsigned, collation_id]``, one per column, as bronze stores them."""
@@ -55,9 +64,13 @@ _TEMPORAL_KINDS = frozenset({"date", "timestamp", "timestamp_ntz"})
 _DATES = frozenset({C.MYSQL_TYPE_DATE, C.MYSQL_TYPE_NEWDATE})
 _DATETIMES = frozenset({C.MYSQL_TYPE_DATETIME, C.MYSQL_TYPE_DATETIME2})
 _TIMESTAMPS = frozenset({C.MYSQL_TYPE_TIMESTAMP, C.MYSQL_TYPE_TIMESTAMP2})
-_SIGNED_INTS = {C.MYSQL_TYPE_TINY: ("tinyint", "smallint"), C.MYSQL_TYPE_SHORT: ("smallint", "int"),
-                C.MYSQL_TYPE_INT24: ("int", "int"), C.MYSQL_TYPE_LONG: ("int", "bigint"),
-                C.MYSQL_TYPE_LONGLONG: ("bigint", "decimal(20,0)")}
+_SIGNED_INTS = {
+    C.MYSQL_TYPE_TINY: ("tinyint", "smallint"),
+    C.MYSQL_TYPE_SHORT: ("smallint", "int"),
+    C.MYSQL_TYPE_INT24: ("int", "int"),
+    C.MYSQL_TYPE_LONG: ("int", "bigint"),
+    C.MYSQL_TYPE_LONGLONG: ("bigint", "decimal(20,0)"),
+}
 
 
 def bit_width(meta: ColumnMeta) -> int:
@@ -110,14 +123,21 @@ def _date(v: Any) -> Optional[_dt.date]:
     try:
         return _dt.date(int(v[0:4]), int(v[5:7]), int(v[8:10]))
     except (ValueError, TypeError):
-        return None                                       # 0000-00-00, 2024-02-30, ...
+        return None  # 0000-00-00, 2024-02-30, ...
 
 
 def _datetime(v: Any) -> Optional[_dt.datetime]:
     try:
         frac = v[20:26] if len(v) > 19 else ""
-        return _dt.datetime(int(v[0:4]), int(v[5:7]), int(v[8:10]), int(v[11:13]), int(v[14:16]), int(v[17:19]),
-                            int(frac.ljust(6, "0")) if frac else 0)
+        return _dt.datetime(
+            int(v[0:4]),
+            int(v[5:7]),
+            int(v[8:10]),
+            int(v[11:13]),
+            int(v[14:16]),
+            int(v[17:19]),
+            int(frac.ljust(6, "0")) if frac else 0,
+        )
     except (ValueError, TypeError, IndexError):
         return None
 
@@ -170,12 +190,14 @@ def from_silver(kind: str, meta: Optional[ColumnMeta] = None) -> Callable[[Any],
     if kind == "date":
         return lambda v: None if v is None else v.isoformat()
     if kind in ("timestamp", "timestamp_ntz"):
+
         def text(v: Any) -> Optional[str]:
             if v is None:
                 return None
             if v.tzinfo is not None:
                 v = v.astimezone(_dt.timezone.utc)
             return v.strftime("%Y-%m-%d %H:%M:%S") + ("." + f"{v.microsecond:06d}"[:fsp] if fsp else "")
+
         return text
     if kind.startswith("array"):
         return lambda v: None if v is None else [shortest_float32(struct.pack("<f", x)) for x in v]
@@ -184,9 +206,20 @@ def from_silver(kind: str, meta: Optional[ColumnMeta] = None) -> Callable[[Any],
 
 # --- silver types as Arrow types (Delta tables' Arrow form), small Arrow tables from rows ---
 
-_ARROW = {"bigint": "int64", "long": "int64", "int": "int32", "integer": "int32", "smallint": "int16",
-          "tinyint": "int8", "string": "string", "binary": "binary", "double": "float64", "float": "float32",
-          "boolean": "bool_", "date": "date32"}
+_ARROW = {
+    "bigint": "int64",
+    "long": "int64",
+    "int": "int32",
+    "integer": "int32",
+    "smallint": "int16",
+    "tinyint": "int8",
+    "string": "string",
+    "binary": "binary",
+    "double": "float64",
+    "float": "float32",
+    "boolean": "bool_",
+    "date": "date32",
+}
 
 
 def arrow_type(kind: str) -> "pa.DataType":

@@ -25,8 +25,8 @@ from binlake.binlog.values import collation_codec
 class Column:
     index: int
     name: str
-    type_code: int          # as in TABLE_MAP
-    real_type: int          # after the STRING metadata trick (ENUM/SET/STRING), else type_code
+    type_code: int  # as in TABLE_MAP
+    real_type: int  # after the STRING metadata trick (ENUM/SET/STRING), else type_code
     metadata: int
     nullable: bool
     unsigned: bool
@@ -57,8 +57,9 @@ def real_type(type_code: int, meta: int) -> int:
     return type_code
 
 
-def _expand_charsets(default: Optional[DefaultCharset], per_column: Optional[tuple[int, ...]],
-                     count: int) -> Optional[list[int]]:
+def _expand_charsets(
+    default: Optional[DefaultCharset], per_column: Optional[tuple[int, ...]], count: int
+) -> Optional[list[int]]:
     if per_column is not None:
         return list(per_column) if len(per_column) == count else None
     if default is not None:
@@ -73,6 +74,7 @@ def _expand_charsets(default: Optional[DefaultCharset], per_column: Optional[tup
 def _failing_decoder(error: BinlogError) -> Decoder:
     def dec(buf: bytes, pos: int) -> tuple[Any, int]:
         raise error
+
     return dec
 
 
@@ -90,7 +92,7 @@ class TableLayout:
     assumptions: tuple[str, ...] = ()
     schema_source: str = ""
     column_names: tuple[str, ...] = ()
-    decode_hint: str = ""      # added to row decoding errors (what may explain them)
+    decode_hint: str = ""  # added to row decoding errors (what may explain them)
     image_plans: dict[bytes, "ImagePlan"] = field(default_factory=dict)
 
     @property
@@ -109,10 +111,14 @@ class TableLayout:
             idx = tuple(i for i in range(n) if present[i >> 3] & (1 << (i & 7)))
             decs = tuple(self.decoders[i] for i in idx)
             indexes = None if len(idx) == len(self.columns) else idx
-            got = ImagePlan(decs, indexes, len(self.columns), (len(decs) + 7) >> 3,
-                            compile_as_dict(self.column_names, indexes),
-                            tuple(self.column_names[i] for i in (indexes if indexes is not None else range(
-                                len(self.columns)))))
+            got = ImagePlan(
+                decs,
+                indexes,
+                len(self.columns),
+                (len(decs) + 7) >> 3,
+                compile_as_dict(self.column_names, indexes),
+                tuple(self.column_names[i] for i in (indexes if indexes is not None else range(len(self.columns)))),
+            )
             self.image_plans[present] = got
         return got
 
@@ -131,7 +137,7 @@ class ImagePlan:
     width: int
     null_bytes: int
     as_dict: Callable[[tuple], dict[str, Any]]
-    names: tuple[str, ...]        # of the present columns
+    names: tuple[str, ...]  # of the present columns
     readers: dict[int, Callable[[bytes, int], tuple[tuple, int]]] = field(default_factory=dict)
     dict_readers: dict[int, Callable[[bytes, int], tuple[dict, int]]] = field(default_factory=dict)
 
@@ -153,8 +159,13 @@ class ImagePlan:
         return fn
 
 
-def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tuple[int, ...]],
-                   width: int, names: Optional[tuple[str, ...]] = None) -> Callable[[bytes, int], tuple[Any, int]]:
+def compile_reader(
+    decs: tuple[Decoder, ...],
+    nulls: int,
+    indexes: Optional[tuple[int, ...]],
+    width: int,
+    names: Optional[tuple[str, ...]] = None,
+) -> Callable[[bytes, int], tuple[Any, int]]:
     """A function reading the values of one image with a given NULL pattern: ``read(buf, pos) -> (row, pos)``.
 
     Generated once per (columns-present bitmap, NULL pattern): runs of fixed-size numeric columns become one
@@ -163,7 +174,7 @@ def compile_reader(decs: tuple[Decoder, ...], nulls: int, indexes: Optional[tupl
     columns' ``names``, as a dict of them."""
     env: dict[str, Any] = {"ABSENT": ABSENT}
     body: list[str] = []
-    values_of: list[str] = []       # the variable of each present column's value
+    values_of: list[str] = []  # the variable of each present column's value
     run: list[str] = []
     fmt = ""
 
@@ -223,13 +234,13 @@ def compile_as_dict(names: tuple[str, ...], indexes: Optional[tuple[int, ...]]) 
     unpack = "".join(f"v{i}, " for i in range(len(names)))
     items = "".join(f"{names[i]!r}: v{i}, " for i in cols)
     env: dict[str, Any] = {}
-    exec(compile(f"def as_dict(v):\n    {unpack}= v\n    return {{{items}}}\n", "<binlake image dict>", "exec"),
-         env)
+    exec(compile(f"def as_dict(v):\n    {unpack}= v\n    return {{{items}}}\n", "<binlake image dict>", "exec"), env)
     return env["as_dict"]
 
 
-def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = None, *,
-                 mariadb: bool = False) -> TableLayout:
+def build_layout(
+    tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = None, *, mariadb: bool = False
+) -> TableLayout:
     """Combine a TABLE_MAP with (when its optional metadata is incomplete) a schema provider's answer.
 
     ``mariadb``: the TABLE_MAP comes from MariaDB, whose charset metadata numbers GEOMETRY columns among the
@@ -242,14 +253,21 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
 
     schema: Optional[TableSchema] = None
     old_temporals = [i for i in range(n) if types[i] in OLD_TEMPORAL_TYPES]
-    need_schema = tm.column_names is None or tm.signedness is None or (
-        tm.default_charset is None and tm.column_charsets is None) or bool(old_temporals)
+    need_schema = (
+        tm.column_names is None
+        or tm.signedness is None
+        or (tm.default_charset is None and tm.column_charsets is None)
+        or bool(old_temporals)
+    )
     if need_schema and schema_provider is not None:
         schema = schema_provider(tm.db, tm.table, types)
         if schema is not None and len(schema.columns) != n:
             raise SchemaMismatchError(
                 f"schema of `{tm.db}`.`{tm.table}` from {schema.source or 'the schema provider'} does not fit "
-                f"the TABLE_MAP", expected=f"{n} columns", found=f"{len(schema.columns)} columns")
+                f"the TABLE_MAP",
+                expected=f"{n} columns",
+                found=f"{len(schema.columns)} columns",
+            )
     sc = schema.columns if schema is not None else None
 
     # names
@@ -275,12 +293,12 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
 
     # charsets: character columns and ENUM/SET columns are counted separately
     numbered = C.MARIADB_CHARSET_NUMBERED_TYPES if mariadb else C.CHARSET_NUMBERED_TYPES
-    binary_numbered = numbered - C.CHARACTER_TYPES         # numbered, but binary: no collation of their own
+    binary_numbered = numbered - C.CHARACTER_TYPES  # numbered, but binary: no collation of their own
     char_cols = [i for i in range(n) if reals[i] in numbered]
     enum_set_cols = [i for i in range(n) if reals[i] in C.ENUM_SET_TYPES]
     collations: list[Optional[int]] = [None] * n
     got = _expand_charsets(tm.default_charset, tm.column_charsets, len(char_cols))
-    if got is None and tm.column_charsets is not None:     # a writer that did not count them
+    if got is None and tm.column_charsets is not None:  # a writer that did not count them
         char_cols = [i for i in char_cols if reals[i] not in binary_numbered]
         got = _expand_charsets(None, tm.column_charsets, len(char_cols))
     if got is not None:
@@ -293,8 +311,9 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
                 collations[i] = sc[i].collation_id if sc[i].collation_id is not None else C.BINARY_COLLATION_ID
     else:
         char_cols = [i for i in char_cols if reals[i] not in binary_numbered]
-        blobs = {i for i in char_cols if reals[i] not in (C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VARCHAR,
-                                                           C.MYSQL_TYPE_VAR_STRING)}
+        blobs = {
+            i for i in char_cols if reals[i] not in (C.MYSQL_TYPE_STRING, C.MYSQL_TYPE_VARCHAR, C.MYSQL_TYPE_VAR_STRING)
+        }
         for i in char_cols:
             collations[i] = C.BINARY_COLLATION_ID if i in blobs else 45  # utf8mb4_general_ci
         if char_cols:
@@ -329,8 +348,11 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
     if tm.vector_dimensionality is not None:
         for i, d in zip([i for i in range(n) if types[i] == C.MYSQL_TYPE_VECTOR], tm.vector_dimensionality):
             dims[i] = d
-    visible = list(tm.column_visibility) if tm.column_visibility is not None and \
-        len(tm.column_visibility) == n else [True] * n
+    visible = (
+        list(tm.column_visibility)
+        if tm.column_visibility is not None and len(tm.column_visibility) == n
+        else [True] * n
+    )
 
     # TIME/DATETIME/TIMESTAMP (not the *2 types): MariaDB's 5.3 format with fractional digits is only decodable
     # with the digits from a schema; without them the classic MySQL formats are assumed
@@ -341,26 +363,53 @@ def build_layout(tm: TableMapEvent, schema_provider: Optional[SchemaProvider] = 
             for i in old_temporals:
                 hires[i] = sc[i].fsp or 0
         else:
-            hint = ("TIME/DATETIME/TIMESTAMP columns are read in the classic format; MariaDB's 5.3 format "
-                    "(mysql56_temporal_format=OFF) with fractional seconds needs their digits from a schema "
-                    "(ColumnInfo.fsp)")
+            hint = (
+                "TIME/DATETIME/TIMESTAMP columns are read in the classic format; MariaDB's 5.3 format "
+                "(mysql56_temporal_format=OFF) with fractional seconds needs their digits from a schema "
+                "(ColumnInfo.fsp)"
+            )
             assumptions.append(hint)
 
     columns = []
     decoders = []
     for i in range(n):
-        col = Column(i, names[i], types[i], reals[i], metas[i], tm.nullable(i) if i // 8 < len(tm.null_bits)
-                     else True, unsigned[i], collations[i], enum_values[i], set_values[i], geometry[i],
-                     visible[i], dims[i])
+        col = Column(
+            i,
+            names[i],
+            types[i],
+            reals[i],
+            metas[i],
+            tm.nullable(i) if i // 8 < len(tm.null_bits) else True,
+            unsigned[i],
+            collations[i],
+            enum_values[i],
+            set_values[i],
+            geometry[i],
+            visible[i],
+            dims[i],
+        )
         columns.append(col)
         codec = collation_codec(collations[i]) if reals[i] in C.CHARACTER_TYPES else None
         try:
-            dec = column_decoder(types[i], metas[i], unsigned=unsigned[i], codec=codec,
-                                 enum_values=enum_values[i], set_values=set_values[i], hires_fsp=hires[i])
+            dec = column_decoder(
+                types[i],
+                metas[i],
+                unsigned=unsigned[i],
+                codec=codec,
+                enum_values=enum_values[i],
+                set_values=set_values[i],
+                hires_fsp=hires[i],
+            )
         except BinlogError as exc:
             dec = _failing_decoder(exc)
         decoders.append(dec)
-    return TableLayout(tm, tuple(columns), tuple(decoders),
-                       tuple(i for i in range(n) if types[i] == C.MYSQL_TYPE_JSON), tuple(assumptions),
-                       schema.source if schema is not None else "", tuple(names), hint)
-
+    return TableLayout(
+        tm,
+        tuple(columns),
+        tuple(decoders),
+        tuple(i for i in range(n) if types[i] == C.MYSQL_TYPE_JSON),
+        tuple(assumptions),
+        schema.source if schema is not None else "",
+        tuple(names),
+        hint,
+    )

@@ -84,8 +84,7 @@ class MysqlTime(NamedTuple):
         return f"{sign}{self.hour:02d}:{self.minute:02d}:{self.second:02d}{_frac(self.microsecond, self.fsp)}"
 
     def to_timedelta(self) -> _dt.timedelta:
-        td = _dt.timedelta(hours=self.hour, minutes=self.minute, seconds=self.second,
-                           microseconds=self.microsecond)
+        td = _dt.timedelta(hours=self.hour, minutes=self.minute, seconds=self.second, microseconds=self.microsecond)
         return -td if self.negative else td
 
 
@@ -111,12 +110,13 @@ class MysqlDateTime(NamedTuple):
         return _typed_hash(self)
 
     def __str__(self) -> str:
-        return (f"{self.year:04d}-{self.month:02d}-{self.day:02d} "
-                f"{self.hour:02d}:{self.minute:02d}:{self.second:02d}{_frac(self.microsecond, self.fsp)}")
+        return (
+            f"{self.year:04d}-{self.month:02d}-{self.day:02d} "
+            f"{self.hour:02d}:{self.minute:02d}:{self.second:02d}{_frac(self.microsecond, self.fsp)}"
+        )
 
     def to_datetime(self) -> _dt.datetime:
-        return _dt.datetime(self.year, self.month, self.day, self.hour, self.minute, self.second,
-                            self.microsecond)
+        return _dt.datetime(self.year, self.month, self.day, self.hour, self.minute, self.second, self.microsecond)
 
 
 class MysqlTimestamp(NamedTuple):
@@ -141,9 +141,10 @@ class MysqlTimestamp(NamedTuple):
     def __str__(self) -> str:
         if self.seconds == 0 and self.microsecond == 0:
             return "0000-00-00 00:00:00" + _frac(0, self.fsp)
-        t = _time.gmtime(self.seconds)          # (an unsigned 32-bit count: always in gmtime's range)
-        return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d} {t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
-                + _frac(self.microsecond, self.fsp))
+        t = _time.gmtime(self.seconds)  # (an unsigned 32-bit count: always in gmtime's range)
+        return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d} {t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}" + _frac(
+            self.microsecond, self.fsp
+        )
 
     def to_datetime(self) -> _dt.datetime:
         if self.seconds == 0 and self.microsecond == 0:
@@ -153,11 +154,12 @@ class MysqlTimestamp(NamedTuple):
 
 # --- collation id -> Python codec ----------------------------------------------------------------------------
 
+
 def _latin1_mysql(error: UnicodeError) -> tuple[str, int]:
     """MySQL's latin1 is cp1252 with the five undefined bytes mapped to the same C1 code points."""
     if not isinstance(error, UnicodeDecodeError):
         raise error
-    bad = error.object[error.start:error.end]
+    bad = error.object[error.start : error.end]
     return "".join(chr(b) for b in bad), error.end
 
 
@@ -165,15 +167,47 @@ codecs.register_error("binlake-latin1", _latin1_mysql)
 
 # charset name -> Python codec (MySQL charset names, mysys/charset and strings/ctype-*.cc)
 _CHARSET_CODECS = {
-    "big5": "big5", "dec8": "latin-1", "cp850": "cp850", "hp8": "latin-1", "koi8r": "koi8_r",
-    "latin1": "cp1252", "latin2": "iso8859_2", "swe7": "ascii", "ascii": "ascii", "ujis": "euc_jp",
-    "sjis": "shift_jis", "hebrew": "iso8859_8", "tis620": "tis_620", "euckr": "euc_kr", "koi8u": "koi8_u",
-    "gb2312": "gb2312", "greek": "iso8859_7", "cp1250": "cp1250", "gbk": "gbk", "latin5": "iso8859_9",
-    "armscii8": "latin-1", "utf8mb3": "utf-8", "ucs2": "utf-16-be", "cp866": "cp866", "keybcs2": "latin-1",
-    "macce": "mac_latin2", "macroman": "mac_roman", "cp852": "cp852", "latin7": "iso8859_13",
-    "utf8mb4": "utf-8", "cp1251": "cp1251", "utf16": "utf-16-be", "utf16le": "utf-16-le", "cp1256": "cp1256",
-    "cp1257": "cp1257", "utf32": "utf-32-be", "binary": None, "geostd8": "latin-1", "cp932": "cp932",
-    "eucjpms": "euc_jp", "gb18030": "gb18030",
+    "big5": "big5",
+    "dec8": "latin-1",
+    "cp850": "cp850",
+    "hp8": "latin-1",
+    "koi8r": "koi8_r",
+    "latin1": "cp1252",
+    "latin2": "iso8859_2",
+    "swe7": "ascii",
+    "ascii": "ascii",
+    "ujis": "euc_jp",
+    "sjis": "shift_jis",
+    "hebrew": "iso8859_8",
+    "tis620": "tis_620",
+    "euckr": "euc_kr",
+    "koi8u": "koi8_u",
+    "gb2312": "gb2312",
+    "greek": "iso8859_7",
+    "cp1250": "cp1250",
+    "gbk": "gbk",
+    "latin5": "iso8859_9",
+    "armscii8": "latin-1",
+    "utf8mb3": "utf-8",
+    "ucs2": "utf-16-be",
+    "cp866": "cp866",
+    "keybcs2": "latin-1",
+    "macce": "mac_latin2",
+    "macroman": "mac_roman",
+    "cp852": "cp852",
+    "latin7": "iso8859_13",
+    "utf8mb4": "utf-8",
+    "cp1251": "cp1251",
+    "utf16": "utf-16-be",
+    "utf16le": "utf-16-le",
+    "cp1256": "cp1256",
+    "cp1257": "cp1257",
+    "utf32": "utf-32-be",
+    "binary": None,
+    "geostd8": "latin-1",
+    "cp932": "cp932",
+    "eucjpms": "euc_jp",
+    "gb18030": "gb18030",
 }
 
 # collation id -> charset name, for ids below 256 (MySQL 8.0 / MariaDB share these assignments)
@@ -182,7 +216,7 @@ _COLLATION_CHARSETS: dict[int, str] = {}
 
 def _assign(charset: str, *ids: int | range) -> None:
     for item in ids:
-        for cid in (item if isinstance(item, range) else (item,)):
+        for cid in item if isinstance(item, range) else (item,):
             _COLLATION_CHARSETS[cid] = charset
 
 

@@ -29,24 +29,76 @@ from binlake.binlog.encode_rows import RowEncoder, encode_rows, encode_table_map
 from binlake.binlog.gtid import GtidSet, Sid
 
 # Post-header lengths of MySQL 8.0.32+ (Format_description_event::post_header_len, event types 1..41).
-MYSQL_80_POST_HEADER_LENGTHS = bytes((
-    0, 13, 0, 8, 0, 0, 0, 0, 4, 0, 4, 0, 0, 0, 98, 0, 4, 26, 8, 0, 0, 0, 8, 8, 8, 2, 0, 0, 0, 10, 10, 10, 42, 42,
-    0, 18, 52, 0, 10, 40, 0,
-))
+MYSQL_80_POST_HEADER_LENGTHS = bytes(
+    (
+        0,
+        13,
+        0,
+        8,
+        0,
+        0,
+        0,
+        0,
+        4,
+        0,
+        4,
+        0,
+        0,
+        0,
+        98,
+        0,
+        4,
+        26,
+        8,
+        0,
+        0,
+        0,
+        8,
+        8,
+        8,
+        2,
+        0,
+        0,
+        0,
+        10,
+        10,
+        10,
+        42,
+        42,
+        0,
+        18,
+        52,
+        0,
+        10,
+        40,
+        0,
+    )
+)
 DEFAULT_SERVER_VERSION = "8.0.36"
-ZSTD_LEVEL = 3          # binlog_transaction_compression_level_zstd default
+ZSTD_LEVEL = 3  # binlog_transaction_compression_level_zstd default
 
 # body class -> the type code it is written with when the caller does not say (rows events: v2)
 _DEFAULT_TYPE_CODES: dict[type, int] = {
-    ev.StartEventV3: C.START_EVENT_V3, ev.FormatDescriptionEvent: C.FORMAT_DESCRIPTION_EVENT,
-    ev.QueryEvent: C.QUERY_EVENT, ev.RotateEvent: C.ROTATE_EVENT, ev.StopEvent: C.STOP_EVENT,
-    ev.XidEvent: C.XID_EVENT, ev.IntvarEvent: C.INTVAR_EVENT, ev.RandEvent: C.RAND_EVENT,
-    ev.UserVarEvent: C.USER_VAR_EVENT, ev.IncidentEvent: C.INCIDENT_EVENT,
-    ev.RowsQueryEvent: C.ROWS_QUERY_LOG_EVENT, ev.XaPrepareEvent: C.XA_PREPARE_LOG_EVENT,
-    ev.GtidEvent: C.GTID_LOG_EVENT, ev.AnonymousGtidEvent: C.ANONYMOUS_GTID_LOG_EVENT,
-    ev.PreviousGtidsEvent: C.PREVIOUS_GTIDS_LOG_EVENT, ev.TransactionPayloadEvent: C.TRANSACTION_PAYLOAD_EVENT,
-    ev.TableMapEvent: C.TABLE_MAP_EVENT, ev.WriteRowsEvent: C.WRITE_ROWS_EVENT,
-    ev.UpdateRowsEvent: C.UPDATE_ROWS_EVENT, ev.PartialUpdateRowsEvent: C.PARTIAL_UPDATE_ROWS_EVENT,
+    ev.StartEventV3: C.START_EVENT_V3,
+    ev.FormatDescriptionEvent: C.FORMAT_DESCRIPTION_EVENT,
+    ev.QueryEvent: C.QUERY_EVENT,
+    ev.RotateEvent: C.ROTATE_EVENT,
+    ev.StopEvent: C.STOP_EVENT,
+    ev.XidEvent: C.XID_EVENT,
+    ev.IntvarEvent: C.INTVAR_EVENT,
+    ev.RandEvent: C.RAND_EVENT,
+    ev.UserVarEvent: C.USER_VAR_EVENT,
+    ev.IncidentEvent: C.INCIDENT_EVENT,
+    ev.RowsQueryEvent: C.ROWS_QUERY_LOG_EVENT,
+    ev.XaPrepareEvent: C.XA_PREPARE_LOG_EVENT,
+    ev.GtidEvent: C.GTID_LOG_EVENT,
+    ev.AnonymousGtidEvent: C.ANONYMOUS_GTID_LOG_EVENT,
+    ev.PreviousGtidsEvent: C.PREVIOUS_GTIDS_LOG_EVENT,
+    ev.TransactionPayloadEvent: C.TRANSACTION_PAYLOAD_EVENT,
+    ev.TableMapEvent: C.TABLE_MAP_EVENT,
+    ev.WriteRowsEvent: C.WRITE_ROWS_EVENT,
+    ev.UpdateRowsEvent: C.UPDATE_ROWS_EVENT,
+    ev.PartialUpdateRowsEvent: C.PARTIAL_UPDATE_ROWS_EVENT,
     ev.DeleteRowsEvent: C.DELETE_ROWS_EVENT,
 }
 
@@ -57,10 +109,10 @@ class Event:
 
     body: Any
     timestamp: int = 0
-    type_code: int = 0              # 0: the usual type of the body's class
+    type_code: int = 0  # 0: the usual type of the body's class
     server_id: Optional[int] = None  # None: the writer's server id
     flags: int = 0
-    log_pos: Optional[int] = None   # None: computed (end of the event; 0 inside a payload); else kept as given
+    log_pos: Optional[int] = None  # None: computed (end of the event; 0 inside a payload); else kept as given
 
 
 class EventWriter:
@@ -70,9 +122,16 @@ class EventWriter:
     FORMAT_DESCRIPTION written (``checksum_alg == CRC32``); ``in_payload`` writes ``log_pos = 0``, no checksums.
     """
 
-    def __init__(self, *, pos: int = C.BIN_LOG_HEADER_SIZE, server_id: int = 1, checksum: bool = True,
-                 in_payload: bool = False, post_header_lengths: bytes = MYSQL_80_POST_HEADER_LENGTHS,
-                 row_encoders: Optional[dict[int, RowEncoder]] = None) -> None:
+    def __init__(
+        self,
+        *,
+        pos: int = C.BIN_LOG_HEADER_SIZE,
+        server_id: int = 1,
+        checksum: bool = True,
+        in_payload: bool = False,
+        post_header_lengths: bytes = MYSQL_80_POST_HEADER_LENGTHS,
+        row_encoders: Optional[dict[int, RowEncoder]] = None,
+    ) -> None:
         self.pos = pos
         self.server_id = server_id
         self.checksum = checksum and not in_payload
@@ -80,7 +139,7 @@ class EventWriter:
         self.ctx = Context(post_header_lengths)
         self.row_encoders: dict[int, RowEncoder] = {} if row_encoders is None else row_encoders
         self.null_padding = 0
-        self._table_maps: dict[int, tuple[ev.TableMapEvent, bytes]] = {}   # table id -> (last TABLE_MAP, bytes)
+        self._table_maps: dict[int, tuple[ev.TableMapEvent, bytes]] = {}  # table id -> (last TABLE_MAP, bytes)
 
     def body_bytes(self, body: Any, type_code: int) -> bytes:
         """The encoded body of an event (no header, no checksum); registers TABLE_MAPs for later rows."""
@@ -91,7 +150,7 @@ class EventWriter:
             return encode_rows(body, type_code, rows)
         if isinstance(body, ev.TableMapEvent):
             last = self._table_maps.get(body.table_id)
-            if last is not None and last[0] is body:          # the same TABLE_MAP again: one encoding
+            if last is not None and last[0] is body:  # the same TABLE_MAP again: one encoding
                 return last[1]
             known = self.row_encoders.get(body.table_id)
             if known is None or known.null_padding != self.null_padding or known.layout.table_map != body:
@@ -107,15 +166,24 @@ class EventWriter:
             self.null_padding = _null_padding(body)
         return encoder(body, self.ctx)
 
-    def frame(self, body: bytes, type_code: int, timestamp: int, server_id: Optional[int] = None,
-              flags: int = 0, checksum: Optional[bool] = None, log_pos: Optional[int] = None) -> bytes:
+    def frame(
+        self,
+        body: bytes,
+        type_code: int,
+        timestamp: int,
+        server_id: Optional[int] = None,
+        flags: int = 0,
+        checksum: Optional[bool] = None,
+        log_pos: Optional[int] = None,
+    ) -> bytes:
         """Frame an encoded body at ``self.pos`` and advance ``pos``."""
         use_crc = self.checksum if checksum is None else checksum
         size = event_size(len(body), use_crc)
         if log_pos is None:
             log_pos = 0 if self.in_payload else self.pos + size
-        data = frame_event(timestamp, type_code, self.server_id if server_id is None else server_id, log_pos,
-                           flags, body, use_crc)
+        data = frame_event(
+            timestamp, type_code, self.server_id if server_id is None else server_id, log_pos, flags, body, use_crc
+        )
         self.pos += size
         return data
 
@@ -144,8 +212,9 @@ def payload_event_body(inner: bytes, compress: bool, level: int = ZSTD_LEVEL) ->
         ctype = C.ZSTD
     else:
         payload, ctype = inner, C.NONE
-    return ev.TransactionPayloadEvent(ctype, len(payload), len(inner), payload,
-                                      payload_fields(ctype, len(payload), len(inner)))
+    return ev.TransactionPayloadEvent(
+        ctype, len(payload), len(inner), payload, payload_fields(ctype, len(payload), len(inner))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +229,19 @@ class WrittenTransaction:
 class BinlogWriter:
     """A rotated series of MySQL 8.0 binlog files in one directory, written transaction by transaction."""
 
-    def __init__(self, directory: str | os.PathLike, *, basename: str = "mysql-bin", server_id: int = 1,
-                 server_uuid: str = "3e11fa47-71ca-11e1-9e33-c80aa9429562",
-                 server_version: str = DEFAULT_SERVER_VERSION, max_size: int = 1 << 30, first_index: int = 1,
-                 create_timestamp: int = 0, compression_level: int = ZSTD_LEVEL) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        *,
+        basename: str = "mysql-bin",
+        server_id: int = 1,
+        server_uuid: str = "3e11fa47-71ca-11e1-9e33-c80aa9429562",
+        server_version: str = DEFAULT_SERVER_VERSION,
+        max_size: int = 1 << 30,
+        first_index: int = 1,
+        create_timestamp: int = 0,
+        compression_level: int = ZSTD_LEVEL,
+    ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.basename = basename
@@ -175,7 +253,7 @@ class BinlogWriter:
         self.index = first_index
         self.compression_level = compression_level
         self.files: list[Path] = []
-        self.gtids = GtidSet()                          # executed GTIDs (of this server uuid)
+        self.gtids = GtidSet()  # executed GTIDs (of this server uuid)
         self.sequence_number = 0
         self.row_encoders: dict[int, RowEncoder] = {}
         self._out: Optional[BinaryIO] = None
@@ -199,11 +277,19 @@ class BinlogWriter:
         self._out.write(C.BINLOG_MAGIC)
         self._w = EventWriter(server_id=self.server_id, row_encoders=self.row_encoders)
         self.sequence_number = 0
-        fde = ev.FormatDescriptionEvent(4, self.server_version, create_timestamp, C.LOG_EVENT_HEADER_LEN,
-                                        MYSQL_80_POST_HEADER_LENGTHS, C.BINLOG_CHECKSUM_ALG_CRC32)
+        fde = ev.FormatDescriptionEvent(
+            4,
+            self.server_version,
+            create_timestamp,
+            C.LOG_EVENT_HEADER_LEN,
+            MYSQL_80_POST_HEADER_LENGTHS,
+            C.BINLOG_CHECKSUM_ALG_CRC32,
+        )
         prev = ev.PreviousGtidsEvent(self.previous_gtids())
-        self._out.write(self._w.encode(Event(fde, timestamp)) +
-                        self._w.encode(Event(prev, timestamp, flags=C.LOG_EVENT_IGNORABLE_F)))
+        self._out.write(
+            self._w.encode(Event(fde, timestamp))
+            + self._w.encode(Event(prev, timestamp, flags=C.LOG_EVENT_IGNORABLE_F))
+        )
         with open(self.directory / f"{self.basename}.index", "a", encoding="utf-8") as index:
             index.write(f"./{path.name}\n")
 
@@ -239,8 +325,9 @@ class BinlogWriter:
     def _add_gtid(self, gno: int) -> None:
         self.gtids.add_interval(Sid(self.sid), gno, gno)
 
-    def write_transaction(self, events: Sequence[Event], *, gno: int, commit_time_us: int,
-                          compress: bool = False) -> WrittenTransaction:
+    def write_transaction(
+        self, events: Sequence[Event], *, gno: int, commit_time_us: int, compress: bool = False
+    ) -> WrittenTransaction:
         """Write GTID + ``events`` (BEGIN ... XID, or one DDL QUERY) as one transaction.
 
         With ``compress`` the events go into one zstd TRANSACTION_PAYLOAD after the GTID (MySQL 8.0.20+
@@ -255,8 +342,7 @@ class BinlogWriter:
             inner = EventWriter(pos=0, server_id=self.server_id, in_payload=True, row_encoders=self.row_encoders)
             raw = b"".join(inner.encode(e) for e in events)
             payload = payload_event_body(raw, True, self.compression_level)
-            bodies = [(w.body_bytes(payload, C.TRANSACTION_PAYLOAD_EVENT), C.TRANSACTION_PAYLOAD_EVENT,
-                       timestamp, 0)]
+            bodies = [(w.body_bytes(payload, C.TRANSACTION_PAYLOAD_EVENT), C.TRANSACTION_PAYLOAD_EVENT, timestamp, 0)]
         else:
             bodies = []
             for e in events:
@@ -264,13 +350,18 @@ class BinlogWriter:
                 bodies.append((w.body_bytes(e.body, type_code), type_code, e.timestamp or timestamp, e.flags))
         rest = sum(event_size(len(b), w.checksum) for b, _, _, _ in bodies)
         self.sequence_number += 1
-        statement_only = not any(isinstance(e.body, ev.RowsEvent) for e in events)    # DDL: logged as a statement
-        gtid = ev.GtidEvent(flags=C.FLAG_MAY_HAVE_SBR if statement_only else 0, sid=self.sid, gno=gno,
-                            lt_type=C.LOGICAL_TIMESTAMP_TYPECODE, last_committed=self.sequence_number - 1,
-                            sequence_number=self.sequence_number, immediate_commit_timestamp=commit_time_us,
-                            transaction_length=transaction_length(rest, _GTID_BODY_SIZE_WITHOUT_LENGTH,
-                                                                  w.checksum),
-                            immediate_server_version=self.version_id)
+        statement_only = not any(isinstance(e.body, ev.RowsEvent) for e in events)  # DDL: logged as a statement
+        gtid = ev.GtidEvent(
+            flags=C.FLAG_MAY_HAVE_SBR if statement_only else 0,
+            sid=self.sid,
+            gno=gno,
+            lt_type=C.LOGICAL_TIMESTAMP_TYPECODE,
+            last_committed=self.sequence_number - 1,
+            sequence_number=self.sequence_number,
+            immediate_commit_timestamp=commit_time_us,
+            transaction_length=transaction_length(rest, _GTID_BODY_SIZE_WITHOUT_LENGTH, w.checksum),
+            immediate_server_version=self.version_id,
+        )
         start = w.pos
         chunks = [w.frame(w.body_bytes(gtid, C.GTID_LOG_EVENT), C.GTID_LOG_EVENT, timestamp)]
         chunks.extend(w.frame(b, t, ts, None, f) for b, t, ts, f in bodies)

@@ -28,10 +28,11 @@ def table_filter(include: Sequence[str], exclude: Sequence[str]):
     def keep(db: str, table: str) -> bool:
         if table == "*":
             return any(fnmatch.fnmatchcase(db, p.split(".", 1)[0]) for p in inc) and not any(
-                p.endswith(".*") and fnmatch.fnmatchcase(db, p[:-2]) for p in exclude)
+                p.endswith(".*") and fnmatch.fnmatchcase(db, p[:-2]) for p in exclude
+            )
         name = f"{db}.{table}"
-        return any(fnmatch.fnmatchcase(name, p) for p in inc) and not any(
-            fnmatch.fnmatchcase(name, p) for p in exclude)
+        return any(fnmatch.fnmatchcase(name, p) for p in inc) and not any(fnmatch.fnmatchcase(name, p) for p in exclude)
+
     return keep
 
 
@@ -40,21 +41,36 @@ def _run(args: argparse.Namespace) -> int:
 
     keep = table_filter(args.include, args.exclude) if (args.include or args.exclude) else None
     stats = copy_binlog(args.input, args.output, keep=keep, verify_checksum=not args.no_verify_checksum)
-    print(f"{args.output}: {stats.bytes_out} bytes, {stats.events_out}/{stats.events_in} events, "
-          f"{stats.transactions_out}/{stats.transactions_in} transactions kept", file=sys.stderr)
+    print(
+        f"{args.output}: {stats.bytes_out} bytes, {stats.events_out}/{stats.events_in} events, "
+        f"{stats.transactions_out}/{stats.transactions_in} transactions kept",
+        file=sys.stderr,
+    )
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("copy", help="re-encode a binlog (byte-identical), optionally filtering tables",
-                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "copy",
+        help="re-encode a binlog (byte-identical), optionally filtering tables",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("input", metavar="IN", help="binlog file to read")
     p.add_argument("output", metavar="OUT", help="binlog file to write (overwritten)")
-    p.add_argument("--include", action="append", default=[], metavar="DB.TABLE",
-                   help="keep tables matching this glob (repeatable; default: all)")
-    p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE",
-                   help="drop tables matching this glob (repeatable)")
-    p.add_argument("--no-verify-checksum", action="store_true",
-                   help="do not check CRC32 checksums while reading (for damaged files)")
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="DB.TABLE",
+        help="keep tables matching this glob (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--exclude", action="append", default=[], metavar="DB.TABLE", help="drop tables matching this glob (repeatable)"
+    )
+    p.add_argument(
+        "--no-verify-checksum",
+        action="store_true",
+        help="do not check CRC32 checksums while reading (for damaged files)",
+    )
     p.set_defaults(func=_run)
-

@@ -32,33 +32,59 @@ examples:
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "fetch", help="copy a live server's binlogs into the landing zone (resumable)",
+        "fetch",
+        help="copy a live server's binlogs into the landing zone (resumable)",
         description="Fetch binary logs from a running MySQL/MariaDB server with the replication protocol and "
-                    "store them byte for byte under LANDING/<name>/.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source", required=True, metavar="URI", action="append",
-                        help="mysql://user@host:port/?server_id=N[&name=...&heartbeat=5&semi_sync=0&ssl=0&ssl_ca=FILE]"
-                             "; repeat it (or give a comma-separated list) for the members of a replication cluster, "
-                             "with --name for the source: each member lands in DIR/<name>/<member>/")
+        "store them byte for byte under LANDING/<name>/.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--source",
+        required=True,
+        metavar="URI",
+        action="append",
+        help="mysql://user@host:port/?server_id=N[&name=...&heartbeat=5&semi_sync=0&ssl=0&ssl_ca=FILE]"
+        "; repeat it (or give a comma-separated list) for the members of a replication cluster, "
+        "with --name for the source: each member lands in DIR/<name>/<member>/",
+    )
     parser.add_argument("--landing", required=True, metavar="DIR", help="landing root; files go to DIR/<name>/")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--until-now", action="store_true",
-                      help="stop at the end of the server's binlog as it is when reached (default)")
-    mode.add_argument("--stop-never", action="store_true",
-                      help="keep following the binlog until stopped (SIGTERM/Ctrl-C stop cleanly)")
+    mode.add_argument(
+        "--until-now",
+        action="store_true",
+        help="stop at the end of the server's binlog as it is when reached (default)",
+    )
+    mode.add_argument(
+        "--stop-never",
+        action="store_true",
+        help="keep following the binlog until stopped (SIGTERM/Ctrl-C stop cleanly)",
+    )
     parser.add_argument("--name", help="landing sub-folder for this source (default: URI name= or host-port)")
     secret = parser.add_mutually_exclusive_group()
     secret.add_argument("--password-env", metavar="VAR", help="environment variable with the password")
     secret.add_argument("--password-file", metavar="FILE", help="file whose first line is the password")
-    parser.add_argument("--allow-cleartext-password", action="store_true",
-                        help="let a server that asks (mysql_clear_password, PAM dialog) have the password in clear "
-                             "text, only over TLS verified with ssl_ca in the URI (default: refused)")
-    parser.add_argument("--start-file", metavar="BINLOG",
-                        help="for an empty landing folder: start at this server file instead of the oldest")
-    parser.add_argument("--allow-statement-format", action="store_true",
-                        help="fetch even when the server's binlog_format is not ROW")
-    parser.add_argument("--max-retries", type=int, default=None, metavar="N",
-                        help="consecutive failed reconnects before giving up (default 5; with --stop-never: forever)")
+    parser.add_argument(
+        "--allow-cleartext-password",
+        action="store_true",
+        help="let a server that asks (mysql_clear_password, PAM dialog) have the password in clear "
+        "text, only over TLS verified with ssl_ca in the URI (default: refused)",
+    )
+    parser.add_argument(
+        "--start-file",
+        metavar="BINLOG",
+        help="for an empty landing folder: start at this server file instead of the oldest",
+    )
+    parser.add_argument(
+        "--allow-statement-format", action="store_true", help="fetch even when the server's binlog_format is not ROW"
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="consecutive failed reconnects before giving up (default 5; with --stop-never: forever)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log connects, rotations and retries")
     parser.set_defaults(func=run)
 
@@ -66,22 +92,36 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from binlake.transport import FetchOptions, StopFetch, fetch, parse_mysql_uri
 
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="binlake fetch: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr, format="binlake fetch: %(message)s"
+    )
     uris = [u.strip() for item in args.source for u in item.split(",") if u.strip()]
     cluster = len(uris) > 1
     if cluster and not args.name:
         from binlake.transport.errors import SourceUriError
 
-        raise SourceUriError(f"{len(uris)} --source URIs are the members of one cluster source: name the source "
-                             "with --name (its landing folder; each member lands in a sub-folder)")
-    members = [parse_mysql_uri(u, password_env=args.password_env, password_file=args.password_file,
-                               name=None if cluster else args.name,
-                               allow_cleartext_password=args.allow_cleartext_password) for u in uris]
+        raise SourceUriError(
+            f"{len(uris)} --source URIs are the members of one cluster source: name the source "
+            "with --name (its landing folder; each member lands in a sub-folder)"
+        )
+    members = [
+        parse_mysql_uri(
+            u,
+            password_env=args.password_env,
+            password_file=args.password_file,
+            name=None if cluster else args.name,
+            allow_cleartext_password=args.allow_cleartext_password,
+        )
+        for u in uris
+    ]
     source = members[0]
     retries = args.max_retries if args.max_retries is not None else (None if args.stop_never else 5)
-    options = FetchOptions(until_now=not args.stop_never, start_file=args.start_file,
-                           require_row_format=not args.allow_statement_format, max_retries=retries)
+    options = FetchOptions(
+        until_now=not args.stop_never,
+        start_file=args.start_file,
+        require_row_format=not args.allow_statement_format,
+        max_retries=retries,
+    )
 
     def stop(signum: int, frame: FrameType | None) -> None:
         raise StopFetch()
@@ -97,7 +137,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     closed = f", closed {', '.join(result.closed_files)}" if result.closed_files else ""
-    print(f"fetched {result.events} events ({result.bytes} bytes) from {source.display()} into {result.landing}"
-          f"{closed}; now at {result.current_file}:{result.position}"
-          + (f"; {result.reconnects} reconnects" if result.reconnects else ""))
+    print(
+        f"fetched {result.events} events ({result.bytes} bytes) from {source.display()} into {result.landing}"
+        f"{closed}; now at {result.current_file}:{result.position}"
+        + (f"; {result.reconnects} reconnects" if result.reconnects else "")
+    )
     return 0

@@ -76,41 +76,89 @@ def _run(args: argparse.Namespace) -> int:
     if args.days < 1 or args.scale <= 0:
         raise BinlakeError("--days must be at least 1 and --scale above 0")
     start = args.start_date or default_start(args.days)
-    config = GenerateConfig(seed=args.seed, days=args.days, scale=args.scale, tables=tables,
-                            json_size=args.json_size, partial_share=args.partial_share,
-                            compression_share=args.compression_share, row_image=args.row_image,
-                            start_date=start, source=args.source,
-                            max_binlog_size=args.max_binlog_size)
+    config = GenerateConfig(
+        seed=args.seed,
+        days=args.days,
+        scale=args.scale,
+        tables=tables,
+        json_size=args.json_size,
+        partial_share=args.partial_share,
+        compression_share=args.compression_share,
+        row_image=args.row_image,
+        start_date=start,
+        source=args.source,
+        max_binlog_size=args.max_binlog_size,
+    )
     result = generate(args.out, config)
-    print(f"{args.out}: {len(result.binlogs)} binlog files, {result.binlog_bytes / 1e6:.1f} MB, "
-          f"{result.transactions} transactions, {result.row_changes} row changes in {result.seconds:.1f} s "
-          f"({result.mb_per_second:.1f} MB/s)", file=sys.stderr)
+    print(
+        f"{args.out}: {len(result.binlogs)} binlog files, {result.binlog_bytes / 1e6:.1f} MB, "
+        f"{result.transactions} transactions, {result.row_changes} row changes in {result.seconds:.1f} s "
+        f"({result.mb_per_second:.1f} MB/s)",
+        file=sys.stderr,
+    )
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("generate", help="write a deterministic MySQL 8.0 workload: binlogs, SDI, truth",
-                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "generate",
+        help="write a deterministic MySQL 8.0 workload: binlogs, SDI, truth",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (landing/, sdi/, truth/)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--days", type=int, default=2, help="number of days (default 2)")
-    p.add_argument("--scale", type=float, default=1.0,
-                   help="size multiplier: 1 = 60000 transactions, about 100 MB of binlog per day (default 1)")
-    p.add_argument("--tables", default="", metavar="T1,T2",
-                   help="comma-separated subset of customers,products,orders,audit_log (default all)")
-    p.add_argument("--json-size", type=int, default=1000, metavar="BYTES",
-                   help="approximate size of an order's JSON document as text (default 1000)")
-    p.add_argument("--partial-share", type=_share, default=0.8, metavar="0..1",
-                   help="share of JSON updates made as in-place edits (JSON diffs) rather than whole new "
-                        "documents; 0 also turns PARTIAL_JSON off (default 0.8)")
-    p.add_argument("--compression-share", type=_share, default=0.2, metavar="0..1",
-                   help="share of transactions written zstd-compressed (default 0.2)")
-    p.add_argument("--row-image", default="full", metavar="full|minimal|noblob",
-                   help="binlog_row_image (default full)")
-    p.add_argument("--start-date", "--start", type=_date, default=None, metavar="YYYY-MM-DD",
-                   help="date of the first day (default: the days end yesterday, UTC, so a scheduled run of "
-                        "today finds recent data; give a date for reproducible dates)")
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="size multiplier: 1 = 60000 transactions, about 100 MB of binlog per day (default 1)",
+    )
+    p.add_argument(
+        "--tables",
+        default="",
+        metavar="T1,T2",
+        help="comma-separated subset of customers,products,orders,audit_log (default all)",
+    )
+    p.add_argument(
+        "--json-size",
+        type=int,
+        default=1000,
+        metavar="BYTES",
+        help="approximate size of an order's JSON document as text (default 1000)",
+    )
+    p.add_argument(
+        "--partial-share",
+        type=_share,
+        default=0.8,
+        metavar="0..1",
+        help="share of JSON updates made as in-place edits (JSON diffs) rather than whole new "
+        "documents; 0 also turns PARTIAL_JSON off (default 0.8)",
+    )
+    p.add_argument(
+        "--compression-share",
+        type=_share,
+        default=0.2,
+        metavar="0..1",
+        help="share of transactions written zstd-compressed (default 0.2)",
+    )
+    p.add_argument("--row-image", default="full", metavar="full|minimal|noblob", help="binlog_row_image (default full)")
+    p.add_argument(
+        "--start-date",
+        "--start",
+        type=_date,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="date of the first day (default: the days end yesterday, UTC, so a scheduled run of "
+        "today finds recent data; give a date for reproducible dates)",
+    )
     p.add_argument("--source", default="shop-primary", help="source name: the landing/ sub-folder")
-    p.add_argument("--max-binlog-size", type=int, default=0, metavar="BYTES",
-                   help="rotate files at this size (default: a quarter of a day's expected bytes)")
+    p.add_argument(
+        "--max-binlog-size",
+        type=int,
+        default=0,
+        metavar="BYTES",
+        help="rotate files at this size (default: a quarter of a day's expected bytes)",
+    )
     p.set_defaults(func=_run)

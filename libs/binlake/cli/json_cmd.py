@@ -33,30 +33,45 @@ class UsageError(BinlakeError):
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "json", help="decode MySQL binary JSON; show or apply partial JSON diffs",
+        "json",
+        help="decode MySQL binary JSON; show or apply partial JSON diffs",
         description="MySQL binary JSON and partial-update diff vectors, rendered exactly as MySQL prints them.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="json_command", metavar="COMMAND", required=True)
 
-    decode = commands.add_parser("decode", help="print MySQL's text of a binary JSON value",
-                                 description="Print the text MySQL's SELECT shows for a binary JSON cell.",
-                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    decode = commands.add_parser(
+        "decode",
+        help="print MySQL's text of a binary JSON value",
+        description="Print the text MySQL's SELECT shows for a binary JSON cell.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     decode.add_argument("hex", metavar="HEX", help="the JSON cell, without its length prefix")
     decode.set_defaults(func=run_decode)
 
-    apply = commands.add_parser("apply", help="apply a diff vector to a document (apply_json_diffs)",
-                                description="Apply a partial-update diff vector to a JSON document as MySQL's "
-                                            "apply_json_diffs does, all or nothing.",
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    apply = commands.add_parser(
+        "apply",
+        help="apply a diff vector to a document (apply_json_diffs)",
+        description="Apply a partial-update diff vector to a JSON document as MySQL's "
+        "apply_json_diffs does, all or nothing.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     apply.add_argument("--doc", required=True, metavar="JSON_TEXT", help="the document before the update")
-    apply.add_argument("--diffs", required=True, metavar="HEX",
-                       help="the partial cell, without its 4-byte length prefix")
+    apply.add_argument(
+        "--diffs", required=True, metavar="HEX", help="the partial cell, without its 4-byte length prefix"
+    )
     apply.set_defaults(func=run_apply)
 
-    diffs = commands.add_parser("diffs", help="list the diffs of a vector and its mysqlbinlog -v form",
-                                description="Print each diff (operation, path, value) and the pseudo-SQL "
-                                            "mysqlbinlog -v shows for the vector.",
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    diffs = commands.add_parser(
+        "diffs",
+        help="list the diffs of a vector and its mysqlbinlog -v form",
+        description="Print each diff (operation, path, value) and the pseudo-SQL mysqlbinlog -v shows for the vector.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     diffs.add_argument("hex", metavar="HEX", help="the partial cell, without its 4-byte length prefix")
     diffs.add_argument("--column", default="@1", help="column name for the pseudo-SQL (default @1)")
     diffs.set_defaults(func=run_diffs)

@@ -26,16 +26,32 @@ the tombstones it would purge.
 def register(subparsers: argparse._SubParsersAction) -> None:
     from binlake.lake.maintain import SAFE_RETENTION_HOURS
 
-    p = subparsers.add_parser("maintain", help="compact, vacuum and checkpoint every Delta table of a lake",
-                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "maintain",
+        help="compact, vacuum and checkpoint every Delta table of a lake",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--lake", required=True, metavar="DIR", help="the lake root (as given to `binlake run`)")
-    p.add_argument("--vacuum-hours", type=float, default=SAFE_RETENTION_HOURS, metavar="N",
-                   help=f"vacuum retention in hours (default {SAFE_RETENTION_HOURS:g}; below it needs --force)")
+    p.add_argument(
+        "--vacuum-hours",
+        type=float,
+        default=SAFE_RETENTION_HOURS,
+        metavar="N",
+        help=f"vacuum retention in hours (default {SAFE_RETENTION_HOURS:g}; below it needs --force)",
+    )
     p.add_argument("--force", action="store_true", help="allow a retention below the safe minimum")
-    p.add_argument("--dry-run", action="store_true",
-                   help="change nothing; count what vacuum would delete and the tombstones it would purge")
-    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
-                   help="Delta engine (rust needs no Spark; auto picks spark when its jars are set up)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing; count what vacuum would delete and the tombstones it would purge",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default="auto",
+        help="Delta engine (rust needs no Spark; auto picks spark when its jars are set up)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_maintain)
 
@@ -62,7 +78,8 @@ def cmd_maintain(args: argparse.Namespace) -> int:
 
         _progress("starting Spark")
         engine = engine_for(build_session("binlake-maintain"), args.engine)
-    report = maintain_lake(engine, lake, vacuum_hours=args.vacuum_hours, force=args.force, dry_run=args.dry_run,
-                           progress=_progress)
+    report = maintain_lake(
+        engine, lake, vacuum_hours=args.vacuum_hours, force=args.force, dry_run=args.dry_run, progress=_progress
+    )
     print(json.dumps(report.as_dict(), sort_keys=True) if args.json else format_report(report), flush=True)
     return 0

@@ -32,49 +32,105 @@ the stage and what to change; the full trace goes to <lake>/logs/.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("run", help="ingest binlogs and apply their changes to Delta tables (local run)",
-                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--landing", required=True, metavar="DIR",
-                   help="landing folder: one sub-folder of binlog files per source (or the source folder itself "
-                        "with --source)")
+    p = subparsers.add_parser(
+        "run",
+        help="ingest binlogs and apply their changes to Delta tables (local run)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--landing",
+        required=True,
+        metavar="DIR",
+        help="landing folder: one sub-folder of binlog files per source (or the source folder itself with --source)",
+    )
     p.add_argument("--lake", required=True, metavar="DIR", help="lake root (created if absent)")
     p.add_argument("--source", metavar="NAME", help="only this source (default: every sub-folder of --landing)")
-    p.add_argument("--start", type=_date, metavar="YYYY-MM-DD",
-                   help="first day of the interval (informational: unapplied earlier changes are applied too, "
-                        "since order must hold)")
-    p.add_argument("--end", type=_date, metavar="YYYY-MM-DD",
-                   help="last day of the interval: apply changes committed before the next midnight UTC "
-                        "(default: everything landed)")
-    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
-                   help="Delta engine: rust (deltalake, embedded) or spark (delta-spark jars); auto picks spark "
-                        "when its jars are loaded")
-    p.add_argument("--sdi", action="append", metavar="PATH",
-                   help="SDI files or folders for the schema registry (default: an `sdi` folder next to "
-                        "--landing, if any)")
-    p.add_argument("--include", action="append", default=[], metavar="DB.TABLE",
-                   help="only these tables (wildcards * and ?; repeatable)")
-    p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE",
-                   help="leave these tables out (wins over --include; repeatable)")
-    p.add_argument("--history", action="store_true", help="also keep SCD2 history tables "
-                                                          "(silver.<db>__<table>__history)")
-    p.add_argument("--temporal-text", action="store_true",
-                   help="keep DATE/DATETIME/TIMESTAMP columns as MySQL's text in silver (default: date, "
-                        "timestamp_ntz and timestamp; zero or invalid dates become NULL there and are counted)")
-    p.add_argument("--on-decode-error", choices=("quarantine", "fail"), default="quarantine",
-                   help="a stretch of a binlog that does not decode: quarantine (default) keeps it in meta/quarantine "
-                        "with the reason and its first bytes (an event header and 64 KiB) and loads the rest; fail "
-                        "stops the source with one line naming the file and offset, writing nothing of the ingest")
-    p.add_argument("--validate", action="store_true",
-                   help="then run the data-quality suites (binlake validate: meta.dq_results, HTML report); "
-                        "exits 1 when an error-level expectation fails, 2 when something could not be validated")
-    p.add_argument("--driver-memory", metavar="SIZE", default=os.environ.get("BINLAKE_DRIVER_MEMORY", "2g"),
-                   help="memory of the embedded Spark driver, which also runs the tasks (default 2g, or "
-                        "$BINLAKE_DRIVER_MEMORY)")
-    p.add_argument("--chunk-mb", type=int, default=64, metavar="MB",
-                   help="split binlog files into Spark tasks of at most this size (default 64; smaller when "
-                        "that gives every core a task, not below 4)")
-    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="a Spark setting for the embedded session (repeatable), e.g. spark.sql.shuffle.partitions=8")
+    p.add_argument(
+        "--start",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="first day of the interval (informational: unapplied earlier changes are applied too, "
+        "since order must hold)",
+    )
+    p.add_argument(
+        "--end",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="last day of the interval: apply changes committed before the next midnight UTC "
+        "(default: everything landed)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default="auto",
+        help="Delta engine: rust (deltalake, embedded) or spark (delta-spark jars); auto picks spark "
+        "when its jars are loaded",
+    )
+    p.add_argument(
+        "--sdi",
+        action="append",
+        metavar="PATH",
+        help="SDI files or folders for the schema registry (default: an `sdi` folder next to --landing, if any)",
+    )
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="DB.TABLE",
+        help="only these tables (wildcards * and ?; repeatable)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="DB.TABLE",
+        help="leave these tables out (wins over --include; repeatable)",
+    )
+    p.add_argument(
+        "--history", action="store_true", help="also keep SCD2 history tables (silver.<db>__<table>__history)"
+    )
+    p.add_argument(
+        "--temporal-text",
+        action="store_true",
+        help="keep DATE/DATETIME/TIMESTAMP columns as MySQL's text in silver (default: date, "
+        "timestamp_ntz and timestamp; zero or invalid dates become NULL there and are counted)",
+    )
+    p.add_argument(
+        "--on-decode-error",
+        choices=("quarantine", "fail"),
+        default="quarantine",
+        help="a stretch of a binlog that does not decode: quarantine (default) keeps it in meta/quarantine "
+        "with the reason and its first bytes (an event header and 64 KiB) and loads the rest; fail "
+        "stops the source with one line naming the file and offset, writing nothing of the ingest",
+    )
+    p.add_argument(
+        "--validate",
+        action="store_true",
+        help="then run the data-quality suites (binlake validate: meta.dq_results, HTML report); "
+        "exits 1 when an error-level expectation fails, 2 when something could not be validated",
+    )
+    p.add_argument(
+        "--driver-memory",
+        metavar="SIZE",
+        default=os.environ.get("BINLAKE_DRIVER_MEMORY", "2g"),
+        help="memory of the embedded Spark driver, which also runs the tasks (default 2g, or $BINLAKE_DRIVER_MEMORY)",
+    )
+    p.add_argument(
+        "--chunk-mb",
+        type=int,
+        default=64,
+        metavar="MB",
+        help="split binlog files into Spark tasks of at most this size (default 64; smaller when "
+        "that gives every core a task, not below 4)",
+    )
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for the embedded session (repeatable), e.g. spark.sql.shuffle.partitions=8",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object per source")
     p.set_defaults(func=cmd_run)
 
@@ -117,7 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     landing = Path(args.landing)
     sources = sources_of(landing, args.source)
     end = args.end or args.start
-    cutoff = cutoff_us(end)                 # the end of the last day loaded, as the DAG's interval end
+    cutoff = cutoff_us(end)  # the end of the last day loaded, as the DAG's interval end
     sdi = args.sdi or ([str(landing.parent / "sdi")] if (landing.parent / "sdi").is_dir() else [])
     tables = TableFilter(tuple(args.include), tuple(args.exclude))
     conf = {"spark.driver.memory": args.driver_memory}
@@ -129,32 +185,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.chunk_mb < 1:
         raise BinlakeError(f"--chunk-mb {args.chunk_mb}: give a size of at least 1 MB")
     lake = LakeLayout(os.path.abspath(args.lake))
-    check_lake(lake.root)                   # a file, read-only or full disk: one line, before Spark starts
+    check_lake(lake.root)  # a file, read-only or full disk: one line, before Spark starts
     log = log_path(lake.logs, "run")
     _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
     spark = build_session("binlake-run", conf=conf, log_file=log)
     engine = engine_for(spark, args.engine, staging_root=lake.staging)
-    stopped: list[tuple[str, str]] = []        # (source, why)
+    stopped: list[tuple[str, str]] = []  # (source, why)
     # one naming of runs: the day loaded, as the DAG's runs (tasks.run_key) and their validations are named
     run_key = (end or dt.datetime.now(dt.timezone.utc).date()).isoformat()
     for name, folder in sources:
-        opts = RunOptions(name, tables, cutoff, args.history, args.temporal_text, chunk_bytes=args.chunk_mb << 20,
-                          on_decode_error=args.on_decode_error, run_id=run_key)
-        _progress(f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
-                  + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)"
-                     if end else ")"))
+        opts = RunOptions(
+            name,
+            tables,
+            cutoff,
+            args.history,
+            args.temporal_text,
+            chunk_bytes=args.chunk_mb << 20,
+            on_decode_error=args.on_decode_error,
+            run_id=run_key,
+        )
+        _progress(
+            f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
+            + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)" if end else ")")
+        )
         try:
             report = run_source(spark, engine, lake, str(folder), opts, sdi, progress=_progress)
-        except BinlakeError as exc:     # a gap, an unusable snapshot, a decode error with `fail`, a failed stage:
-            _progress(f"[{name}] STOPPED: {exc}")     # this source stops; the others keep loading
+        except BinlakeError as exc:  # a gap, an unusable snapshot, a decode error with `fail`, a failed stage:
+            _progress(f"[{name}] STOPPED: {exc}")  # this source stops; the others keep loading
             stopped.append((name, str(exc)))
             continue
-        except Exception as exc:        # noqa: BLE001 - a fault of binlake met by this source's input: it alone
+        except Exception as exc:  # noqa: BLE001 - a fault of binlake met by this source's input: it alone
             from binlake.lake.failures import write_log
 
             trace = write_log(lake.logs, f"run-{name}", exc)
-            _progress(f"[{name}] STOPPED: binlake failed on this source ({type(exc).__name__}: {exc}); please "
-                      f"report it{f' with the trace in {trace}' if trace else ''}")
+            _progress(
+                f"[{name}] STOPPED: binlake failed on this source ({type(exc).__name__}: {exc}); please "
+                f"report it{f' with the trace in {trace}' if trace else ''}"
+            )
             stopped.append((name, f"binlake failed ({type(exc).__name__})"))
             continue
         summary = report.as_dict()
@@ -165,8 +232,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         for why in {**summary["blocked_tables"], **summary["schema_mismatches"]}.values():
             _progress(f"[{name}] WARNING: {why}")
         if summary["quarantined"]:
-            _progress(f"[{name}] WARNING: {summary['quarantined']} change(s) quarantined: see "
-                      f"{lake.quarantine} (reason per row)")
+            _progress(
+                f"[{name}] WARNING: {summary['quarantined']} change(s) quarantined: see "
+                f"{lake.quarantine} (reason per row)"
+            )
     if args.validate:
         from binlake.quality.errors import ValidationFailed
         from binlake.quality.runner import validate_lake
@@ -174,14 +243,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         _progress("validate: running the data-quality suites")
         try:
             result = validate_lake(spark, lake.root, run_key)
-        except ValidationFailed as exc:        # exit 1 or 2; the error line names the report
+        except ValidationFailed as exc:  # exit 1 or 2; the error line names the report
             _progress(f"validate: {exc.summary.headline()}")
             raise
         _progress(f"validate: {result.headline()}; report {result.report_path}")
     if stopped:
         why = f": {stopped[0][1]}" if len(stopped) == 1 else " (see the STOPPED lines above)"
-        raise BinlakeError(f"source(s) {', '.join(n for n, _ in stopped)} stopped{why}"
-                           + ("; the other sources loaded" if len(stopped) < len(sources) else ""))
+        raise BinlakeError(
+            f"source(s) {', '.join(n for n, _ in stopped)} stopped{why}"
+            + ("; the other sources loaded" if len(stopped) < len(sources) else "")
+        )
     return 0
 
 
@@ -195,12 +266,16 @@ def format_summary(s: dict) -> str:
         f"  applied    {s['changes_applied']} changes to {s['tables']} table(s): insert {ops['insert']}, update "
         f"{ops['update']}, delete {ops['delete']}, key changes {ops[KEY_CHANGE_OP]}, already applied "
         f"{ops['already_applied']}",
-        *([f"  pending    {s['waiting']}: {len(s['held_files'])} later file(s) not ingested yet"]
-          if s.get("waiting") else []),
+        *(
+            [f"  pending    {s['waiting']}: {len(s['held_files'])} later file(s) not ingested yet"]
+            if s.get("waiting")
+            else []
+        ),
         f"  quarantined {s['quarantined']}; zero or invalid dates stored as NULL {s['invalid_temporals']}",
         f"  DDL        {len(s['ddl'])} action(s) applied at their position"
         + (f": {', '.join(s['ddl'][:8])}{' ...' if len(s['ddl']) > 8 else ''}" if s["ddl"] else ""),
-        f"  time       {s['seconds']:.1f} s (" + ", ".join(f"{k} {v:.1f} s" for k, v in s["stage_seconds"].items())
+        f"  time       {s['seconds']:.1f} s ("
+        + ", ".join(f"{k} {v:.1f} s" for k, v in s["stage_seconds"].items())
         + ")",
     ]
     return "\n".join(lines)

@@ -34,10 +34,13 @@ class UsageError(BinlakeError):
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "sdi", help="print SDI (table definitions) from .ibd/.sdi/ibd2sdi files, or diff two versions",
+        "sdi",
+        help="print SDI (table definitions) from .ibd/.sdi/ibd2sdi files, or diff two versions",
         description="Read MySQL 8 serialized dictionary information (SDI) without a server: from tablespaces "
-                    "(.ibd), ibd2sdi output or .sdi files. `binlake sdi diff OLD NEW` compares two definitions.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "(.ibd), ibd2sdi output or .sdi files. `binlake sdi diff OLD NEW` compares two definitions.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("files", nargs="+", metavar="FILE", help="files or folders (or: diff OLD NEW)")
     parser.add_argument("--format", choices=("ibd2sdi", "jsonl"), default="ibd2sdi", help="output format")
     parser.add_argument("--pretty", action="store_true", help="pretty-print objects as ibd2sdi does by default")
@@ -49,8 +52,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.files[0] == "diff":
         if len(args.files) != 3:
-            raise UsageError("usage: binlake sdi diff OLD NEW (two files; to read a file named 'diff', "
-                             "write ./diff)")
+            raise UsageError("usage: binlake sdi diff OLD NEW (two files; to read a file named 'diff', write ./diff)")
         return run_diff(args.files[1], args.files[2], args.json, not args.no_check)
     from binlake.sdi.model import load_json
     from binlake.sdi.readers import iter_sdi_files, read_entries
@@ -61,13 +63,22 @@ def run(args: argparse.Namespace) -> int:
         entries = read_entries(path, verify_checksums=not args.no_check)
         # both formats embed the stored text as JSON: it must be JSON, or the command fails
         docs = [load_json(e.text, f"{path}: SDI record (type {e.sdi_type}, id {e.sdi_id})") for e in entries]
-        if args.format == "jsonl":      # serialized again: a stored text may span lines (a pretty .sdi file)
+        if args.format == "jsonl":  # serialized again: a stored text may span lines (a pretty .sdi file)
             for e, doc in zip(entries, docs):
-                out.write(json.dumps({"file": str(path), "type": e.sdi_type, "id": e.sdi_id, "sdi": doc},
-                                     ensure_ascii=False, separators=(",", ":")) + "\n")
+                out.write(
+                    json.dumps(
+                        {"file": str(path), "type": e.sdi_type, "id": e.sdi_id, "sdi": doc},
+                        ensure_ascii=False,
+                        separators=(",", ":"),
+                    )
+                    + "\n"
+                )
         else:
-            out.write(to_ibd2sdi(((e.sdi_type, e.sdi_id if e.sdi_id is not None else 0, e.text) for e in entries),
-                                 pretty=args.pretty))
+            out.write(
+                to_ibd2sdi(
+                    ((e.sdi_type, e.sdi_id if e.sdi_id is not None else 0, e.text) for e in entries), pretty=args.pretty
+                )
+            )
     return 0
 
 
@@ -96,8 +107,16 @@ def run_diff(old_path: str, new_path: str, as_json: bool, verify: bool) -> int:
         only_new = [k for k in new if k not in old]
     diffs = [diff_tables(a, b) for a, b in pairs]
     if as_json:
-        json.dump({"diffs": [d.to_dict() for d in diffs], "only_in_old": [".".join(k) for k in only_old],
-                   "only_in_new": [".".join(k) for k in only_new]}, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(
+            {
+                "diffs": [d.to_dict() for d in diffs],
+                "only_in_old": [".".join(k) for k in only_old],
+                "only_in_new": [".".join(k) for k in only_new],
+            },
+            sys.stdout,
+            indent=2,
+            ensure_ascii=False,
+        )
         sys.stdout.write("\n")
     else:
         for d in diffs:

@@ -25,28 +25,51 @@ examples:
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "snapshot", help="read a live server's tables in one consistent view into Parquet (resumable)",
+        "snapshot",
+        help="read a live server's tables in one consistent view into Parquet (resumable)",
         description="Read the selected tables of a running MySQL 8.0+/MariaDB 10.5+ server in one consistent view, "
-                    "in primary-key chunks, into Parquet files with silver's column types, and record the binlog "
-                    "position (file, offset, GTID set) at which that view is exact.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source", required=True, metavar="URI", help="mysql://user@host:port/?server_id=N (as for fetch)")
-    parser.add_argument("--landing", required=True, metavar="DIR",
-                        help="landing root; the snapshot goes to DIR/<name>/_snapshots/")
+        "in primary-key chunks, into Parquet files with silver's column types, and record the binlog "
+        "position (file, offset, GTID set) at which that view is exact.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--source", required=True, metavar="URI", help="mysql://user@host:port/?server_id=N (as for fetch)"
+    )
+    parser.add_argument(
+        "--landing", required=True, metavar="DIR", help="landing root; the snapshot goes to DIR/<name>/_snapshots/"
+    )
     parser.add_argument("--name", help="landing sub-folder for this source (default: URI name= or host-port)")
-    parser.add_argument("--include", action="append", default=[], metavar="DB.TABLE",
-                        help="only these tables (wildcards * and ?; repeatable; default: every base table outside "
-                             "the system schemas)")
-    parser.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE",
-                        help="leave these tables out (wins over --include; repeatable)")
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="DB.TABLE",
+        help="only these tables (wildcards * and ?; repeatable; default: every base table outside the system schemas)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="DB.TABLE",
+        help="leave these tables out (wins over --include; repeatable)",
+    )
     secret = parser.add_mutually_exclusive_group()
     secret.add_argument("--password-env", metavar="VAR", help="environment variable with the password")
     secret.add_argument("--password-file", metavar="FILE", help="file whose first line is the password")
-    parser.add_argument("--allow-cleartext-password", action="store_true",
-                        help="let a server that asks (mysql_clear_password, PAM dialog) have the password in clear "
-                             "text, only over TLS verified with ssl_ca in the URI (default: refused)")
-    parser.add_argument("--chunk-rows", type=int, default=100_000, metavar="N",
-                        help="rows per primary-key chunk and per Parquet file (default 100000)")
+    parser.add_argument(
+        "--allow-cleartext-password",
+        action="store_true",
+        help="let a server that asks (mysql_clear_password, PAM dialog) have the password in clear "
+        "text, only over TLS verified with ssl_ca in the URI (default: refused)",
+    )
+    parser.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="rows per primary-key chunk and per Parquet file (default 100000)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -55,8 +78,13 @@ def run(args: argparse.Namespace) -> int:
     from binlake.snapshot import SnapshotOptions, take_snapshot
     from binlake.transport import parse_mysql_uri
 
-    source = parse_mysql_uri(args.source, password_env=args.password_env, password_file=args.password_file,
-                             name=args.name, allow_cleartext_password=args.allow_cleartext_password)
+    source = parse_mysql_uri(
+        args.source,
+        password_env=args.password_env,
+        password_file=args.password_file,
+        name=args.name,
+        allow_cleartext_password=args.allow_cleartext_password,
+    )
     options = SnapshotOptions(TableFilter(tuple(args.include), tuple(args.exclude)), chunk_rows=args.chunk_rows)
     result = take_snapshot(source, args.landing, options, stream=sys.stderr)
     print(result.summary())

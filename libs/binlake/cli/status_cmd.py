@@ -26,13 +26,22 @@ not read, such as symbolic links), "quarantined_rows",
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("status", help="freshness, lag, last run, pending files and quarantine per source",
-                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "status",
+        help="freshness, lag, last run, pending files and quarantine per source",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--lake", required=True, metavar="DIR", help="the lake root (as given to `binlake run`)")
-    p.add_argument("--landing", metavar="DIR", help="landing root (one folder per source): also count the files "
-                                                    "not ingested yet")
-    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
-                   help="ignored: status reads the tables with delta-rs, without Spark (kept for older scripts)")
+    p.add_argument(
+        "--landing", metavar="DIR", help="landing root (one folder per source): also count the files not ingested yet"
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default="auto",
+        help="ignored: status reads the tables with delta-rs, without Spark (kept for older scripts)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     p.set_defaults(func=cmd_status)
 
@@ -44,6 +53,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     lake = LakeLayout(os.path.abspath(args.lake))
     check_lake(lake)
-    doc = guarded(lake, lambda: lake_status(lake, landing=args.landing))   # a damaged table: one typed line
+    doc = guarded(lake, lambda: lake_status(lake, landing=args.landing))  # a damaged table: one typed line
     print(json.dumps(doc, sort_keys=True) if args.json else format_status(printable_doc(doc)), flush=True)
     return 0

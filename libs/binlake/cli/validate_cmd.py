@@ -42,23 +42,40 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", required=True, metavar="DIR", help="the lake root (bronze/, silver/, meta/)")
-    parser.add_argument("--run-id", metavar="RUN", help="the run to validate and file results under "
-                        "(its bronze rows are the run's; default: adhoc-<UTC time>, checking all of bronze)")
-    parser.add_argument("--max-quarantine-share", type=float, default=0.0, metavar="X",
-                        help="quarantined / bronze changes of the run allowed (default 0)")
-    parser.add_argument("--suite", action="append", metavar="NAME",
-                        help="validate only this suite (repeatable; default: all)")
+    parser.add_argument(
+        "--run-id",
+        metavar="RUN",
+        help="the run to validate and file results under "
+        "(its bronze rows are the run's; default: adhoc-<UTC time>, checking all of bronze)",
+    )
+    parser.add_argument(
+        "--max-quarantine-share",
+        type=float,
+        default=0.0,
+        metavar="X",
+        help="quarantined / bronze changes of the run allowed (default 0)",
+    )
+    parser.add_argument(
+        "--suite", action="append", metavar="NAME", help="validate only this suite (repeatable; default: all)"
+    )
     parser.add_argument("--report-dir", metavar="DIR", help="default: LAKE/reports/quality")
-    parser.add_argument("--engine", default="auto", choices=ENGINE_NAMES,
-                        help="Delta engine for reads and the results append (default: auto)")
+    parser.add_argument(
+        "--engine",
+        default="auto",
+        choices=ENGINE_NAMES,
+        help="Delta engine for reads and the results append (default: auto)",
+    )
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "validate", help="run the data-quality suites on a lake and write the report",
+        "validate",
+        help="run the data-quality suites on a lake and write the report",
         description="Validate a binlake lake with Great Expectations: suites generated from SDI for every "
-                    "silver table, plus bronze ordering, reconciliation, quarantine and registry checks.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "silver table, plus bronze ordering, reconciliation, quarantine and registry checks.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -68,8 +85,10 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     from binlake.quality.runner import ValidationOptions, validate_lake
 
     if not os.path.isdir(args.lake):
-        raise LakeLayoutError(f"{args.lake}: no such lake directory; pass the lake root that holds bronze/, "
-                              f"silver/ and meta/ (as given to `binlake run`)")
+        raise LakeLayoutError(
+            f"{args.lake}: no such lake directory; pass the lake root that holds bronze/, "
+            f"silver/ and meta/ (as given to `binlake run`)"
+        )
     if spark is None:
         from binlake.lake.failures import log_path
         from binlake.lake.layout import absolute
@@ -81,9 +100,12 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         log = log_path(layout.logs, "validate")
         print(f"binlake validate: starting Spark; its log: {log}", file=sys.stderr, flush=True)
         spark = build_session("binlake-validate", log_file=log)
-    options = ValidationOptions(max_quarantine_share=args.max_quarantine_share,
-                                suites=frozenset(args.suite) if args.suite else None,
-                                report_dir=args.report_dir, engine=args.engine)
+    options = ValidationOptions(
+        max_quarantine_share=args.max_quarantine_share,
+        suites=frozenset(args.suite) if args.suite else None,
+        report_dir=args.report_dir,
+        engine=args.engine,
+    )
     try:
         with could_not_run(args.lake):
             summary = validate_lake(spark, args.lake, args.run_id, options)
@@ -92,8 +114,11 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
         for item in s.not_validated:
             print(f"NOT VALIDATED {item}", file=sys.stderr)
         for r in s.failed_errors + s.failed_warnings:
-            print(f"FAILED {r.level:7} {r.suite}: {r.expectation_type}({r.columns or ''}) "
-                  f"unexpected={r.unexpected_count}", file=sys.stderr)
+            print(
+                f"FAILED {r.level:7} {r.suite}: {r.expectation_type}({r.columns or ''}) "
+                f"unexpected={r.unexpected_count}",
+                file=sys.stderr,
+            )
         print(f"{s.headline()}\nreport: {s.report_path}\ndata docs: {s.data_docs_path}")
         raise
     for r in summary.failed_warnings:
@@ -120,12 +145,14 @@ def could_not_run(lake: str) -> Iterator[None]:
     except Exception as exc:
         log = write_log(layout.logs, "validate", exc)
         what = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        raise BinlakeError(f"validate could not run: {what}; please report it with the full trace"
-                           + (f" ({log})" if log else "")) from None
+        raise BinlakeError(
+            f"validate could not run: {what}; please report it with the full trace" + (f" ({log})" if log else "")
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="validate", description=__doc__, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="validate", description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -20,16 +20,16 @@ class GenerateConfig:
     days: int = 2
     scale: float = 1.0
     tables: tuple[str, ...] = TABLE_NAMES
-    json_size: int = 1000               # approximate bytes of JSON text of an order document
-    partial_share: float = 0.8          # share of JSON updates shaped as JSON_SET/REPLACE/REMOVE/INSERT edits
-    compression_share: float = 0.2      # share of transactions written as zstd TRANSACTION_PAYLOAD events
-    row_image: str = "full"             # binlog_row_image: full, minimal or noblob
+    json_size: int = 1000  # approximate bytes of JSON text of an order document
+    partial_share: float = 0.8  # share of JSON updates shaped as JSON_SET/REPLACE/REMOVE/INSERT edits
+    compression_share: float = 0.2  # share of transactions written as zstd TRANSACTION_PAYLOAD events
+    row_image: str = "full"  # binlog_row_image: full, minimal or noblob
     start_date: dt.date = dt.date(2024, 3, 1)
     source: str = "shop-primary"
     server_id: int = 1
-    max_binlog_size: int = 0            # 0: a quarter of a day's expected bytes (several files per day)
-    alter_day: int = -1                 # day index of ALTER TABLE customers ADD COLUMN; -1: the middle day
-    ddl: bool = False                   # extra tables and the DDL plan of binlake.generate.schema_changes
+    max_binlog_size: int = 0  # 0: a quarter of a day's expected bytes (several files per day)
+    alter_day: int = -1  # day index of ALTER TABLE customers ADD COLUMN; -1: the middle day
+    ddl: bool = False  # extra tables and the DDL plan of binlake.generate.schema_changes
 
     @property
     def transactions_per_day(self) -> int:

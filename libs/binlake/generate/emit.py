@@ -27,7 +27,7 @@ from binlake.generate.workload import DELETE, INSERT, UPDATE, Statement, Transac
 from binlake.mysqljson import BinaryJson, DiffOp, JsonDiff, JsonPath, parse_path
 from binlake.mysqljson.diff import ENCODED_LENGTH_BYTES
 
-ROWS_EVENT_MAX_SIZE = 8192         # binlog_row_event_max_size
+ROWS_EVENT_MAX_SIZE = 8192  # binlog_row_event_max_size
 THREAD_ID = 42
 TM_BIT_LEN_EXACT_F = 1
 
@@ -35,18 +35,36 @@ TM_BIT_LEN_EXACT_F = 1
 Q_FLAGS2_CODE, Q_SQL_MODE_CODE, Q_CATALOG_NZ_CODE, Q_CHARSET_CODE = 0, 1, 6, 4
 Q_UPDATED_DB_NAMES, Q_DDL_LOGGED_WITH_XID, Q_DEFAULT_COLLATION_FOR_UTF8MB4 = 12, 17, 18
 SQL_MODE_80_DEFAULT = 0x4000_0000_0000 | 0x1_0000_0000 | 0x2_0000_0000 | 0x20_0000 | 0x8_0000_0000 | 0x40_0000
-_COMMON_STATUS = (U8.pack(Q_FLAGS2_CODE) + U32.pack(0) + U8.pack(Q_SQL_MODE_CODE) + U64.pack(SQL_MODE_80_DEFAULT)
-                  + U8.pack(Q_CATALOG_NZ_CODE) + U8.pack(3) + b"std"
-                  + U8.pack(Q_CHARSET_CODE) + U16.pack(255) + U16.pack(255) + U16.pack(255))
+_COMMON_STATUS = (
+    U8.pack(Q_FLAGS2_CODE)
+    + U32.pack(0)
+    + U8.pack(Q_SQL_MODE_CODE)
+    + U64.pack(SQL_MODE_80_DEFAULT)
+    + U8.pack(Q_CATALOG_NZ_CODE)
+    + U8.pack(3)
+    + b"std"
+    + U8.pack(Q_CHARSET_CODE)
+    + U16.pack(255)
+    + U16.pack(255)
+    + U16.pack(255)
+)
 
 
 def _ddl_status(db: str, xid: int) -> bytes:
     names = U8.pack(1) + db.encode() + b"\0" if db else U8.pack(0)
-    return (_COMMON_STATUS + U8.pack(Q_UPDATED_DB_NAMES) + names + U8.pack(Q_DDL_LOGGED_WITH_XID) + U64.pack(xid)
-            + U8.pack(Q_DEFAULT_COLLATION_FOR_UTF8MB4) + U16.pack(255))
+    return (
+        _COMMON_STATUS
+        + U8.pack(Q_UPDATED_DB_NAMES)
+        + names
+        + U8.pack(Q_DDL_LOGGED_WITH_XID)
+        + U64.pack(xid)
+        + U8.pack(Q_DEFAULT_COLLATION_FOR_UTF8MB4)
+        + U16.pack(255)
+    )
 
 
 # --- TABLE_MAP ---------------------------------------------------------------------------------------------------
+
 
 def _metadata(c: ColumnDef) -> int:
     """``m_field_metadata`` of a column (see TableMapEvent.column_metadata)."""
@@ -71,7 +89,7 @@ def _metadata(c: ColumnDef) -> int:
         if c.real_type == C.MYSQL_TYPE_SET:
             n = (len(c.elements) + 7) // 8
             return C.MYSQL_TYPE_SET << 8 | (8 if n > 4 else n)
-        n = c.max_bytes           # Field_string::do_save_field_metadata: the length's high bits go into byte 0
+        n = c.max_bytes  # Field_string::do_save_field_metadata: the length's high bits go into byte 0
         return ((C.MYSQL_TYPE_STRING ^ ((n & 0x300) >> 4)) << 8) | (n & 0xFF)
     return 0
 
@@ -84,8 +102,9 @@ def _charsets(collations: list[int]) -> tuple[Optional[ev.DefaultCharset], Optio
         return None, None
     default = Counter(collations).most_common(1)[0][0]
     overrides = tuple((i, c) for i, c in enumerate(collations) if c != default)
-    default_size = len(packed_length(default)) + sum(len(packed_length(i)) + len(packed_length(c))
-                                                     for i, c in overrides)
+    default_size = len(packed_length(default)) + sum(
+        len(packed_length(i)) + len(packed_length(c)) for i, c in overrides
+    )
     if default_size <= sum(len(packed_length(c)) for c in collations):
         return ev.DefaultCharset(default, overrides), None
     return None, tuple(collations)
@@ -103,16 +122,22 @@ def table_map_event(t: TableDef) -> ev.TableMapEvent:
     default_charset, column_charsets = _charsets([c.collation_id or C.BINARY_COLLATION_ID for c in char_cols])
     enum_set_default, enum_set_columns = _charsets([c.collation_id or 0 for c in enum_set])
     tm = ev.TableMapEvent(
-        table_id=t.table_id, flags=TM_BIT_LEN_EXACT_F, db=t.db, table=t.name,
-        column_types=tuple(c.type_code for c in cols), column_metadata=tuple(_metadata(c) for c in cols),
+        table_id=t.table_id,
+        flags=TM_BIT_LEN_EXACT_F,
+        db=t.db,
+        table=t.name,
+        column_types=tuple(c.type_code for c in cols),
+        column_metadata=tuple(_metadata(c) for c in cols),
         null_bits=bytes(null_bits),
         signedness=tuple(c.unsigned for c in cols if c.type_code in C.NUMERIC_TYPES),
-        default_charset=default_charset, column_charsets=column_charsets,
+        default_charset=default_charset,
+        column_charsets=column_charsets,
         column_names=tuple(c.name for c in cols),
         set_str_values=tuple(c.elements for c in cols if c.real_type == C.MYSQL_TYPE_SET) or None,
         enum_str_values=tuple(c.elements for c in cols if c.real_type == C.MYSQL_TYPE_ENUM) or None,
         simple_primary_key=t.pk_indexes or None,
-        enum_and_set_default_charset=enum_set_default, enum_and_set_column_charsets=enum_set_columns,
+        enum_and_set_default_charset=enum_set_default,
+        enum_and_set_column_charsets=enum_set_columns,
         column_visibility=tuple(True for _ in cols),
     )
     return replace(tm, optional_metadata=optional_metadata_fields(tm))
@@ -141,8 +166,8 @@ class Emitter:
         self.row_image = row_image
         self.partial_json = partial_json
         self.xid = 1000
-        self._maps: dict[int, ev.TableMapEvent] = {}             # table id (one per table version) -> map
-        self._cells: dict[int, tuple[Any, BinaryJson]] = {}     # id(doc) -> (doc, its binary JSON cell)
+        self._maps: dict[int, ev.TableMapEvent] = {}  # table id (one per table version) -> map
+        self._cells: dict[int, tuple[Any, BinaryJson]] = {}  # id(doc) -> (doc, its binary JSON cell)
         self._json = JsonEncoder()
         self.stats: Counter = Counter()
 
@@ -172,8 +197,7 @@ class Emitter:
             self.xid += 1
             q = ev.QueryEvent(THREAD_ID, 0, 0, _ddl_status(txn.ddl_db, self.xid), txn.ddl_db, txn.ddl)
             return [Event(q, ts)]
-        out = [Event(ev.QueryEvent(THREAD_ID, 0, 0, _COMMON_STATUS, "", "BEGIN"), ts,
-                     flags=C.LOG_EVENT_SUPPRESS_USE_F)]
+        out = [Event(ev.QueryEvent(THREAD_ID, 0, 0, _COMMON_STATUS, "", "BEGIN"), ts, flags=C.LOG_EVENT_SUPPRESS_USE_F)]
         for stmt in txn.statements:
             out.append(Event(self.table_map(stmt.table), ts))
             out.extend(self._rows_events(stmt, ts))
@@ -220,7 +244,7 @@ class Emitter:
             type_code, cls = C.PARTIAL_UPDATE_ROWS_EVENT, ev.PartialUpdateRowsEvent
         else:
             type_code, cls = C.UPDATE_ROWS_EVENT, ev.UpdateRowsEvent
-        groups: list[tuple[tuple, list, int]] = []      # (bitmaps, rows, approx size)
+        groups: list[tuple[tuple, list, int]] = []  # (bitmaps, rows, approx size)
         for change in stmt.changes:
             if stmt.kind == INSERT:
                 bitmaps: tuple = (self._present(table, INSERT, "a", frozenset()),)
@@ -231,11 +255,16 @@ class Emitter:
                 for i in json_cols:
                     self._forget(change.before[i])
             else:
-                bitmaps = (self._present(table, UPDATE, "b", change.assigned),
-                           self._present(table, UPDATE, "a", change.assigned))
+                bitmaps = (
+                    self._present(table, UPDATE, "b", change.assigned),
+                    self._present(table, UPDATE, "a", change.assigned),
+                )
                 row = self._update_row(table, change, bitmaps, json_cols, type_code)
-            size = _approx_size(row.before, json_cols) + _approx_size(row.after, json_cols) \
-                if stmt.kind == UPDATE else _approx_size(row, json_cols)
+            size = (
+                _approx_size(row.before, json_cols) + _approx_size(row.after, json_cols)
+                if stmt.kind == UPDATE
+                else _approx_size(row, json_cols)
+            )
             if groups and groups[-1][0] == bitmaps and groups[-1][2] + size <= ROWS_EVENT_MAX_SIZE:
                 groups[-1][1].append(row)
                 groups[-1] = (bitmaps, groups[-1][1], groups[-1][2] + size)
@@ -253,8 +282,7 @@ class Emitter:
             self.stats[type_code] += 1
         return out
 
-    def _update_row(self, table: TableDef, change, bitmaps: tuple, json_cols: tuple[int, ...],
-                    type_code: int) -> Any:
+    def _update_row(self, table: TableDef, change, bitmaps: tuple, json_cols: tuple[int, ...], type_code: int) -> Any:
         before = self._image(change.before, bitmaps[0], json_cols)
         after = self._image(change.after, bitmaps[1], json_cols)
         for i in json_cols:
@@ -281,8 +309,9 @@ class Emitter:
             after = tuple(after_l)
         if not partial:
             return ev.PartialUpdateRow(before, after, 0)
-        return ev.PartialUpdateRow(before, after, C.PARTIAL_JSON_UPDATES, tuple(partial),
-                                   partial_bits(json_cols, partial))
+        return ev.PartialUpdateRow(
+            before, after, C.PARTIAL_JSON_UPDATES, tuple(partial), partial_bits(json_cols, partial)
+        )
 
 
 def _approx_size(values: tuple, json_cols: tuple[int, ...]) -> int:

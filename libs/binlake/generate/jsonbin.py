@@ -19,11 +19,11 @@ from binlake.mysqljson import encode as reference_encode
 SMALL_OBJECT, LARGE_OBJECT, SMALL_ARRAY, LARGE_ARRAY = 0x0, 0x1, 0x2, 0x3
 LITERAL, INT16, INT32, INT64, UINT64, DOUBLE, STRING = 0x4, 0x5, 0x7, 0x9, 0xA, 0xB, 0xC
 NULL_LITERAL, TRUE_LITERAL, FALSE_LITERAL = 0x0, 0x1, 0x2
-_SMALL = (struct.Struct("<HH"), struct.Struct("<HH"), struct.Struct("<BH"), 0xFFFF)   # header, key, value entry
+_SMALL = (struct.Struct("<HH"), struct.Struct("<HH"), struct.Struct("<BH"), 0xFFFF)  # header, key, value entry
 _LARGE = (struct.Struct("<II"), struct.Struct("<IH"), struct.Struct("<BI"), 0xFFFFFFFF)
 _I16, _I32, _I64, _U64, _F64 = (struct.Struct(f) for f in ("<h", "<i", "<q", "<Q", "<d"))
 MEMO_LIMIT = 500_000
-REMOVE_OPERATION = 2                   # enum_json_diff_operation::REMOVE: no value
+REMOVE_OPERATION = 2  # enum_json_diff_operation::REMOVE: no value
 
 
 def _varlen(n: int) -> bytes:
@@ -64,10 +64,11 @@ def _key_layout(names: tuple[str, ...]) -> tuple:
             offset = 4 + 7 * n
             entries = []
             for r in raw:
-                entries.append(_SMALL[1].pack(offset & 0xFFFF, len(r) & 0xFFFF))   # unused when it overflows
+                entries.append(_SMALL[1].pack(offset & 0xFFFF, len(r) & 0xFFFF))  # unused when it overflows
                 offset += len(r)
             got = blocks[n] = (b"".join(entries), key_data)
         return got
+
     return ordered, raw, small_block
 
 
@@ -81,7 +82,7 @@ class JsonEncoder:
 
     def __init__(self) -> None:
         self._memo: dict[int, tuple[Any, int, bytes]] = {}
-        self._keys: dict[tuple[str, ...], tuple] = {}    # member names -> _key_layout
+        self._keys: dict[tuple[str, ...], tuple] = {}  # member names -> _key_layout
 
     def encode(self, doc: Any) -> bytes:
         kind = type(doc)
@@ -109,7 +110,7 @@ class JsonEncoder:
             if -(1 << 63) <= v < 1 << 63:
                 return INT64, _I64.pack(v)
             return UINT64, _U64.pack(v)
-        raw = reference_encode(v)          # literals and opaque values: the reference handles them
+        raw = reference_encode(v)  # literals and opaque values: the reference handles them
         return raw[0], raw[1:]
 
     def _container(self, value: Any) -> tuple[int, bytes]:
@@ -127,11 +128,16 @@ class JsonEncoder:
             layout = _NO_KEYS
             values = value
         result = self._small(is_object, layout, values)
-        if result is None:                                 # offsets beyond 64 KiB: the general path
+        if result is None:  # offsets beyond 64 KiB: the general path
             keys = layout[1]
-            children = [self._container(v) if type(v) is dict or type(v) is list
-                        else None if v is None or type(v) is bool or (type(v) is int and -(1 << 15) <= v < 1 << 15)
-                        else self._scalar(v) for v in values]
+            children = [
+                self._container(v)
+                if type(v) is dict or type(v) is list
+                else None
+                if v is None or type(v) is bool or (type(v) is int and -(1 << 15) <= v < 1 << 15)
+                else self._scalar(v)
+                for v in values
+            ]
             result = self._assemble(is_object, keys, values, children, large=False)
             if result is None:
                 result = self._assemble(is_object, keys, values, children, large=True)
@@ -179,8 +185,9 @@ class JsonEncoder:
         return (SMALL_OBJECT if is_object else SMALL_ARRAY), body
 
     @staticmethod
-    def _assemble(is_object: bool, keys: list[bytes], values: Any, children: list,
-                  large: bool) -> tuple[int, bytes] | None:
+    def _assemble(
+        is_object: bool, keys: list[bytes], values: Any, children: list, large: bool
+    ) -> tuple[int, bytes] | None:
         """The container's body in the small (2-byte offsets) or large (4-byte) layout; None if it does not fit."""
         header, key_entry, value_entry, limit = _LARGE if large else _SMALL
         count = len(children)

@@ -15,17 +15,17 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-REPLACE, INSERT, REMOVE = 0, 1, 2      # enum_json_diff_operation
+REPLACE, INSERT, REMOVE = 0, 1, 2  # enum_json_diff_operation
 OPERATION_NAMES = {REPLACE: "REPLACE", INSERT: "INSERT", REMOVE: "REMOVE"}
 
-Path = tuple[Any, ...]                 # str member names and int array indexes, from the document root
+Path = tuple[Any, ...]  # str member names and int array indexes, from the document root
 
 
 @dataclass(frozen=True, slots=True)
 class Edit:
     operation: int
     path: Path
-    value: Any = None                  # None (JSON null) for REMOVE too; REMOVE carries no value
+    value: Any = None  # None (JSON null) for REMOVE too; REMOVE carries no value
 
     @property
     def path_text(self) -> str:
@@ -70,9 +70,38 @@ def _shallow(container: Any) -> Any:
     return dict(container) if type(container) is dict else list(container)
 
 
-WORDS = ("alpha", "blue", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "iris", "jade", "kestrel",
-         "lumen", "maple", "nova", "onyx", "pine", "quartz", "river", "sierra", "tundra", "umber", "vale",
-         "willow", "xenon", "yarrow", "zephyr", "Zürich", "café", "naïve", "東京")
+WORDS = (
+    "alpha",
+    "blue",
+    "cedar",
+    "delta",
+    "ember",
+    "fjord",
+    "garnet",
+    "harbor",
+    "iris",
+    "jade",
+    "kestrel",
+    "lumen",
+    "maple",
+    "nova",
+    "onyx",
+    "pine",
+    "quartz",
+    "river",
+    "sierra",
+    "tundra",
+    "umber",
+    "vale",
+    "willow",
+    "xenon",
+    "yarrow",
+    "zephyr",
+    "Zürich",
+    "café",
+    "naïve",
+    "東京",
+)
 COLORS = ("red", "green", "blue", "black", "white", "silver")
 CARRIERS = ("dhl", "ups", "fedex", "postnl", "laposte")
 CITIES = ("Amsterdam", "Berlin", "Lisbon", "Montréal", "Oslo", "São Paulo", "Tokyo", "Zagreb")
@@ -103,13 +132,20 @@ def item_pool(rng: random.Random, size: int = 2000) -> list[dict]:
 
     Documents never change in place, so one line object can sit in many documents; the binary JSON encoder
     then encodes it once."""
-    return [{"sku": rng.randrange(1, 10**9), "qty": rng.randrange(1, 6), "price": rng.randrange(99, 99999) / 100,
-             "tags": [COLORS[rng.randrange(len(COLORS))] for _ in range(rng.randrange(0, 3))]}
-            for _ in range(size)]
+    return [
+        {
+            "sku": rng.randrange(1, 10**9),
+            "qty": rng.randrange(1, 6),
+            "price": rng.randrange(99, 99999) / 100,
+            "tags": [COLORS[rng.randrange(len(COLORS))] for _ in range(rng.randrange(0, 3))],
+        }
+        for _ in range(size)
+    ]
 
 
-def order_document(rng: random.Random, customer_id: int, json_size: int, pool: list[dict],
-                   shared: dict | None = None) -> dict:
+def order_document(
+    rng: random.Random, customer_id: int, json_size: int, pool: list[dict], shared: dict | None = None
+) -> dict:
     """An order document of roughly ``json_size`` bytes of JSON text: nested objects, an array of order lines
     drawn from ``pool`` (see :func:`item_pool`). Sub-objects with few variants (customer, payment, shipping,
     flags) are taken from ``shared`` when given, as identical values are shared (never changed in place)."""
@@ -171,7 +207,7 @@ def _one_order_edit(rng: random.Random, doc: dict) -> Edit:
     if roll == 2:
         events = doc["shipping"]["events"]
         event = {"at": f"2024-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}", "code": rng.randrange(100)}
-        return Edit(INSERT, ("shipping", "events", len(events)), event)          # JSON_ARRAY_APPEND shape
+        return Edit(INSERT, ("shipping", "events", len(events)), event)  # JSON_ARRAY_APPEND shape
     if roll == 3:
         if "tracking" in doc["shipping"]:
             return Edit(REPLACE, ("shipping", "tracking"), f"TRK{rng.randrange(10**9)}")

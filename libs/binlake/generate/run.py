@@ -71,15 +71,22 @@ def _generate(out: Path, config: GenerateConfig) -> GenerateResult:
     landing = out / "landing" / config.source
     if landing.exists() and any(landing.iterdir()):
         from binlake.errors import BinlakeError
+
         raise BinlakeError(f"{landing} is not empty; generate into a new --out directory")
     workload = Workload(config)
     emitter = Emitter(config.row_image, partial_json=config.partial_share > 0)
     day0 = int(dt.datetime.combine(config.start_date, dt.time(), dt.timezone.utc).timestamp())
-    writer = BinlogWriter(landing, server_id=config.server_id, server_uuid=SERVER_UUID,
-                          max_size=config.rotate_size, create_timestamp=day0)
+    writer = BinlogWriter(
+        landing, server_id=config.server_id, server_uuid=SERVER_UUID, max_size=config.rotate_size, create_timestamp=day0
+    )
     result = GenerateResult(out)
-    manifest: dict = {"config": _config_json(config), "source": config.source, "days": [], "table_versions": [],
-                      "ddl": []}
+    manifest: dict = {
+        "config": _config_json(config),
+        "source": config.source,
+        "days": [],
+        "table_versions": [],
+        "ddl": [],
+    }
     created: dict[str, dt.datetime] = {}
     truth_writer = TruthWriter(out / "truth")
     for day, date, transactions in workload.days():
@@ -87,35 +94,59 @@ def _generate(out: Path, config: GenerateConfig) -> GenerateResult:
         last_us = 0
         for txn in transactions:
             events = emitter.events(txn)
-            where = writer.write_transaction(events, gno=txn.gno, commit_time_us=txn.commit_time_us,
-                                             compress=txn.compressed and txn.ddl is None)
+            where = writer.write_transaction(
+                events, gno=txn.gno, commit_time_us=txn.commit_time_us, compress=txn.compressed and txn.ddl is None
+            )
             result.transactions += 1
             result.row_changes += sum(len(s.changes) for s in txn.statements)
             last_us = txn.commit_time_us
             if txn.ddl is not None:
                 when = _utc(txn.commit_time_us)
-                manifest["ddl"].append({"gno": txn.gno, "db": txn.ddl_db, "statement": txn.ddl,
-                                        "binlog_file": where.file, "binlog_pos": where.start,
-                                        "commit_time": when.isoformat() + "Z"})
-                ended = created.pop(txn.ends, None)      # a renamed table keeps its creation time
+                manifest["ddl"].append(
+                    {
+                        "gno": txn.gno,
+                        "db": txn.ddl_db,
+                        "statement": txn.ddl,
+                        "binlog_file": where.file,
+                        "binlog_pos": where.start,
+                        "commit_time": when.isoformat() + "Z",
+                    }
+                )
+                ended = created.pop(txn.ends, None)  # a renamed table keeps its creation time
             if txn.new_table is not None:
                 t = txn.new_table
                 first = created.setdefault(t.qualified, ended or when)
                 paths = write_table_sdi(out / "sdi", t, when, first)
-                manifest["table_versions"].append({
-                    "db": t.db, "table": t.name, "version": t.version, "table_id": t.table_id, "ddl": txn.ddl,
-                    "gno": txn.gno, "binlog_file": where.file, "binlog_pos": where.start,
-                    "commit_time": when.isoformat() + "Z", "sdi": [str(p.relative_to(out)) for p in paths]})
+                manifest["table_versions"].append(
+                    {
+                        "db": t.db,
+                        "table": t.name,
+                        "version": t.version,
+                        "table_id": t.table_id,
+                        "ddl": txn.ddl,
+                        "gno": txn.gno,
+                        "binlog_file": where.file,
+                        "binlog_pos": where.start,
+                        "commit_time": when.isoformat() + "Z",
+                        "sdi": [str(p.relative_to(out)) for p in paths],
+                    }
+                )
         tables = workload.truth()
         truth = [str(truth_writer.write(t, date, rows).relative_to(out)) for t, rows in tables]
         last_file = writer.current_file.name
         if day < config.days - 1:
-            writer.rotate(last_us // 1_000_000)          # a daily FLUSH BINARY LOGS
-        manifest["days"].append({
-            "date": date.isoformat(), "first_binlog": first_file, "last_binlog": last_file, "last_gno": workload.gno,
-            "truth": truth, "columns": {t.qualified: [c.name for c in t.columns] for t, _ in tables
-                                        if t.name in workload.state},
-            "blocked_changes": dict(workload.blocked_changes)})
+            writer.rotate(last_us // 1_000_000)  # a daily FLUSH BINARY LOGS
+        manifest["days"].append(
+            {
+                "date": date.isoformat(),
+                "first_binlog": first_file,
+                "last_binlog": last_file,
+                "last_gno": workload.gno,
+                "truth": truth,
+                "columns": {t.qualified: [c.name for c in t.columns] for t, _ in tables if t.name in workload.state},
+                "blocked_changes": dict(workload.blocked_changes),
+            }
+        )
     writer.close()
     result.binlogs = list(writer.files)
     result.binlog_bytes = sum(p.stat().st_size for p in writer.files)
@@ -123,8 +154,12 @@ def _generate(out: Path, config: GenerateConfig) -> GenerateResult:
     result.seconds = time.perf_counter() - started
     manifest["blocked"] = workload.blocked
     manifest["binlogs"] = [{"file": p.name, "bytes": p.stat().st_size} for p in writer.files]
-    manifest["counts"] = {"transactions": result.transactions, "row_changes": result.row_changes,
-                          "binlog_bytes": result.binlog_bytes, "events": result.events}
+    manifest["counts"] = {
+        "transactions": result.transactions,
+        "row_changes": result.row_changes,
+        "binlog_bytes": result.binlog_bytes,
+        "events": result.events,
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return result
 

@@ -49,52 +49,88 @@ RowMap = Callable[[tuple], tuple]
 
 def extra_tables() -> tuple[TableDef, ...]:
     """Version 1 of the tables the plan changes."""
+
     def serial() -> ColumnDef:
         return int_col("id", "int", MYSQL_TYPE_LONG, nullable=False, auto_increment=True)
 
     return (
-        TableDef(DB, "stock_moves", (
-            serial(),
-            char_col("sku", "varchar", 20, nullable=False),
-            int_col("qty", "int", MYSQL_TYPE_LONG, nullable=False),
-            ColumnDef("cost", "decimal(8,2)", MYSQL_TYPE_NEWDECIMAL, precision=8, scale=2),
-            ColumnDef("weight", "float", MYSQL_TYPE_FLOAT),
-            char_col("note", "varchar", 40),
-            char_col("legacy_code", "varchar", 10),
-            time_col("moved_at", "datetime", 0, nullable=False),
-        ), ("id",), table_id=105),
-        TableDef(DB, "cart_items", (                        # no primary key: equal rows happen
-            int_col("cart_id", "int", MYSQL_TYPE_LONG, nullable=False),
-            int_col("sku", "bigint", MYSQL_TYPE_LONGLONG, nullable=False),
-            int_col("qty", "smallint", MYSQL_TYPE_SHORT, nullable=False),
-            char_col("note", "varchar", 16),
-        ), (), table_id=106),
-        TableDef(DB, "wishlists", (
-            serial(),
-            int_col("customer_id", "int unsigned", MYSQL_TYPE_LONG, nullable=False),
-            char_col("title", "varchar", 60),
-            time_col("created_at", "datetime", 0, nullable=False),
-        ), ("id",), table_id=107),
-        TableDef(DB, "sessions", (
-            serial(),
-            char_col("token", "varchar", 32, nullable=False),
-            time_col("started_at", "datetime", 0, nullable=False),
-        ), ("id",), table_id=108),
-        TableDef(DB, "coupons", (
-            serial(),
-            char_col("code", "varchar", 12, nullable=False),     # digits only, so MODIFY ... INT converts them
-            ColumnDef("discount", "decimal(5,2)", MYSQL_TYPE_NEWDECIMAL, nullable=False, precision=5, scale=2),
-        ), ("id",), table_id=109),
+        TableDef(
+            DB,
+            "stock_moves",
+            (
+                serial(),
+                char_col("sku", "varchar", 20, nullable=False),
+                int_col("qty", "int", MYSQL_TYPE_LONG, nullable=False),
+                ColumnDef("cost", "decimal(8,2)", MYSQL_TYPE_NEWDECIMAL, precision=8, scale=2),
+                ColumnDef("weight", "float", MYSQL_TYPE_FLOAT),
+                char_col("note", "varchar", 40),
+                char_col("legacy_code", "varchar", 10),
+                time_col("moved_at", "datetime", 0, nullable=False),
+            ),
+            ("id",),
+            table_id=105,
+        ),
+        TableDef(
+            DB,
+            "cart_items",
+            (  # no primary key: equal rows happen
+                int_col("cart_id", "int", MYSQL_TYPE_LONG, nullable=False),
+                int_col("sku", "bigint", MYSQL_TYPE_LONGLONG, nullable=False),
+                int_col("qty", "smallint", MYSQL_TYPE_SHORT, nullable=False),
+                char_col("note", "varchar", 16),
+            ),
+            (),
+            table_id=106,
+        ),
+        TableDef(
+            DB,
+            "wishlists",
+            (
+                serial(),
+                int_col("customer_id", "int unsigned", MYSQL_TYPE_LONG, nullable=False),
+                char_col("title", "varchar", 60),
+                time_col("created_at", "datetime", 0, nullable=False),
+            ),
+            ("id",),
+            table_id=107,
+        ),
+        TableDef(
+            DB,
+            "sessions",
+            (
+                serial(),
+                char_col("token", "varchar", 32, nullable=False),
+                time_col("started_at", "datetime", 0, nullable=False),
+            ),
+            ("id",),
+            table_id=108,
+        ),
+        TableDef(
+            DB,
+            "coupons",
+            (
+                serial(),
+                char_col("code", "varchar", 12, nullable=False),  # digits only, so MODIFY ... INT converts them
+                ColumnDef("discount", "decimal(5,2)", MYSQL_TYPE_NEWDECIMAL, nullable=False, precision=5, scale=2),
+            ),
+            ("id",),
+            table_id=109,
+        ),
     )
 
 
 # The `sessions` table CREATE TABLE makes after DROP TABLE `sessions`: a new table with other columns.
-SESSIONS_AGAIN = TableDef(DB, "sessions", (
-    int_col("id", "bigint", MYSQL_TYPE_LONGLONG, nullable=False, auto_increment=True),
-    int_col("customer_id", "int unsigned", MYSQL_TYPE_LONG, nullable=False),
-    char_col("device", "varchar", 20),
-    time_col("started_at", "datetime", 3, nullable=False),
-), ("id",))
+SESSIONS_AGAIN = TableDef(
+    DB,
+    "sessions",
+    (
+        int_col("id", "bigint", MYSQL_TYPE_LONGLONG, nullable=False, auto_increment=True),
+        int_col("customer_id", "int unsigned", MYSQL_TYPE_LONG, nullable=False),
+        char_col("device", "varchar", 20),
+        time_col("started_at", "datetime", 3, nullable=False),
+    ),
+    ("id",),
+)
 
 # varchar columns holding digit strings (MySQL converts them to the integers they spell on MODIFY ... INT)
 DIGITS = frozenset({("coupons", "code")})
@@ -106,17 +142,17 @@ def column_value(v: ModelValues, table: str, c: ColumnDef) -> Any:
         return None
     rng, base = v.rng, c.base_type
     if (table, c.name) in DIGITS and base == "varchar":
-        return str(rng.randrange(1, 10 ** 6))
+        return str(rng.randrange(1, 10**6))
     if base == "tinyint":
         return rng.randrange(2)
     if base == "smallint":
         return rng.randrange(1, 100)
     if base == "int":
-        return rng.randrange(2 ** 32) if c.unsigned else v.int32()
+        return rng.randrange(2**32) if c.unsigned else v.int32()
     if base == "bigint":
-        return rng.randrange(-2 ** 63, 2 ** 63)
+        return rng.randrange(-(2**63), 2**63)
     if base == "varchar":
-        return v.text(c.length)[:c.length]
+        return v.text(c.length)[: c.length]
     if base == "decimal":
         return v.decimal(c.precision, c.scale)
     if base == "float":
@@ -138,12 +174,13 @@ def _retyped(old: ColumnDef, new: ColumnDef, value: Any) -> Any:
     if isinstance(value, str) and new.base_type in ("tinyint", "smallint", "int", "bigint"):
         return int(value)
     if old.base_type == "float" and new.base_type == "double":
-        return _F32.unpack(_F32.pack(value))[0]          # the float's exact value, now a double
+        return _F32.unpack(_F32.pack(value))[0]  # the float's exact value, now a double
     return value
 
 
 # --- the plan's statements ------------------------------------------------------------------------------------
 # ``table`` names a table as it is called when the statement runs.
+
 
 @dataclass(frozen=True)
 class Truncate:
@@ -185,10 +222,11 @@ class RenameTable:
 # ALTER TABLE clauses: ``change(t)`` gives the table as the clause leaves it (same version), the clause's text
 # and how each existing row changes (None: not at all)
 
+
 @dataclass(frozen=True)
 class AddColumn:
-    column: ColumnDef               # with its DEFAULT (``default_sql``)
-    value: Any                      # what existing rows get: the DEFAULT as MySQL stores it
+    column: ColumnDef  # with its DEFAULT (``default_sql``)
+    value: Any  # what existing rows get: the DEFAULT as MySQL stores it
     after: Optional[str] = None
     first: bool = False
 
@@ -196,8 +234,11 @@ class AddColumn:
         at = 0 if self.first else t.index(self.after) + 1 if self.after else len(t.columns)
         where = " FIRST" if self.first else f" AFTER `{self.after}`" if self.after else ""
         value = self.value
-        return (replace(t, columns=t.columns[:at] + (self.column,) + t.columns[at:]),
-                f"ADD COLUMN {self.column.ddl}{where}", lambda row: row[:at] + (value,) + row[at:])
+        return (
+            replace(t, columns=t.columns[:at] + (self.column,) + t.columns[at:]),
+            f"ADD COLUMN {self.column.ddl}{where}",
+            lambda row: row[:at] + (value,) + row[at:],
+        )
 
 
 @dataclass(frozen=True)
@@ -206,8 +247,11 @@ class DropColumn:
 
     def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
         at = t.index(self.column)
-        return (replace(t, columns=t.columns[:at] + t.columns[at + 1:]), f"DROP COLUMN `{self.column}`",
-                lambda row: row[:at] + row[at + 1:])
+        return (
+            replace(t, columns=t.columns[:at] + t.columns[at + 1 :]),
+            f"DROP COLUMN `{self.column}`",
+            lambda row: row[:at] + row[at + 1 :],
+        )
 
 
 @dataclass(frozen=True)
@@ -217,7 +261,7 @@ class RenameColumn:
 
     def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
         at = t.index(self.old)
-        columns = t.columns[:at] + (replace(t.columns[at], name=self.new),) + t.columns[at + 1:]
+        columns = t.columns[:at] + (replace(t.columns[at], name=self.new),) + t.columns[at + 1 :]
         return replace(t, columns=columns), f"RENAME COLUMN `{self.old}` TO `{self.new}`", None
 
 
@@ -230,7 +274,7 @@ class ChangeColumn:
 
     def change(self, t: TableDef) -> tuple[TableDef, str, Optional[RowMap]]:
         at = t.index(self.old)
-        columns = t.columns[:at] + (self.column,) + t.columns[at + 1:]
+        columns = t.columns[:at] + (self.column,) + t.columns[at + 1 :]
         return replace(t, columns=columns), f"CHANGE COLUMN `{self.old}` {self.column.ddl}", None
 
 
@@ -247,9 +291,9 @@ class ModifyColumn:
         old, new = t.columns[at], self.column
 
         def convert(row: tuple) -> tuple:
-            return row[:at] + (_retyped(old, new, row[at]),) + row[at + 1:]
+            return row[:at] + (_retyped(old, new, row[at]),) + row[at + 1 :]
 
-        return replace(t, columns=t.columns[:at] + (new,) + t.columns[at + 1:]), f"MODIFY COLUMN {new.ddl}", convert
+        return replace(t, columns=t.columns[:at] + (new,) + t.columns[at + 1 :]), f"MODIFY COLUMN {new.ddl}", convert
 
 
 @dataclass(frozen=True)
@@ -289,30 +333,47 @@ class Alter:
         return (new.evolve(table_id), f"ALTER TABLE `{t.name}` " + ", ".join(parts), convert_all if converts else None)
 
 
-Step = Any      # Truncate, DropTable, CreateTable, RenameTable or Alter
+Step = Any  # Truncate, DropTable, CreateTable, RenameTable or Alter
 
 # The plan: migrations in order, spread evenly over the run (with three days one a day). The first holds one of
 # each kind of change the Delta engines carry out differently (a run of only the first day covers them); the drop
 # and the new table of the same name are in different ones, so a day ends with the name gone.
 PLAN: tuple[tuple[Step, ...], ...] = (
-    (Truncate("wishlists"),
-     Alter("stock_moves", (AddColumn(char_col("origin", "varchar", 8, nullable=False, default_sql="'manual'"),
-                                     "manual", after="sku"),
-                           ModifyColumn(int_col("qty", "bigint", MYSQL_TYPE_LONGLONG, nullable=False)),
-                           ModifyColumn(char_col("sku", "varchar", 60, nullable=False)),
-                           DropColumn("legacy_code"),
-                           RenameColumn("note", "remark"))),
-     RenameTable("wishlists", "saved_items"),
-     Alter("coupons", (ModifyColumn(int_col("code", "int", MYSQL_TYPE_LONG, nullable=False), widening=False),)),
-     DropTable("sessions")),
-    (Truncate("cart_items"),
-     Alter("stock_moves", (AddColumn(int_col("lot", "int", MYSQL_TYPE_LONG, default_sql="7"), 7, first=True),
-                           ModifyColumn(ColumnDef("cost", "decimal(12,2)", MYSQL_TYPE_NEWDECIMAL, precision=12,
-                                                  scale=2)),
-                           ModifyColumn(ColumnDef("weight", "double", MYSQL_TYPE_DOUBLE)))),
-     CreateTable(SESSIONS_AGAIN)),
-    (Alter("saved_items", (RenameTo("favourites"),)),
-     Alter("cart_items", (AddColumn(int_col("gift", "tinyint", MYSQL_TYPE_TINY, nullable=False, default_sql="0"),
-                                    0),)),
-     Alter("stock_moves", (ChangeColumn("moved_at", time_col("moved_on", "datetime", 0, nullable=False)),))),
+    (
+        Truncate("wishlists"),
+        Alter(
+            "stock_moves",
+            (
+                AddColumn(
+                    char_col("origin", "varchar", 8, nullable=False, default_sql="'manual'"), "manual", after="sku"
+                ),
+                ModifyColumn(int_col("qty", "bigint", MYSQL_TYPE_LONGLONG, nullable=False)),
+                ModifyColumn(char_col("sku", "varchar", 60, nullable=False)),
+                DropColumn("legacy_code"),
+                RenameColumn("note", "remark"),
+            ),
+        ),
+        RenameTable("wishlists", "saved_items"),
+        Alter("coupons", (ModifyColumn(int_col("code", "int", MYSQL_TYPE_LONG, nullable=False), widening=False),)),
+        DropTable("sessions"),
+    ),
+    (
+        Truncate("cart_items"),
+        Alter(
+            "stock_moves",
+            (
+                AddColumn(int_col("lot", "int", MYSQL_TYPE_LONG, default_sql="7"), 7, first=True),
+                ModifyColumn(ColumnDef("cost", "decimal(12,2)", MYSQL_TYPE_NEWDECIMAL, precision=12, scale=2)),
+                ModifyColumn(ColumnDef("weight", "double", MYSQL_TYPE_DOUBLE)),
+            ),
+        ),
+        CreateTable(SESSIONS_AGAIN),
+    ),
+    (
+        Alter("saved_items", (RenameTo("favourites"),)),
+        Alter(
+            "cart_items", (AddColumn(int_col("gift", "tinyint", MYSQL_TYPE_TINY, nullable=False, default_sql="0"), 0),)
+        ),
+        Alter("stock_moves", (ChangeColumn("moved_at", time_col("moved_on", "datetime", 0, nullable=False)),)),
+    ),
 )

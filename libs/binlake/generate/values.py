@@ -20,8 +20,8 @@ FIRST = ("Ana", "Bo", "Chloé", "Dmitri", "Eun-ji", "Farah", "Goran", "Hiroshi",
 LAST = ("Ålund", "Baker", "Czerny", "Dubois", "Eze", "Fischer", "García", "Hansen", "Ito", "Jovanović")
 COUNTRIES = ("NL", "DE", "FR", "PT", "JP", "BR", "US", "CA", "NO", "HR")
 _F32 = struct.Struct("<f")
-_TS_MIN = 1_500_000_000          # 2017-07-14
-_TS_SPAN = 250_000_000           # ~8 years
+_TS_MIN = 1_500_000_000  # 2017-07-14
+_TS_SPAN = 250_000_000  # ~8 years
 
 
 class ModelValues:
@@ -91,8 +91,16 @@ class ModelValues:
     def datetime(self, fsp: int) -> MysqlDateTime:
         r = self.rng
         micro = _truncate(r.randrange(1_000_000), fsp)
-        return MysqlDateTime(r.randrange(2015, 2025), r.randrange(1, 13), r.randrange(1, 29), r.randrange(24),
-                             r.randrange(60), r.randrange(60), micro, fsp)
+        return MysqlDateTime(
+            r.randrange(2015, 2025),
+            r.randrange(1, 13),
+            r.randrange(1, 29),
+            r.randrange(24),
+            r.randrange(60),
+            r.randrange(60),
+            micro,
+            fsp,
+        )
 
     def timestamp(self, fsp: int) -> MysqlTimestamp:
         r = self.rng
@@ -101,8 +109,14 @@ class ModelValues:
     def time(self, fsp: int) -> MysqlTime:
         """A TIME in -838:59:59 .. 838:59:59 (never a negative zero, which MySQL stores as zero)."""
         r = self.rng
-        return MysqlTime(r.random() < 0.1, r.randrange(1, 839), r.randrange(60), r.randrange(60),
-                         _truncate(r.randrange(1_000_000), fsp), fsp)
+        return MysqlTime(
+            r.random() < 0.1,
+            r.randrange(1, 839),
+            r.randrange(60),
+            r.randrange(60),
+            _truncate(r.randrange(1_000_000), fsp),
+            fsp,
+        )
 
     def set_of(self, elements: tuple[str, ...]) -> str:
         """A SET value as the row decoder gives it: member names in definition order, comma-separated."""

@@ -33,35 +33,35 @@ INSERT, UPDATE, DELETE = "insert", "update", "delete"
 class RowChange:
     before: tuple | None
     after: tuple | None
-    assigned: frozenset[int] = frozenset()              # column indexes an UPDATE's SET clause names
-    edits: tuple[tuple[int, tuple[jsondocs.Edit, ...]], ...] = ()   # (JSON column index, its edits)
+    assigned: frozenset[int] = frozenset()  # column indexes an UPDATE's SET clause names
+    edits: tuple[tuple[int, tuple[jsondocs.Edit, ...]], ...] = ()  # (JSON column index, its edits)
 
 
 @dataclass(frozen=True, slots=True)
 class Statement:
     table: TableDef
-    kind: str                                           # insert / update / delete
+    kind: str  # insert / update / delete
     changes: tuple[RowChange, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Transaction:
-    gno: int                                            # GTID sequence number (1-based, gap-free)
-    commit_time_us: int                                 # commit timestamp, microseconds since the epoch
+    gno: int  # GTID sequence number (1-based, gap-free)
+    commit_time_us: int  # commit timestamp, microseconds since the epoch
     statements: tuple[Statement, ...] = ()
-    ddl: str | None = None                              # a DDL transaction holds one statement and no rows
+    ddl: str | None = None  # a DDL transaction holds one statement and no rows
     ddl_db: str = ""
-    new_table: TableDef | None = None                   # the table version a DDL creates
-    ends: str = ""                                      # the qualified name a DROP or RENAME takes away
+    new_table: TableDef | None = None  # the table version a DDL creates
+    ends: str = ""  # the qualified name a DROP or RENAME takes away
     compressed: bool = False
 
 
 @dataclass
 class _TableState:
     table: TableDef
-    rows: dict[Any, tuple] = field(default_factory=dict)   # primary key -> row; no-PK tables: serial -> row
-    keys: list = field(default_factory=list)               # keys in insertion order, for cheap random picks
-    next_id: int = 1                                       # AUTO_INCREMENT of the extra tables
+    rows: dict[Any, tuple] = field(default_factory=dict)  # primary key -> row; no-PK tables: serial -> row
+    keys: list = field(default_factory=list)  # keys in insertion order, for cheap random picks
+    next_id: int = 1  # AUTO_INCREMENT of the extra tables
 
 
 class _Random(random.Random):
@@ -95,17 +95,17 @@ class Workload:
         self.migrations: dict[int, tuple[sc.Step, ...]] = {}
         self.gone: dict[str, TableDef] = {}
         self.frozen: dict[str, tuple[TableDef, list[tuple]]] = {}
-        self.blocked: dict[str, int] = {}                   # qualified name -> GTID number of the blocking DDL
-        self.blocked_changes: Counter = Counter()          # qualified name -> row changes logged after the block
+        self.blocked: dict[str, int] = {}  # qualified name -> GTID number of the blocking DDL
+        self.blocked_changes: Counter = Counter()  # qualified name -> row changes logged after the block
         if config.ddl:
             for t in sc.extra_tables():
                 self.state[t.name] = self.extra[t.name] = _TableState(t)
             total = config.days * config.transactions_per_day
             self.migrations = {(k + 1) * total // (len(sc.PLAN) + 1): m for k, m in enumerate(sc.PLAN)}
-        self.items: list[dict] | None = None              # shared order lines, made on the first order
-        self.shared_parts: dict = {}                      # shared small sub-documents of orders
+        self.items: list[dict] | None = None  # shared order lines, made on the first order
+        self.shared_parts: dict = {}  # shared small sub-documents of orders
         upper = 0
-        self._actions: list[tuple[int, Any]] = []        # (cumulative weight, statement maker)
+        self._actions: list[tuple[int, Any]] = []  # (cumulative weight, statement maker)
         for table, name, weight in self._ACTIONS:
             if table in self.state:
                 upper += weight
@@ -133,9 +133,13 @@ class Workload:
         n = cfg.transactions_per_day
         alter_at = n // 2 if day == cfg.effective_alter_day and "customers" in self.state else -1
         seeds = [name for name in ("customers", "products") if name in self.state]
-        planned = sum(len(m) for i, m in self.migrations.items() if i // n == day)      # the plan's DDL today
-        count = n + (alter_at >= 0) + planned + (2 + len(self.state) + self._seed_batches * len(seeds)
-                                               + len(self.extra) if day == 0 else 0)
+        planned = sum(len(m) for i, m in self.migrations.items() if i // n == day)  # the plan's DDL today
+        count = (
+            n
+            + (alter_at >= 0)
+            + planned
+            + (2 + len(self.state) + self._seed_batches * len(seeds) + len(self.extra) if day == 0 else 0)
+        )
         # commit timestamps: evenly spread over the day, microsecond resolution, deterministic
         start_us = int(dt.datetime.combine(cfg.date_of(day), dt.time(), dt.timezone.utc).timestamp()) * 1_000_000
         step = 86_400_000_000 // (count + 1)
@@ -161,11 +165,11 @@ class Workload:
     @property
     def _seed_batches(self) -> int:
         """Initial bulk inserts of 50 rows per event, so that the first day starts with data."""
-        return max(1, int(20 * self.config.scale ** 0.5))
+        return max(1, int(20 * self.config.scale**0.5))
 
     @property
     def _extra_seed_rows(self) -> int:
-        return max(8, int(400 * self.config.scale ** 0.5))
+        return max(8, int(400 * self.config.scale**0.5))
 
     def _txn(self, ts: int, statements: list[Statement]) -> Transaction:
         self.gno += 1
@@ -191,7 +195,7 @@ class Workload:
         if isinstance(step, sc.Truncate):
             st.rows.clear()
             st.keys.clear()
-            st.next_id = 1                                  # InnoDB's TRUNCATE restarts AUTO_INCREMENT
+            st.next_id = 1  # InnoDB's TRUNCATE restarts AUTO_INCREMENT
             return self._ddl(ts, step.sql(), old.db)
         if isinstance(step, sc.DropTable):
             del self.state[old.name]
@@ -216,7 +220,7 @@ class Workload:
         st = self.state["customers"]
         new, sql = st.table.add_column(LOYALTY_POINTS, self._table_id())
         st.table = new
-        st.rows = {k: row + (None,) for k, row in st.rows.items()}   # ADD COLUMN ... NULL: existing rows NULL
+        st.rows = {k: row + (None,) for k, row in st.rows.items()}  # ADD COLUMN ... NULL: existing rows NULL
         return self._ddl(ts, sql, new.db, new)
 
     def _table_id(self) -> int:
@@ -235,11 +239,19 @@ class Workload:
 
     # (table, statement maker, weight): the statement mix of one transaction
     _ACTIONS = (
-        ("orders", "_insert_orders", 20), ("orders", "_edit_order", 38), ("orders", "_delete_orders", 4),
-        ("products", "_edit_attributes", 9), ("products", "_reprice", 7), ("products", "_insert_product", 2),
-        ("products", "_resku", 1), ("customers", "_insert_customers", 5), ("customers", "_touch_customer", 8),
-        ("customers", "_delete_customer", 1), ("audit_log", "_audit_insert", 4),
-        ("audit_log", "_audit_update", 2), ("audit_log", "_audit_delete", 2),
+        ("orders", "_insert_orders", 20),
+        ("orders", "_edit_order", 38),
+        ("orders", "_delete_orders", 4),
+        ("products", "_edit_attributes", 9),
+        ("products", "_reprice", 7),
+        ("products", "_insert_product", 2),
+        ("products", "_resku", 1),
+        ("customers", "_insert_customers", 5),
+        ("customers", "_touch_customer", 8),
+        ("customers", "_delete_customer", 1),
+        ("audit_log", "_audit_insert", 4),
+        ("audit_log", "_audit_update", 2),
+        ("audit_log", "_audit_delete", 2),
     )
 
     def _random_statement(self) -> Statement | None:
@@ -253,8 +265,15 @@ class Workload:
     def _fallback_insert(self) -> Statement:
         """An insert into the first table, for a transaction whose random statements all found no rows."""
         name = next(iter(self.state))
-        return getattr(self, {"customers": "_insert_customers", "products": "_insert_product",
-                              "orders": "_insert_orders", "audit_log": "_audit_insert"}[name])()
+        return getattr(
+            self,
+            {
+                "customers": "_insert_customers",
+                "products": "_insert_product",
+                "orders": "_insert_orders",
+                "audit_log": "_audit_insert",
+            }[name],
+        )()
 
     # -- statements ---------------------------------------------------------------------------------------------
     def _key(self, table: TableDef, row: tuple) -> Any:
@@ -281,7 +300,7 @@ class Workload:
                 break
             i = self.rng.randrange(len(st.keys))
             key = st.keys[i]
-            if key not in st.rows:                      # deleted or re-keyed: drop lazily
+            if key not in st.rows:  # deleted or re-keyed: drop lazily
                 st.keys[i] = st.keys[-1]
                 st.keys.pop()
                 continue
@@ -312,10 +331,22 @@ class Workload:
         v, rng = self.v, self.rng
         cid = self.next_customer
         self.next_customer += 1
-        row = (cid, f"user{cid}@example.{('com', 'org', 'de', 'fr')[cid % 4]}",
-               v.maybe(0.9, v.name), v.country(), v.maybe(0.7, v.date), v.datetime(6), v.maybe(0.5, v.timestamp, 3),
-               v.decimal(12, 2), v.maybe(0.8, v.double), TIERS[rng.randrange(4)], v.set_of(CONSENTS),
-               rng.randrange(2), v.maybe(0.3, v.text, 200), v.maybe(0.1, v.blob, 300))
+        row = (
+            cid,
+            f"user{cid}@example.{('com', 'org', 'de', 'fr')[cid % 4]}",
+            v.maybe(0.9, v.name),
+            v.country(),
+            v.maybe(0.7, v.date),
+            v.datetime(6),
+            v.maybe(0.5, v.timestamp, 3),
+            v.decimal(12, 2),
+            v.maybe(0.8, v.double),
+            TIERS[rng.randrange(4)],
+            v.set_of(CONSENTS),
+            rng.randrange(2),
+            v.maybe(0.3, v.text, 200),
+            v.maybe(0.1, v.blob, 300),
+        )
         if len(self.state["customers"].table.columns) > len(row):
             row += (v.maybe(0.5, v.int32),)
         return row
@@ -353,10 +384,20 @@ class Workload:
         v, rng = self.v, self.rng
         sku = self.next_sku
         self.next_sku += 1 + rng.randrange(3)
-        return (sku, v.title(), v.decimal(10, 2), v.maybe(0.8, v.float32), rng.randrange(-100, 8_000_000),
-                v.maybe(0.5, rng.randrange, 0, 256), v.maybe(0.7, rng.randrange, 1901, 2156), v.binary(4),
-                v.maybe(0.4, v.blob, 64), v.maybe(0.9, jsondocs.product_attributes, rng),
-                rng.randrange(1024), v.timestamp(0))
+        return (
+            sku,
+            v.title(),
+            v.decimal(10, 2),
+            v.maybe(0.8, v.float32),
+            rng.randrange(-100, 8_000_000),
+            v.maybe(0.5, rng.randrange, 0, 256),
+            v.maybe(0.7, rng.randrange, 1901, 2156),
+            v.binary(4),
+            v.maybe(0.4, v.blob, 64),
+            v.maybe(0.9, jsondocs.product_attributes, rng),
+            rng.randrange(1024),
+            v.timestamp(0),
+        )
 
     def _insert_product(self) -> Statement:
         return self._insert("products", [self._new_product()])
@@ -415,8 +456,17 @@ class Workload:
         cust = rng.randrange(1, max(2, self.next_customer))
         doc = jsondocs.order_document(rng, cust, self.config.json_size, self._item_pool(), self.shared_parts)
         total = sum(Decimal(str(i["price"])) * i["qty"] for i in doc["items"]).quantize(Decimal("0.0001"))
-        return (oid, cust, "new", total, sum(i["qty"] for i in doc["items"]), v.datetime(0),
-                v.maybe(0.5, v.time, 2), doc, v.maybe(0.2, v.text, 400))
+        return (
+            oid,
+            cust,
+            "new",
+            total,
+            sum(i["qty"] for i in doc["items"]),
+            v.datetime(0),
+            v.maybe(0.5, v.time, 2),
+            doc,
+            v.maybe(0.2, v.text, 400),
+        )
 
     def _item_pool(self) -> list[dict]:
         if self.items is None:
@@ -439,8 +489,9 @@ class Workload:
                 doc, made = jsondocs.order_edits(self.rng, row[di], 4)
                 edits = ((di, tuple(made)),)
             else:
-                doc = jsondocs.order_document(self.rng, row[1], self.config.json_size, self._item_pool(),
-                                                 self.shared_parts)
+                doc = jsondocs.order_document(
+                    self.rng, row[1], self.config.json_size, self._item_pool(), self.shared_parts
+                )
             row[di] = doc
             row[si] = ORDER_STATUSES[self.rng.randrange(len(ORDER_STATUSES))]
             changes.append((key, tuple(row), frozenset({di, si}), edits))
@@ -452,9 +503,16 @@ class Workload:
     # audit_log (no primary key)
     def _audit_row(self) -> tuple:
         v, rng = self.v, self.rng
-        return (v.timestamp(6), v.word(), ("login", "logout", "refund", "export")[rng.randrange(4)],
-                v.maybe(0.8, rng.randrange, -(2**63), 2**63), v.maybe(0.5, v.double), v.maybe(0.6, v.blob, 40),
-                v.maybe(0.5, v.time, 0), v.maybe(0.7, rng.randrange, -32768, 32768))
+        return (
+            v.timestamp(6),
+            v.word(),
+            ("login", "logout", "refund", "export")[rng.randrange(4)],
+            v.maybe(0.8, rng.randrange, -(2**63), 2**63),
+            v.maybe(0.5, v.double),
+            v.maybe(0.6, v.blob, 40),
+            v.maybe(0.5, v.time, 0),
+            v.maybe(0.7, rng.randrange, -32768, 32768),
+        )
 
     def _audit_insert(self) -> Statement:
         return self._insert("audit_log", [self._audit_row() for _ in range(1 + self.rng.randrange(4))])
@@ -489,7 +547,7 @@ class Workload:
         if st is None:
             return None
         if not st.table.primary_key and self.rng.random() < 0.25:
-            again = self._pick(st.table.name)                 # an equal row once more: no primary key
+            again = self._pick(st.table.name)  # an equal row once more: no primary key
             if again:
                 return self._insert(st.table.name, [st.rows[again[0]]])
         return self._insert(st.table.name, [self._extra_row(name, st) for _ in range(1 + self.rng.randrange(2))])
@@ -506,7 +564,7 @@ class Workload:
             assigned = frozenset(free[self.rng.randrange(len(free))] for _ in range(2))
             for i in assigned:
                 row[i] = sc.column_value(self.v, name, t.columns[i])
-            if tuple(row) != st.rows[key]:                  # MySQL logs no row an UPDATE leaves as it was
+            if tuple(row) != st.rows[key]:  # MySQL logs no row an UPDATE leaves as it was
                 changes.append((key, tuple(row), assigned, ()))
         return self._update(t.name, changes)
 

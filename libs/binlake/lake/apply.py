@@ -63,47 +63,84 @@ if TYPE_CHECKING:
 
 TableId = tuple[str, str]
 OUT_BATCH_ROWS = 8192
-MAX_KEY_LINKS = 100_000     # key-changing updates of a table the driver groups by key; beyond: one group
+MAX_KEY_LINKS = 100_000  # key-changing updates of a table the driver groups by key; beyond: one group
 
 # What the fold reads: one row per change half and per silver row of a touched key.
 RECORD_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("db", "string"), ("table_name", "string"), ("fold_key", "string"), ("base", "boolean"),
-    ("file_seq", "int"), ("pos", "bigint"), ("row", "int"), (SEQ_COL, "bigint"), ("op", "string"),
-    ("split", "string"), ("before", "string"), ("after", "string"), ("diffs", "string"), ("commit_ts", "bigint"),
-    ("binlog_file", "string"), ("gtid", "string"), ("row_key", "string"), ("values", "string"),
+    ("db", "string"),
+    ("table_name", "string"),
+    ("fold_key", "string"),
+    ("base", "boolean"),
+    ("file_seq", "int"),
+    ("pos", "bigint"),
+    ("row", "int"),
+    (SEQ_COL, "bigint"),
+    ("op", "string"),
+    ("split", "string"),
+    ("before", "string"),
+    ("after", "string"),
+    ("diffs", "string"),
+    ("commit_ts", "bigint"),
+    ("binlog_file", "string"),
+    ("gtid", "string"),
+    ("row_key", "string"),
+    ("values", "string"),
     ("count", "bigint"),
 )
 # What it writes: final key states, history versions, quarantine records, counters.
 OUT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("kind", "string"), ("db", "string"), ("table_name", "string"), ("row_key", "string"), ("values", "string"),
-    ("seq", "bigint"), ("op", "string"), ("count", "bigint"), ("base_count", "bigint"), ("commit_ts", "bigint"),
+    ("kind", "string"),
+    ("db", "string"),
+    ("table_name", "string"),
+    ("row_key", "string"),
+    ("values", "string"),
+    ("seq", "bigint"),
+    ("op", "string"),
+    ("count", "bigint"),
+    ("base_count", "bigint"),
+    ("commit_ts", "bigint"),
     ("record", "string"),
 )
 TOMBSTONE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("source", "string"), ("db", "string"), ("table_name", "string"), ("row_key", "string"), (SEQ_COL, "bigint"),
+    ("source", "string"),
+    ("db", "string"),
+    ("table_name", "string"),
+    ("row_key", "string"),
+    (SEQ_COL, "bigint"),
 )
 
 
 # --- 1. the batch ------------------------------------------------------------------------------------------------
 
-def unapplied(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str, after_seq: int,
-              cutoff_us: Optional[int]) -> "DataFrame":
+
+def unapplied(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    bronze_path: str,
+    source: str,
+    after_seq: int,
+    cutoff_us: Optional[int],
+) -> "DataFrame":
     """The source's bronze rows after ``after_seq`` and before the first change or DDL committed at or after
     ``cutoff_us`` (a prefix of the binlog order: a day ends exactly at midnight, also inside a file)."""
     from pyspark.sql import functions as F
 
     rows = engine.read(spark, bronze_path).filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
     for name, kind in (("raw", "binary"), ("layout", "string")):
-        if name not in rows.columns:   # bronze written before undecodable bytes were kept / layouts stated once
+        if name not in rows.columns:  # bronze written before undecodable bytes were kept / layouts stated once
             rows = rows.withColumn(name, F.lit(None).cast(kind))
     if cutoff_us is None:
         return rows
-    late = (rows.filter((F.col("commit_ts") >= cutoff_us) & F.col("op").isin(*CHANGE_OPS, "ddl"))
-            .agg(F.min(SEQ_COL)).first()[0])
+    late = (
+        rows.filter((F.col("commit_ts") >= cutoff_us) & F.col("op").isin(*CHANGE_OPS, "ddl"))
+        .agg(F.min(SEQ_COL))
+        .first()[0]
+    )
     return rows if late is None else rows.filter(F.col(SEQ_COL) < late)
 
 
 # --- 2. the scan -------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class TableInfo:
@@ -111,14 +148,14 @@ class TableInfo:
     metas: set[str] = field(default_factory=set)
     changes: int = 0
     last_seq: int = -1
-    dependent: bool = False          # has a key-changing update that needs the old row (see key_groups)
-    links: Optional[list[tuple[str, str]]] = field(default_factory=list)   # (old key, new key) of its
+    dependent: bool = False  # has a key-changing update that needs the old row (see key_groups)
+    links: Optional[list[tuple[str, str]]] = field(default_factory=list)  # (old key, new key) of its
     # key-changing updates; None: more than MAX_KEY_LINKS
-    layouts: set[str] = field(default_factory=set)                # layout ids of its change rows
-    key_change_after: dict[str, int] = field(default_factory=dict)   # layout id -> fewest after-image columns
+    layouts: set[str] = field(default_factory=set)  # layout ids of its change rows
+    key_change_after: dict[str, int] = field(default_factory=dict)  # layout id -> fewest after-image columns
     # of its key-changing updates without diffs (fewer than the layout's columns: a MINIMAL image, dependent)
-    legacy: bool = False             # has change rows that carry their own columns (bronze before layout rows)
-    keys_exact: bool = False         # every layout has the same primary key: bronze's row keys are the fold's
+    legacy: bool = False  # has change rows that carry their own columns (bronze before layout rows)
+    keys_exact: bool = False  # every layout has the same primary key: bronze's row keys are the fold's
 
     def add(self, other: "TableInfo") -> None:
         self.pk = other.pk or self.pk
@@ -158,6 +195,7 @@ class TableInfo:
                 parent[k] = parent[parent[k]]
                 k = parent[k]
             return k
+
         for old, new in self.links:
             a, b = root(old), root(new)
             if a != b:
@@ -169,11 +207,11 @@ class TableInfo:
 class BatchInfo:
     tables: dict[TableId, TableInfo] = field(default_factory=dict)
     gtids: str = ""
-    last: Optional[tuple[int, str, int]] = None            # (seq, file, pos) of the batch's last row
-    errors: list[dict[str, Any]] = field(default_factory=list)   # undecodable stretches
-    ddls: list[dict[str, Any]] = field(default_factory=list)     # DDL statements, applied at their position
+    last: Optional[tuple[int, str, int]] = None  # (seq, file, pos) of the batch's last row
+    errors: list[dict[str, Any]] = field(default_factory=list)  # undecodable stretches
+    ddls: list[dict[str, Any]] = field(default_factory=list)  # DDL statements, applied at their position
     changes: int = 0
-    layouts: dict[str, tuple[str, Optional[str]]] = field(default_factory=dict)   # id -> (columns, primary key)
+    layouts: dict[str, tuple[str, Optional[str]]] = field(default_factory=dict)  # id -> (columns, primary key)
 
     def add(self, other: "BatchInfo") -> "BatchInfo":
         for t, info in other.tables.items():
@@ -196,8 +234,10 @@ class BatchInfo:
             self.layouts.update(lookup(sorted(missing)))
             absent = sorted(missing - self.layouts.keys())
             if absent:
-                raise LayoutMissingError(f"bronze names table layout(s) {absent} without their layout rows: "
-                                         f"bronze is damaged; re-ingest the source")
+                raise LayoutMissingError(
+                    f"bronze names table layout(s) {absent} without their layout rows: "
+                    f"bronze is damaged; re-ingest the source"
+                )
         for t in self.tables.values():
             t.keys_exact = not t.legacy and len({self.layouts[lid][1] for lid in t.layouts}) == 1
             for lid in sorted(t.layouts):
@@ -209,13 +249,30 @@ class BatchInfo:
                 if n is not None and pk and n < len(json.loads(columns)):
                     t.dependent = True
             t.layouts, t.key_change_after = set(), {}
-            if not t.pk:             # identities of rows without a key change with every update: one group
+            if not t.pk:  # identities of rows without a key change with every update: one group
                 t.links = None
         return self
 
 
-SCAN_COLUMNS = (SEQ_COL, "binlog_file", "pos", "gtid", "op", "db", "table_name", "columns", "primary_key",
-                "key_before", "key_after", "after", "diffs", "statement", "commit_ts", "raw", "layout")
+SCAN_COLUMNS = (
+    SEQ_COL,
+    "binlog_file",
+    "pos",
+    "gtid",
+    "op",
+    "db",
+    "table_name",
+    "columns",
+    "primary_key",
+    "key_before",
+    "key_after",
+    "after",
+    "diffs",
+    "statement",
+    "commit_ts",
+    "raw",
+    "layout",
+)
 
 
 def key_change(op: str, key_before: Optional[str], key_after: Optional[str]) -> bool:
@@ -239,9 +296,17 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
         if op not in CHANGE_OPS:
             if op in ("error", "ddl"):
                 (info.errors if op == "error" else info.ddls).append(
-                    {SEQ_COL: seq, "binlog_file": r["binlog_file"], "pos": r["pos"], "db": r["db"],
-                     "statement": r["statement"], "commit_ts": r["commit_ts"], "gtid": r["gtid"],
-                     "raw": r["raw"]})
+                    {
+                        SEQ_COL: seq,
+                        "binlog_file": r["binlog_file"],
+                        "pos": r["pos"],
+                        "db": r["db"],
+                        "statement": r["statement"],
+                        "commit_ts": r["commit_ts"],
+                        "gtid": r["gtid"],
+                        "raw": r["raw"],
+                    }
+                )
             continue
         info.changes += 1
         t = info.tables.get((r["db"], r["table_name"]))
@@ -250,7 +315,7 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
         lid = r["layout"]
         if lid:
             t.layouts.add(lid)
-        else:                           # bronze written before layouts were stated once per chunk
+        else:  # bronze written before layouts were stated once per chunk
             t.legacy = True
             if r["primary_key"] and t.pk is None:
                 t.pk = loads(r["primary_key"])
@@ -264,7 +329,7 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
                 continue
             if r["diffs"] is not None:
                 t.dependent = True
-            elif lid:                   # whole unless fewer columns than the layout's (resolve_layouts)
+            elif lid:  # whole unless fewer columns than the layout's (resolve_layouts)
                 n = len(loads(r["after"] or "{}"))
                 t.key_change_after[lid] = min(n, t.key_change_after.get(lid, n))
             elif r["primary_key"]:
@@ -296,16 +361,21 @@ def _scan_columnar(batch: Any) -> BatchInfo:
     op, lid = batch.column("op"), batch.column("layout")
     after, before = batch.column("key_after"), batch.column("key_before")
     kc = pc.and_(pc.equal(op, "update"), pc.and_(pc.is_valid(after), pc.fill_null(pc.not_equal(after, before), True)))
-    plain = pc.fill_null(pc.and_(pc.and_(pc.is_in(op, pa.array(CHANGE_OPS)), pc.invert(kc)),
-                                 pc.and_(pc.is_valid(lid), pc.not_equal(lid, ""))), False)
+    plain = pc.fill_null(
+        pc.and_(
+            pc.and_(pc.is_in(op, pa.array(CHANGE_OPS)), pc.invert(kc)), pc.and_(pc.is_valid(lid), pc.not_equal(lid, ""))
+        ),
+        False,
+    )
     info = _scan(iter(batch.filter(pc.invert(plain)).to_pylist()))
     rows = batch.filter(plain)
     if not rows.num_rows:
         return info
     info.changes += rows.num_rows
     table = pa.Table.from_batches([rows.select(["db", "table_name", "layout", SEQ_COL])])
-    for g in table.group_by(["db", "table_name", "layout"]).aggregate([(SEQ_COL, "max"), (SEQ_COL, "count")]
-                                                                      ).to_pylist():
+    for g in (
+        table.group_by(["db", "table_name", "layout"]).aggregate([(SEQ_COL, "max"), (SEQ_COL, "count")]).to_pylist()
+    ):
         t = info.tables.setdefault((g["db"], g["table_name"]), TableInfo())
         t.layouts.add(g["layout"])
         t.changes += g[f"{SEQ_COL}_count"]
@@ -332,7 +402,7 @@ def scan_batch(batch: "DataFrame", lookup: Any) -> BatchInfo:
     from pyspark.sql import functions as F
 
     after, before = F.col("key_after"), F.col("key_before")
-    kc = (F.col("op") == "update") & after.isNotNull() & ~after.eqNullSafe(before)     # as key_change
+    kc = (F.col("op") == "update") & after.isNotNull() & ~after.eqNullSafe(before)  # as key_change
     pruned = {"after": F.when(kc, F.col("after")), "raw": F.when(F.col("op") == "error", F.col("raw"))}
     rows = batch.select(*[pruned[c].alias(c) if c in pruned else c for c in SCAN_COLUMNS])
     out = BatchInfo()
@@ -343,14 +413,21 @@ def scan_batch(batch: "DataFrame", lookup: Any) -> BatchInfo:
 
 def bronze_layouts(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str) -> Any:
     """``ids -> {id: (columns, primary key)}`` from the source's ``layout`` rows in bronze."""
+
     def lookup(ids: list[str]) -> dict[str, tuple[str, Optional[str]]]:
-        rows = engine.read_rows(spark, bronze_path, ("layout", "columns", "primary_key"),
-                                {"source": source, "op": LAYOUT_OP, "layout": tuple(ids)})
+        rows = engine.read_rows(
+            spark,
+            bronze_path,
+            ("layout", "columns", "primary_key"),
+            {"source": source, "op": LAYOUT_OP, "layout": tuple(ids)},
+        )
         return {r["layout"]: (r["columns"], r["primary_key"]) for r in rows}
+
     return lookup
 
 
 # --- 3. the fold -------------------------------------------------------------------------------------------------
+
 
 def _table_tag(db: str, table: str) -> str:
     return f"{db}\x00{table}"
@@ -359,11 +436,13 @@ def _table_tag(db: str, table: str) -> str:
 def _normalizer(columns: list[tuple[str, str]]) -> Any:
     """image -> the image with the zero or invalid dates of typed temporal columns as None: how silver holds
     them, so a row's identity (tables without a primary key) is the same in bronze and in silver."""
+
     def normalize(image: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
         if not image:
             return image
         bad = [name for name, kind in columns if invalid_temporal(kind, image.get(name))]
         return {**image, **dict.fromkeys(bad)} if bad else image
+
     return normalize
 
 
@@ -383,6 +462,7 @@ def _rekey(columns: dict[TableId, list[tuple[str, str]]]) -> Any:
                 after = norm(json.loads(r["after"])) if r["after"] else None
                 r["key_before"], r["key_after"] = change_keys(before, after, None)
             yield pa.RecordBatch.from_pylist(rows, schema=batch.schema)
+
     return run
 
 
@@ -409,17 +489,37 @@ def change_records(batch: "DataFrame", info: BatchInfo, temporal_text: bool = Fa
         batch = batch.filter(~tagged).unionByName(batch.filter(tagged).mapInArrow(_rekey(rekey), batch.schema))
 
     dep = _tables_where(info, lambda ti: ti.dependent)
-    kc = ((F.col("op") == "update") & F.col("key_after").isNotNull() & (F.col("key_after") != F.col("key_before")))
+    kc = (F.col("op") == "update") & F.col("key_after").isNotNull() & (F.col("key_after") != F.col("key_before"))
     changes = batch.filter(F.col("op").isin(*CHANGE_OPS)).withColumn(
-        "split", F.explode(F.when(kc & ~dep, F.array(F.lit("old"), F.lit("new"))).otherwise(F.array(F.lit("")))))
-    key = (F.when(_tables_where(info, lambda ti: ti.one_group), F.lit(""))
-           .when(F.col("split") == "new", F.col("key_after"))
-           .when(F.col("op") == "insert", F.col("key_after")).otherwise(F.col("key_before")))
+        "split", F.explode(F.when(kc & ~dep, F.array(F.lit("old"), F.lit("new"))).otherwise(F.array(F.lit(""))))
+    )
+    key = (
+        F.when(_tables_where(info, lambda ti: ti.one_group), F.lit(""))
+        .when(F.col("split") == "new", F.col("key_after"))
+        .when(F.col("op") == "insert", F.col("key_after"))
+        .otherwise(F.col("key_before"))
+    )
     return changes.select(
-        "db", "table_name", F.coalesce(key, F.lit("")).alias("fold_key"), F.lit(False).alias("base"),
-        "file_seq", "pos", "row", SEQ_COL, "op", "split", "before", "after", "diffs", "commit_ts",
-        "binlog_file", "gtid", F.lit(None).cast("string").alias("row_key"), F.lit(None).cast("string").alias("values"),
-        F.lit(None).cast("bigint").alias("count"))
+        "db",
+        "table_name",
+        F.coalesce(key, F.lit("")).alias("fold_key"),
+        F.lit(False).alias("base"),
+        "file_seq",
+        "pos",
+        "row",
+        SEQ_COL,
+        "op",
+        "split",
+        "before",
+        "after",
+        "diffs",
+        "commit_ts",
+        "binlog_file",
+        "gtid",
+        F.lit(None).cast("string").alias("row_key"),
+        F.lit(None).cast("string").alias("values"),
+        F.lit(None).cast("bigint").alias("count"),
+    )
 
 
 def _tables_where(info: BatchInfo, test: Any) -> Any:
@@ -436,14 +536,18 @@ def _linked_keys_grouped(spark: "SparkSession", records: "DataFrame", info: Batc
     in order, and the table's other keys on their own."""
     from pyspark.sql import functions as F
 
-    groups = [(db, table, key, group) for (db, table), ti in info.tables.items()
-              for key, group in ti.key_groups().items()]
+    groups = [
+        (db, table, key, group) for (db, table), ti in info.tables.items() for key, group in ti.key_groups().items()
+    ]
     if not groups:
         return records
     frame = spark.createDataFrame(groups, "db string, table_name string, fold_key string, fold_group string")
-    return (records.join(F.broadcast(frame), ["db", "table_name", "fold_key"], "left")
-            .withColumn("fold_key", F.coalesce("fold_group", "fold_key")).drop("fold_group")
-            .select(*(name for name, _ in RECORD_COLUMNS)))
+    return (
+        records.join(F.broadcast(frame), ["db", "table_name", "fold_key"], "left")
+        .withColumn("fold_key", F.coalesce("fold_group", "fold_key"))
+        .drop("fold_group")
+        .select(*(name for name, _ in RECORD_COLUMNS))
+    )
 
 
 def _by_position(frame: "DataFrame") -> tuple["DataFrame", list[str]]:
@@ -461,8 +565,15 @@ def _named(batch: Any, names: Optional[list[str]]) -> Any:
     return batch if names is None else pa.RecordBatch.from_arrays(batch.columns, names=names)
 
 
-def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Optional[list[str]], db: str,
-                  table: str, one_group: bool, names: Optional[list[str]] = None) -> Any:
+def _keyed_silver(
+    kinds: list[tuple[str, str]],
+    metas: dict[str, list],
+    pk: Optional[list[str]],
+    db: str,
+    table: str,
+    one_group: bool,
+    names: Optional[list[str]] = None,
+) -> Any:
     """mapInArrow function: silver rows (columns ``names`` by position, see :func:`_by_position`) -> base fold
     records (values in the bronze JSON encoding, row key; each physical row counts one)."""
     converters = silver_converters(kinds, metas)
@@ -474,24 +585,55 @@ def _keyed_silver(kinds: list[tuple[str, str]], metas: dict[str, list], pk: Opti
             for r in batch.to_pylist():
                 values = {name: conv(r[name]) for name, conv in converters}
                 key = row_key(values, pk)
-                rows.append((db, table, "" if one_group else key, True, None, None, None, r[SEQ_COL] or 0,
-                             r[OP_COL] or "insert", "", None, None, None, None, None, None, key,
-                             compact_json(values), 1))
+                rows.append(
+                    (
+                        db,
+                        table,
+                        "" if one_group else key,
+                        True,
+                        None,
+                        None,
+                        None,
+                        r[SEQ_COL] or 0,
+                        r[OP_COL] or "insert",
+                        "",
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        key,
+                        compact_json(values),
+                        1,
+                    )
+                )
             if rows:
                 yield from to_arrow(RECORD_COLUMNS, rows).to_batches()
+
     return run
 
 
-def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", batch: "DataFrame",
-                 info: BatchInfo, source: str, after_seq: int) -> Optional["DataFrame"]:
+def base_records(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    batch: "DataFrame",
+    info: BatchInfo,
+    source: str,
+    after_seq: int,
+) -> Optional["DataFrame"]:
     """Silver's current rows of the keys the batch touches, as fold records (joined in the executors), and the
     source's tombstones newer than its checkpoint ``after_seq`` (written by an attempt that did not reach its
     checkpoint; older ones are of applied changes and change nothing: ``binlake maintain`` purges them)."""
     from pyspark.sql import functions as F
 
-    touched = (batch.filter(F.col("op").isin(*CHANGE_OPS))
-               .select("db", "table_name", F.explode(F.array("key_before", "key_after")).alias("row_key"))
-               .where(F.col("row_key").isNotNull()).distinct())
+    touched = (
+        batch.filter(F.col("op").isin(*CHANGE_OPS))
+        .select("db", "table_name", F.explode(F.array("key_before", "key_after")).alias("row_key"))
+        .where(F.col("row_key").isNotNull())
+        .distinct()
+    )
     keyed = None
     for (db, table), ti in info.tables.items():
         path = lake.silver(db, table)
@@ -502,21 +644,35 @@ def base_records(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
         metas = column_metas(ti.metas)
         silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table, silver_size(path))
         plain, names = _by_position(silver)
-        part = plain.mapInArrow(_keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group, names),
-                                spark_ddl(RECORD_COLUMNS))
+        part = plain.mapInArrow(
+            _keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group, names), spark_ddl(RECORD_COLUMNS)
+        )
         keyed = part if keyed is None else keyed.unionByName(part)
     if engine.exists(lake.tombstones):
         whole = _tables_where(info, lambda ti: ti.one_group)
-        dead = engine.read(spark, lake.tombstones).filter(
-            (F.col("source") == source) & (F.col(SEQ_COL) > after_seq)).select(
-            "db", "table_name", F.when(whole, F.lit("")).otherwise(F.col("row_key")).alias("fold_key"),
-            F.lit(True).alias("base"), F.lit(None).cast("int").alias("file_seq"),
-            F.lit(None).cast("bigint").alias("pos"), F.lit(None).cast("int").alias("row"), SEQ_COL,
-            F.lit(DELETE).alias("op"), F.lit("").alias("split"), *[F.lit(None).cast("string").alias(c) for c in
-                                                                   ("before", "after", "diffs")],
-            F.lit(None).cast("bigint").alias("commit_ts"), F.lit(None).cast("string").alias("binlog_file"),
-            F.lit(None).cast("string").alias("gtid"), "row_key", F.lit("{}").alias("values"),
-            F.lit(0).cast("bigint").alias("count"))
+        dead = (
+            engine.read(spark, lake.tombstones)
+            .filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
+            .select(
+                "db",
+                "table_name",
+                F.when(whole, F.lit("")).otherwise(F.col("row_key")).alias("fold_key"),
+                F.lit(True).alias("base"),
+                F.lit(None).cast("int").alias("file_seq"),
+                F.lit(None).cast("bigint").alias("pos"),
+                F.lit(None).cast("int").alias("row"),
+                SEQ_COL,
+                F.lit(DELETE).alias("op"),
+                F.lit("").alias("split"),
+                *[F.lit(None).cast("string").alias(c) for c in ("before", "after", "diffs")],
+                F.lit(None).cast("bigint").alias("commit_ts"),
+                F.lit(None).cast("string").alias("binlog_file"),
+                F.lit(None).cast("string").alias("gtid"),
+                "row_key",
+                F.lit("{}").alias("values"),
+                F.lit(0).cast("bigint").alias("count"),
+            )
+        )
         keyed = dead if keyed is None else keyed.unionByName(dead)
     if keyed is None:
         return None
@@ -543,8 +699,16 @@ def silver_size(path: str) -> Optional[int]:
     return None if any(c is None for c in counts) else sum(counts)
 
 
-def _key_prefilter(silver: "DataFrame", kinds: dict[str, str], metas: dict[str, list], pk: Optional[list[str]],
-                   touched: "DataFrame", db: str, table: str, size: Optional[int] = None) -> "DataFrame":
+def _key_prefilter(
+    silver: "DataFrame",
+    kinds: dict[str, str],
+    metas: dict[str, list],
+    pk: Optional[list[str]],
+    touched: "DataFrame",
+    db: str,
+    table: str,
+    size: Optional[int] = None,
+) -> "DataFrame":
     """``silver`` cut to the rows whose primary key the batch touches, so that only those rows are converted to
     fold records in Python, not the whole table. Every key column an integer: in SQL (the bronze key ``[1,2]``
     reads exactly as silver's values). Other keys (strings, UUIDs in BINARY(16), dates, decimals): each row's
@@ -566,13 +730,16 @@ def _key_prefilter(silver: "DataFrame", kinds: dict[str, str], metas: dict[str, 
         return silver
     key_columns = silver.select(*[F.col(quote_spark(c)) for c in pk])
     columns, names = _by_position(key_columns)
-    keyed = columns.mapInArrow(_row_keys(list(kinds.items()), metas, pk, names),
-                               StructType([*key_columns.schema.fields, StructField("row_key", StringType())]))
+    keyed = columns.mapInArrow(
+        _row_keys(list(kinds.items()), metas, pk, names),
+        StructType([*key_columns.schema.fields, StructField("row_key", StringType())]),
+    )
     return silver.join(keyed.join(mine.select("row_key"), "row_key", "left_semi").drop("row_key"), pk, "left_semi")
 
 
-def _row_keys(kinds: list[tuple[str, str]], metas: dict[str, list], pk: list[str],
-              names: Optional[list[str]] = None) -> Any:
+def _row_keys(
+    kinds: list[tuple[str, str]], metas: dict[str, list], pk: list[str], names: Optional[list[str]] = None
+) -> Any:
     """mapInArrow function: silver's key columns (``names`` by position, see :func:`_by_position`) -> the same
     with each row's ``row_key``, as ``_keyed_silver`` computes it."""
     converters = [(name, conv) for name, conv in silver_converters(kinds, metas) if name in pk]
@@ -583,9 +750,9 @@ def _row_keys(kinds: list[tuple[str, str]], metas: dict[str, list], pk: list[str
         for batch in batches:
             batch = _named(batch, names)
             cols = [(name, conv, batch.column(name).to_pylist()) for name, conv in converters]
-            keys = [row_key({name: conv(values[i]) for name, conv, values in cols}, pk)
-                    for i in range(batch.num_rows)]
+            keys = [row_key({name: conv(values[i]) for name, conv, values in cols}, pk) for i in range(batch.num_rows)]
             yield batch.append_column("row_key", pa.array(keys, pa.string()))
+
     return run
 
 
@@ -598,15 +765,19 @@ def _add_base(folder: _Folder, key: str, st: RowState) -> None:
     elif not st.live:
         if not have.live and st.seq > have.seq:
             folder.base[key] = st
-    elif not have.live:      # a live silver row wins: a tombstone is written before the MERGE that deletes
+    elif not have.live:  # a live silver row wins: a tombstone is written before the MERGE that deletes
         folder.base[key] = st
     else:
         folder.base[key] = RowState(have.values, max(have.seq, st.seq), have.op, have.count + st.count)
 
 
-def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[TableId, list[tuple[str, str]]],
-                    history: bool, normalize: dict[TableId, list[tuple[str, str]]],
-                    exact_keys: frozenset[TableId] = frozenset()) -> Any:
+def _fold_partition(
+    pks: dict[TableId, Optional[list[str]]],
+    temporals: dict[TableId, list[tuple[str, str]]],
+    history: bool,
+    normalize: dict[TableId, list[tuple[str, str]]],
+    exact_keys: frozenset[TableId] = frozenset(),
+) -> Any:
     """mapInArrow function: sorted fold records -> OUT_COLUMNS rows, one group (table, key) at a time. Counts
     the zero or invalid dates a state writes as NULL per column (``invalid_temporal`` counters). In the
     ``exact_keys`` tables (:attr:`TableInfo.keys_exact`, a primary key), a group's fold key is the row key
@@ -628,15 +799,41 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[Tab
             checks = temporals.get((db, table), ())
             for key, st in folder.state.items():
                 base = folder.base.get(key)
-                out.append(("state", db, table, key, st.encoded(), st.seq, st.op, st.count if st.live else 0,
-                            base.count if base is not None and base.live else 0, None, None))
+                out.append(
+                    (
+                        "state",
+                        db,
+                        table,
+                        key,
+                        st.encoded(),
+                        st.seq,
+                        st.op,
+                        st.count if st.live else 0,
+                        base.count if base is not None and base.live else 0,
+                        None,
+                        None,
+                    )
+                )
                 if st.live:
                     for name, kind in checks:
                         if invalid_temporal(kind, st.values.get(name)):
                             stats[f"invalid_temporal\x00{db}\x00{table}\x00{name}"] += 1
             for rec in res.quarantine:
-                out.append(("quarantine", db, table, None, None, rec[SEQ_COL], None, None, None, None,
-                            json.dumps(rec, ensure_ascii=False, default=str)))
+                out.append(
+                    (
+                        "quarantine",
+                        db,
+                        table,
+                        None,
+                        None,
+                        rec[SEQ_COL],
+                        None,
+                        None,
+                        None,
+                        None,
+                        json.dumps(rec, ensure_ascii=False, default=str),
+                    )
+                )
             if history:
                 last = {(key, st.seq): (key, st, ts) for key, st, ts in res.history}
                 for key, st, ts in last.values():
@@ -646,9 +843,27 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[Tab
         loads = json.loads
         hint = False
         for batch in batches:
-            for (db, table, fold_key, is_base, file_seq, pos, row, seq, op, split, before, after, diffs, commit_ts,
-                 binlog_file, gtid, key, values, count) in zip(*(batch.column(n).to_pylist() for n, _ in
-                                                                 RECORD_COLUMNS)):
+            for (
+                db,
+                table,
+                fold_key,
+                is_base,
+                file_seq,
+                pos,
+                row,
+                seq,
+                op,
+                split,
+                before,
+                after,
+                diffs,
+                commit_ts,
+                binlog_file,
+                gtid,
+                key,
+                values,
+                count,
+            ) in zip(*(batch.column(n).to_pylist() for n, _ in RECORD_COLUMNS)):
                 if (db, table, fold_key) != group:
                     flush()
                     group = (db, table, fold_key)
@@ -663,20 +878,42 @@ def _fold_partition(pks: dict[TableId, Optional[list[str]]], temporals: dict[Tab
                 if is_base:
                     _add_base(folder, key, RowState(loads(values), seq, op, count))
                     continue
-                ch = Change(seq, (file_seq, pos, row), op, loads(before) if before else None,
-                            loads(after) if after else None, loads(diffs) if diffs else None, commit_ts,
-                            binlog_file, gtid, split or "", fold_key if hint else None, after)
+                ch = Change(
+                    seq,
+                    (file_seq, pos, row),
+                    op,
+                    loads(before) if before else None,
+                    loads(after) if after else None,
+                    loads(diffs) if diffs else None,
+                    commit_ts,
+                    binlog_file,
+                    gtid,
+                    split or "",
+                    fold_key if hint else None,
+                    after,
+                )
                 if norm is not None:
                     ch = dataclasses.replace(ch, before=norm(ch.before), after=norm(ch.after), after_text=None)
                 folder.step(ch)
         flush()
         out.append(("stats", None, None, None, None, None, None, None, None, None, json.dumps(stats)))
         yield from to_arrow(OUT_COLUMNS, out).to_batches()
+
     return run
 
 
-def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", batch: "DataFrame",
-               info: BatchInfo, history: bool, temporal_text: bool, *, source: str, after_seq: int) -> "DataFrame":
+def fold_batch(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    batch: "DataFrame",
+    info: BatchInfo,
+    history: bool,
+    temporal_text: bool,
+    *,
+    source: str,
+    after_seq: int,
+) -> "DataFrame":
     """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters."""
     from pyspark.sql import functions as F
 
@@ -685,17 +922,31 @@ def fold_batch(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     if bases is not None:
         records = records.unionByName(bases)
     records = _linked_keys_grouped(spark, records, info)
-    records, in_sql = split_fold(records, sql_tables(info, history, temporal_text))   # most keys fold in SQL
+    records, in_sql = split_fold(records, sql_tables(info, history, temporal_text))  # most keys fold in SQL
     pks = {t: ti.pk for t, ti in info.tables.items()}
-    temporals = {t: [(n, k) for n, k in data_columns(column_metas(ti.metas), temporal_text)
-                     if k in ("date", "timestamp", "timestamp_ntz")] for t, ti in info.tables.items()}
+    temporals = {
+        t: [
+            (n, k)
+            for n, k in data_columns(column_metas(ti.metas), temporal_text)
+            if k in ("date", "timestamp", "timestamp_ntz")
+        ]
+        for t, ti in info.tables.items()
+    }
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    folded = (records.repartition(n, "db", "table_name", "fold_key")
-              .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
-              .mapInArrow(_fold_partition(pks, temporals, history, identity_temporals(info, temporal_text),
-                                          frozenset(t for t, ti in info.tables.items()
-                                                    if ti.pk and ti.keys_exact and not ti.dependent)),
-                          spark_ddl(OUT_COLUMNS)))
+    folded = (
+        records.repartition(n, "db", "table_name", "fold_key")
+        .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
+        .mapInArrow(
+            _fold_partition(
+                pks,
+                temporals,
+                history,
+                identity_temporals(info, temporal_text),
+                frozenset(t for t, ti in info.tables.items() if ti.pk and ti.keys_exact and not ti.dependent),
+            ),
+            spark_ddl(OUT_COLUMNS),
+        )
+    )
     return folded if in_sql is None else folded.unionByName(in_sql)
 
 
@@ -709,6 +960,7 @@ def _staged(spark: "SparkSession", folded: "DataFrame", folder: Path) -> "DataFr
 
 
 # --- 4. typed frames to write --------------------------------------------------------------------------------------
+
 
 def _silver_rows(r: dict[str, Any], row: list, has_pk: bool) -> list[tuple]:
     """The MERGE source rows of one folded key: a primary-key row (``_binlake_op = 'delete'`` removes it); for a
@@ -733,9 +985,18 @@ def _typed(columns: list[tuple[str, str]], kind: str, has_pk: bool) -> Any:
 
     convert = [(name, to_silver(k)) for name, k in columns]
     history = kind == "history"
-    target = table_columns(columns, has_pk) if not history else [
-        *columns, (KEY_COL, "string"), (SEQ_COL, "bigint"), (OP_COL, "string"), (COMMIT_TS_COL, "bigint"),
-        *([] if has_pk else [(COUNT_COL, "bigint")])]
+    target = (
+        table_columns(columns, has_pk)
+        if not history
+        else [
+            *columns,
+            (KEY_COL, "string"),
+            (SEQ_COL, "bigint"),
+            (OP_COL, "string"),
+            (COMMIT_TS_COL, "bigint"),
+            *([] if has_pk else [(COUNT_COL, "bigint")]),
+        ]
+    )
 
     def run(batches: Any) -> Any:
         for batch in batches:
@@ -744,17 +1005,27 @@ def _typed(columns: list[tuple[str, str]], kind: str, has_pk: bool) -> Any:
                 v = json.loads(r["values"])
                 row = [conv(v.get(name)) for name, conv in convert]
                 if history:
-                    rows.append(tuple(row + [r["row_key"], r["seq"], r["op"], r["commit_ts"]]
-                                      + ([] if has_pk else [r["count"]])))
+                    rows.append(
+                        tuple(
+                            row + [r["row_key"], r["seq"], r["op"], r["commit_ts"]] + ([] if has_pk else [r["count"]])
+                        )
+                    )
                 else:
                     rows += _silver_rows(r, row, has_pk)
             if rows:
                 yield from to_arrow(target, rows).to_batches()
+
     return run, target
 
 
-def table_frame(folded: "DataFrame", kind: str, table: TableId, columns: list[tuple[str, str]],
-                has_pk: bool, metas: Optional[dict[str, list]] = None) -> "DataFrame":
+def table_frame(
+    folded: "DataFrame",
+    kind: str,
+    table: TableId,
+    columns: list[tuple[str, str]],
+    has_pk: bool,
+    metas: Optional[dict[str, list]] = None,
+) -> "DataFrame":
     """One table's silver MERGE source (``kind="state"``) or SCD2 history rows (``kind="history"``). A primary-key
     table's states whose every column converts in SQL (``metas``: the columns' bronze descriptions;
     :func:`binlake.lake.fold_sql.sql_typable`) are converted there, not in Python."""
@@ -776,8 +1047,9 @@ def _state_no_op(info: BatchInfo) -> "Any":
     no_pk = [_table_tag(*t) for t, ti in info.tables.items() if not ti.pk]
     unkeyed = F.concat_ws("\x00", "db", "table_name").isin(no_pk) if no_pk else F.lit(False)
     dead = (F.col("op") == DELETE) | (F.col("count") == 0)
-    return (F.col("kind") == "state") & ((dead & (F.coalesce(F.col("base_count"), F.lit(0)) == 0))
-                                         | (unkeyed & (F.col("count") == F.col("base_count"))))
+    return (F.col("kind") == "state") & (
+        (dead & (F.coalesce(F.col("base_count"), F.lit(0)) == 0)) | (unkeyed & (F.col("count") == F.col("base_count")))
+    )
 
 
 def tombstone_frame(folded: "DataFrame", source: str) -> "DataFrame":
@@ -785,8 +1057,9 @@ def tombstone_frame(folded: "DataFrame", source: str) -> "DataFrame":
     from pyspark.sql import functions as F
 
     dead = (F.col("kind") == "state") & ((F.col("op") == DELETE) | (F.col("count") == 0))
-    return folded.filter(dead).select(F.lit(source).alias("source"), "db", "table_name", "row_key",
-                                      F.col("seq").alias(SEQ_COL))
+    return folded.filter(dead).select(
+        F.lit(source).alias("source"), "db", "table_name", "row_key", F.col("seq").alias(SEQ_COL)
+    )
 
 
 def quarantine_frame(folded: "DataFrame", source: str, run_id: str) -> "DataFrame":
@@ -798,8 +1071,9 @@ def quarantine_frame(folded: "DataFrame", source: str, run_id: str) -> "DataFram
             for r in batch.to_pylist():
                 rec = json.loads(r["record"])
                 kind = "missing_row" if rec["status"] == "MISSING_ROW" else "json_diff"
-                rows.append(quarantine_row(rec, source=source, db=r["db"], table=r["table_name"], kind=kind,
-                                           run_id=run_id))
+                rows.append(
+                    quarantine_row(rec, source=source, db=r["db"], table=r["table_name"], kind=kind, run_id=run_id)
+                )
             if rows:
                 yield from to_arrow(QUARANTINE_COLUMNS, rows).to_batches()
 
@@ -808,25 +1082,27 @@ def quarantine_frame(folded: "DataFrame", source: str, run_id: str) -> "DataFram
 
 # --- the job -------------------------------------------------------------------------------------------------------
 
+
 @dataclass
 class ApplyReport:
     changes: int = 0
     tables: int = 0
-    ops: Counter = field(default_factory=Counter)      # fold counters: insert, update, delete, key_change, ...
+    ops: Counter = field(default_factory=Counter)  # fold counters: insert, update, delete, key_change, ...
     quarantined: int = 0
-    invalid_temporals: int = 0                         # zero or invalid dates stored as NULL
+    invalid_temporals: int = 0  # zero or invalid dates stored as NULL
     checkpoint_seq: Optional[int] = None
     table_names: list[str] = field(default_factory=list)
-    ddl: list[str] = field(default_factory=list)       # DDL actions applied at their position
-    blocked: dict[str, str] = field(default_factory=dict)   # table -> why its changes go to quarantine
-    ddl_tables: set[TableId] = field(default_factory=set)      # tables a DDL of the batch changed (new names)
+    ddl: list[str] = field(default_factory=list)  # DDL actions applied at their position
+    blocked: dict[str, str] = field(default_factory=dict)  # table -> why its changes go to quarantine
+    ddl_tables: set[TableId] = field(default_factory=set)  # tables a DDL of the batch changed (new names)
     schema_mismatches: dict[str, str] = field(default_factory=dict)  # table -> how silver differs from its SDI
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
 
-def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
-              run_id: str) -> ApplyReport:
+def apply_job(
+    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions", run_id: str
+) -> ApplyReport:
     """Apply the source's unapplied bronze changes (up to the cutoff) to silver, then move the checkpoint.
 
     DDL splits the batch: the changes before a DDL statement are applied (and checkpointed), then the DDL
@@ -855,18 +1131,25 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     blocked = read_blocked(spark, engine, lake, opts.source)
     gtids = ckpt.gtid_executed
     ddls = [(d, parse_ddl(d["statement"] or "", d["db"])) for d in sorted(info.ddls, key=lambda d: d[SEQ_COL])]
-    ddls = [(d, [c for a in actions if not _no_op(engine, lake, a) and (c := _after_seams(a, d, table_seams))])
-            for d, actions in ddls]
+    ddls = [
+        (d, [c for a in actions if not _no_op(engine, lake, a) and (c := _after_seams(a, d, table_seams))])
+        for d, actions in ddls
+    ]
     ddls = [(d, actions) for d, actions in ddls if actions]
     lo = ckpt.seq
     for ddl, actions in ddls:
         part = batch.filter(F.col(SEQ_COL) < ddl[SEQ_COL]).filter(F.col(SEQ_COL) > lo)
-        gtids = _apply_segment(spark, engine, lake, opts, run_id, part, scan_batch(part, layouts), blocked, gtids,
-                               report, lo)
+        gtids = _apply_segment(
+            spark, engine, lake, opts, run_id, part, scan_batch(part, layouts), blocked, gtids, report, lo
+        )
         _apply_ddl(spark, engine, lake, opts, ddl, actions, blocked, report)
         gtids = ",".join(g for g in (gtids, ddl["gtid"]) if g)
-        write_checkpoints(spark, engine, lake.checkpoints,
-                          [_source_row(opts, run_id, ddl[SEQ_COL], ddl["binlog_file"], ddl["pos"], gtids, report)])
+        write_checkpoints(
+            spark,
+            engine,
+            lake.checkpoints,
+            [_source_row(opts, run_id, ddl[SEQ_COL], ddl["binlog_file"], ddl["pos"], gtids, report)],
+        )
         lo = ddl[SEQ_COL]
     if ddls:
         batch = batch.filter(F.col(SEQ_COL) > lo)
@@ -878,8 +1161,9 @@ def apply_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", 
     return report
 
 
-def check_against_registry(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
-                           tables: set[TableId], cutoff_us: Optional[int]) -> dict[str, str]:
+def check_against_registry(
+    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", tables: set[TableId], cutoff_us: Optional[int]
+) -> dict[str, str]:
     """After DDL: "db.table" -> how the silver table's columns differ from the table's definition in the SDI
     registry at the run's cutoff (where the registry has one), compared as names, case-insensitively (MySQL's
     column names are). An empty dict: every checked table agrees."""
@@ -895,8 +1179,11 @@ def check_against_registry(spark: "SparkSession", engine: "DeltaEngine", lake: "
     if not rows:
         return {}
     registry = SchemaRegistry.from_rows(rows)
-    at = (dt.datetime.fromtimestamp(cutoff_us / 1e6, dt.timezone.utc) if cutoff_us is not None
-          else dt.datetime.now(dt.timezone.utc)).replace(tzinfo=None)
+    at = (
+        dt.datetime.fromtimestamp(cutoff_us / 1e6, dt.timezone.utc)
+        if cutoff_us is not None
+        else dt.datetime.now(dt.timezone.utc)
+    ).replace(tzinfo=None)
     out = {}
     for db, table in sorted(t for t in tables if t[0] and t[1]):
         version = registry.definition_at(db, table, at)
@@ -908,8 +1195,10 @@ def check_against_registry(spark: "SparkSession", engine: "DeltaEngine", lake: "
         if sdi.keys() != silver.keys():
             only_silver = sorted(silver[k] for k in silver.keys() - sdi.keys())
             only_sdi = sorted(sdi[k] for k in sdi.keys() - silver.keys())
-            out[f"{db}.{table}"] = (f"silver {db}.{table} differs from its SDI definition (version {version.version}) "
-                                    f"after DDL: only in silver {only_silver}, only in the SDI {only_sdi}")
+            out[f"{db}.{table}"] = (
+                f"silver {db}.{table} differs from its SDI definition (version {version.version}) "
+                f"after DDL: only in silver {only_silver}, only in the SDI {only_sdi}"
+            )
     return out
 
 
@@ -917,8 +1206,12 @@ def _no_op(engine: "DeltaEngine", lake: "LakeLayout", action: Any) -> bool:
     """A CREATE TABLE of a table silver does not hold changes nothing: the batch needs no split there."""
     from binlake.pipeline.ddl import CreateTable
 
-    return (isinstance(action, CreateTable) and bool(action.db) and bool(action.table)
-            and not engine.exists(lake.silver(action.db, action.table)))
+    return (
+        isinstance(action, CreateTable)
+        and bool(action.db)
+        and bool(action.table)
+        and not engine.exists(lake.silver(action.db, action.table))
+    )
 
 
 def _before_seam(table: tuple[Any, Any], ddl: dict[str, Any], table_seams: dict[TableId, int]) -> bool:
@@ -938,8 +1231,9 @@ def _after_seams(action: Any, ddl: dict[str, Any], table_seams: dict[TableId, in
         return dataclasses.replace(action, keep=keep) if keep else action
     if _before_seam((getattr(action, "db", None), getattr(action, "table", None)), ddl, table_seams):
         return None
-    if isinstance(action, RenameTable) and _before_seam((action.new_db or action.db, action.new_table), ddl,
-                                                        table_seams):
+    if isinstance(action, RenameTable) and _before_seam(
+        (action.new_db or action.db, action.new_table), ddl, table_seams
+    ):
         return DropTable(action.db, action.table)
     return action
 
@@ -957,20 +1251,39 @@ def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout
         if r["source"] == source and r.get("blocked"):
             out[db, table] = r["blocked"]
         elif r["source"] != source and (db, table) not in out:
-            out[db, table] = (f"{db}.{table} belongs to source {r['source']!r} (the first to load it); changes of "
-                              f"source {source!r} to it are quarantined: load each table from one source")
+            out[db, table] = (
+                f"{db}.{table} belongs to source {r['source']!r} (the first to load it); changes of "
+                f"source {source!r} to it are quarantined: load each table from one source"
+            )
     return out
 
 
-def _source_row(opts: "RunOptions", run_id: str, seq: int, binlog_file: str, pos: int, gtids: str,
-                report: ApplyReport) -> dict[str, Any]:
-    return {"source": opts.source, "table_name": SOURCE_ROW, SEQ_COL: seq, "binlog_file": binlog_file,
-            "pos": pos, "gtid_executed": GtidSet.parse(gtids).to_text(), "changes": report.changes,
-            "quarantined": report.quarantined, "run_id": run_id}
+def _source_row(
+    opts: "RunOptions", run_id: str, seq: int, binlog_file: str, pos: int, gtids: str, report: ApplyReport
+) -> dict[str, Any]:
+    return {
+        "source": opts.source,
+        "table_name": SOURCE_ROW,
+        SEQ_COL: seq,
+        "binlog_file": binlog_file,
+        "pos": pos,
+        "gtid_executed": GtidSet.parse(gtids).to_text(),
+        "changes": report.changes,
+        "quarantined": report.quarantined,
+        "run_id": run_id,
+    }
 
 
-def _apply_ddl(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
-               ddl: dict[str, Any], actions: list, blocked: dict[TableId, str], report: ApplyReport) -> None:
+def _apply_ddl(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    opts: "RunOptions",
+    ddl: dict[str, Any],
+    actions: list,
+    blocked: dict[TableId, str],
+    report: ApplyReport,
+) -> None:
     """The actions of one DDL statement, at its position; a table binlake can not follow is blocked."""
     import datetime as dt
 
@@ -980,40 +1293,70 @@ def _apply_ddl(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
     rows = []
     for action in actions:
         table = (getattr(action, "db", None), getattr(action, "table", None))
-        if table in blocked or (table[1] is not None and not opts.tables.keeps(*table)):    # or --exclude'd
+        if table in blocked or (table[1] is not None and not opts.tables.keeps(*table)):  # or --exclude'd
             continue
-        outcome = apply_action(spark, engine, lake, action, now=when, seq=ddl[SEQ_COL], commit_ts=ddl["commit_ts"],
-                               type_options={"temporal_text": opts.temporal_text}, statement=ddl["statement"])
+        outcome = apply_action(
+            spark,
+            engine,
+            lake,
+            action,
+            now=when,
+            seq=ddl[SEQ_COL],
+            commit_ts=ddl["commit_ts"],
+            type_options={"temporal_text": opts.temporal_text},
+            statement=ddl["statement"],
+        )
         report.ddl.append(f"{type(action).__name__} {table[0]}.{table[1]}")
         renamed = (getattr(action, "new_db", None) or table[0], getattr(action, "new_table", None))
         report.ddl_tables.add(renamed if renamed[1] else table)
         if isinstance(outcome, Quarantine):
             blocked[outcome.db, outcome.table] = outcome.message
             report.blocked[f"{outcome.db}.{outcome.table}"] = outcome.message
-            rows.append({"source": opts.source, "table_name": table_name(outcome.db, outcome.table),
-                         SEQ_COL: ddl[SEQ_COL], "blocked": outcome.message})
+            rows.append(
+                {
+                    "source": opts.source,
+                    "table_name": table_name(outcome.db, outcome.table),
+                    SEQ_COL: ddl[SEQ_COL],
+                    "blocked": outcome.message,
+                }
+            )
     if rows:
         write_checkpoints(spark, engine, lake.checkpoints, rows)
 
 
-def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", opts: "RunOptions",
-                   run_id: str, batch: "DataFrame", info: BatchInfo, blocked: dict[TableId, str], gtids: str,
-                   report: ApplyReport, after_seq: int) -> str:
+def _apply_segment(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    opts: "RunOptions",
+    run_id: str,
+    batch: "DataFrame",
+    info: BatchInfo,
+    blocked: dict[TableId, str],
+    gtids: str,
+    report: ApplyReport,
+    after_seq: int,
+) -> str:
     """Fold and write one stretch of the batch without DDL inside (its rows after the checkpoint ``after_seq``),
     then its checkpoint; returns the GTID set."""
     from pyspark.sql import functions as F
 
     if info.last is None:
         return gtids
-    excluded = [t for t in info.tables if not opts.tables.keeps(*t)]     # --exclude: rows ingested before it
+    excluded = [t for t in info.tables if not opts.tables.keeps(*t)]  # --exclude: rows ingested before it
     if excluded:
         batch = batch.filter(~F.concat_ws("\x00", "db", "table_name").isin([_table_tag(*t) for t in excluded]))
         for t in excluded:
             info.changes -= info.tables.pop(t).changes
     held = {t: why for t, why in blocked.items() if t in info.tables}
-    held.update({t: reserved_reason(*t, names) for t, ti in info.tables.items()       # a column named _binlake_*
-                 if t not in held and (names := reserved_names(ti.metas))})
-    if held:       # a blocked table's changes: quarantined with the reason, not folded
+    held.update(
+        {
+            t: reserved_reason(*t, names)
+            for t, ti in info.tables.items()  # a column named _binlake_*
+            if t not in held and (names := reserved_names(ti.metas))
+        }
+    )
+    if held:  # a blocked table's changes: quarantined with the reason, not folded
         tags = [_table_tag(*t) for t in held]
         in_held = F.concat_ws("\x00", "db", "table_name").isin(tags)
         changes = batch.filter(in_held & F.col("op").isin(*CHANGE_OPS))
@@ -1023,16 +1366,26 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
         for t in held:
             info.changes -= info.tables.pop(t).changes
     t0 = time.perf_counter()
-    staged = scratch_folder(lake.staging, f"fold-{run_id}-{info.last[0]}")     # not through a link
-    folded = _staged(spark, fold_batch(spark, engine, lake, batch, info, opts.history, opts.temporal_text,
-                                       source=opts.source, after_seq=after_seq), staged)
+    staged = scratch_folder(lake.staging, f"fold-{run_id}-{info.last[0]}")  # not through a link
+    folded = _staged(
+        spark,
+        fold_batch(
+            spark, engine, lake, batch, info, opts.history, opts.temporal_text, source=opts.source, after_seq=after_seq
+        ),
+        staged,
+    )
     ops: Counter = Counter()
     try:
         dead = (F.col("kind") == "state") & ((F.col("op") == DELETE) | (F.col("count") == 0))
         counts: Counter = Counter()
-        for r in folded.groupBy("kind", "db", "table_name", dead.alias("dead"), _state_no_op(info).alias("no_op")).agg(
+        for r in (
+            folded.groupBy("kind", "db", "table_name", dead.alias("dead"), _state_no_op(info).alias("no_op"))
+            .agg(
                 F.count(F.lit(1)).alias("count"),
-                F.collect_list(F.when(F.col("kind") == "stats", F.col("record"))).alias("stats")).collect():
+                F.collect_list(F.when(F.col("kind") == "stats", F.col("record"))).alias("stats"),
+            )
+            .collect()
+        ):
             for stats in r["stats"]:
                 ops.update(stats_counts(stats))
             counts[r["kind"], r["db"], r["table_name"]] += r["count"]
@@ -1041,18 +1394,24 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
                 counts["effective", r["db"], r["table_name"]] += r["count"]
         _add_seconds(report, "fold", t0)
         t0 = time.perf_counter()
-        quarantined = _write_quarantine(spark, engine, lake, folded, info, opts.source, run_id,
-                                        {t: counts["quarantine", *t] for t in info.tables})
+        quarantined = _write_quarantine(
+            spark, engine, lake, folded, info, opts.source, run_id, {t: counts["quarantine", *t] for t in info.tables}
+        )
         report.quarantined += sum(quarantined.values())
         crash_point("after_quarantine")
-        if counts["dead"]:      # before the MERGEs that delete them: a rerun knows what a deleted key had (a
+        if counts["dead"]:  # before the MERGEs that delete them: a rerun knows what a deleted key had (a
             # key silver did not hold needs none: its MERGE source is empty, a rerun folds it to the same no-op)
             # tombstones and history versions are one row per key by the fold's construction, and new unless
             # a crash came between their MERGE and the checkpoint (then the rerun's MERGE matches and only
             # commits an empty version): ``effective`` skips the checks that cost a Spark job each
-            engine.merge(lake.tombstones, tombstone_frame(folded.filter(~_state_no_op(info)), opts.source),
-                         ["db", "table_name", "row_key"],
-                         SEQ_COL, op_col=None, effective=True)
+            engine.merge(
+                lake.tombstones,
+                tombstone_frame(folded.filter(~_state_no_op(info)), opts.source),
+                ["db", "table_name", "row_key"],
+                SEQ_COL,
+                op_col=None,
+                effective=True,
+            )
             crash_point("after_tombstones")
         table_rows = []
         for table in sorted(info.tables):
@@ -1060,23 +1419,38 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
             cols = data_columns(column_metas(ti.metas), opts.temporal_text)
             has_pk = bool(ti.pk)
             if opts.history and counts.get(("history", *table)):
-                engine.merge(lake.history(*table), table_frame(folded, "history", table, cols, has_pk),
-                             [KEY_COL, SEQ_COL], SEQ_COL, op_col=None, effective=True)
+                engine.merge(
+                    lake.history(*table),
+                    table_frame(folded, "history", table, cols, has_pk),
+                    [KEY_COL, SEQ_COL],
+                    SEQ_COL,
+                    op_col=None,
+                    effective=True,
+                )
                 crash_point("after_history")
             if counts.get(("effective", *table)):
                 keys, null_safe = merge_keys(ti.pk, cols)
-                states = table_frame(folded.filter(~_state_no_op(info)), "state", table, cols, has_pk,
-                                     column_metas(ti.metas))
-                engine.merge(lake.silver(*table), states, keys, SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe,
-                             effective=True)
+                states = table_frame(
+                    folded.filter(~_state_no_op(info)), "state", table, cols, has_pk, column_metas(ti.metas)
+                )
+                engine.merge(
+                    lake.silver(*table), states, keys, SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe, effective=True
+                )
                 lake.record_name(*table)
                 crash_point("after_silver")
             prefix = f"invalid_temporal\x00{table[0]}\x00{table[1]}\x00"
-            invalid = {k[len(prefix):]: v for k, v in ops.items() if k.startswith(prefix)}
-            table_rows.append({"source": opts.source, "table_name": table_name(*table),
-                               SEQ_COL: ti.last_seq, "changes": ti.changes,
-                               "quarantined": quarantined.get(table, 0), "run_id": run_id,
-                               "invalid_temporals": json.dumps(invalid, sort_keys=True) if invalid else None})
+            invalid = {k[len(prefix) :]: v for k, v in ops.items() if k.startswith(prefix)}
+            table_rows.append(
+                {
+                    "source": opts.source,
+                    "table_name": table_name(*table),
+                    SEQ_COL: ti.last_seq,
+                    "changes": ti.changes,
+                    "quarantined": quarantined.get(table, 0),
+                    "run_id": run_id,
+                    "invalid_temporals": json.dumps(invalid, sort_keys=True) if invalid else None,
+                }
+            )
         _add_seconds(report, "merge", t0)
     finally:
         shutil.rmtree(staged, ignore_errors=True)
@@ -1088,8 +1462,12 @@ def _apply_segment(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
     gtids = ",".join(g for g in (gtids, info.gtids) if g)
     last, last_file, last_pos = info.last
     crash_point("before_checkpoint")
-    write_checkpoints(spark, engine, lake.checkpoints,
-                      [_source_row(opts, run_id, last, last_file, last_pos, gtids, report), *table_rows])
+    write_checkpoints(
+        spark,
+        engine,
+        lake.checkpoints,
+        [_source_row(opts, run_id, last, last_file, last_pos, gtids, report), *table_rows],
+    )
     report.checkpoint_seq = last
     return gtids
 
@@ -1098,19 +1476,41 @@ def _add_seconds(report: ApplyReport, stage_name: str, since: float) -> None:
     report.stage_seconds[stage_name] = report.stage_seconds.get(stage_name, 0.0) + time.perf_counter() - since
 
 
-def _write_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", changes: "DataFrame",
-                   held: dict[TableId, str], source: str, run_id: str) -> int:
+def _write_blocked(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    changes: "DataFrame",
+    held: dict[TableId, str],
+    source: str,
+    run_id: str,
+) -> int:
     """Quarantine the changes of blocked tables (kind ``schema``, with why the table is blocked)."""
     reasons = {_table_tag(*t): why for t, why in held.items()}
 
     def run(batches: Any) -> Any:
         for batch in batches:
-            rows = [quarantine_row({SEQ_COL: r[SEQ_COL], "binlog_file": r["binlog_file"], "pos": r["pos"],
-                                    "row": r["row"], "column_name": "", "status": "BLOCKED",
-                                    "reason": reasons[_table_tag(r["db"], r["table_name"])],
-                                    "document": r["after"] or r["before"], "gtid": r["gtid"]},
-                                   source=source, db=r["db"], table=r["table_name"], kind="schema", run_id=run_id)
-                    for r in batch.to_pylist()]
+            rows = [
+                quarantine_row(
+                    {
+                        SEQ_COL: r[SEQ_COL],
+                        "binlog_file": r["binlog_file"],
+                        "pos": r["pos"],
+                        "row": r["row"],
+                        "column_name": "",
+                        "status": "BLOCKED",
+                        "reason": reasons[_table_tag(r["db"], r["table_name"])],
+                        "document": r["after"] or r["before"],
+                        "gtid": r["gtid"],
+                    },
+                    source=source,
+                    db=r["db"],
+                    table=r["table_name"],
+                    kind="schema",
+                    run_id=run_id,
+                )
+                for r in batch.to_pylist()
+            ]
             if rows:
                 yield from to_arrow(QUARANTINE_COLUMNS, rows).to_batches()
 
@@ -1121,15 +1521,39 @@ def _write_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayo
     return count
 
 
-def _write_quarantine(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", folded: "DataFrame",
-                      info: BatchInfo, source: str, run_id: str, records: dict[TableId, int]) -> dict[tuple, int]:
+def _write_quarantine(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    folded: "DataFrame",
+    info: BatchInfo,
+    source: str,
+    run_id: str,
+    records: dict[TableId, int],
+) -> dict[tuple, int]:
     """The fold's quarantine records (``records``: how many per table) and the batch's undecodable stretches,
     in one insert-only MERGE; returns how many the batch quarantined per (db, table) (rows already there from
     an interrupted earlier run included; (None, None) for undecodable stretches)."""
-    errors = [quarantine_row({SEQ_COL: e[SEQ_COL], "binlog_file": e["binlog_file"], "pos": e["pos"], "row": 0,
-                              "column_name": "", "status": "ERROR", "reason": e["statement"], "raw": e["raw"]},
-                             source=source, db=None, table=None, kind="decode", run_id=run_id)
-              for e in info.errors]
+    errors = [
+        quarantine_row(
+            {
+                SEQ_COL: e[SEQ_COL],
+                "binlog_file": e["binlog_file"],
+                "pos": e["pos"],
+                "row": 0,
+                "column_name": "",
+                "status": "ERROR",
+                "reason": e["statement"],
+                "raw": e["raw"],
+            },
+            source=source,
+            db=None,
+            table=None,
+            kind="decode",
+            run_id=run_id,
+        )
+        for e in info.errors
+    ]
     per_table: dict[tuple, int] = {t: n for t, n in records.items() if n}
     if errors:
         per_table[None, None] = len(errors)

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     import pyarrow.dataset as ds
     from pyspark.sql import DataFrame
 
-BATCH_ROWS = 64 * 1024            # rows per Arrow batch read from a staged DataFrame
+BATCH_ROWS = 64 * 1024  # rows per Arrow batch read from a staged DataFrame
+
 
 def spark_ddl(columns: Sequence[tuple[str, str]]) -> str:
     """A Spark DDL schema string (``a bigint, b string``) with quoted names."""
@@ -37,9 +38,14 @@ def delta_arrow_schema(spark_schema: Any) -> "pa.Schema":
 class ArrowSource:
     """Rows to write, as Arrow batches: an in-memory table, or a staged Spark DataFrame (see module doc)."""
 
-    def __init__(self, schema: "pa.Schema", table: Optional["pa.Table"] = None,
-                 dataset: Optional["ds.Dataset"] = None, staged: Optional[Path] = None,
-                 filter: Any = None) -> None:
+    def __init__(
+        self,
+        schema: "pa.Schema",
+        table: Optional["pa.Table"] = None,
+        dataset: Optional["ds.Dataset"] = None,
+        staged: Optional[Path] = None,
+        filter: Any = None,
+    ) -> None:
         self.schema, self._table, self._dataset, self._staged, self._filter = schema, table, dataset, staged, filter
 
     @classmethod
@@ -54,8 +60,9 @@ class ArrowSource:
         from binlake.lake.owned import scratch_folder
 
         # never through a link: Spark's overwrite and release()'s rmtree would delete where it points
-        folder = scratch_folder(staging_root or tempfile.gettempdir(), "binlake-staging", uuid.uuid4().hex,
-                                check_base=bool(staging_root))
+        folder = scratch_folder(
+            staging_root or tempfile.gettempdir(), "binlake-staging", uuid.uuid4().hex, check_base=bool(staging_root)
+        )
         df.write.mode("overwrite").parquet(str(folder))
         files = sorted(str(p) for p in folder.glob("*.parquet"))
         return cls(delta_arrow_schema(df.schema), dataset=ds.dataset(files, format="parquet"), staged=folder)
@@ -74,14 +81,17 @@ class ArrowSource:
 
         return ds.dataset(self._table) if self._dataset is None else self._dataset
 
-    def batches(self, columns: Optional[Sequence[str]] = None, max_rows: int = BATCH_ROWS) -> Iterator["pa.RecordBatch"]:
+    def batches(
+        self, columns: Optional[Sequence[str]] = None, max_rows: int = BATCH_ROWS
+    ) -> Iterator["pa.RecordBatch"]:
         import pyarrow as pa
 
         schema = self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
         for batch in self._scan().to_batches(columns=list(schema.names), filter=self._filter, batch_size=max_rows):
             if batch.num_rows:
-                yield pa.RecordBatch.from_arrays([batch.column(i).cast(f.type) for i, f in enumerate(schema)],
-                                                 schema=schema)
+                yield pa.RecordBatch.from_arrays(
+                    [batch.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema
+                )
 
     def reader(self) -> "pa.RecordBatchReader":
         import pyarrow as pa
@@ -107,8 +117,9 @@ class ArrowSource:
         """Only these columns, all rows (e.g. the MERGE keys, to check them for duplicates)."""
         import pyarrow as pa
 
-        return pa.Table.from_batches(list(self.batches(columns)), schema=pa.schema([self.schema.field(c)
-                                                                                    for c in columns]))
+        return pa.Table.from_batches(
+            list(self.batches(columns)), schema=pa.schema([self.schema.field(c) for c in columns])
+        )
 
     def count(self) -> int:
         return self._scan().count_rows(filter=self._filter)

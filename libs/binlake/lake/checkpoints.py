@@ -24,9 +24,17 @@ if TYPE_CHECKING:
     from binlake.lake.delta import DeltaEngine
 
 CHECKPOINT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("source", "string"), ("table_name", "string"), (SEQ_COL, "bigint"), ("binlog_file", "string"),
-    ("pos", "bigint"), ("gtid_executed", "string"), ("changes", "bigint"), ("quarantined", "bigint"),
-    ("run_id", "string"), ("invalid_temporals", "string"), ("blocked", "string"),
+    ("source", "string"),
+    ("table_name", "string"),
+    (SEQ_COL, "bigint"),
+    ("binlog_file", "string"),
+    ("pos", "bigint"),
+    ("gtid_executed", "string"),
+    ("changes", "bigint"),
+    ("quarantined", "bigint"),
+    ("run_id", "string"),
+    ("invalid_temporals", "string"),
+    ("blocked", "string"),
 )
 CHECKPOINT_KEYS = ("source", "table_name")
 
@@ -40,16 +48,18 @@ class Checkpoint:
 
 
 def read_checkpoint(spark: "SparkSession", engine: "DeltaEngine", path: str, source: str) -> Checkpoint:
-    rows = engine.read_rows(spark, path, (SEQ_COL, "binlog_file", "pos", "gtid_executed"),
-                            {"source": source, "table_name": SOURCE_ROW})
+    rows = engine.read_rows(
+        spark, path, (SEQ_COL, "binlog_file", "pos", "gtid_executed"), {"source": source, "table_name": SOURCE_ROW}
+    )
     if not rows:
         return Checkpoint()
     r = rows[0]
     return Checkpoint(r[SEQ_COL], r["binlog_file"], r["pos"], r["gtid_executed"] or "")
 
 
-def write_checkpoints(spark: "SparkSession", engine: "DeltaEngine", path: str,
-                      rows: Iterable[dict[str, Any]]) -> Optional[int]:
+def write_checkpoints(
+    spark: "SparkSession", engine: "DeltaEngine", path: str, rows: Iterable[dict[str, Any]]
+) -> Optional[int]:
     rows = [tuple(r.get(n) for n, _ in CHECKPOINT_COLUMNS) for r in rows]
     if not rows:
         return None

@@ -34,8 +34,9 @@ class DamagedTableError(LakeError):
 
 def printable(text: str) -> str:
     """``text`` with each control character as ``\\xNN`` / ``\\uNNNN`` (a backslash itself unchanged)."""
-    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                   else f"\\u{ord(m.group()):04x}"), text)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def printable_doc(value: Any) -> Any:
@@ -70,12 +71,16 @@ def table_damage(path: str) -> Optional[str]:
         files = DeltaTable(path).file_uris()
     except Exception as exc:  # noqa: BLE001 -- any failure to replay the log is the damage being looked for
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return (f"its Delta log ({os.path.join(path, '_delta_log')}) can not be replayed ({first[:200]}); a commit "
-                "file there is not a Delta commit")
+        return (
+            f"its Delta log ({os.path.join(path, '_delta_log')}) can not be replayed ({first[:200]}); a commit "
+            "file there is not a Delta commit"
+        )
     missing = [p for p in map(_local, files) if p is not None and not os.path.exists(p)]
     if missing:
-        return (f"{len(missing)} data file(s) its Delta log names are missing (first: {missing[0]}); a file was "
-                "deleted outside binlake")
+        return (
+            f"{len(missing)} data file(s) its Delta log names are missing (first: {missing[0]}); a file was "
+            "deleted outside binlake"
+        )
     return None
 
 
@@ -86,10 +91,13 @@ def damaged_lake_error(lake: "LakeLayout", cause: BaseException) -> BaseExceptio
         problem = table_damage(path)
         if problem is not None:
             name = os.path.relpath(path, lake.root)
-            return DamagedTableError(printable(
-                f"the lake's table {name} is damaged: {problem}. Restore that table folder from a backup (a silver "
-                "table can also be removed and loaded again: binlake snapshot, then binlake run); the other tables "
-                "were not changed"))
+            return DamagedTableError(
+                printable(
+                    f"the lake's table {name} is damaged: {problem}. Restore that table folder from a backup (a silver "
+                    "table can also be removed and loaded again: binlake snapshot, then binlake run); the other tables "
+                    "were not changed"
+                )
+            )
     return cause
 
 

@@ -72,7 +72,7 @@ class SilverTableExistsError(DdlApplyError):
 @dataclass(frozen=True)
 class Applied:
     action: D.DdlAction
-    commits: int            # Delta commits made (0: nothing to change)
+    commits: int  # Delta commits made (0: nothing to change)
     note: str = ""
 
 
@@ -95,8 +95,15 @@ def _name(db: Optional[str], table: Optional[str]) -> str:
 
 
 # --- tables --------------------------------------------------------------------------------------------------
-def truncate(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.Truncate, *,
-             seq: Optional[int] = None, commit_ts: Any = None) -> Applied:
+def truncate(
+    spark: Optional[SparkSession],
+    engine: DeltaEngine,
+    lake: LakeLayout,
+    action: D.Truncate,
+    *,
+    seq: Optional[int] = None,
+    commit_ts: Any = None,
+) -> Applied:
     """``TRUNCATE [TABLE] t``: silver holds no row (tombstones included) after one delete commit."""
     path = lake.silver(action.db, action.table)
     commits = 0
@@ -119,8 +126,11 @@ def _close_history(spark: SparkSession, engine: DeltaEngine, path: str, seq: int
     df = engine.read(spark, path)
     if KEY_COL not in df.columns or SEQ_COL not in df.columns:
         return 0
-    latest = (df.withColumn("__rank", F.row_number().over(Window.partitionBy(KEY_COL).orderBy(F.col(SEQ_COL).desc())))
-              .where("__rank = 1").drop("__rank"))
+    latest = (
+        df.withColumn("__rank", F.row_number().over(Window.partitionBy(KEY_COL).orderBy(F.col(SEQ_COL).desc())))
+        .where("__rank = 1")
+        .drop("__rank")
+    )
     live = F.lit(True)
     if OP_COL in df.columns:
         live = live & ~F.col(OP_COL).eqNullSafe(DELETE_OP)
@@ -152,8 +162,9 @@ def _is_empty(spark: Optional[SparkSession], engine: DeltaEngine, path: str) -> 
     return DeltaTable(path).to_pyarrow_dataset().head(1).num_rows == 0
 
 
-def _retire(engine: DeltaEngine, lake: LakeLayout, db: str, table: str, *, remove: bool,
-            now: Optional[_dt.datetime]) -> int:
+def _retire(
+    engine: DeltaEngine, lake: LakeLayout, db: str, table: str, *, remove: bool, now: Optional[_dt.datetime]
+) -> int:
     """Move (or delete) the table's silver and history folders; returns how many folders."""
     stamp = _stamp(now)
     moved = 0
@@ -174,20 +185,36 @@ def _retire(engine: DeltaEngine, lake: LakeLayout, db: str, table: str, *, remov
 
 def _local(path: str, db: Optional[str], table: Optional[str]) -> str:
     if "://" in path and not path.startswith("file://"):
-        raise DdlApplyError(f"DDL on {_name(db, table)}: silver folder {path} is not on a local or mounted file "
-                            "system, so it can not be moved; run the apply job with a local or mounted lake root")
+        raise DdlApplyError(
+            f"DDL on {_name(db, table)}: silver folder {path} is not on a local or mounted file "
+            "system, so it can not be moved; run the apply job with a local or mounted lake root"
+        )
     return path.removeprefix("file://")
 
 
-def drop_table(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.DropTable, *,
-               remove: bool = False, now: Optional[_dt.datetime] = None) -> Applied:
+def drop_table(
+    spark: Optional[SparkSession],
+    engine: DeltaEngine,
+    lake: LakeLayout,
+    action: D.DropTable,
+    *,
+    remove: bool = False,
+    now: Optional[_dt.datetime] = None,
+) -> Applied:
     """``DROP TABLE [IF EXISTS] t``: the silver table (and its history) leave the live namespace; see module doc."""
     moved = _retire(engine, lake, action.db, action.table, remove=remove, now=now)
     return Applied(action, 0, f"{'removed' if remove else 'retired'} {moved} folder(s)" if moved else "no silver table")
 
 
-def drop_database(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.DropDatabase, *,
-                  remove: bool = False, now: Optional[_dt.datetime] = None) -> Applied:
+def drop_database(
+    spark: Optional[SparkSession],
+    engine: DeltaEngine,
+    lake: LakeLayout,
+    action: D.DropDatabase,
+    *,
+    remove: bool = False,
+    now: Optional[_dt.datetime] = None,
+) -> Applied:
     """``DROP {DATABASE|SCHEMA} d``: every silver table of ``d`` is retired (or removed), but ``action.keep``."""
     tables = [t for db, t in lake.silver_tables() if db == action.db and t not in action.keep]
     for table in tables:
@@ -195,8 +222,14 @@ def drop_database(spark: Optional[SparkSession], engine: DeltaEngine, lake: Lake
     return Applied(action, 0, f"{'removed' if remove else 'retired'} {len(tables)} table(s)")
 
 
-def create_table(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.CreateTable, *,
-                 now: Optional[_dt.datetime] = None) -> Applied:
+def create_table(
+    spark: Optional[SparkSession],
+    engine: DeltaEngine,
+    lake: LakeLayout,
+    action: D.CreateTable,
+    *,
+    now: Optional[_dt.datetime] = None,
+) -> Applied:
     """``CREATE TABLE t``: silver starts empty (created by the table's first MERGE); an older silver table of
     that name is retired. ``CREATE TABLE IF NOT EXISTS`` of an existing table changes nothing."""
     if not engine.exists(lake.silver(action.db, action.table)):
@@ -207,8 +240,9 @@ def create_table(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeL
     return Applied(action, 0, "retired the silver table of an earlier table of that name")
 
 
-def rename_table(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout,
-                 action: D.RenameTable) -> Applied:
+def rename_table(
+    spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.RenameTable
+) -> Applied:
     """``RENAME TABLE a TO b`` / ``ALTER TABLE a RENAME [TO|AS] b``: silver (and history) move to the new name;
     nothing remains under the old one."""
     source = lake.silver(action.db, action.table)
@@ -219,7 +253,8 @@ def rename_table(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeL
         if not _is_empty(spark, engine, target):
             raise SilverTableExistsError(
                 f"RENAME TABLE {_name(action.db, action.table)} TO {_name(action.new_db, action.new_table)}: silver "
-                f"already holds rows at {target}; retire or remove that table (or run a full refresh), then rerun")
+                f"already holds rows at {target}; retire or remove that table (or run a full refresh), then rerun"
+            )
     pairs = [(source, target), (lake.history(action.db, action.table), lake.history(action.new_db, action.new_table))]
     for old, new in pairs:
         old_dir = Path(_local(old, action.db, action.table))
@@ -279,8 +314,14 @@ def _keep(fields: list[dict]) -> list[RewriteColumn]:
     return [RewriteColumn(f["name"], f["name"]) for f in fields]
 
 
-def add_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.AddColumn, *,
-               type_options: Optional[dict] = None) -> Applied:
+def add_column(
+    spark: Optional[SparkSession],
+    engine: DeltaEngine,
+    lake: LakeLayout,
+    action: D.AddColumn,
+    *,
+    type_options: Optional[dict] = None,
+) -> Applied:
     """``ALTER TABLE t ADD [COLUMN] c type [DEFAULT x] [FIRST|AFTER y]``: rows that existed get x, as MySQL
     shows them (the column goes last in silver: silver's column order is not MySQL's)."""
     path = lake.silver(action.db, action.table)
@@ -300,16 +341,17 @@ def add_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLay
         value = D.default_value(action.default_sql, kind, action.mysql_type_text, action.not_null)
     features = engine.enable_type_features(path, [delta_type(kind)])
     if isinstance(value, D.NotConstant) or value is None:
-        engine.add_columns(path, [StructField.fromJson({"name": action.column, "type": delta_type(kind),
-                                                        "nullable": True, "metadata": {}})])
+        engine.add_columns(
+            path,
+            [StructField.fromJson({"name": action.column, "type": delta_type(kind), "nullable": True, "metadata": {}})],
+        )
         note = "" if value is None else f"existing rows hold NULL: {value.reason}"
         return Applied(action, features + 1, note)
     engine.rewrite(path, _keep(fields) + [RewriteColumn(action.column, None, delta_type(kind), value)])
     return Applied(action, features + 1)
 
 
-def drop_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout,
-                action: D.DropColumn) -> Applied:
+def drop_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.DropColumn) -> Applied:
     """``ALTER TABLE t DROP [COLUMN] c``: silver loses the column (one overwrite commit)."""
     path = lake.silver(action.db, action.table)
     if not engine.exists(path):
@@ -322,8 +364,9 @@ def drop_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLa
     return Applied(action, 1)
 
 
-def rename_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout,
-                  action: D.RenameColumn) -> Applied:
+def rename_column(
+    spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.RenameColumn
+) -> Applied:
     """``RENAME COLUMN a TO b`` / ``CHANGE a b type``: the column's values stay, under the new name."""
     path = lake.silver(action.db, action.table)
     if not engine.exists(path):
@@ -334,14 +377,23 @@ def rename_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: Lake
         return Applied(action, 0, "no such column" if old is None else "same name")
     clash = [f for f in fields if f is not old and f["name"].lower() == action.new.lower()]
     if clash:
-        raise DdlApplyError(f"RENAME COLUMN {action.old} TO {action.new} on {_name(action.db, action.table)}: "
-                            f"silver already has a column {clash[0]['name']}; run a full refresh of the table")
+        raise DdlApplyError(
+            f"RENAME COLUMN {action.old} TO {action.new} on {_name(action.db, action.table)}: "
+            f"silver already has a column {clash[0]['name']}; run a full refresh of the table"
+        )
     engine.rewrite(path, [RewriteColumn(action.new if f is old else f["name"], f["name"]) for f in fields])
     return Applied(action, 1)
 
 
-def modify_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.ModifyColumn, *,
-                  type_options: Optional[dict] = None, statement: str = "") -> Outcome:
+def modify_column(
+    spark: Optional[SparkSession],
+    engine: DeltaEngine,
+    lake: LakeLayout,
+    action: D.ModifyColumn,
+    *,
+    type_options: Optional[dict] = None,
+    statement: str = "",
+) -> Outcome:
     """``MODIFY [COLUMN] c type`` (and the type part of ``CHANGE``): a wider silver type (``ddl.widening``)
     rewrites the table with the column cast (one commit); the same silver type changes nothing; any other type
     change quarantines the table's changes from here."""
@@ -357,21 +409,25 @@ def modify_column(spark: Optional[SparkSession], engine: DeltaEngine, lake: Lake
     if new is not None and new == old:
         return Applied(action, 0, "same silver type")
     if new is None or not D.widening(old, new):
-        reason = (f"column {col['name']} changes from silver type {old} to {new or action.new_type_text}, which no "
-                  "safe widening covers")
+        reason = (
+            f"column {col['name']} changes from silver type {old} to {new or action.new_type_text}, which no "
+            "safe widening covers"
+        )
         return _quarantine(action, action.db, action.table, reason, statement)
     features = engine.enable_type_features(path, [delta_type(new)])
-    engine.rewrite(path, [RewriteColumn(f["name"], f["name"], delta_type(new) if f is col else None)
-                          for f in fields])
+    engine.rewrite(path, [RewriteColumn(f["name"], f["name"], delta_type(new) if f is col else None) for f in fields])
     return Applied(action, features + 1)
 
 
-def _quarantine(action: D.DdlAction, db: Optional[str], table: Optional[str], reason: str,
-                statement: str) -> Quarantine:
+def _quarantine(
+    action: D.DdlAction, db: Optional[str], table: Optional[str], reason: str, statement: str
+) -> Quarantine:
     shown = " ".join(statement.split())
     shown = shown if len(shown) <= 200 else shown[:197] + "..."
-    message = (f"{_name(db, table)}: changes from the DDL `{shown}` on go to quarantine: {reason}; the other tables "
-               "keep loading; run a full refresh of this table to load it again")
+    message = (
+        f"{_name(db, table)}: changes from the DDL `{shown}` on go to quarantine: {reason}; the other tables "
+        "keep loading; run a full refresh of this table to load it again"
+    )
     return Quarantine(action, db, table, reason, message)
 
 
@@ -382,23 +438,35 @@ def reserved_column(action: D.DdlAction) -> Optional[Quarantine]:
     from binlake.lake.silver import reserved_reason
     from binlake.vocabulary import RESERVED_PREFIX
 
-    name = action.column if isinstance(action, D.AddColumn) else action.new if isinstance(action, D.RenameColumn) \
-        else None
+    name = (
+        action.column if isinstance(action, D.AddColumn) else action.new if isinstance(action, D.RenameColumn) else None
+    )
     if name is None or not name.lower().startswith(RESERVED_PREFIX):
         return None
-    reason = reserved_reason(action.db, action.table, [name])       # type: ignore[attr-defined]
-    return Quarantine(action, action.db, action.table, reason, reason)    # type: ignore[attr-defined]
+    reason = reserved_reason(action.db, action.table, [name])  # type: ignore[attr-defined]
+    return Quarantine(action, action.db, action.table, reason, reason)  # type: ignore[attr-defined]
 
 
-def unsupported(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout,
-                action: D.Unsupported) -> Quarantine:
+def unsupported(
+    spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.Unsupported
+) -> Quarantine:
     """DDL binlake can not follow (see ``binlake.pipeline.ddl``): the table's changes go to quarantine."""
     return _quarantine(action, action.db, action.table, action.reason, action.statement)
 
 
-def apply_action(spark: Optional[SparkSession], engine: DeltaEngine, lake: LakeLayout, action: D.DdlAction, *,
-                 remove_dropped: bool = False, now: Optional[_dt.datetime] = None, seq: Optional[int] = None,
-                 commit_ts: Any = None, type_options: Optional[dict] = None, statement: str = "") -> Outcome:
+def apply_action(
+    spark: Optional[SparkSession],
+    engine: DeltaEngine,
+    lake: LakeLayout,
+    action: D.DdlAction,
+    *,
+    remove_dropped: bool = False,
+    now: Optional[_dt.datetime] = None,
+    seq: Optional[int] = None,
+    commit_ts: Any = None,
+    type_options: Optional[dict] = None,
+    statement: str = "",
+) -> Outcome:
     """Apply one action (dispatch to the functions above)."""
     reserved = reserved_column(action)
     if reserved is not None:

@@ -19,19 +19,27 @@ if TYPE_CHECKING:
 
 # (text found in the failure, what happened, what to do), first match wins
 _DIAGNOSES: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    (("OutOfMemoryError", "Java heap space", "GC overhead limit exceeded"),
-     "Spark ran out of Java heap memory",
-     "give it more (binlake run --driver-memory 4g, or spark.driver.memory / spark.executor.memory for "
-     "spark-submit) or make tasks smaller (binlake run --chunk-mb 32)"),
-    (("ExecutorLostFailure", "Lost executor", "executor lost", "Executor heartbeat timed out"),
-     "a Spark executor was lost (killed, out of memory, or its worker stopped)",
-     "check the worker's log and memory (spark.executor.memory, spark.executor.memoryOverhead)"),
-    (("Python worker exited unexpectedly", "crashed", "EOFError"),
-     "a Python worker of a Spark task died (often the machine ran out of memory)",
-     "raise spark.executor.memoryOverhead or make tasks smaller (binlake run --chunk-mb 32)"),
-    (("Answer from Java side is empty", "Connection refused", "Py4JNetworkError", "JVM is not running"),
-     "the Spark driver's JVM stopped (often out of memory)",
-     "give it more memory (binlake run --driver-memory 4g, or spark.driver.memory)"),
+    (
+        ("OutOfMemoryError", "Java heap space", "GC overhead limit exceeded"),
+        "Spark ran out of Java heap memory",
+        "give it more (binlake run --driver-memory 4g, or spark.driver.memory / spark.executor.memory for "
+        "spark-submit) or make tasks smaller (binlake run --chunk-mb 32)",
+    ),
+    (
+        ("ExecutorLostFailure", "Lost executor", "executor lost", "Executor heartbeat timed out"),
+        "a Spark executor was lost (killed, out of memory, or its worker stopped)",
+        "check the worker's log and memory (spark.executor.memory, spark.executor.memoryOverhead)",
+    ),
+    (
+        ("Python worker exited unexpectedly", "crashed", "EOFError"),
+        "a Python worker of a Spark task died (often the machine ran out of memory)",
+        "raise spark.executor.memoryOverhead or make tasks smaller (binlake run --chunk-mb 32)",
+    ),
+    (
+        ("Answer from Java side is empty", "Connection refused", "Py4JNetworkError", "JVM is not running"),
+        "the Spark driver's JVM stopped (often out of memory)",
+        "give it more memory (binlake run --driver-memory 4g, or spark.driver.memory)",
+    ),
 )
 
 
@@ -52,8 +60,10 @@ def diagnose(text: str) -> tuple[str, str]:
             return what, todo
     raised = [line.strip() for line in text.splitlines() if _RAISED.match(line.strip())]
     if "PythonException" in text and raised:
-        return (f"a Python task failed with {raised[-1][:300]}",
-                "please report it with the log (the input may be unusual)")
+        return (
+            f"a Python task failed with {raised[-1][:300]}",
+            "please report it with the log (the input may be unusual)",
+        )
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     # a Py4JJavaError's first line only names the JVM call; the JVM's exception is on a line of its own
     java = next((line.lstrip(": ") for line in lines if _JAVA_RAISED.match(line)), None)
@@ -98,8 +108,10 @@ def stage(name: str, lake: "LakeLayout") -> Iterator[None]:
             raise
         what, todo = diagnose(f"{type(exc).__name__}: {exc}")
         log = write_log(lake.logs, name, exc)
-        if log is None:     # no log to point at: say nothing of one
+        if log is None:  # no log to point at: say nothing of one
             todo = todo.replace(" with the log", "")
         parts = [what, todo, f"full trace in {log}" if log else ""]
-        raise SparkJobFailed(f"{name} failed: {'; '.join(p for p in parts if p)}. Rerunning after the fix is safe "
-                             "(committed work is kept, nothing is applied twice)") from None
+        raise SparkJobFailed(
+            f"{name} failed: {'; '.join(p for p in parts if p)}. Rerunning after the fix is safe "
+            "(committed work is kept, nothing is applied twice)"
+        ) from None

@@ -66,14 +66,20 @@ def invalid_temporal(v: "Column", kind: str) -> "Column":
         h, mi, s = _int(F.substring(v, 12, 2)), _int(F.substring(v, 15, 2)), _int(F.substring(v, 18, 2))
         frac = F.when(F.length(v) > 19, F.substring(v, 21, 6)).otherwise(F.lit(""))
         micros = F.when(frac == "", F.lit(0)).otherwise(_int(F.rpad(frac, 6, "0")))
-        valid = (y.between(1, 9999) & h.between(0, 23) & mi.between(0, 59) & s.between(0, 59)
-                 & micros.between(0, 999999)
-                 & F.try_make_timestamp_ntz(y, m, d, F.lit(0), F.lit(0), F.lit(0)).isNotNull())
+        valid = (
+            y.between(1, 9999)
+            & h.between(0, 23)
+            & mi.between(0, 59)
+            & s.between(0, 59)
+            & micros.between(0, 999999)
+            & F.try_make_timestamp_ntz(y, m, d, F.lit(0), F.lit(0), F.lit(0)).isNotNull()
+        )
     return v.isNotNull() & ~F.coalesce(valid, F.lit(False))
 
 
-def split_fold(records: "DataFrame", tables: dict[tuple[str, str], tuple[int, list]]
-               ) -> tuple["DataFrame", Optional["DataFrame"]]:
+def split_fold(
+    records: "DataFrame", tables: dict[tuple[str, str], tuple[int, list]]
+) -> tuple["DataFrame", Optional["DataFrame"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
     counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`."""
     from pyspark.sql import functions as F
@@ -87,34 +93,48 @@ def split_fold(records: "DataFrame", tables: dict[tuple[str, str], tuple[int, li
     change, base, op = ~F.col("base"), F.col("base"), F.col("op")
     width = None
     for (db, t), (n, _) in tables.items():
-        width = (F.when(tag == f"{db}\x00{t}", F.lit(n)) if width is None
-                 else width.when(tag == f"{db}\x00{t}", F.lit(n)))
+        width = (
+            F.when(tag == f"{db}\x00{t}", F.lit(n)) if width is None else width.when(tag == f"{db}\x00{t}", F.lit(n))
+        )
     keys = ["db", "table_name", "fold_key"]
     g = sq.groupBy(*keys).agg(
         F.max(F.when(base & (op != DELETE), F.col(SEQ_COL))).alias("live_seq"),
         F.max(F.when(base & (op == DELETE), F.col(SEQ_COL))).alias("dead_seq"),
         F.min(F.when(change, F.col(SEQ_COL))).alias("first_seq"),
-        F.max_by(F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
-                 F.when(change, F.struct("file_seq", "pos", "row"))).alias("last"),
+        F.max_by(
+            F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
+            F.when(change, F.struct("file_seq", "pos", "row")),
+        ).alias("last"),
         F.count_if(change & ((F.col("split") != "") | F.col("diffs").isNotNull())).alias("odd"),
-        *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in CHANGE_OPS])
+        *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in CHANGE_OPS],
+    )
     last_op = F.col("last.op")
     whole = (last_op != "update") | (F.size(F.json_object_keys(F.col("last.after"))) == width)
     base_seq = F.coalesce("live_seq", "dead_seq")
-    ok = (F.col("first_seq").isNotNull() & (F.col("odd") == 0) & F.coalesce(whole, F.lit(False))
-          & (base_seq.isNull() | (F.col("first_seq") > base_seq)))
+    ok = (
+        F.col("first_seq").isNotNull()
+        & (F.col("odd") == 0)
+        & F.coalesce(whole, F.lit(False))
+        & (base_seq.isNull() | (F.col("first_seq") > base_seq))
+    )
     g = g.withColumn("ok", ok)
-    python = records.filter(~mine).unionByName(
-        sq.join(g.filter(~F.col("ok")).select(*keys), keys, "left_semi"))
+    python = records.filter(~mine).unionByName(sq.join(g.filter(~F.col("ok")).select(*keys), keys, "left_semi"))
 
     done = g.filter(F.col("ok"))
     live = last_op != DELETE
     states = done.select(
-        F.lit("state").alias("kind"), "db", "table_name", F.col("fold_key").alias("row_key"),
+        F.lit("state").alias("kind"),
+        "db",
+        "table_name",
+        F.col("fold_key").alias("row_key"),
         F.when(live, F.col("last.after")).otherwise(F.coalesce(F.col("last.before"), F.lit("{}"))).alias("values"),
-        F.col("last.seq").alias("seq"), last_op.alias("op"), F.when(live, 1).otherwise(0).cast("bigint").alias("count"),
+        F.col("last.seq").alias("seq"),
+        last_op.alias("op"),
+        F.when(live, 1).otherwise(0).cast("bigint").alias("count"),
         F.when(F.col("live_seq").isNotNull(), 1).otherwise(0).cast("bigint").alias("base_count"),
-        F.lit(None).cast("bigint").alias("commit_ts"), F.lit(None).cast("string").alias("record"))
+        F.lit(None).cast("bigint").alias("commit_ts"),
+        F.lit(None).cast("string").alias("record"),
+    )
 
     counters: list[tuple[str, Any]] = [(o, F.sum(f"n_{o}")) for o in CHANGE_OPS]
     values = None
@@ -125,15 +145,33 @@ def split_fold(records: "DataFrame", tables: dict[tuple[str, str], tuple[int, li
             values = F.from_json(F.col("last.after"), "map<string,string>")
         here = live & (tag == f"{db}\x00{t}")
         for name, kind in temporals:
-            counters.append((f"invalid_temporal\x00{db}\x00{t}\x00{name}",
-                             F.count_if(here & invalid_temporal(values[name], kind))))
-    stats = done.agg(F.to_json(F.create_map(*[x for name, agg in counters
-                                              for x in (F.lit(name), F.coalesce(agg, F.lit(0)).cast("bigint"))]))
-                     .alias("record")).select(
-        F.lit("stats").alias("kind"), *[F.lit(None).cast(k).alias(c) for c, k in (
-            ("db", "string"), ("table_name", "string"), ("row_key", "string"), ("values", "string"),
-            ("seq", "bigint"), ("op", "string"), ("count", "bigint"), ("base_count", "bigint"),
-            ("commit_ts", "bigint"))], "record")
+            counters.append(
+                (f"invalid_temporal\x00{db}\x00{t}\x00{name}", F.count_if(here & invalid_temporal(values[name], kind)))
+            )
+    stats = done.agg(
+        F.to_json(
+            F.create_map(
+                *[x for name, agg in counters for x in (F.lit(name), F.coalesce(agg, F.lit(0)).cast("bigint"))]
+            )
+        ).alias("record")
+    ).select(
+        F.lit("stats").alias("kind"),
+        *[
+            F.lit(None).cast(k).alias(c)
+            for c, k in (
+                ("db", "string"),
+                ("table_name", "string"),
+                ("row_key", "string"),
+                ("values", "string"),
+                ("seq", "bigint"),
+                ("op", "string"),
+                ("count", "bigint"),
+                ("base_count", "bigint"),
+                ("commit_ts", "bigint"),
+            )
+        ],
+        "record",
+    )
     return python, states.unionByName(stats)
 
 
@@ -189,7 +227,7 @@ def _typed_value(v: "Column", kind: str) -> "Column":
     return F.when(~bad, F.make_timestamp(y, m, d, h, mi, secs, F.lit("UTC")))
 
 
-HEX_OBJECT = ':{"hex":'     # in bronze's compact JSON only where a value is an object (undecodable text)
+HEX_OBJECT = ':{"hex":'  # in bronze's compact JSON only where a value is an object (undecodable text)
 
 
 def typed_states(rows: "DataFrame", columns: list[tuple[str, str]], python: Any) -> "DataFrame":
@@ -203,6 +241,9 @@ def typed_states(rows: "DataFrame", columns: list[tuple[str, str]], python: Any)
 
     odd = F.col("values").contains(HEX_OBJECT)
     values = F.from_json(F.col("values"), "map<string,string>")
-    sql = rows.filter(~odd).select(*[_typed_value(values[name], kind).cast(kind).alias(name) for name, kind in columns],
-                                   F.col("seq").alias(SEQ_COL), F.col("op").alias(OP_COL))
+    sql = rows.filter(~odd).select(
+        *[_typed_value(values[name], kind).cast(kind).alias(name) for name, kind in columns],
+        F.col("seq").alias(SEQ_COL),
+        F.col("op").alias(OP_COL),
+    )
     return sql.unionByName(python(rows.filter(odd)))

@@ -27,8 +27,10 @@ from binlake.binlog.scan import ScanStats, scan_events
 from binlake.lake.errors import BinlogGapError
 from binlake.pipeline.identity import HASH_CHUNK, file_sequence
 
-NEXT_STEP = ("fetch it if the server still has it (binlake fetch), otherwise take a snapshot of the source's "
-             "tables (binlake snapshot) and load from there")
+NEXT_STEP = (
+    "fetch it if the server still has it (binlake fetch), otherwise take a snapshot of the source's "
+    "tables (binlake snapshot) and load from there"
+)
 
 
 def check_sequence(source: str, names: Iterable[str], seam_file: Optional[str] = None) -> None:
@@ -38,10 +40,12 @@ def check_sequence(source: str, names: Iterable[str], seam_file: Optional[str] =
     for name in sorted(set(names)):
         other = seqs.setdefault(file_sequence(name), name)
         if other != name:
-            raise BinlogGapError(f"source {source}: {other} and {name} have the same sequence number (a file landed "
-                                 f"twice under two names, renamed, or binlogs of two servers in one folder), so "
-                                 f"their order is unknown; keep the server's own name and move the other one out "
-                                 f"of the landing folder")
+            raise BinlogGapError(
+                f"source {source}: {other} and {name} have the same sequence number (a file landed "
+                f"twice under two names, renamed, or binlogs of two servers in one folder), so "
+                f"their order is unknown; keep the server's own name and move the other one out "
+                f"of the landing folder"
+            )
     by_seq = sorted(seqs.items())
     seam = file_sequence(seam_file) if seam_file else None
     for (a, first), (b, second) in pairwise(by_seq):
@@ -50,11 +54,15 @@ def check_sequence(source: str, names: Iterable[str], seam_file: Optional[str] =
         stem = first.rsplit(".", 1)[0]
         width = len(first.rsplit(".", 1)[1])
         missing = f"{stem}.{a + 1:0{width}d}" + (f" to {stem}.{b - 1:0{width}d}" if b - a > 2 else "")
-        raise BinlogGapError(f"source {source}: binlog {missing} is missing between {first} and {second} (purged "
-                             f"from the server or never fetched), so changes there can not be applied; {NEXT_STEP}")
+        raise BinlogGapError(
+            f"source {source}: binlog {missing} is missing between {first} and {second} (purged "
+            f"from the server or never fetched), so changes there can not be applied; {NEXT_STEP}"
+        )
     if seam is not None and by_seq and by_seq[0][0] > seam:
-        raise BinlogGapError(f"source {source}: the snapshot's position is in {seam_file}, but the binlogs start at "
-                             f"{by_seq[0][1]}: the changes between them are missing; {NEXT_STEP}")
+        raise BinlogGapError(
+            f"source {source}: the snapshot's position is in {seam_file}, but the binlogs start at "
+            f"{by_seq[0][1]}: the changes between them are missing; {NEXT_STEP}"
+        )
 
 
 def check_grown(source: str, path: str, identities: Iterable[tuple[int, str]], end_pos: int) -> None:
@@ -63,9 +71,11 @@ def check_grown(source: str, path: str, identities: Iterable[tuple[int, str]], e
     name = os.path.basename(path)
     size = os.path.getsize(path)
     if size < end_pos:
-        raise BinlogGapError(f"source {source}: {name} is {size} bytes but was ingested up to position {end_pos}: "
-                             f"the file was replaced (a server reset?), so position {end_pos} does not exist in it; "
-                             f"{NEXT_STEP}")
+        raise BinlogGapError(
+            f"source {source}: {name} is {size} bytes but was ingested up to position {end_pos}: "
+            f"the file was replaced (a server reset?), so position {end_pos} does not exist in it; "
+            f"{NEXT_STEP}"
+        )
     known, sha = max(identities)
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -74,13 +84,15 @@ def check_grown(source: str, path: str, identities: Iterable[tuple[int, str]], e
             h.update(chunk)
             left -= len(chunk)
     if h.hexdigest() != sha and _hash_in_use(path, known) != sha:
-        raise BinlogGapError(f"source {source}: the first {known} bytes of {name} differ from the version already "
-                             f"ingested: the file was replaced (a server reset?); {NEXT_STEP}")
+        raise BinlogGapError(
+            f"source {source}: the first {known} bytes of {name} differ from the version already "
+            f"ingested: the file was replaced (a server reset?); {NEXT_STEP}"
+        )
 
 
-FDE_FLAGS_AT = C.BIN_LOG_HEADER_SIZE + 17        # the FORMAT_DESCRIPTION event's header flags (2 bytes)
+FDE_FLAGS_AT = C.BIN_LOG_HEADER_SIZE + 17  # the FORMAT_DESCRIPTION event's header flags (2 bytes)
 _END_MARKERS = (C.ROTATE_EVENT, C.STOP_EVENT)
-_TAIL = C.LOG_EVENT_HEADER_LEN + 8 + 512 + C.BINLOG_CHECKSUM_LEN    # the largest ROTATE event (FN_REFLEN name)
+_TAIL = C.LOG_EVENT_HEADER_LEN + 8 + 512 + C.BINLOG_CHECKSUM_LEN  # the largest ROTATE event (FN_REFLEN name)
 
 
 def _hash_in_use(path: str, known: int) -> str:
@@ -110,8 +122,8 @@ def _ends_with_marker(path: str, size: int) -> bool:
     base = size - len(tail)
     for i in range(len(tail) - C.LOG_EVENT_HEADER_LEN, -1, -1):
         if tail[i + 4] in _END_MARKERS:
-            event_size = int.from_bytes(tail[i + 9:i + 13], "little")
-            log_pos = int.from_bytes(tail[i + 13:i + 17], "little")
+            event_size = int.from_bytes(tail[i + 9 : i + 13], "little")
+            log_pos = int.from_bytes(tail[i + 13 : i + 17], "little")
             if event_size == size - (base + i) and log_pos == size:
                 return True
     return False
@@ -152,8 +164,9 @@ def unfinished(path: str, start: int = C.BIN_LOG_HEADER_SIZE) -> Optional[str]:
     return None
 
 
-def check_in_order(source: str, path: str, end_pos: Optional[int], applied_file: Optional[str],
-                   seam_file: Optional[str]) -> None:
+def check_in_order(
+    source: str, path: str, end_pos: Optional[int], applied_file: Optional[str], seam_file: Optional[str]
+) -> None:
     """Raise when ``path`` (new: ``end_pos`` None; grown: ingested up to ``end_pos``) brings changes that come
     before what the source has applied (its checkpoint is in ``applied_file``, a later file): they could never be
     applied in order. Changes before the newest snapshot's ``seam_file`` are held by the snapshot; a grown tail
@@ -172,9 +185,11 @@ def check_in_order(source: str, path: str, end_pos: Optional[int], applied_file:
         what = f"{name} grew (from offset {end_pos})"
     else:
         what = f"{name} landed"
-    raise BinlogGapError(f"source {source}: {what} after changes of the later {applied_file} were applied: its "
-                         f"changes come before them and can not be applied in order; take a snapshot of the "
-                         f"source's tables (binlake snapshot) and load from there")
+    raise BinlogGapError(
+        f"source {source}: {what} after changes of the later {applied_file} were applied: its "
+        f"changes come before them and can not be applied in order; take a snapshot of the "
+        f"source's tables (binlake snapshot) and load from there"
+    )
 
 
 def fetched_closed(folder: str) -> frozenset[str]:
@@ -187,6 +202,6 @@ def fetched_closed(folder: str) -> frozenset[str]:
     path = os.path.join(folder, MANIFEST_NAME)
     try:
         with open(path, encoding="utf-8") as f:
-            return frozenset(Manifest.from_json(f.read(), path).closed)       # type: ignore[arg-type]
+            return frozenset(Manifest.from_json(f.read(), path).closed)  # type: ignore[arg-type]
     except (OSError, UnicodeDecodeError, BinlakeError):
         return frozenset()

@@ -48,12 +48,12 @@ if TYPE_CHECKING:
     from binlake.lake.options import RunOptions
 
 BRONZE_COLUMNS_TYPES = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
-MIN_TASK_BYTES = 4 << 20        # a smaller share of the input is not worth a task of its own
+MIN_TASK_BYTES = 4 << 20  # a smaller share of the input is not worth a task of its own
 
 
 @dataclass(frozen=True, slots=True)
 class IngestedFile:
-    identities: frozenset[tuple[int, str]]      # (size, sha256) of each ingested version of the file
+    identities: frozenset[tuple[int, str]]  # (size, sha256) of each ingested version of the file
     end_pos: int
 
     @property
@@ -61,12 +61,14 @@ class IngestedFile:
         return frozenset(size for size, _ in self.identities)
 
 
-def ingested_files(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str,
-                   source: str) -> dict[str, IngestedFile]:
+def ingested_files(
+    spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, source: str
+) -> dict[str, IngestedFile]:
     """name -> identities already in bronze and the furthest end position reached, for one source."""
     done: dict[str, tuple[set[tuple[int, str]], int]] = {}
-    for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_size", "file_sha256", "pos"),
-                              {"source": source, "op": FILE_END_OP}):
+    for r in engine.read_rows(
+        spark, bronze_path, ("binlog_file", "file_size", "file_sha256", "pos"), {"source": source, "op": FILE_END_OP}
+    ):
         identities, end = done.setdefault(r["binlog_file"], (set(), 0))
         identities.add((r["file_size"], r["file_sha256"]))
         done[r["binlog_file"]] = (identities, max(end, r["pos"]))
@@ -77,10 +79,10 @@ def ingested_files(spark: "SparkSession", engine: "DeltaEngine", bronze_path: st
 class IngestPlan:
     tasks: list[ChunkTask] = field(default_factory=list)
     files: list[FileIdentity] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)        # already ingested with the same identity
-    refused: list[str] = field(default_factory=list)        # "name: reason" not read (symbolic links, ...)
-    waiting: Optional[str] = None                           # why the source waits at a file cut short
-    held: list[str] = field(default_factory=list)           # the later files it holds back meanwhile
+    skipped: list[str] = field(default_factory=list)  # already ingested with the same identity
+    refused: list[str] = field(default_factory=list)  # "name: reason" not read (symbolic links, ...)
+    waiting: Optional[str] = None  # why the source waits at a file cut short
+    held: list[str] = field(default_factory=list)  # the later files it holds back meanwhile
 
     @property
     def bytes(self) -> int:
@@ -96,9 +98,17 @@ def task_bytes(new_bytes: int, chunk_bytes: int, parallelism: int) -> int:
     return max(min(chunk_bytes, MIN_TASK_BYTES), min(chunk_bytes, -(-new_bytes // parallelism)))
 
 
-def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *, chunk_bytes: int,
-                verify_hashes: bool = False, seam_file: Optional[str] = None, parallelism: int = 1,
-                applied_file: Optional[str] = None) -> IngestPlan:
+def plan_ingest(
+    landing_dir: str,
+    source: str,
+    done: dict[str, IngestedFile],
+    *,
+    chunk_bytes: int,
+    verify_hashes: bool = False,
+    seam_file: Optional[str] = None,
+    parallelism: int = 1,
+    applied_file: Optional[str] = None,
+) -> IngestPlan:
     """The chunks to decode: new files, and the new tail of grown ones; :mod:`binlake.lake.gaps` checks first
     that the files continue what bronze holds (``seam_file``: where the newest snapshot's position is;
     ``applied_file``: where the source's checkpoint is). Chunks are at most ``chunk_bytes`` and spread the new
@@ -141,12 +151,14 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
             plan.files.append(ident)
             starts.append((path, ident, start))
         if i + 1 < len(paths) and os.path.basename(paths[i + 1]) not in done and name not in closed:
-            why = unfinished(path, start if start is not None else prev.end_pos)   # (prev: skipped, ingested)
-            if why is not None:         # the next file may not load before the rest of this one
-                plan.waiting = (f"waiting for {name} to complete ({why}); if no more of it will come, land it "
-                                f"whole again (binlake fetch, or copy it from the server), or take a snapshot "
-                                f"(binlake snapshot)")
-                plan.held = [os.path.basename(p) for p in paths[i + 1:]]
+            why = unfinished(path, start if start is not None else prev.end_pos)  # (prev: skipped, ingested)
+            if why is not None:  # the next file may not load before the rest of this one
+                plan.waiting = (
+                    f"waiting for {name} to complete ({why}); if no more of it will come, land it "
+                    f"whole again (binlake fetch, or copy it from the server), or take a snapshot "
+                    f"(binlake snapshot)"
+                )
+                plan.held = [os.path.basename(p) for p in paths[i + 1 :]]
                 break
     size = task_bytes(sum(ident.size - start for _, ident, start in starts), chunk_bytes, parallelism)
     for path, ident, start in starts:
@@ -154,8 +166,14 @@ def plan_ingest(landing_dir: str, source: str, done: dict[str, IngestedFile], *,
     return plan
 
 
-def bronze_frame(spark: "SparkSession", tasks: list[ChunkTask], tables: TableFilter, applied_gtids: str,
-                 run_id: str, registry: Optional[list[dict]] = None) -> "DataFrame":
+def bronze_frame(
+    spark: "SparkSession",
+    tasks: list[ChunkTask],
+    tables: TableFilter,
+    applied_gtids: str,
+    run_id: str,
+    registry: Optional[list[dict]] = None,
+) -> "DataFrame":
     """The bronze rows of ``tasks`` as a DataFrame computed by the executors: one partition per chunk, written
     by :func:`binlake.pipeline.bronze_native.iter_chunk_batches` as Arrow batches (bounded memory per task)."""
 
@@ -179,46 +197,62 @@ class IngestReport:
     files: int = 0
     skipped_files: int = 0
     bytes: int = 0
-    rows: Counter = field(default_factory=Counter)          # bronze rows per op
-    totals: dict[str, int] = field(default_factory=dict)    # events, transactions, skipped_gtid, ...
+    rows: Counter = field(default_factory=Counter)  # bronze rows per op
+    totals: dict[str, int] = field(default_factory=dict)  # events, transactions, skipped_gtid, ...
     version: Optional[int] = None
     seconds: float = 0.0
     seeded: SeedReport = field(default_factory=SeedReport)  # tables seeded from a snapshot in the landing folder
-    refused: list[str] = field(default_factory=list)        # landing entries not read, "name: reason"
-    waiting: Optional[str] = None                           # the file cut short the source waits at, and why
-    held: list[str] = field(default_factory=list)           # later files not ingested while it waits
-    member: Optional[str] = None                            # a cluster source: the member read last
-    switches: list[str] = field(default_factory=list)       # "old -> new" members switched to (lake.members)
+    refused: list[str] = field(default_factory=list)  # landing entries not read, "name: reason"
+    waiting: Optional[str] = None  # the file cut short the source waits at, and why
+    held: list[str] = field(default_factory=list)  # later files not ingested while it waits
+    member: Optional[str] = None  # a cluster source: the member read last
+    switches: list[str] = field(default_factory=list)  # "old -> new" members switched to (lake.members)
 
 
-def ingest_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str,
-               opts: "RunOptions", run_id: str) -> IngestReport:
+def ingest_job(
+    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str, opts: "RunOptions", run_id: str
+) -> IngestReport:
     """Decode the source's new landing files on Spark's executors and append them to bronze in one commit."""
     from binlake.lake.crash import crash_point, reset_crash_counts
 
     reset_crash_counts()
     started = time.perf_counter()
-    seeded = seed_from_snapshots(spark, engine, lake, opts.source,
-                                 snapshots_of(spark, engine, lake, opts.source, landing_dir), tables=opts.tables)
-    if is_cluster(landing_dir):             # a replication cluster: one folder per member (lake.members)
+    seeded = seed_from_snapshots(
+        spark,
+        engine,
+        lake,
+        opts.source,
+        snapshots_of(spark, engine, lake, opts.source, landing_dir),
+        tables=opts.tables,
+    )
+    if is_cluster(landing_dir):  # a replication cluster: one folder per member (lake.members)
         return ingest_cluster(spark, engine, lake, landing_dir, opts, run_id, seeded, started)
     done = ingested_files(spark, engine, lake.bronze, opts.source)
     checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
-    plan = plan_ingest(landing_dir, opts.source, done, chunk_bytes=opts.chunk_bytes, seam_file=seeded.seam_file,
-                       parallelism=spark.sparkContext.defaultParallelism, applied_file=checkpoint.binlog_file)
-    report = IngestReport(len(plan.files), len(plan.skipped), plan.bytes, seeded=seeded, waiting=plan.waiting,
-                          held=plan.held)
+    plan = plan_ingest(
+        landing_dir,
+        opts.source,
+        done,
+        chunk_bytes=opts.chunk_bytes,
+        seam_file=seeded.seam_file,
+        parallelism=spark.sparkContext.defaultParallelism,
+        applied_file=checkpoint.binlog_file,
+    )
+    report = IngestReport(
+        len(plan.files), len(plan.skipped), plan.bytes, seeded=seeded, waiting=plan.waiting, held=plan.held
+    )
     report.refused = plan.refused
     if plan.tasks:
         applied = checkpoint.gtid_executed
-        frame = bronze_frame(spark, plan.tasks, opts.tables, applied, run_id,
-                             registry_rows(spark, engine, lake) or None)
+        frame = bronze_frame(
+            spark, plan.tasks, opts.tables, applied, run_id, registry_rows(spark, engine, lake) or None
+        )
         if opts.on_decode_error == "fail":
-            frame = frame.cache()                   # decoded once: checked, then appended
+            frame = frame.cache()  # decoded once: checked, then appended
             _stop_at_decode_error(frame)
         observed, ends = _observe_ends(frame)
         report.version = engine.append(lake.bronze, observed)
-        frame.unpersist()                           # (nothing to do unless cached)
+        frame.unpersist()  # (nothing to do unless cached)
         crash_point("after_bronze")
         report.rows, report.totals = _counters(ends.get["ends"])
     report.seconds = time.perf_counter() - started
@@ -233,9 +267,11 @@ def _stop_at_decode_error(frame: "DataFrame") -> None:
     first = frame.where(F.col("op") == ERROR_OP).orderBy(SEQ_COL).select("statement").limit(1).collect()
     if first:
         frame.unpersist()
-        raise DecodeFailed(f"{first[0]['statement']}; the source stops here (--on-decode-error fail): replace "
-                           f"the damaged file, or run with --on-decode-error quarantine to load the rest and keep "
-                           f"this stretch in meta/quarantine")
+        raise DecodeFailed(
+            f"{first[0]['statement']}; the source stops here (--on-decode-error fail): replace "
+            f"the damaged file, or run with --on-decode-error quarantine to load the rest and keep "
+            f"this stretch in meta/quarantine"
+        )
 
 
 def _observe_ends(frame: "DataFrame") -> tuple["DataFrame", Any]:

@@ -21,27 +21,44 @@ if TYPE_CHECKING:
     from binlake.lake.delta import DeltaEngine
 
 
-def job_parser(prog: str, doc: Optional[str], *, landing: bool = False, filters: bool = False,
-               history: bool = False, decode_errors: bool = False) -> argparse.ArgumentParser:
+def job_parser(
+    prog: str,
+    doc: Optional[str],
+    *,
+    landing: bool = False,
+    filters: bool = False,
+    history: bool = False,
+    decode_errors: bool = False,
+) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     if landing:
         p.add_argument("--landing", required=True, help="landing root (binlogs in <landing>/<source>/)")
     p.add_argument("--lake", required=True, help="lake root")
     p.add_argument("--source", required=True)
     p.add_argument("--run-id", default="", help="the run's id (the DAG passes its interval start)")
-    p.add_argument("--end", type=dt.datetime.fromisoformat,
-                   help="interval end (exclusive): changes committed before it; naive times are UTC")
+    p.add_argument(
+        "--end",
+        type=dt.datetime.fromisoformat,
+        help="interval end (exclusive): changes committed before it; naive times are UTC",
+    )
     add_engine_option(p)
     if filters:
         p.add_argument("--include", action="append", default=[], metavar="DB.TABLE")
         p.add_argument("--exclude", action="append", default=[], metavar="DB.TABLE")
     if decode_errors:
-        p.add_argument("--on-decode-error", choices=DECODE_ERROR_POLICIES, default="quarantine",
-                       help="an undecodable stretch: quarantine it and load the rest (default), or fail the job")
+        p.add_argument(
+            "--on-decode-error",
+            choices=DECODE_ERROR_POLICIES,
+            default="quarantine",
+            help="an undecodable stretch: quarantine it and load the rest (default), or fail the job",
+        )
     if history:
         p.add_argument("--history", action="store_true", help="also write SCD2 history tables")
-        p.add_argument("--temporal-text", action="store_true",
-                       help="DATE/DATETIME/TIMESTAMP as MySQL's text in silver instead of typed columns")
+        p.add_argument(
+            "--temporal-text",
+            action="store_true",
+            help="DATE/DATETIME/TIMESTAMP as MySQL's text in silver instead of typed columns",
+        )
     return p
 
 
@@ -60,8 +77,12 @@ def add_engine_option(p: argparse.ArgumentParser, help: Optional[str] = None) ->
     """``--engine auto|rust|spark``, as every job and command takes it (``binlake.lake.delta.engine_for``)."""
     from binlake.lake.delta.engine import ENGINE_NAMES
 
-    p.add_argument("--engine", choices=ENGINE_NAMES, default="auto",
-                   help=help or "Delta engine (default auto: spark when delta-spark's jars are set up, else rust)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default="auto",
+        help=help or "Delta engine (default auto: spark when delta-spark's jars are set up, else rust)",
+    )
 
 
 def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeLayout, RunOptions]:
@@ -69,16 +90,22 @@ def job_setup(args: Any, app: str) -> tuple["SparkSession", "DeltaEngine", LakeL
     from binlake.lake.preflight import check_lake, check_landing
     from binlake.lake.session import build_session
 
-    check_lake(args.lake)                   # a file, read-only or full disk: one line, before Spark starts
+    check_lake(args.lake)  # a file, read-only or full disk: one line, before Spark starts
     if getattr(args, "landing", None):
         check_landing(args.landing)
     from binlake.lake.source_lock import hold_source_lock
 
-    hold_source_lock(args.lake, args.source)     # one writer per source, across runs and backfills (before Spark)
+    hold_source_lock(args.lake, args.source)  # one writer per source, across runs and backfills (before Spark)
     tables = TableFilter(tuple(getattr(args, "include", ())), tuple(getattr(args, "exclude", ())))
-    opts = RunOptions(args.source, tables, cutoff_us(args.end), getattr(args, "history", False),
-                      getattr(args, "temporal_text", False), run_id=args.run_id,
-                      on_decode_error=getattr(args, "on_decode_error", "quarantine"))
+    opts = RunOptions(
+        args.source,
+        tables,
+        cutoff_us(args.end),
+        getattr(args, "history", False),
+        getattr(args, "temporal_text", False),
+        run_id=args.run_id,
+        on_decode_error=getattr(args, "on_decode_error", "quarantine"),
+    )
     spark = build_session(app)
     lake = LakeLayout(args.lake)
     return spark, engine_for(spark, args.engine, staging_root=lake.staging), lake, opts
@@ -106,6 +133,7 @@ def job_main(run: Callable[[], int]) -> int:
 def print_report(report: Any) -> int:
     """A job's report as one JSON line (``dataclasses.asdict`` would mangle its Counters)."""
     fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
-    print(json.dumps({k: dict(v) if isinstance(v, dict) else v for k, v in fields.items()}, default=str,
-                     sort_keys=True))
+    print(
+        json.dumps({k: dict(v) if isinstance(v, dict) else v for k, v in fields.items()}, default=str, sort_keys=True)
+    )
     return 0

@@ -32,7 +32,7 @@ HISTORY_SUFFIX = "__history"
 SEPARATOR = "__"
 _PLAIN = re.compile(r"[A-Za-z0-9$]+(?:_[A-Za-z0-9$]+)*")
 NAME_FILE = "_binlake_table.json"
-_MAX_NAME = 200                    # bytes of a folder name, below the usual 255 with room for suffixes
+_MAX_NAME = 200  # bytes of a folder name, below the usual 255 with room for suffixes
 
 
 class TableNameError(LakeError):
@@ -52,7 +52,7 @@ def _decode(name: str) -> str:
     i = 0
     while i < len(name):
         if name[i] == "~":
-            out.append(int(name[i + 1:i + 3], 16))
+            out.append(int(name[i + 1 : i + 3], 16))
             i += 3
         else:
             out += name[i].encode()
@@ -71,7 +71,7 @@ def silver_name(db: str, table: str) -> str:
         name = f"{_encode(db)}{SEPARATOR}{_encode(table)}"
     if len(name.encode()) > _MAX_NAME:
         digest = hashlib.sha256(f"{db}\x00{table}".encode()).hexdigest()[:16]
-        name = f"{name[:_MAX_NAME - 18]}~~{digest}"
+        name = f"{name[: _MAX_NAME - 18]}~~{digest}"
     return name
 
 

@@ -55,7 +55,8 @@ def check_retention(hours: float, force: bool) -> None:
         raise UnsafeRetentionError(
             f"vacuum retention {hours:g} h is below the safe minimum of {SAFE_RETENTION_HOURS:g} h: time travel "
             f"further back and readers or loads running longer would fail on deleted files; pass --force to "
-            f"vacuum anyway (only while nothing reads or writes the lake)")
+            f"vacuum anyway (only while nothing reads or writes the lake)"
+        )
 
 
 def lake_tables(lake: "LakeLayout") -> list[str]:
@@ -70,14 +71,14 @@ def lake_tables(lake: "LakeLayout") -> list[str]:
 
 @dataclass
 class TableResult:
-    table: str                       # relative to the lake root, e.g. silver/shop__orders
+    table: str  # relative to the lake root, e.g. silver/shop__orders
     version_before: int = -1
     version_after: int = -1
     files_before: int = 0
     files_after: int = 0
-    files_compacted: int = 0         # removed by compaction
-    files_written: int = 0           # added by compaction
-    files_vacuumed: int = 0          # deleted (dry run: would be deleted)
+    files_compacted: int = 0  # removed by compaction
+    files_written: int = 0  # added by compaction
+    files_vacuumed: int = 0  # deleted (dry run: would be deleted)
     checkpoint_version: int | None = None
     seconds: float = 0.0
 
@@ -89,31 +90,47 @@ class MaintenanceReport:
     vacuum_hours: float
     dry_run: bool
     tables: list[TableResult] = field(default_factory=list)
-    staging_removed: list[str] = field(default_factory=list)   # stale _staging folders (dry run: would be)
+    staging_removed: list[str] = field(default_factory=list)  # stale _staging folders (dry run: would be)
     skipped: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"}: not provably the lake's
-    tombstones_purged: int = 0                   # applied tombstones deleted (dry run: that would be deleted)
+    tombstones_purged: int = 0  # applied tombstones deleted (dry run: that would be deleted)
 
     def as_dict(self) -> dict[str, Any]:
         t = self.tables
-        return {"lake": self.lake, "engine": self.engine, "vacuum_hours": self.vacuum_hours,
-                "dry_run": self.dry_run, "tables": [asdict(r) for r in t],
-                "staging_removed": self.staging_removed, "tombstones_purged": self.tombstones_purged,
-                "skipped": self.skipped,
-                "totals": {"tables": len(t), "files_before": sum(r.files_before for r in t),
-                           "files_after": sum(r.files_after for r in t),
-                           "files_compacted": sum(r.files_compacted for r in t),
-                           "files_written": sum(r.files_written for r in t),
-                           "files_vacuumed": sum(r.files_vacuumed for r in t)}}
+        return {
+            "lake": self.lake,
+            "engine": self.engine,
+            "vacuum_hours": self.vacuum_hours,
+            "dry_run": self.dry_run,
+            "tables": [asdict(r) for r in t],
+            "staging_removed": self.staging_removed,
+            "tombstones_purged": self.tombstones_purged,
+            "skipped": self.skipped,
+            "totals": {
+                "tables": len(t),
+                "files_before": sum(r.files_before for r in t),
+                "files_after": sum(r.files_after for r in t),
+                "files_compacted": sum(r.files_compacted for r in t),
+                "files_written": sum(r.files_written for r in t),
+                "files_vacuumed": sum(r.files_vacuumed for r in t),
+            },
+        }
 
 
-def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: float,
-                   dry_run: bool, first: Callable[[], Any] | None = None) -> TableResult:
+def maintain_table(
+    engine: "DeltaEngine",
+    path: str,
+    rel: str,
+    *,
+    vacuum_hours: float,
+    dry_run: bool,
+    first: Callable[[], Any] | None = None,
+) -> TableResult:
     """Compact, vacuum and checkpoint one table (with ``dry_run``: only count what vacuum would delete);
     ``first`` runs before the compaction (a purge of rows, that counts them in a dry run)."""
     started = time.perf_counter()
     r = TableResult(rel)
     links = [path] if os.path.islink(path) else [os.path.join(path, p) for p in links_inside(path)]
-    if links:       # VACUUM (delta-spark) follows links; compaction and checkpoints would write through them
+    if links:  # VACUUM (delta-spark) follows links; compaction and checkpoints would write through them
         raise OutsideLakeError(f"{links[0]} is a symbolic link: the table {rel} is not maintained; {LINK_ADVICE}")
     try:
         r.version_before = engine.version(path)
@@ -131,16 +148,24 @@ def maintain_table(engine: "DeltaEngine", path: str, rel: str, *, vacuum_hours: 
         r.files_after = len(engine.data_files(path))
     except LakeError:
         raise
-    except Exception as exc:      # noqa: BLE001  (engine errors of many kinds: one line naming the table)
+    except Exception as exc:  # noqa: BLE001  (engine errors of many kinds: one line naming the table)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise MaintenanceError(f"maintaining {path} with the {engine.name} engine failed: {first}; fix the "
-                               f"cause and rerun (maintenance is safe to repeat)") from exc
+        raise MaintenanceError(
+            f"maintaining {path} with the {engine.name} engine failed: {first}; fix the "
+            f"cause and rerun (maintenance is safe to repeat)"
+        ) from exc
     r.seconds = round(time.perf_counter() - started, 3)
     return r
 
 
-def stale_staging(staging_root: str, older_than_hours: float, *, dry_run: bool = False,
-                  now: float | None = None, skipped: list[dict[str, str]] | None = None) -> list[str]:
+def stale_staging(
+    staging_root: str,
+    older_than_hours: float,
+    *,
+    dry_run: bool = False,
+    now: float | None = None,
+    skipped: list[dict[str, str]] | None = None,
+) -> list[str]:
     """The scratch folders under ``staging_root`` (a fold's Parquet, the embedded engine's MERGE sources) not
     modified for ``older_than_hours``: deleted unless ``dry_run``; their paths. Nothing is deleted through a
     symbolic link: ``staging_root`` or its ``binlake-staging`` that is one, or resolves outside the lake (the
@@ -166,7 +191,7 @@ def stale_staging(staging_root: str, older_than_hours: float, *, dry_run: bool =
             found.append(p)
     if not dry_run:
         for p in found:
-            shutil.rmtree(p, ignore_errors=True)     # never follows a link inside (fd-based on Linux)
+            shutil.rmtree(p, ignore_errors=True)  # never follows a link inside (fd-based on Linux)
     return sorted(str(p) for p in found)
 
 
@@ -183,17 +208,25 @@ def purge_tombstones(engine: "DeltaEngine", lake: "LakeLayout", *, dry_run: bool
     return purged
 
 
-def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: float = SAFE_RETENTION_HOURS,
-                  force: bool = False, dry_run: bool = False,
-                  progress: Callable[[str], None] = lambda text: None) -> MaintenanceReport:
+def maintain_lake(
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    *,
+    vacuum_hours: float = SAFE_RETENTION_HOURS,
+    force: bool = False,
+    dry_run: bool = False,
+    progress: Callable[[str], None] = lambda text: None,
+) -> MaintenanceReport:
     """Maintain every table of the lake (see the module docstring); progress per table."""
     check_retention(vacuum_hours, force)
     report = MaintenanceReport(lake.root, engine.name, vacuum_hours, dry_run)
 
     def purge() -> None:
         report.tombstones_purged = purge_tombstones(engine, lake, dry_run=dry_run)
-        progress(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes "
-                 f"{'to purge' if dry_run else 'purged'}")
+        progress(
+            f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes "
+            f"{'to purge' if dry_run else 'purged'}"
+        )
 
     tables = lake_tables(lake)
     for n, path in enumerate(tables, 1):
@@ -204,41 +237,66 @@ def maintain_lake(engine: "DeltaEngine", lake: "LakeLayout", *, vacuum_hours: fl
             progress(f"[{n}/{len(tables)}] {rel}: WARNING: skipped, {problem}")
             continue
         progress(f"[{n}/{len(tables)}] {rel}: {'counting' if dry_run else 'compacting, vacuuming, checkpointing'}")
-        r = maintain_table(engine, path, rel, vacuum_hours=vacuum_hours, dry_run=dry_run,
-                           first=purge if Path(path) == Path(lake.tombstones) else None)
-        progress(f"[{n}/{len(tables)}] {rel}: {r.files_before} -> {r.files_after} data file(s), "
-                 f"{r.files_vacuumed} file(s) {'to vacuum' if dry_run else 'vacuumed'}")
+        r = maintain_table(
+            engine,
+            path,
+            rel,
+            vacuum_hours=vacuum_hours,
+            dry_run=dry_run,
+            first=purge if Path(path) == Path(lake.tombstones) else None,
+        )
+        progress(
+            f"[{n}/{len(tables)}] {rel}: {r.files_before} -> {r.files_after} data file(s), "
+            f"{r.files_vacuumed} file(s) {'to vacuum' if dry_run else 'vacuumed'}"
+        )
         report.tables.append(r)
     refused = len(report.skipped)
     report.staging_removed = stale_staging(lake.staging, vacuum_hours, dry_run=dry_run, skipped=report.skipped)
     for s in report.skipped[refused:]:
         progress(f"WARNING: {s['path']} skipped: {s['reason']}")
     if report.staging_removed:
-        progress(f"_staging: {len(report.staging_removed)} stale folder(s) "
-                 f"{'to delete' if dry_run else 'deleted'}")
+        progress(f"_staging: {len(report.staging_removed)} stale folder(s) {'to delete' if dry_run else 'deleted'}")
     return report
 
 
 def format_report(report: MaintenanceReport) -> str:
     d = report.as_dict()
     rows = [("table", "files before", "after", "compacted", "vacuumed", "version", "checkpoint")]
-    rows += [(r.table, str(r.files_before), str(r.files_after), f"{r.files_compacted}->{r.files_written}",
-              str(r.files_vacuumed), f"{r.version_before}->{r.version_after}",
-              "-" if r.checkpoint_version is None else str(r.checkpoint_version)) for r in report.tables]
+    rows += [
+        (
+            r.table,
+            str(r.files_before),
+            str(r.files_after),
+            f"{r.files_compacted}->{r.files_written}",
+            str(r.files_vacuumed),
+            f"{r.version_before}->{r.version_after}",
+            "-" if r.checkpoint_version is None else str(r.checkpoint_version),
+        )
+        for r in report.tables
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [f"lake {report.lake}: {len(report.tables)} table(s), engine {report.engine}, vacuum retention "
-             f"{report.vacuum_hours:g} h" + (" (dry run: nothing changed)" if report.dry_run else "")]
-    lines += ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-              for r in rows]
+    lines = [
+        f"lake {report.lake}: {len(report.tables)} table(s), engine {report.engine}, vacuum retention "
+        f"{report.vacuum_hours:g} h" + (" (dry run: nothing changed)" if report.dry_run else "")
+    ]
+    lines += [
+        "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows
+    ]
     t = d["totals"]
-    lines.append(f"data files {t['files_before']} -> {t['files_after']}; {t['files_compacted']} compacted into "
-                 f"{t['files_written']}; {t['files_vacuumed']} {'to vacuum' if report.dry_run else 'vacuumed'}")
+    lines.append(
+        f"data files {t['files_before']} -> {t['files_after']}; {t['files_compacted']} compacted into "
+        f"{t['files_written']}; {t['files_vacuumed']} {'to vacuum' if report.dry_run else 'vacuumed'}"
+    )
     if report.tombstones_purged:
-        lines.append(f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes "
-                     f"{'to purge' if report.dry_run else 'purged'}")
+        lines.append(
+            f"meta/tombstones: {report.tombstones_purged} tombstone(s) of applied changes "
+            f"{'to purge' if report.dry_run else 'purged'}"
+        )
     for s in report.skipped:
         lines.append(f"WARNING: {s['path']} skipped: {s['reason']}")
     if report.staging_removed:
-        lines.append(f"_staging: {len(report.staging_removed)} stale folder(s) left by killed jobs "
-                     f"{'to delete' if report.dry_run else 'deleted'}")
+        lines.append(
+            f"_staging: {len(report.staging_removed)} stale folder(s) left by killed jobs "
+            f"{'to delete' if report.dry_run else 'deleted'}"
+        )
     return "\n".join(lines)

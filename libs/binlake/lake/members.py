@@ -46,12 +46,14 @@ if TYPE_CHECKING:
     from binlake.lake.delta import DeltaEngine
     from binlake.lake.ingest import IngestedFile, IngestPlan
 
-MEMBERS_FILE = "_members"           # landing/<source>/_members: member folders in the order fetch read them
+MEMBERS_FILE = "_members"  # landing/<source>/_members: member folders in the order fetch read them
 _SEQUENCE = re.compile(r"\.(\d+)$")
 _MARIADB = re.compile(r"(\d+)-(\d+)-(\d+)\Z")
 HELD_OPS = ("insert", "update", "delete", "ddl")
-SWITCH_NEXT = ("fetch the missing transactions from a member that has them into its landing folder, or take a "
-               "snapshot of the source's tables (binlake snapshot) and load from there")
+SWITCH_NEXT = (
+    "fetch the missing transactions from a member that has them into its landing folder, or take a "
+    "snapshot of the source's tables (binlake snapshot) and load from there"
+)
 
 
 def member_folders(landing_dir: str) -> list[str]:
@@ -90,10 +92,10 @@ def bronze_name(member: str, base: str) -> str:
 class StreamState:
     """What bronze holds of a cluster source: per member its ingested files and stream offset, in stream order."""
 
-    order: list[str] = field(default_factory=list)                      # members in the order first read
-    offsets: dict[str, int] = field(default_factory=dict)               # member -> file_seq - file number
-    done: dict[str, dict[str, "IngestedFile"]] = field(default_factory=dict)   # member -> base name -> file
-    last_seq: int = -1                                                  # the highest file_seq ingested
+    order: list[str] = field(default_factory=list)  # members in the order first read
+    offsets: dict[str, int] = field(default_factory=dict)  # member -> file_seq - file number
+    done: dict[str, dict[str, "IngestedFile"]] = field(default_factory=dict)  # member -> base name -> file
+    last_seq: int = -1  # the highest file_seq ingested
 
     @property
     def current(self) -> Optional[str]:
@@ -104,8 +106,12 @@ def stream_state(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str,
     from binlake.lake.ingest import IngestedFile
 
     files: dict[str, tuple[set, int, int]] = {}
-    for r in engine.read_rows(spark, bronze_path, ("binlog_file", "file_seq", "file_size", "file_sha256", "pos"),
-                              {"source": source, "op": FILE_END_OP}):
+    for r in engine.read_rows(
+        spark,
+        bronze_path,
+        ("binlog_file", "file_seq", "file_size", "file_sha256", "pos"),
+        {"source": source, "op": FILE_END_OP},
+    ):
         ids, end, seq = files.setdefault(r["binlog_file"], (set(), 0, r["file_seq"]))
         ids.add((r["file_size"], r["file_sha256"]))
         files[r["binlog_file"]] = (ids, max(end, r["pos"]), seq)
@@ -123,6 +129,7 @@ def stream_state(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str,
 
 # --- the GTIDs a source holds ---------------------------------------------------------------------------------
 
+
 @dataclass
 class Held:
     """The GTIDs a source holds: MySQL per (UUID, tag) the range from its lowest to highest GTID in bronze (a
@@ -131,8 +138,8 @@ class Held:
     (domain, seq), and the highest seq per domain (bronze or checkpoint)."""
 
     mysql: GtidSet = field(default_factory=GtidSet)
-    mariadb: dict[tuple[int, int], int] = field(default_factory=dict)   # (domain, seq) -> server
-    top: dict[int, tuple[int, int]] = field(default_factory=dict)       # domain -> (seq, server)
+    mariadb: dict[tuple[int, int], int] = field(default_factory=dict)  # (domain, seq) -> server
+    top: dict[int, tuple[int, int]] = field(default_factory=dict)  # domain -> (seq, server)
 
     def __bool__(self) -> bool:
         return bool(self.mysql) or bool(self.top)
@@ -176,8 +183,10 @@ def read_held(spark: "SparkSession", engine: "DeltaEngine", bronze_path: str, so
 
 # --- reading a member's GTIDs ---------------------------------------------------------------------------------
 
-def member_gtids(paths: Iterable[str], header_only: bool = False) -> tuple[list[tuple[str, str]], Optional[GtidSet],
-                                                                             dict[int, int]]:
+
+def member_gtids(
+    paths: Iterable[str], header_only: bool = False
+) -> tuple[list[tuple[str, str]], Optional[GtidSet], dict[int, int]]:
     """The GTIDs of ``paths`` in order as (gtid, file name), and the first file's history: its PREVIOUS_GTIDS
     (MySQL) and GTID_LIST (MariaDB: domain -> highest seq); ``header_only``: the history alone."""
     from binlake.binlog.api import event_gtid
@@ -214,8 +223,14 @@ def _sid_seq(gtid: str) -> tuple[str, int, Optional[int]]:
     return prefix.lower(), int(n), None
 
 
-def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: Held,
-                 previous: Optional[GtidSet] = None, listed: Optional[dict[int, int]] = None) -> int:
+def check_switch(
+    source: str,
+    member: str,
+    gtids: list[tuple[str, str]],
+    held: Held,
+    previous: Optional[GtidSet] = None,
+    listed: Optional[dict[int, int]] = None,
+) -> int:
     """Raise unless ``member``'s transactions (``gtids`` in its files' order) continue ``held`` (see the module
     docstring); returns how many of them are held (skipped at ingest)."""
     where = f"source {source}: member {member}"
@@ -237,14 +252,15 @@ def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: H
                         f"{where}: its {gtid} ({name}) is not the {theirs} the source holds: the member's history "
                         f"differs from the one the source followed (it never received {theirs}, the old primary's, "
                         f"or wrote its own on top); silver can not become this member's tables by following it: "
-                        f"take a snapshot of the source's tables (binlake snapshot) and load from there")
+                        f"take a snapshot of the source's tables (binlake snapshot) and load from there"
+                    )
                 is_held = True
             else:
                 is_held = n <= held.top.get(d, (0, 0))[0]
             if is_held and held.top.get(d, (0, 0))[0] == n:
                 seen_tops.add(key)
         else:
-            is_held = gtid in held.mysql or n < lows_mysql.get(key, 0)   # below: before what the source read
+            is_held = gtid in held.mysql or n < lows_mysql.get(key, 0)  # below: before what the source read
             if is_held and tops_mysql.get(key) == n:
                 seen_tops.add(key)
         if is_held:
@@ -255,7 +271,8 @@ def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: H
                     f"{where}: {shown} come before {gtid} ({name}), which the source already holds: they were written "
                     f"on {member} and never on the primary the source followed (errant transactions); remove them "
                     f"from the member's history or take a snapshot of the source's tables (binlake snapshot) and "
-                    f"load from there")
+                    f"load from there"
+                )
             continue
         if first_new is None:
             first_new = (gtid, name)
@@ -266,14 +283,16 @@ def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: H
             if n != top + 1:
                 if server is not None:
                     missing = f"domain {key.split()[1]} sequence numbers {top + 1}" + (
-                        f" to {n - 1}" if n - 1 > top + 1 else "")
+                        f" to {n - 1}" if n - 1 > top + 1 else ""
+                    )
                 else:
                     missing = f"{key}:{top + 1}" + (f"-{n - 1}" if n - 1 > top + 1 else "")
                 after = f" after the held {key}:{top}" if server is None and top else ""
                 raise GtidGapError(
                     f"{where}: its first new transaction {gtid} ({name}) does not follow what the source holds"
                     f"{after}: GTIDs {missing} are missing (on the old primary only, or purged before they were "
-                    f"fetched), so nothing of {member} is applied; {SWITCH_NEXT}")
+                    f"fetched), so nothing of {member} is applied; {SWITCH_NEXT}"
+                )
     # the held set's last transaction of each UUID/domain must be in the member's history
     for key, top in tops_mysql.items():
         if key in seen_tops or (previous is not None and f"{key}:{top}" in previous):
@@ -281,7 +300,8 @@ def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: H
         raise ErrantTransactionError(
             f"{where}: its landed files do not hold {key}:{top}, the last transaction the source holds from "
             f"{key}: the member never received it (it was on the old primary only); silver holds changes this "
-            f"member lacks: take a snapshot of the source's tables (binlake snapshot) and load from there")
+            f"member lacks: take a snapshot of the source's tables (binlake snapshot) and load from there"
+        )
     for d, (top, server) in held.top.items():
         key = f"domain {d}"
         if key in seen_tops or (listed or {}).get(d, 0) >= top:
@@ -290,19 +310,21 @@ def check_switch(source: str, member: str, gtids: list[tuple[str, str]], held: H
             f"{where}: its landed files do not hold {d}-{server}-{top}, the last transaction the source holds "
             f"in domain {d}: the member never received it (it was on the old primary only); silver holds "
             f"changes this member lacks: take a snapshot of the source's tables (binlake snapshot) and load "
-            f"from there")
+            f"from there"
+        )
     return held_count
 
 
 # --- planning the ingest of a cluster source ------------------------------------------------------------------
 
+
 @dataclass
 class ClusterPlan:
     plan: "IngestPlan"
-    member: Optional[str] = None            # the member read
-    switched_from: Optional[str] = None     # the member the source moved past in this plan
-    skip_gtids: Optional[str] = None        # the held set to skip at ingest (a switch), else None: the checkpoint's
-    more: bool = False                      # another member waits to be switched to after this plan
+    member: Optional[str] = None  # the member read
+    switched_from: Optional[str] = None  # the member the source moved past in this plan
+    skip_gtids: Optional[str] = None  # the held set to skip at ingest (a switch), else None: the checkpoint's
+    more: bool = False  # another member waits to be switched to after this plan
 
 
 def _member_dir(landing_dir: str, member: str) -> str:
@@ -316,6 +338,7 @@ def _landed_members(landing_dir: str) -> list[str]:
 
 def _with_stream(plan: "IngestPlan", member: str, offset: int) -> "IngestPlan":
     """``plan`` (of one member folder) with its files named ``member/base`` and placed in the stream."""
+
     def ident(i):  # noqa: ANN001, ANN202
         return replace(i, name=bronze_name(member, i.name), stream_seq=file_sequence(i.name) + offset)
 
@@ -324,9 +347,17 @@ def _with_stream(plan: "IngestPlan", member: str, offset: int) -> "IngestPlan":
     return plan
 
 
-def plan_cluster(landing_dir: str, source: str, state: StreamState, *, chunk_bytes: int, parallelism: int = 1,
-                 seam_file: Optional[str] = None, applied_seq: int = -1,
-                 held: "Optional[Callable[[], Any]]" = None) -> ClusterPlan:
+def plan_cluster(
+    landing_dir: str,
+    source: str,
+    state: StreamState,
+    *,
+    chunk_bytes: int,
+    parallelism: int = 1,
+    seam_file: Optional[str] = None,
+    applied_seq: int = -1,
+    held: "Optional[Callable[[], Any]]" = None,
+) -> ClusterPlan:
     """The next ingest of a cluster source: the current member's new files, or, when it has none, the switch to
     the next member that holds files (checked by :func:`check_switch` with ``held()``, the source's GTIDs)."""
     from binlake.lake.ingest import plan_ingest
@@ -336,8 +367,14 @@ def plan_cluster(landing_dir: str, source: str, state: StreamState, *, chunk_byt
     if current is not None:
         offset = state.offsets[current]
         folder = _member_dir(landing_dir, current)
-        plan = plan_ingest(folder, source, state.done.get(current, {}), chunk_bytes=chunk_bytes,
-                           parallelism=parallelism, seam_file=seam_file if offset == 0 else None)
+        plan = plan_ingest(
+            folder,
+            source,
+            state.done.get(current, {}),
+            chunk_bytes=chunk_bytes,
+            parallelism=parallelism,
+            seam_file=seam_file if offset == 0 else None,
+        )
         _check_stream_order(source, current, plan, offset, applied_seq)
         waiting = [m for m in landed if m not in state.order]
         if plan.files or plan.waiting or not waiting:
@@ -360,11 +397,22 @@ def plan_cluster(landing_dir: str, source: str, state: StreamState, *, chunk_byt
             check_switch(source, nxt, gtids, have, previous, listed)
             skip = have.text()
     offset = 0 if current is None else state.last_seq + 1 - file_sequence(paths[0]) if paths else 0
-    plan = plan_ingest(folder, source, {}, chunk_bytes=chunk_bytes, parallelism=parallelism,
-                       seam_file=seam_file if current is None else None)
+    plan = plan_ingest(
+        folder,
+        source,
+        {},
+        chunk_bytes=chunk_bytes,
+        parallelism=parallelism,
+        seam_file=seam_file if current is None else None,
+    )
     rest = [m for m in landed if m not in state.order and m != nxt]
-    return ClusterPlan(_with_stream(plan, nxt, offset), nxt, switched_from=current, skip_gtids=skip,
-                       more=bool(rest) and not plan.waiting)
+    return ClusterPlan(
+        _with_stream(plan, nxt, offset),
+        nxt,
+        switched_from=current,
+        skip_gtids=skip,
+        more=bool(rest) and not plan.waiting,
+    )
 
 
 def _add_start(held: Held, landing_dir: str, state: StreamState) -> None:
@@ -397,14 +445,17 @@ def _check_stream_order(source: str, member: str, plan: "IngestPlan", offset: in
     applied_file = applied_seq >> FILE_SHIFT if applied_seq >= 0 else None
     for f in plan.files:
         if applied_file is not None and file_sequence(f.name) + offset < applied_file:
-            raise BinlogGapError(f"source {source}: {bronze_name(member, f.name)} landed after changes of a later "
-                                 f"file were applied: its changes come before them and can not be applied in "
-                                 f"order; take a snapshot of the source's tables (binlake snapshot) and load from "
-                                 f"there")
+            raise BinlogGapError(
+                f"source {source}: {bronze_name(member, f.name)} landed after changes of a later "
+                f"file were applied: its changes come before them and can not be applied in "
+                f"order; take a snapshot of the source's tables (binlake snapshot) and load from "
+                f"there"
+            )
 
 
-def ingest_cluster(spark: "SparkSession", engine: "DeltaEngine", lake, landing_dir: str, opts, run_id: str,
-                   seeded, started: float):  # noqa: ANN001, ANN201 - (LakeLayout, RunOptions, SeedReport) -> IngestReport
+def ingest_cluster(
+    spark: "SparkSession", engine: "DeltaEngine", lake, landing_dir: str, opts, run_id: str, seeded, started: float
+):  # noqa: ANN001, ANN201 - (LakeLayout, RunOptions, SeedReport) -> IngestReport
     """The ingest of a cluster source (``binlake.lake.ingest.ingest_job`` for a landing folder with members):
     the current member's new files, then the switch to the next member (one Delta append each), with the
     GTIDs the source holds skipped at a switch."""
@@ -417,12 +468,18 @@ def ingest_cluster(spark: "SparkSession", engine: "DeltaEngine", lake, landing_d
 
     checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     report = IngestReport(seeded=seeded)
-    for _ in range(64):                     # a member after another; each pass reads bronze again
+    for _ in range(64):  # a member after another; each pass reads bronze again
         state = stream_state(spark, engine, lake.bronze, opts.source)
-        cp = plan_cluster(landing_dir, opts.source, state, chunk_bytes=opts.chunk_bytes,
-                          parallelism=spark.sparkContext.defaultParallelism, seam_file=seeded.seam_file,
-                          applied_seq=checkpoint.seq,
-                          held=lambda: read_held(spark, engine, lake.bronze, opts.source, checkpoint.gtid_executed))
+        cp = plan_cluster(
+            landing_dir,
+            opts.source,
+            state,
+            chunk_bytes=opts.chunk_bytes,
+            parallelism=spark.sparkContext.defaultParallelism,
+            seam_file=seeded.seam_file,
+            applied_seq=checkpoint.seq,
+            held=lambda: read_held(spark, engine, lake.bronze, opts.source, checkpoint.gtid_executed),
+        )
         plan = cp.plan
         report.member = cp.member
         report.files += len(plan.files)
@@ -433,8 +490,14 @@ def ingest_cluster(spark: "SparkSession", engine: "DeltaEngine", lake, landing_d
         if cp.switched_from is not None and plan.files:
             report.switches.append(f"{cp.switched_from or '(landing folder)'} -> {cp.member}")
         if plan.tasks:
-            frame = bronze_frame(spark, plan.tasks, opts.tables, cp.skip_gtids or checkpoint.gtid_executed, run_id,
-                                 registry_rows(spark, engine, lake) or None)
+            frame = bronze_frame(
+                spark,
+                plan.tasks,
+                opts.tables,
+                cp.skip_gtids or checkpoint.gtid_executed,
+                run_id,
+                registry_rows(spark, engine, lake) or None,
+            )
             if opts.on_decode_error == "fail":
                 frame = frame.cache()
                 _stop_at_decode_error(frame)
@@ -474,20 +537,22 @@ def snapshots_of(spark: "SparkSession", engine: "DeltaEngine", lake, source: str
     applied = read_checkpoint(spark, engine, lake.checkpoints, source).seq
     for snap in snapshots:
         if all(done.get((t.db, t.table), -1) >= snap.seam_seq for t in snap.tables):
-            continue                            # seeded already: nothing to place
+            continue  # seeded already: nothing to place
         taken_on = _snapshot_server_id(snap)
         if not switched and first_server is not None and taken_on is not None and taken_on != first_server:
             raise InvalidSnapshotError(
                 f"source {source}: snapshot {snap.id} was taken on server_id {taken_on}, but the source's stream "
                 f"starts with member {first or '(landing folder)'} (server_id {first_server}): a snapshot's binlog "
                 f"position is a place in the stream only on that member; take the snapshot from it (binlake "
-                f"snapshot --source <its URI> --name {source}) and move this one out of {landing_dir}/_snapshots")
-        if switched and snap.seam_seq > applied:       # (older: the seed leaves it, with a warning)
+                f"snapshot --source <its URI> --name {source}) and move this one out of {landing_dir}/_snapshots"
+            )
+        if switched and snap.seam_seq > applied:  # (older: the seed leaves it, with a warning)
             raise InvalidSnapshotError(
                 f"source {source}: snapshot {snap.id} ({snap.position.file}:{snap.position.pos}) is of a cluster "
                 f"source that has switched members: its position is one server's file, not a place in the source's "
                 f"stream, so it can not be seeded (not supported yet: a cluster source is seeded only before its first "
-                f"switch); move it out of {landing_dir}/_snapshots")
+                f"switch); move it out of {landing_dir}/_snapshots"
+            )
     return snapshots
 
 

@@ -34,16 +34,34 @@ if TYPE_CHECKING:
     from binlake.lake.run import RunReport
 
 RUN_METRICS = "run_metrics"
-COMMITTED_OPS = (*CHANGE_OPS, "ddl")          # rows whose commit time counts as "applied up to"
+COMMITTED_OPS = (*CHANGE_OPS, "ddl")  # rows whose commit time counts as "applied up to"
 METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run_id", "string"), ("source", "string"), ("table_name", "string"), ("engine", "string"),
-    ("result", "string"), ("run_start", "timestamp"), ("run_end", "timestamp"),
-    ("inserts", "bigint"), ("updates", "bigint"), ("deletes", "bigint"), ("changes", "bigint"),
-    ("key_changes", "bigint"), ("already_applied", "bigint"),
-    ("files_ingested", "bigint"), ("files_skipped", "bigint"), ("bytes_ingested", "bigint"),
-    ("bronze_rows", "bigint"), ("seconds", "double"), ("ingest_seconds", "double"), ("apply_seconds", "double"),
-    ("stage_seconds", "string"), ("checkpoint_seq", "bigint"), ("last_commit_time", "timestamp"),
-    ("lag_seconds", "double"), ("quarantined", "bigint"), ("registry_versions", "bigint"),
+    ("run_id", "string"),
+    ("source", "string"),
+    ("table_name", "string"),
+    ("engine", "string"),
+    ("result", "string"),
+    ("run_start", "timestamp"),
+    ("run_end", "timestamp"),
+    ("inserts", "bigint"),
+    ("updates", "bigint"),
+    ("deletes", "bigint"),
+    ("changes", "bigint"),
+    ("key_changes", "bigint"),
+    ("already_applied", "bigint"),
+    ("files_ingested", "bigint"),
+    ("files_skipped", "bigint"),
+    ("bytes_ingested", "bigint"),
+    ("bronze_rows", "bigint"),
+    ("seconds", "double"),
+    ("ingest_seconds", "double"),
+    ("apply_seconds", "double"),
+    ("stage_seconds", "string"),
+    ("checkpoint_seq", "bigint"),
+    ("last_commit_time", "timestamp"),
+    ("lag_seconds", "double"),
+    ("quarantined", "bigint"),
+    ("registry_versions", "bigint"),
     ("decode_errors", "bigint"),
 )
 
@@ -57,9 +75,14 @@ def utc(us: Optional[int]) -> Optional[dt.datetime]:
     return None if us is None else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=us)
 
 
-def applied_commits(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
-                    checkpoints: dict[str, int], after: Optional[dict[str, int]] = None,
-                    only_after: bool = False) -> "DataFrame":
+def applied_commits(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    checkpoints: dict[str, int],
+    after: Optional[dict[str, int]] = None,
+    only_after: bool = False,
+) -> "DataFrame":
     """Per (source, db, table_name) of the bronze rows applied (``_binlake_seq`` up to each source's checkpoint
     seq in ``checkpoints``): ``last_change_us`` (newest commit time of a row change), ``last_commit_us`` (of a
     row change or DDL), and the rows after ``after[source]`` (this run's) by op: ``inserts``, ``updates``,
@@ -68,15 +91,23 @@ def applied_commits(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLay
     from pyspark.sql import functions as F
 
     if not checkpoints or not engine.exists(lake.bronze):
-        return spark.createDataFrame([], "source string, db string, table_name string, last_change_us bigint, "
-                                         "last_commit_us bigint, inserts bigint, updates bigint, deletes bigint, "
-                                         "decode_errors bigint")
-    bounds = spark.createDataFrame([(s, int(seq), int((after or {}).get(s, -1))) for s, seq in checkpoints.items()],
-                                   "source string, ckpt_seq bigint, after_seq bigint")
-    rows = (engine.read(spark, lake.bronze).select("source", "db", "table_name", "op", "commit_ts", SEQ_COL)
-            .where(F.col("op").isin(*COMMITTED_OPS, "error"))
-            .join(F.broadcast(bounds), "source")
-            .where(F.col(SEQ_COL) <= F.col("ckpt_seq")))
+        return spark.createDataFrame(
+            [],
+            "source string, db string, table_name string, last_change_us bigint, "
+            "last_commit_us bigint, inserts bigint, updates bigint, deletes bigint, "
+            "decode_errors bigint",
+        )
+    bounds = spark.createDataFrame(
+        [(s, int(seq), int((after or {}).get(s, -1))) for s, seq in checkpoints.items()],
+        "source string, ckpt_seq bigint, after_seq bigint",
+    )
+    rows = (
+        engine.read(spark, lake.bronze)
+        .select("source", "db", "table_name", "op", "commit_ts", SEQ_COL)
+        .where(F.col("op").isin(*COMMITTED_OPS, "error"))
+        .join(F.broadcast(bounds), "source")
+        .where(F.col(SEQ_COL) <= F.col("ckpt_seq"))
+    )
     new = F.col(SEQ_COL) > F.col("after_seq")
     if only_after:
         rows = rows.where(new)
@@ -87,16 +118,21 @@ def applied_commits(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLay
     return rows.groupBy("source", "db", "table_name").agg(
         F.max(F.when(F.col("op").isin(*CHANGE_OPS), F.col("commit_ts"))).alias("last_change_us"),
         F.max(F.when(F.col("op").isin(*COMMITTED_OPS), F.col("commit_ts"))).alias("last_commit_us"),
-        count("insert").alias("inserts"), count("update").alias("updates"), count("delete").alias("deletes"),
-        count("error").alias("decode_errors"))
+        count("insert").alias("inserts"),
+        count("update").alias("updates"),
+        count("delete").alias("deletes"),
+        count("error").alias("decode_errors"),
+    )
 
 
 def source_checkpoints(engine: "DeltaEngine", lake: "LakeLayout") -> dict[str, int]:
     """source -> the ``_binlake_seq`` applied (the checkpoints' source rows)."""
     from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
-    return {r["source"]: r[SEQ_COL] for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL),
-                                                              {"table_name": CKPT_SOURCE_ROW})}
+    return {
+        r["source"]: r[SEQ_COL]
+        for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL), {"table_name": CKPT_SOURCE_ROW})
+    }
 
 
 def _us(ts: Optional[dt.datetime]) -> Optional[int]:
@@ -107,24 +143,45 @@ def _unchanged_tables(recorded: list[dict[str, Any]], groups: list[dict[str, Any
     """Groups for the tables the recorded runs of a source saw that this run's rows do not touch: no changes,
     their last change time as the newest recorded row of each has it (so a run reads its own bronze rows, not
     the source's history, and still reports every table's lag)."""
-    seen = {table_name(g['db'], g['table_name']) for g in groups if g["db"] is not None and g["table_name"] is not None}
+    seen = {table_name(g["db"], g["table_name"]) for g in groups if g["db"] is not None and g["table_name"] is not None}
     newest: dict[str, dict[str, Any]] = {}
     for r in recorded:
         name = r["table_name"]
-        if name != SOURCE_ROW and name not in seen and r["last_commit_time"] is not None and (
-                name not in newest or r["run_end"] > newest[name]["run_end"]):
+        if (
+            name != SOURCE_ROW
+            and name not in seen
+            and r["last_commit_time"] is not None
+            and (name not in newest or r["run_end"] > newest[name]["run_end"])
+        ):
             newest[name] = r
     out = []
     for name, r in newest.items():
         db, table = split_table_name(name)
         last = _us(r["last_commit_time"])
-        out.append({"source": r["source"], "db": db, "table_name": table, "last_change_us": last,
-                    "last_commit_us": last, "inserts": 0, "updates": 0, "deletes": 0, "decode_errors": 0})
+        out.append(
+            {
+                "source": r["source"],
+                "db": db,
+                "table_name": table,
+                "last_change_us": last,
+                "last_commit_us": last,
+                "inserts": 0,
+                "updates": 0,
+                "deletes": 0,
+                "decode_errors": 0,
+            }
+        )
     return out
 
 
-def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: "RunReport",
-                     ended: dt.datetime, result: str = "ok") -> list[dict[str, Any]]:
+def run_metrics_rows(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    report: "RunReport",
+    ended: dt.datetime,
+    result: str = "ok",
+) -> list[dict[str, Any]]:
     """The metrics rows of one finished run of one source (see the module docstring)."""
     from pyspark.sql import functions as F
 
@@ -132,57 +189,108 @@ def run_metrics_rows(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLa
     started = ended - dt.timedelta(seconds=report.seconds)
     seq = source_checkpoints(engine, lake).get(source)
     recorded = [r for r in read_metrics(lake) if r["source"] == source]
-    prev = max((r["checkpoint_seq"] for r in recorded if r["table_name"] == SOURCE_ROW
-                and r["checkpoint_seq"] is not None), default=-1)
-    groups = ([] if seq is None else
-              [r.asDict() for r in applied_commits(spark, engine, lake, {source: seq}, {source: prev},
-                                                   only_after=prev >= 0).collect()])
+    prev = max(
+        (r["checkpoint_seq"] for r in recorded if r["table_name"] == SOURCE_ROW and r["checkpoint_seq"] is not None),
+        default=-1,
+    )
+    groups = (
+        []
+        if seq is None
+        else [
+            r.asDict()
+            for r in applied_commits(spark, engine, lake, {source: seq}, {source: prev}, only_after=prev >= 0).collect()
+        ]
+    )
     groups += _unchanged_tables(recorded, groups)
     quarantined: dict[tuple, int] = {}
     if engine.exists(lake.quarantine):
-        for r in (engine.read(spark, lake.quarantine)
-                  .where((F.col("source") == source) & (F.col("run_id") == report.run_id))
-                  .groupBy("db", "table_name").count().collect()):
+        for r in (
+            engine.read(spark, lake.quarantine)
+            .where((F.col("source") == source) & (F.col("run_id") == report.run_id))
+            .groupBy("db", "table_name")
+            .count()
+            .collect()
+        ):
             quarantined[(r["db"], r["table_name"])] = r["count"]
     i, a = report.ingest, report.apply
-    base = {"run_id": report.run_id, "source": source, "engine": report.engine, "result": result,
-            "run_start": started, "run_end": ended, "checkpoint_seq": seq}
+    base = {
+        "run_id": report.run_id,
+        "source": source,
+        "engine": report.engine,
+        "result": result,
+        "run_start": started,
+        "run_end": ended,
+        "checkpoint_seq": seq,
+    }
 
     def lag(us: Optional[int]) -> Optional[float]:
         return None if us is None else round((ended - utc(us)).total_seconds(), 3)
 
     tables = []
-    for g in sorted((g for g in groups if g["db"] is not None and g["table_name"] is not None
-                     and g["last_change_us"] is not None), key=lambda g: (g["db"], g["table_name"])):
+    for g in sorted(
+        (g for g in groups if g["db"] is not None and g["table_name"] is not None and g["last_change_us"] is not None),
+        key=lambda g: (g["db"], g["table_name"]),
+    ):
         n = g["inserts"] + g["updates"] + g["deletes"]
-        tables.append({**base, "table_name": table_name(g['db'], g['table_name']), "inserts": g["inserts"],
-                       "updates": g["updates"], "deletes": g["deletes"], "changes": n,
-                       "last_commit_time": utc(g["last_change_us"]), "lag_seconds": lag(g["last_change_us"]),
-                       "quarantined": quarantined.get((g["db"], g["table_name"]), 0),
-                       "decode_errors": 0})
+        tables.append(
+            {
+                **base,
+                "table_name": table_name(g["db"], g["table_name"]),
+                "inserts": g["inserts"],
+                "updates": g["updates"],
+                "deletes": g["deletes"],
+                "changes": n,
+                "last_commit_time": utc(g["last_change_us"]),
+                "lag_seconds": lag(g["last_change_us"]),
+                "quarantined": quarantined.get((g["db"], g["table_name"]), 0),
+                "decode_errors": 0,
+            }
+        )
     last_us = max((g["last_commit_us"] for g in groups if g["last_commit_us"] is not None), default=None)
     stages = {"ingest": i.seconds, **a.stage_seconds, "apply": a.seconds}
-    total = {**base, "table_name": SOURCE_ROW,
-             "inserts": sum(t["inserts"] for t in tables), "updates": sum(t["updates"] for t in tables),
-             "deletes": sum(t["deletes"] for t in tables), "changes": sum(t["changes"] for t in tables),
-             "key_changes": a.ops.get(KEY_CHANGE_OP, 0), "already_applied": a.ops.get("already_applied", 0),
-             "files_ingested": i.files, "files_skipped": i.skipped_files, "bytes_ingested": i.bytes,
-             "bronze_rows": sum(i.rows.values()), "seconds": round(report.seconds, 3),
-             "ingest_seconds": round(i.seconds, 3), "apply_seconds": round(a.seconds, 3),
-             "stage_seconds": json.dumps({k: round(v, 3) for k, v in stages.items()}, sort_keys=True),
-             "last_commit_time": utc(last_us), "lag_seconds": lag(last_us),
-             "quarantined": sum(quarantined.values()), "registry_versions": report.registry_versions,
-             "decode_errors": sum(g["decode_errors"] for g in groups)}
+    total = {
+        **base,
+        "table_name": SOURCE_ROW,
+        "inserts": sum(t["inserts"] for t in tables),
+        "updates": sum(t["updates"] for t in tables),
+        "deletes": sum(t["deletes"] for t in tables),
+        "changes": sum(t["changes"] for t in tables),
+        "key_changes": a.ops.get(KEY_CHANGE_OP, 0),
+        "already_applied": a.ops.get("already_applied", 0),
+        "files_ingested": i.files,
+        "files_skipped": i.skipped_files,
+        "bytes_ingested": i.bytes,
+        "bronze_rows": sum(i.rows.values()),
+        "seconds": round(report.seconds, 3),
+        "ingest_seconds": round(i.seconds, 3),
+        "apply_seconds": round(a.seconds, 3),
+        "stage_seconds": json.dumps({k: round(v, 3) for k, v in stages.items()}, sort_keys=True),
+        "last_commit_time": utc(last_us),
+        "lag_seconds": lag(last_us),
+        "quarantined": sum(quarantined.values()),
+        "registry_versions": report.registry_versions,
+        "decode_errors": sum(g["decode_errors"] for g in groups),
+    }
     return [total, *tables]
 
 
-def record_run(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: "RunReport",
-               ended: Optional[dt.datetime] = None, result: str = "ok") -> list[dict[str, Any]]:
+def record_run(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    report: "RunReport",
+    ended: Optional[dt.datetime] = None,
+    result: str = "ok",
+) -> list[dict[str, Any]]:
     """Append the run's rows to ``meta.run_metrics``; returns them. A run that ingested, applied and
     registered nothing records nothing (rerunning a loaded day leaves every table at its version), unless it
     stopped (``result="gap"``: a gap in the source's binlogs; ``"stopped"``: another typed error)."""
-    if (result == "ok" and not report.ingest.files and report.apply.checkpoint_seq is None
-            and not report.registry_versions):
+    if (
+        result == "ok"
+        and not report.ingest.files
+        and report.apply.checkpoint_seq is None
+        and not report.registry_versions
+    ):
         return []
     ended = ended or dt.datetime.now(dt.timezone.utc)
     rows = run_metrics_rows(spark, engine, lake, report, ended, result)

@@ -16,8 +16,10 @@ from typing import Optional
 
 from binlake.lake.errors import LakeError
 
-LINK_ADVICE = ("binlake never deletes or overwrites through a symbolic link: replace the link with a real folder "
-               "(or move what it points to inside) and rerun")
+LINK_ADVICE = (
+    "binlake never deletes or overwrites through a symbolic link: replace the link with a real folder "
+    "(or move what it points to inside) and rerun"
+)
 
 
 class OutsideLakeError(LakeError):
@@ -72,8 +74,10 @@ def tree_problem(root: str | os.PathLike[str], folder: str | os.PathLike[str]) -
     if problem is None:
         inside = links_inside(folder)
         if inside:
-            problem = (f"{folder} holds symbolic link(s) ({', '.join(inside)}{', ...' if len(inside) >= 3 else ''})"
-                       f" that vacuum would follow")
+            problem = (
+                f"{folder} holds symbolic link(s) ({', '.join(inside)}{', ...' if len(inside) >= 3 else ''})"
+                f" that vacuum would follow"
+            )
     return problem
 
 
@@ -87,6 +91,5 @@ def scratch_folder(base: str, *parts: str, check_base: bool = True) -> Path:
         steps.append(path)
     for step in steps:
         if step.is_symlink():
-            raise OutsideLakeError(f"the scratch folder {step} is a symbolic link to {_target(step)}; "
-                                   f"{LINK_ADVICE}")
+            raise OutsideLakeError(f"the scratch folder {step} is a symbolic link to {_target(step)}; {LINK_ADVICE}")
     return path

@@ -16,7 +16,7 @@ from typing import Optional
 
 from binlake.lake.errors import PathUnusable
 
-MIN_FREE_BYTES = 64 << 20      # below this a run's first bronze commit may not fit; refuse before starting
+MIN_FREE_BYTES = 64 << 20  # below this a run's first bronze commit may not fit; refuse before starting
 _PROBE_BYTES = 64 << 10
 
 
@@ -51,8 +51,10 @@ def check_writable_dir(path: str, what: str, *, min_free: int = MIN_FREE_BYTES) 
     except OSError:
         free = None
     if free is not None and free < min_free:
-        raise PathUnusable(f"{what} {target} is on a full disk ({free >> 20} MiB free, at least "
-                           f"{min_free >> 20} MiB needed): free space there or pass a folder on another disk")
+        raise PathUnusable(
+            f"{what} {target} is on a full disk ({free >> 20} MiB free, at least "
+            f"{min_free >> 20} MiB needed): free space there or pass a folder on another disk"
+        )
     probe = target / f".binlake-probe-{os.getpid()}"
     try:
         target.mkdir(parents=True, exist_ok=True)
@@ -91,8 +93,10 @@ def check_landing(landing: str) -> None:
     if not target.exists():
         raise PathUnusable(f"landing folder {target} does not exist: pass the folder holding <source>/ binlogs")
     if not target.is_dir():
-        raise PathUnusable(f"landing folder {target} is a file, not a folder: pass the folder holding <source>/ "
-                           "binlogs")
+        raise PathUnusable(
+            f"landing folder {target} is a file, not a folder: pass the folder holding <source>/ binlogs"
+        )
     if not os.access(target, os.R_OK | os.X_OK):
-        raise PathUnusable(f"landing folder {target} can not be read (permission denied): pass a folder this "
-                           "user can read")
+        raise PathUnusable(
+            f"landing folder {target} can not be read (permission denied): pass a folder this user can read"
+        )

@@ -18,16 +18,29 @@ if TYPE_CHECKING:
     from binlake.lake.delta import DeltaEngine
 
 QUARANTINE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("source", "string"), ("binlog_file", "string"), ("pos", "bigint"), ("row", "bigint"),
-    ("column_name", "string"), (SEQ_COL, "bigint"), ("db", "string"), ("table_name", "string"),
-    ("kind", "string"), ("status", "string"), ("reason", "string"), ("document", "string"),
-    ("diffs", "string"), ("gtid", "string"), ("run_id", "string"), ("raw", "binary"),
+    ("source", "string"),
+    ("binlog_file", "string"),
+    ("pos", "bigint"),
+    ("row", "bigint"),
+    ("column_name", "string"),
+    (SEQ_COL, "bigint"),
+    ("db", "string"),
+    ("table_name", "string"),
+    ("kind", "string"),
+    ("status", "string"),
+    ("reason", "string"),
+    ("document", "string"),
+    ("diffs", "string"),
+    ("gtid", "string"),
+    ("run_id", "string"),
+    ("raw", "binary"),
 )
 QUARANTINE_KEYS = ("source", "binlog_file", "pos", "row", "column_name")
 
 
-def quarantine_row(record: dict[str, Any], *, source: str, db: str | None, table: str | None, kind: str,
-                   run_id: str) -> tuple:
+def quarantine_row(
+    record: dict[str, Any], *, source: str, db: str | None, table: str | None, kind: str, run_id: str
+) -> tuple:
     full = {"source": source, "db": db, "table_name": table, "kind": kind, "run_id": run_id, **record}
     return tuple(full.get(name) for name, _ in QUARANTINE_COLUMNS)
 

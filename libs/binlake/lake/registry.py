@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from binlake.lake.layout import LakeLayout
 
 
-def snapshot_sdi_job(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout",
-                     sdi_paths: Sequence[str], seen_at: dt.datetime) -> int:
+def snapshot_sdi_job(
+    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", sdi_paths: Sequence[str], seen_at: dt.datetime
+) -> int:
     """Load SDI (.ibd/.sdi/ibd2sdi files or folders) into ``meta.schema_registry``; returns new versions.
 
     Only definitions whose fingerprint the registry does not hold yet are observed (a folder may hold several

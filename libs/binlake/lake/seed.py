@@ -38,19 +38,25 @@ if TYPE_CHECKING:
 TableId = tuple[str, str]
 SEEDS = "seeds"
 SEED_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("source", "string"), ("table_name", "string"), ("snapshot_id", "string"), ("seam_seq", "bigint"),
-    ("binlog_file", "string"), ("pos", "bigint"), ("gtid_set", "string"), ("rows", "bigint"),
+    ("source", "string"),
+    ("table_name", "string"),
+    ("snapshot_id", "string"),
+    ("seam_seq", "bigint"),
+    ("binlog_file", "string"),
+    ("pos", "bigint"),
+    ("gtid_set", "string"),
+    ("rows", "bigint"),
     ("seeded_at", "string"),
 )
 
 
 @dataclass
 class SeedReport:
-    tables: list[str] = field(default_factory=list)         # "db.table" seeded by this run
+    tables: list[str] = field(default_factory=list)  # "db.table" seeded by this run
     rows: int = 0
-    seam_file: Optional[str] = None                          # where the newest snapshot's position is
+    seam_file: Optional[str] = None  # where the newest snapshot's position is
     warnings: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)         # "db.table" another source owns: not seeded
+    refused: list[str] = field(default_factory=list)  # "db.table" another source owns: not seeded
 
 
 def seeds_path(lake: "LakeLayout") -> str:
@@ -84,17 +90,25 @@ def after_seams(batch: "DataFrame", table_seams: dict[TableId, int]) -> "DataFra
     if not table_seams:
         return batch
     spark = batch.sparkSession
-    bounds = spark.createDataFrame([(db, t, s) for (db, t), s in table_seams.items()],
-                                   "__db string, __table string, __seam bigint")
-    joined = batch.join(F.broadcast(bounds), (batch["db"] == bounds["__db"]) & (batch["table_name"] == bounds["__table"]),
-                        "left")
+    bounds = spark.createDataFrame(
+        [(db, t, s) for (db, t), s in table_seams.items()], "__db string, __table string, __seam bigint"
+    )
+    joined = batch.join(
+        F.broadcast(bounds), (batch["db"] == bounds["__db"]) & (batch["table_name"] == bounds["__table"]), "left"
+    )
     keep = F.col("__seam").isNull() | (F.col(SEQ_COL) >= F.col("__seam"))
     return joined.where(keep).drop("__db", "__table", "__seam")
 
 
-def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str,
-                        snapshots: Sequence[Any], progress: Callable[[str], None] = lambda text: None,
-                        tables: TableFilter = TableFilter()) -> SeedReport:
+def seed_from_snapshots(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    source: str,
+    snapshots: Sequence[Any],
+    progress: Callable[[str], None] = lambda text: None,
+    tables: TableFilter = TableFilter(),
+) -> SeedReport:
     """Seed silver from each table's newest snapshot not seeded yet (``snapshots``: complete, oldest first, as
     ``binlake.snapshot.read_snapshots`` returns them), of the tables ``tables`` keeps (``--include``/``--exclude``)."""
     report = SeedReport()
@@ -117,10 +131,11 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
             report.refused.append(f"{db}.{table}")
             report.warnings.append(
                 f"snapshot {snap.id} of {db}.{table} not seeded: the table belongs to source {owned[db, table]!r} "
-                f"(the first to load it), and source {source} may not overwrite it; load each table from one source")
+                f"(the first to load it), and source {source} may not overwrite it; load each table from one source"
+            )
             continue
         reserved = sorted(c.name for c in t.columns if c.name.lower().startswith(RESERVED_PREFIX))
-        if reserved:            # silver's own columns would overwrite them: the table alone is not seeded
+        if reserved:  # silver's own columns would overwrite them: the table alone is not seeded
             report.refused.append(f"{db}.{table}")
             report.warnings.append(f"snapshot {snap.id} not seeded: {reserved_reason(db, table, reserved)}")
             continue
@@ -128,7 +143,8 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
             report.warnings.append(
                 f"snapshot {snap.id} of {db}.{table} is older than what source {source} has applied "
                 f"(its position {snap.position.file}:{snap.position.pos} is before the checkpoint): not used; "
-                "take a new snapshot to reseed the table")
+                "take a new snapshot to reseed the table"
+            )
             continue
         progress(f"[{source}] seed {db}.{table} from snapshot {snap.id} ({t.rows} row(s))")
         engine.overwrite(lake.silver(db, table), silver_frame(spark, t, snap.seam_seq - 1))
@@ -136,15 +152,34 @@ def seed_from_snapshots(spark: "SparkSession", engine: "DeltaEngine", lake: "Lak
         engine.delete(lake.tombstones, {"source": source, "db": db, "table_name": table})
         report.tables.append(f"{db}.{table}")
         report.rows += t.rows
-        rows.append((source, table_name(db, table), snap.id, snap.seam_seq, snap.position.file,
-                     snap.position.pos, snap.position.gtid or "", t.rows,
-                     dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")))
+        rows.append(
+            (
+                source,
+                table_name(db, table),
+                snap.id,
+                snap.seam_seq,
+                snap.position.file,
+                snap.position.pos,
+                snap.position.gtid or "",
+                t.rows,
+                dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            )
+        )
     if rows:
-        engine.merge(seeds_path(lake), engine.frame(spark, to_arrow(SEED_COLUMNS, rows)), ["source", "table_name"],
-                     "seam_seq", op_col=None)
+        engine.merge(
+            seeds_path(lake),
+            engine.frame(spark, to_arrow(SEED_COLUMNS, rows)),
+            ["source", "table_name"],
+            "seam_seq",
+            op_col=None,
+        )
         # a seeded table is followed again from its seam: lift a block an earlier DDL put on it
-        write_checkpoints(spark, engine, lake.checkpoints,
-                          [{"source": source, "table_name": r[1], SEQ_COL: r[3] - 1, "blocked": None} for r in rows])
+        write_checkpoints(
+            spark,
+            engine,
+            lake.checkpoints,
+            [{"source": source, "table_name": r[1], SEQ_COL: r[3] - 1, "blocked": None} for r in rows],
+        )
     return report
 
 

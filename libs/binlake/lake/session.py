@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-PROJECT_ROOT = Path(__file__).resolve().parents[3]     # the checkout, for an editable install (libs/binlake/lake/)
+PROJECT_ROOT = Path(__file__).resolve().parents[3]  # the checkout, for an editable install (libs/binlake/lake/)
 
 
 def delta_jars() -> tuple[list[str], bool]:
@@ -58,8 +58,14 @@ def submitted_by_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def build_session(app_name: str = "binlake", *, master: str | None = None, shuffle_partitions: int = 2,
-                  conf: Mapping[str, str] | None = None, log_file: str | None = None) -> SparkSession:
+def build_session(
+    app_name: str = "binlake",
+    *,
+    master: str | None = None,
+    shuffle_partitions: int = 2,
+    conf: Mapping[str, str] | None = None,
+    log_file: str | None = None,
+) -> SparkSession:
     """A Spark session (getOrCreate: an active session is returned as it is).
 
     ``master`` defaults to ``local[2]``, except under ``spark-submit``, whose ``--master`` (e.g. the cluster of
@@ -70,23 +76,27 @@ def build_session(app_name: str = "binlake", *, master: str | None = None, shuff
         master = "local[2]"
     if master and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)   # workers need this venv's packages
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need this venv's packages
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master) if master else SparkSession.builder
-    builder = (builder.appName(app_name)
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-               .config("spark.sql.session.timeZone", "UTC"))
+    builder = (
+        builder.appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+    )
     jars, have_delta = delta_jars()
     if jars:
         builder = builder.config("spark.jars", ",".join(jars))
     if have_delta:
-        builder = (builder.config("spark.sql.extensions", DELTA_EXTENSION)
-                   .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
-                   # a table's state (its log replay) in as many partitions as a shuffle, not Delta's 50
-                   .config("spark.databricks.delta.snapshotPartitions", str(shuffle_partitions)))
+        builder = (
+            builder.config("spark.sql.extensions", DELTA_EXTENSION)
+            .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
+            # a table's state (its log replay) in as many partitions as a shuffle, not Delta's 50
+            .config("spark.databricks.delta.snapshotPartitions", str(shuffle_partitions))
+        )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     with jvm_output_to(log_file):

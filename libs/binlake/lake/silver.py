@@ -21,17 +21,24 @@ from binlake.vocabulary import COUNT_COL, DUP_COL, OP_COL, RESERVED_PREFIX, SEQ_
 def reserved_names(column_metas: Iterable[str]) -> list[str]:
     """The source columns (of a table's bronze ``columns`` JSON, any layout) whose names binlake keeps for its
     own silver columns (``_binlake_*``, in any case: Spark and Delta resolve names case-insensitively)."""
-    found = {m[0] for metas in column_metas if metas for m in json.loads(metas)
-             if str(m[0]).lower().startswith(RESERVED_PREFIX)}
+    found = {
+        m[0]
+        for metas in column_metas
+        if metas
+        for m in json.loads(metas)
+        if str(m[0]).lower().startswith(RESERVED_PREFIX)
+    }
     return sorted(found)
 
 
 def reserved_reason(db: str, table: str, names: Sequence[str]) -> str:
     """Why a table with columns of reserved names is blocked, and what to do."""
     cols = ", ".join(f"`{n}`" for n in names)
-    return (f"`{db}`.`{table}` has column(s) {cols}: names beginning with {RESERVED_PREFIX} are binlake's own "
-            f"silver columns, so the table is not loaded (its changes are quarantined); rename the column(s) at the "
-            f"source, or leave the table out with --exclude {db}.{table}")
+    return (
+        f"`{db}`.`{table}` has column(s) {cols}: names beginning with {RESERVED_PREFIX} are binlake's own "
+        f"silver columns, so the table is not loaded (its changes are quarantined); rename the column(s) at the "
+        f"source, or leave the table out with --exclude {db}.{table}"
+    )
 
 
 def column_metas(column_metas: Iterable[str]) -> dict[str, list]:

@@ -41,8 +41,9 @@ def iso(when: Optional[dt.datetime]) -> Optional[str]:
 
 def check_lake(lake: "LakeLayout") -> None:
     if not any(os.path.isdir(lake.path(d)) for d in ("bronze", "silver", "meta")):
-        raise LakeNotFoundError(f"{lake.root} holds no lake (no bronze/, silver/ or meta/): pass the --lake "
-                                f"folder given to `binlake run`")
+        raise LakeNotFoundError(
+            f"{lake.root} holds no lake (no bronze/, silver/ or meta/): pass the --lake folder given to `binlake run`"
+        )
 
 
 class _DriverRows:
@@ -51,8 +52,11 @@ class _DriverRows:
     def read_rows(self, spark: Any, table_path: str, columns: Any, equal: Optional[dict] = None) -> list[dict]:
         where = None
         for name, value in (equal or {}).items():
-            term = (driver_read.text(name).isin(list(value)) if isinstance(value, tuple)
-                    else driver_read.text(name) == value)
+            term = (
+                driver_read.text(name).isin(list(value))
+                if isinstance(value, tuple)
+                else driver_read.text(name) == value
+            )
             where = term if where is None else where & term
         return driver_read.read(table_path, columns, where)
 
@@ -83,12 +87,21 @@ def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple
     from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
     rows = _DriverRows()
-    ckpt = [r for r in driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL, "gtid_executed"))
-            if r["source"] == source and r["table_name"] == CKPT_SOURCE_ROW]
+    ckpt = [
+        r
+        for r in driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL, "gtid_executed"))
+        if r["source"] == source and r["table_name"] == CKPT_SOURCE_ROW
+    ]
     seq, applied = (ckpt[0][SEQ_COL], ckpt[0]["gtid_executed"] or "") if ckpt else (-1, "")
     try:
-        cp = plan_cluster(landing_dir, source, stream_state(None, rows, lake.bronze, source), chunk_bytes=1 << 30,
-                          applied_seq=seq, held=lambda: read_held(None, rows, lake.bronze, source, applied))
+        cp = plan_cluster(
+            landing_dir,
+            source,
+            stream_state(None, rows, lake.bronze, source),
+            chunk_bytes=1 << 30,
+            applied_seq=seq,
+            held=lambda: read_held(None, rows, lake.bronze, source, applied),
+        )
     except BinlogGapError as exc:
         return 0, str(exc), None
     return len(cp.plan.files) + len(cp.plan.held), None, cp.plan.waiting
@@ -99,7 +112,9 @@ def last_member(lake: "LakeLayout", source: str) -> Optional[str]:
     a source of one server."""
     from binlake.lake.members import split_member
 
-    ends = _DriverRows().read_rows(None, lake.bronze, ("binlog_file", "file_seq"), {"source": source, "op": FILE_END_OP})
+    ends = _DriverRows().read_rows(
+        None, lake.bronze, ("binlog_file", "file_seq"), {"source": source, "op": FILE_END_OP}
+    )
     if not ends:
         return None
     member = split_member(max(ends, key=lambda r: r["file_seq"])["binlog_file"])[0]
@@ -129,17 +144,29 @@ def applied_commits(lake: "LakeLayout", checkpoints: dict[str, int]) -> list[dic
         op = batch.column("op")
         ts = batch.column("commit_ts").cast(pa.int64())
         change = pc.if_else(pc.is_in(op, pa.array(CHANGE_OPS)), ts, pa.scalar(None, pa.int64()))
-        part = pa.table({"source": batch.column("source"), "db": batch.column("db"),
-                         "table_name": batch.column("table_name"), "change": change, "commit": ts}
-                        ).group_by(keys, use_threads=False).aggregate([("change", "max"), ("commit", "max")])
+        part = (
+            pa.table(
+                {
+                    "source": batch.column("source"),
+                    "db": batch.column("db"),
+                    "table_name": batch.column("table_name"),
+                    "change": change,
+                    "commit": ts,
+                }
+            )
+            .group_by(keys, use_threads=False)
+            .aggregate([("change", "max"), ("commit", "max")])
+        )
         for r in part.to_pylist():
             k = (r["source"], r["db"], r["table_name"])
             prev = out.setdefault(k, [None, None])
             for i, v in enumerate((r["change_max"], r["commit_max"])):
                 if v is not None and (prev[i] is None or v > prev[i]):
                     prev[i] = v
-    return [{"source": s, "db": d, "table_name": t, "last_change_us": c, "last_commit_us": m}
-            for (s, d, t), (c, m) in out.items()]
+    return [
+        {"source": s, "db": d, "table_name": t, "last_change_us": c, "last_commit_us": m}
+        for (s, d, t), (c, m) in out.items()
+    ]
 
 
 def live_rows(path: str) -> Optional[int]:
@@ -156,20 +183,31 @@ def live_rows(path: str) -> Optional[int]:
         return None
     names = set(driver_read.columns_of(table))
     columns = [c for c in (OP_COL, COUNT_COL) if c in names]
-    if not columns:                                  # no bookkeeping column: every row is live
+    if not columns:  # no bookkeeping column: every row is live
         return sum(b.num_rows for b in driver_read.batches(table, [next(iter(names))]))
     total = 0
     for batch in driver_read.batches(table, columns):
-        live = (pc.fill_null(pc.not_equal(batch.column(OP_COL), "delete"), True) if OP_COL in columns
-                else pa.array([True] * batch.num_rows))
-        weight = (pc.fill_null(batch.column(COUNT_COL).cast(pa.int64()), 1) if COUNT_COL in columns
-                  else pa.array([1] * batch.num_rows, pa.int64()))
+        live = (
+            pc.fill_null(pc.not_equal(batch.column(OP_COL), "delete"), True)
+            if OP_COL in columns
+            else pa.array([True] * batch.num_rows)
+        )
+        weight = (
+            pc.fill_null(batch.column(COUNT_COL).cast(pa.int64()), 1)
+            if COUNT_COL in columns
+            else pa.array([1] * batch.num_rows, pa.int64())
+        )
         total += pc.sum(pc.if_else(live, weight, 0)).as_py() or 0
     return int(total)
 
 
-def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optional[dt.datetime] = None,
-                progress: Callable[[str], None] = lambda text: None) -> dict[str, Any]:
+def lake_status(
+    lake: "LakeLayout",
+    *,
+    landing: Optional[str] = None,
+    now: Optional[dt.datetime] = None,
+    progress: Callable[[str], None] = lambda text: None,
+) -> dict[str, Any]:
     """The status document (``binlake status --json``; see the module docstring)."""
     from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
@@ -206,24 +244,51 @@ def lake_status(lake: "LakeLayout", *, landing: Optional[str] = None, now: Optio
         tables = []
         for name in sorted(tables_of.get(source, [])):
             db, table = split_table_name(name)
-            change_us = max((g["last_change_us"] for g in mine if (g["db"], g["table_name"]) == (db, table)
-                             and g["last_change_us"] is not None), default=None)
+            change_us = max(
+                (
+                    g["last_change_us"]
+                    for g in mine
+                    if (g["db"], g["table_name"]) == (db, table) and g["last_change_us"] is not None
+                ),
+                default=None,
+            )
             live = live_rows(lake.silver(db, table))
-            tables.append({"table": name, "live_rows": live, "last_commit_time": iso(utc(change_us)),
-                           "lag_seconds": lag(change_us), "quarantined_rows": quarantine.get((source, db, table), 0)})
+            tables.append(
+                {
+                    "table": name,
+                    "live_rows": live,
+                    "last_commit_time": iso(utc(change_us)),
+                    "lag_seconds": lag(change_us),
+                    "quarantined_rows": quarantine.get((source, db, table), 0),
+                }
+            )
         run = runs.get(source)
         entry: dict[str, Any] = {
-            "source": source, "last_commit_time": iso(utc(last_us)), "lag_seconds": lag(last_us),
-            "checkpoint_seq": checkpoints.get(source), "applied_gtids": gtids.get(source),
+            "source": source,
+            "last_commit_time": iso(utc(last_us)),
+            "lag_seconds": lag(last_us),
+            "checkpoint_seq": checkpoints.get(source),
+            "applied_gtids": gtids.get(source),
             "member": last_member(lake, source),
-            "last_run": None if run is None else {
-                "run_id": run["run_id"], "run_end": iso(run["run_end"]), "result": run["result"],
-                "changes": run["changes"], "quarantined": run["quarantined"]},
+            "last_run": None
+            if run is None
+            else {
+                "run_id": run["run_id"],
+                "run_end": iso(run["run_end"]),
+                "result": run["result"],
+                "changes": run["changes"],
+                "quarantined": run["quarantined"],
+            },
             "quarantined_rows": sum(n for (s, _, _), n in quarantine.items() if s == source),
-            "pending_files": None, "gap": None, "waiting": None, "tables": tables}
+            "pending_files": None,
+            "gap": None,
+            "waiting": None,
+            "tables": tables,
+        }
         if landing:
-            entry["pending_files"], entry["gap"], entry["waiting"] = pending_files(lake, os.path.join(landing, source),
-                                                                                   source)
+            entry["pending_files"], entry["gap"], entry["waiting"] = pending_files(
+                lake, os.path.join(landing, source), source
+            )
             entry["refused_files"] = refused_files(os.path.join(landing, source))
         out.append(entry)
     return {"lake": lake.root, "generated_at": iso(now), "sources": out}
@@ -238,8 +303,9 @@ def refused_files(landing_dir: str) -> list[str]:
         return []
     from binlake.lake.members import member_folders
 
-    return landing_listing(landing_dir)[1] + [f"{m}/{r}" for m in member_folders(landing_dir)
-                                              for r in landing_listing(os.path.join(landing_dir, m))[1]]
+    return landing_listing(landing_dir)[1] + [
+        f"{m}/{r}" for m in member_folders(landing_dir) for r in landing_listing(os.path.join(landing_dir, m))[1]
+    ]
 
 
 def duration(seconds: Optional[float]) -> str:
@@ -265,14 +331,21 @@ def format_status(doc: dict[str, Any]) -> str:
         lines.append("no source has been applied yet (no meta/checkpoints rows)")
     for s in doc["sources"]:
         run = s["last_run"]
-        lines += ["", f"source {s['source']}",
-                  f"  last applied commit  {s['last_commit_time'] or '-'}  (lag {duration(s['lag_seconds'])})",
-                  "  last run             " + (f"{run['run_id']} ended {run['run_end']}: {run['result']}, "
-                                               f"{run['changes']} change(s), {run['quarantined']} quarantined"
-                                               if run else "- (no run recorded in meta/run_metrics)"),
-                  f"  pending files        {'-' if s['pending_files'] is None else s['pending_files']}"
-                  + ("" if s["pending_files"] is not None else " (pass --landing to count them)"),
-                  f"  quarantined rows     {s['quarantined_rows']}"]
+        lines += [
+            "",
+            f"source {s['source']}",
+            f"  last applied commit  {s['last_commit_time'] or '-'}  (lag {duration(s['lag_seconds'])})",
+            "  last run             "
+            + (
+                f"{run['run_id']} ended {run['run_end']}: {run['result']}, "
+                f"{run['changes']} change(s), {run['quarantined']} quarantined"
+                if run
+                else "- (no run recorded in meta/run_metrics)"
+            ),
+            f"  pending files        {'-' if s['pending_files'] is None else s['pending_files']}"
+            + ("" if s["pending_files"] is not None else " (pass --landing to count them)"),
+            f"  quarantined rows     {s['quarantined_rows']}",
+        ]
         if s.get("applied_gtids"):
             lines.append(f"  applied GTIDs        {s['applied_gtids']}")
         if s.get("member"):
@@ -284,10 +357,22 @@ def format_status(doc: dict[str, Any]) -> str:
         for refused in s.get("refused_files") or ():
             lines.append(f"  NOT READ             {refused}")
         rows = [("table", "live rows", "last applied commit", "lag", "quarantined")]
-        rows += [(t["table"], "-" if t["live_rows"] is None else str(t["live_rows"]), t["last_commit_time"] or "-",
-                  duration(t["lag_seconds"]), str(t["quarantined_rows"])) for t in s["tables"]]
+        rows += [
+            (
+                t["table"],
+                "-" if t["live_rows"] is None else str(t["live_rows"]),
+                t["last_commit_time"] or "-",
+                duration(t["lag_seconds"]),
+                str(t["quarantined_rows"]),
+            )
+            for t in s["tables"]
+        ]
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
-            lines.append("  " + "  ".join(c.rjust(w) if i in (1, 4) else c.ljust(w)
-                                          for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+            lines.append(
+                "  "
+                + "  ".join(
+                    c.rjust(w) if i in (1, 4) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))
+                ).rstrip()
+            )
     return "\n".join(lines)

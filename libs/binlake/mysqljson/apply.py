@@ -59,9 +59,7 @@ class _Rejected(Exception):
 _MISSING = object()
 
 
-def apply_json_diffs(
-    document: object, diffs: Sequence[JsonDiff] | bytes | bytearray | memoryview
-) -> ApplyResult:
+def apply_json_diffs(document: object, diffs: Sequence[JsonDiff] | bytes | bytearray | memoryview) -> ApplyResult:
     """Apply ``diffs`` to ``document`` exactly as mysql-server's ``apply_json_diffs``.
 
     ``document`` is a value of the package's value model, a :class:`BinaryJson`, raw binary JSON bytes, or

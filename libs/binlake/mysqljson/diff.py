@@ -100,9 +100,7 @@ def read_diffs(data: bytes | bytearray | memoryview) -> tuple[JsonDiff, ...]:
         op = DiffOp(op_number)
         path_length, pos = net_field_length(buf, pos + 1, end)
         if pos + path_length > end:
-            raise JsonDiffCorruptError(
-                f"corrupted JSON diff: path of {path_length} bytes, only {end - pos} left", pos
-            )
+            raise JsonDiffCorruptError(f"corrupted JSON diff: path of {path_length} bytes, only {end - pos} left", pos)
         try:
             path = parse_path(buf[pos : pos + path_length])
         except JsonPathSyntaxError as exc:

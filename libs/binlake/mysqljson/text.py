@@ -66,8 +66,7 @@ def _gcvt(x: float) -> str:
         have_space
         or (decpt <= width and (decpt >= -1 or (decpt == -2 and (length > 1 or not force_e))) and not force_e)
     ) and (
-        not have_space
-        or (decpt >= -MAX_DECPT_FOR_F_FORMAT + 1 and (decpt <= MAX_DECPT_FOR_F_FORMAT or length > decpt))
+        not have_space or (decpt >= -MAX_DECPT_FOR_F_FORMAT + 1 and (decpt <= MAX_DECPT_FOR_F_FORMAT or length > decpt))
     )
     sign = "-" if negative else ""
     if use_f:

@@ -89,9 +89,7 @@ class JsonDatetime:
         )
 
     def packed(self) -> int:
-        return _datetime_packed(
-            self.year, self.month, self.day, self.hour, self.minute, self.second, self.microsecond
-        )
+        return _datetime_packed(self.year, self.month, self.day, self.hour, self.minute, self.second, self.microsecond)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,9 +169,7 @@ def decimal_from_opaque(data: bytes) -> Decimal:
         raise JsonCorruptError(f"DECIMAL opaque value has invalid precision {precision} / scale {scale}")
     size = decimal_binary_size(precision, scale)
     if size != len(data) - 2:
-        raise JsonCorruptError(
-            f"DECIMAL({precision},{scale}) opaque value needs {size} bytes, found {len(data) - 2}"
-        )
+        raise JsonCorruptError(f"DECIMAL({precision},{scale}) opaque value needs {size} bytes, found {len(data) - 2}")
     raw = bytearray(data[2:])
     negative = not (raw[0] & 0x80)
     raw[0] ^= 0x80

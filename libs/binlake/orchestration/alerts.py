@@ -62,14 +62,19 @@ def commit_times(lake: str, sources: Iterable[str]) -> dict[str, tuple[Optional[
         return out
     seqs: dict[str, int] = {}
     if DeltaTable.is_deltatable(layout.checkpoints):
-        ckpt = DeltaTable(layout.checkpoints).to_pyarrow_dataset().to_table(
-            columns=["source", SEQ_COL], filter=ds.field("table_name").cast(pa.string()) == SOURCE_ROW).to_pylist()
+        ckpt = (
+            DeltaTable(layout.checkpoints)
+            .to_pyarrow_dataset()
+            .to_table(columns=["source", SEQ_COL], filter=ds.field("table_name").cast(pa.string()) == SOURCE_ROW)
+            .to_pylist()
+        )
         seqs = {r["source"]: r[SEQ_COL] for r in ckpt}
     bronze = DeltaTable(layout.bronze).to_pyarrow_dataset()
     for source in out:
         # delta-rs may hand strings over as string_view: compare them as plain strings
-        where = ((ds.field("source").cast(pa.string()) == source)
-                 & ds.field("op").cast(pa.string()).isin(pa.array(COMMITTED_OPS)))
+        where = (ds.field("source").cast(pa.string()) == source) & ds.field("op").cast(pa.string()).isin(
+            pa.array(COMMITTED_OPS)
+        )
         applied = landed = None
         for batch in bronze.to_batches(columns=["commit_ts", SEQ_COL], filter=where):
             if not batch.num_rows:
@@ -98,10 +103,16 @@ def source_freshness(lake: str, sources: Iterable[str], reference: dt.datetime) 
     for source, (last, landed) in commit_times(lake, sources).items():
         due = reference if landed is None or landed > reference else landed
         quiet = last is not None and landed is not None and landed <= last and last < reference
-        out.append({"source": source, "last_commit_time": None if last is None else last.isoformat(),
-                    "last_landed_commit_time": None if landed is None else landed.isoformat(),
-                    "due": due.isoformat(), "quiet": quiet,
-                    "lag_seconds": None if last is None else max(0.0, (due - last).total_seconds())})
+        out.append(
+            {
+                "source": source,
+                "last_commit_time": None if last is None else last.isoformat(),
+                "last_landed_commit_time": None if landed is None else landed.isoformat(),
+                "due": due.isoformat(),
+                "quiet": quiet,
+                "lag_seconds": None if last is None else max(0.0, (due - last).total_seconds()),
+            }
+        )
     return out
 
 
@@ -115,17 +126,30 @@ def check_freshness(lake: str, sources: Iterable[str], reference: dt.datetime, m
     however long ago that was; a source whose landed changes are not applied lags."""
     rows = source_freshness(lake, sources, reference)
     for r in rows:
-        log.info("%s: last applied commit %s, newest landed commit %s, lag %s s behind %s%s", r["source"],
-                 r["last_commit_time"], r["last_landed_commit_time"], r["lag_seconds"], r["due"],
-                 " (quiet: nothing newer landed)" if r["quiet"] else "")
+        log.info(
+            "%s: last applied commit %s, newest landed commit %s, lag %s s behind %s%s",
+            r["source"],
+            r["last_commit_time"],
+            r["last_landed_commit_time"],
+            r["lag_seconds"],
+            r["due"],
+            " (quiet: nothing newer landed)" if r["quiet"] else "",
+        )
     late = [r for r in rows if r["lag_seconds"] is None or r["lag_seconds"] > max_lag_hours * 3600]
     if late:
-        what = "; ".join(f"{r['source']}: " + ("nothing applied" if r["lag_seconds"] is None else
-                                               f"last applied commit {r['last_commit_time']}, "
-                                               f"{r['lag_seconds'] / 3600:.1f} h behind {r['due']}")
-                         for r in late)
-        raise SourceLagging(f"freshness: {what} (threshold {max_lag_hours:g} h; changes landed before "
-                            f"{reference.isoformat()} are not applied); check the source's ingest and apply tasks")
+        what = "; ".join(
+            f"{r['source']}: "
+            + (
+                "nothing applied"
+                if r["lag_seconds"] is None
+                else f"last applied commit {r['last_commit_time']}, {r['lag_seconds'] / 3600:.1f} h behind {r['due']}"
+            )
+            for r in late
+        )
+        raise SourceLagging(
+            f"freshness: {what} (threshold {max_lag_hours:g} h; changes landed before "
+            f"{reference.isoformat()} are not applied); check the source's ingest and apply tasks"
+        )
     return rows
 
 
@@ -134,12 +158,15 @@ def alert_record(context: Mapping[str, Any]) -> dict[str, Any]:
     ti = context.get("task_instance") or context.get("ti")
     dag_run = context.get("dag_run")
     exc = context.get("exception")
-    return {"at": dt.datetime.now(dt.timezone.utc).isoformat(),
-            "dag_id": getattr(ti, "dag_id", None) or getattr(dag_run, "dag_id", None),
-            "task_id": getattr(ti, "task_id", None), "run_id": getattr(dag_run, "run_id", None)
-            or getattr(ti, "run_id", None), "try_number": getattr(ti, "try_number", None),
-            "error": None if exc is None else (str(exc).splitlines() or [type(exc).__name__])[0][:500],
-            "log_url": getattr(ti, "log_url", None)}
+    return {
+        "at": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "dag_id": getattr(ti, "dag_id", None) or getattr(dag_run, "dag_id", None),
+        "task_id": getattr(ti, "task_id", None),
+        "run_id": getattr(dag_run, "run_id", None) or getattr(ti, "run_id", None),
+        "try_number": getattr(ti, "try_number", None),
+        "error": None if exc is None else (str(exc).splitlines() or [type(exc).__name__])[0][:500],
+        "log_url": getattr(ti, "log_url", None),
+    }
 
 
 def on_failure(context: Mapping[str, Any]) -> None:
@@ -148,8 +175,13 @@ def on_failure(context: Mapping[str, Any]) -> None:
     from binlake.orchestration.config import load_settings
 
     record = alert_record(context)
-    log.error("binlake alert: %s.%s failed in run %s: %s", record["dag_id"], record["task_id"], record["run_id"],
-              record["error"])
+    log.error(
+        "binlake alert: %s.%s failed in run %s: %s",
+        record["dag_id"],
+        record["task_id"],
+        record["run_id"],
+        record["error"],
+    )
     settings = load_settings()
     try:
         os.makedirs(settings.orchestration_state, exist_ok=True)
@@ -159,15 +191,19 @@ def on_failure(context: Mapping[str, Any]) -> None:
         log.error("binlake alert: could not append to %s: %s", settings.orchestration_state, exc)
     if record["dag_id"] == LOAD_DAG:
         _record_outcome(settings.orchestration_state, {**record, "state": "failed"})
-        try:                  # the history page lists the failure now, not only after the next successful load
+        try:  # the history page lists the failure now, not only after the next successful load
             from binlake.orchestration.dq_history import build_history
 
             build_history(settings.lake, settings.dq_results, settings.reports)
         except Exception as exc:  # noqa: BLE001  (a report that can not be built must not hide the alert)
             log.error("binlake alert: could not rebuild the data-quality history: %s", exc)
     if settings.alert_webhook:
-        request = urllib.request.Request(settings.alert_webhook, data=json.dumps(record).encode(),
-                                         headers={"Content-Type": "application/json"}, method="POST")
+        request = urllib.request.Request(
+            settings.alert_webhook,
+            data=json.dumps(record).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         try:
             urllib.request.urlopen(request, timeout=10).close()
         except OSError as exc:
@@ -203,7 +239,7 @@ def read_outcomes(lake: str) -> list[dict[str, Any]]:
             try:
                 out.append(json.loads(line))
             except ValueError:
-                continue              # a line cut short by a crash: the others still count
+                continue  # a line cut short by a crash: the others still count
     return out
 
 
@@ -223,7 +259,14 @@ def open_task_failures(lake: str) -> list[dict[str, Any]]:
             if r.get("run_id") not in {f.get("run_id") for f in failing}:
                 failing.append(r)
         if failing:
-            out.append({"task_id": task_id, "run_id": failing[0].get("run_id"), "at": failing[0].get("at"),
-                        "error": failing[0].get("error"), "since_run": failing[-1].get("run_id"),
-                        "runs_failing": len(failing)})
+            out.append(
+                {
+                    "task_id": task_id,
+                    "run_id": failing[0].get("run_id"),
+                    "at": failing[0].get("at"),
+                    "error": failing[0].get("error"),
+                    "since_run": failing[-1].get("run_id"),
+                    "runs_failing": len(failing),
+                }
+            )
     return sorted(out, key=lambda f: f["task_id"])

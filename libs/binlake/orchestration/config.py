@@ -38,8 +38,8 @@ from typing import Mapping
 
 from binlake.lake.layout import LakeLayout
 
-DEFAULT_SOURCES = ("shop-primary",)           # the source name `binlake generate` writes by default
-DEFAULT_START_DATE = dt.date(2024, 3, 1)      # the first day `binlake generate` writes by default
+DEFAULT_SOURCES = ("shop-primary",)  # the source name `binlake generate` writes by default
+DEFAULT_START_DATE = dt.date(2024, 3, 1)  # the first day `binlake generate` writes by default
 SOURCE_CONN_PREFIX = "binlake_source_"
 
 # The project's Spark settings for every spark-submit (the master and deploy mode come from the connection).
@@ -50,8 +50,8 @@ SPARK_CONF: Mapping[str, str] = {
     "spark.ui.showConsoleProgress": "false",
 }
 
-DQ_RESULTS_ASSET = "binlake_dq_results"       # the asset's name; its URI is Settings.dq_results_uri
-SILVER_ASSET = "binlake_silver"               # updated by each source's apply; its URI is Settings.silver_uri
+DQ_RESULTS_ASSET = "binlake_dq_results"  # the asset's name; its URI is Settings.dq_results_uri
+SILVER_ASSET = "binlake_silver"  # updated by each source's apply; its URI is Settings.silver_uri
 
 
 def _home() -> Path:
@@ -71,7 +71,7 @@ class Settings:
     alert_webhook: str = ""
     maintenance_engine: str = "rust"
     vacuum_hours: float = 168.0
-    members: Mapping[str, tuple[tuple[str, int], ...]] = None     # type: ignore[assignment]  # source -> servers
+    members: Mapping[str, tuple[tuple[str, int], ...]] = None  # type: ignore[assignment]  # source -> servers
 
     def source_members(self, source: str) -> tuple[tuple[str, int], ...]:
         """The (host, port) of each member of a cluster source, in the order given; () for one server."""
@@ -132,14 +132,20 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     sdi = os.path.abspath(env.get("BINLAKE_SDI") or os.path.join(os.path.dirname(landing), "sdi"))
     sources = tuple(s.strip() for s in (env.get("BINLAKE_SOURCES") or "").split(",") if s.strip())
     start = env.get("BINLAKE_START_DATE")
-    return Settings(home=home, landing=landing, lake=lake, sdi=sdi, sources=sources or DEFAULT_SOURCES,
-                    start_date=dt.date.fromisoformat(start) if start else DEFAULT_START_DATE,
-                    spark_conn_id=env.get("BINLAKE_SPARK_CONN_ID") or "spark_default",
-                    max_lag_hours=_number(env, "BINLAKE_MAX_LAG_HOURS", 24.0),
-                    alert_webhook=env.get("BINLAKE_ALERT_WEBHOOK") or "",
-                    maintenance_engine=env.get("BINLAKE_MAINTENANCE_ENGINE") or "rust",
-                    vacuum_hours=_number(env, "BINLAKE_VACUUM_HOURS", 168.0),
-                    members=parse_members(env.get("BINLAKE_MEMBERS") or ""))
+    return Settings(
+        home=home,
+        landing=landing,
+        lake=lake,
+        sdi=sdi,
+        sources=sources or DEFAULT_SOURCES,
+        start_date=dt.date.fromisoformat(start) if start else DEFAULT_START_DATE,
+        spark_conn_id=env.get("BINLAKE_SPARK_CONN_ID") or "spark_default",
+        max_lag_hours=_number(env, "BINLAKE_MAX_LAG_HOURS", 24.0),
+        alert_webhook=env.get("BINLAKE_ALERT_WEBHOOK") or "",
+        maintenance_engine=env.get("BINLAKE_MAINTENANCE_ENGINE") or "rust",
+        vacuum_hours=_number(env, "BINLAKE_VACUUM_HOURS", 168.0),
+        members=parse_members(env.get("BINLAKE_MEMBERS") or ""),
+    )
 
 
 def parse_members(text: str) -> dict[str, tuple[tuple[str, int], ...]]:
@@ -159,8 +165,9 @@ def parse_members(text: str) -> dict[str, tuple[tuple[str, int], ...]]:
                 break
             hosts.append((host, int(port)))
         if not sep or not source.strip() or not hosts:
-            raise OrchestrationError(f"BINLAKE_MEMBERS part {part!r}: write source=host:port,host:port (sources "
-                                     "separated by ;)")
+            raise OrchestrationError(
+                f"BINLAKE_MEMBERS part {part!r}: write source=host:port,host:port (sources separated by ;)"
+            )
         out[source.strip()] = tuple(hosts)
     return out
 

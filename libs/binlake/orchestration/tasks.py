@@ -36,8 +36,14 @@ def run_key(start: dt.datetime) -> str:
     return start.astimezone(dt.timezone.utc).strftime("%Y-%m-%d")
 
 
-def job_args(settings: Settings, source: str, start: dt.datetime, end: dt.datetime,
-             tables: Sequence[str] = (), full_refresh: bool = False) -> dict[str, list[str]]:
+def job_args(
+    settings: Settings,
+    source: str,
+    start: dt.datetime,
+    end: dt.datetime,
+    tables: Sequence[str] = (),
+    full_refresh: bool = False,
+) -> dict[str, list[str]]:
     """``argv`` of each Spark job of one source and interval (the ``main(argv)`` contract of ``spark_jobs/``)."""
     run_id = run_key(start)
     cutoff = end.astimezone(dt.timezone.utc).isoformat()
@@ -55,16 +61,35 @@ def validate_args(settings: Settings, start: dt.datetime) -> list[str]:
     return ["--lake", settings.lake, "--run-id", run_key(start)]
 
 
-def plan_source(settings: Settings, source: str, start: dt.datetime, end: dt.datetime,
-                tables: Sequence[str] = (), full_refresh: bool = False) -> dict[str, Any]:
+def plan_source(
+    settings: Settings,
+    source: str,
+    start: dt.datetime,
+    end: dt.datetime,
+    tables: Sequence[str] = (),
+    full_refresh: bool = False,
+) -> dict[str, Any]:
     """The source's jobs' arguments for ``[start, end)``: a flat dict (``interval``, ``run_id`` and one ``argv``
     per job name), pushed as one XCom per key."""
-    interval = {"source": source, "start": start.isoformat(), "end": end.isoformat(),
-                "landing": settings.source_landing(source), "full_refresh": full_refresh}
-    log.info("%s: apply every transaction committed before %s (landing %s)%s", source, end.isoformat(),
-             interval["landing"], "; full refresh: silver rebuilt from bronze" if full_refresh else "")
-    return {"interval": interval, "run_id": run_key(start),
-            **job_args(settings, source, start, end, tables, full_refresh)}
+    interval = {
+        "source": source,
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "landing": settings.source_landing(source),
+        "full_refresh": full_refresh,
+    }
+    log.info(
+        "%s: apply every transaction committed before %s (landing %s)%s",
+        source,
+        end.isoformat(),
+        interval["landing"],
+        "; full refresh: silver rebuilt from bronze" if full_refresh else "",
+    )
+    return {
+        "interval": interval,
+        "run_id": run_key(start),
+        **job_args(settings, source, start, end, tables, full_refresh),
+    }
 
 
 def run_freshness(settings: Settings, start: dt.datetime, end: dt.datetime) -> list[dict]:
@@ -96,22 +121,38 @@ def fetch_source(settings: Settings, source: str) -> dict[str, Any]:
     try:
         conn = BaseHook.get_connection(conn_id)
     except AirflowNotFoundException:
-        log.info("%s: no connection %s; using the files already in %s", source, conn_id,
-                 settings.source_landing(source))
+        log.info(
+            "%s: no connection %s; using the files already in %s", source, conn_id, settings.source_landing(source)
+        )
         return {"fetched": False, "connection": conn_id}
     members = settings.source_members(source)
-    uris = ([fetch_uri(host, port, conn.login, conn.extra_dejson, member_name(host, port)) for host, port in members]
-            if members else [fetch_uri(conn.host, conn.port, conn.login, conn.extra_dejson, source)])
+    uris = (
+        [fetch_uri(host, port, conn.login, conn.extra_dejson, member_name(host, port)) for host, port in members]
+        if members
+        else [fetch_uri(conn.host, conn.port, conn.login, conn.extra_dejson, source)]
+    )
     binlake = shutil.which("binlake") or str(Path(sys.executable).with_name("binlake"))
-    argv = [binlake, "fetch", *(a for uri in uris for a in ("--source", uri)), "--landing", settings.landing,
-            "--name", source, "--until-now", "--password-env", FETCH_PASSWORD_ENV]
+    argv = [
+        binlake,
+        "fetch",
+        *(a for uri in uris for a in ("--source", uri)),
+        "--landing",
+        settings.landing,
+        "--name",
+        source,
+        "--until-now",
+        "--password-env",
+        FETCH_PASSWORD_ENV,
+    ]
     env = {**os.environ, FETCH_PASSWORD_ENV: conn.password or ""}
     log.info("%s: %s", source, " ".join(argv))
     done = subprocess.run(argv, env=env, check=False)
     if done.returncode != 0:
-        raise FetchFailed(f"binlake fetch for source {source} (connection {conn_id}) exited with "
-                          f"{done.returncode}; see the task log above, fix the connection or the server, and "
-                          f"clear the task to retry")
+        raise FetchFailed(
+            f"binlake fetch for source {source} (connection {conn_id}) exited with "
+            f"{done.returncode}; see the task log above, fix the connection or the server, and "
+            f"clear the task to retry"
+        )
     return {"fetched": True, "connection": conn_id}
 
 
@@ -120,14 +161,18 @@ def member_name(host: str, port: int) -> str:
     return f"{re.sub(r'[^A-Za-z0-9._-]', '-', host).strip('-._')}-{port}"
 
 
-def fetch_uri(host: Optional[str], port: Optional[int], login: Optional[str], extra: Mapping[str, Any],
-              source: str) -> str:
+def fetch_uri(
+    host: Optional[str], port: Optional[int], login: Optional[str], extra: Mapping[str, Any], source: str
+) -> str:
     """The ``mysql://`` URI ``binlake fetch`` takes, from a connection's fields (extra: ``server_id`` and any
     other query parameter of the URI, e.g. ``heartbeat``, ``ssl``)."""
     from urllib.parse import quote, urlencode
 
-    query = {"server_id": extra.get("server_id", 4242), "name": source,
-             **{k: v for k, v in extra.items() if k not in ("server_id", "name")}}
+    query = {
+        "server_id": extra.get("server_id", 4242),
+        "name": source,
+        **{k: v for k, v in extra.items() if k not in ("server_id", "name")},
+    }
     user = f"{quote(login, safe='')}@" if login else ""
     return f"mysql://{user}{host or '127.0.0.1'}:{port or 3306}/?{urlencode(query)}"
 
@@ -137,8 +182,11 @@ def write_run_summary(settings: Settings, key: str, dag_run_id: str, intervals: 
     (``intervals``: the plan step's ``interval`` of each source, None for a source not loaded)."""
     out = Path(settings.lake, "reports", "runs", f"{key}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    summary = {"run": key, "dag_run_id": dag_run_id,
-               "quality_report": os.path.join(settings.layout.reports, "runs", key, "summary.html"),
-               "sources": [i for i in intervals if i]}
+    summary = {
+        "run": key,
+        "dag_run_id": dag_run_id,
+        "quality_report": os.path.join(settings.layout.reports, "runs", key, "summary.html"),
+        "sources": [i for i in intervals if i],
+    }
     out.write_text(json.dumps(summary, indent=1, sort_keys=True), encoding="utf-8")
     return str(out)

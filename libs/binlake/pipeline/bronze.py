@@ -45,32 +45,32 @@ BRONZE_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("file_seq", "int", False),
     ("file_size", "bigint", False),
     ("file_sha256", "string", False),
-    ("pos", "bigint", False),              # the rows event's offset (a TRANSACTION_PAYLOAD's for inner events)
-    ("row", "int", False),                 # row index within the event (counting on across a payload)
-    (SEQ_COL, "bigint", False),     # ordering_key(file_seq, pos, row)
+    ("pos", "bigint", False),  # the rows event's offset (a TRANSACTION_PAYLOAD's for inner events)
+    ("row", "int", False),  # row index within the event (counting on across a payload)
+    (SEQ_COL, "bigint", False),  # ordering_key(file_seq, pos, row)
     ("gtid", "string", True),
-    ("trx_pos", "bigint", False),          # the transaction's first event: the transaction id within the source
-    ("commit_ts", "bigint", False),        # commit time, microseconds since the epoch (UTC)
+    ("trx_pos", "bigint", False),  # the transaction's first event: the transaction id within the source
+    ("commit_ts", "bigint", False),  # commit time, microseconds since the epoch (UTC)
     ("db", "string", True),
     ("table_name", "string", True),
-    ("op", "string", False),               # insert|update|delete, layout, ddl, error, chunk_end, file_end
-    ("before", "string", True),            # images: JSON objects in the `binlake rows` value encoding
+    ("op", "string", False),  # insert|update|delete, layout, ddl, error, chunk_end, file_end
+    ("before", "string", True),  # images: JSON objects in the `binlake rows` value encoding
     ("after", "string", True),
-    ("diffs", "string", True),             # partial JSON: {column: [{"op", "path", "value"}]}
-    ("columns", "string", True),           # layout: [[name, type_code, real_type, metadata, unsigned, collation]]
-    ("primary_key", "string", True),       # layout: ["col", ...]; null: the table has no primary key
-    ("key_before", "string", True),        # fold.row_key of the before image / of the row after the change
-    ("key_after", "string", True),         # (null when a MINIMAL after image lacks the key: key unchanged)
+    ("diffs", "string", True),  # partial JSON: {column: [{"op", "path", "value"}]}
+    ("columns", "string", True),  # layout: [[name, type_code, real_type, metadata, unsigned, collation]]
+    ("primary_key", "string", True),  # layout: ["col", ...]; null: the table has no primary key
+    ("key_before", "string", True),  # fold.row_key of the before image / of the row after the change
+    ("key_after", "string", True),  # (null when a MINIMAL after image lacks the key: key unchanged)
     ("event_type", "int", False),
-    ("statement", "string", True),         # ddl: the query; error: the reason; file_end: stats JSON
+    ("statement", "string", True),  # ddl: the query; error: the reason; file_end: stats JSON
     ("ingest_run", "string", False),
-    ("raw", "binary", True),               # error: the stretch's first RAW_CAP bytes, from ``pos``
-    ("layout", "string", True),            # change and layout rows: layout_id(columns, primary_key)
+    ("raw", "binary", True),  # error: the stretch's first RAW_CAP bytes, from ``pos``
+    ("layout", "string", True),  # change and layout rows: layout_id(columns, primary_key)
 )
 BRONZE_COLUMNS = tuple(c for c, _, _ in BRONZE_SCHEMA)
 OP_INDEX = BRONZE_COLUMNS.index("op")
 DECODE_ERROR_POLICIES = ("quarantine", "fail")
-RAW_CAP = LOG_EVENT_HEADER_LEN + (64 << 10)    # bytes of an undecodable stretch kept: an event header and 64 KiB
+RAW_CAP = LOG_EVENT_HEADER_LEN + (64 << 10)  # bytes of an undecodable stretch kept: an event header and 64 KiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +79,8 @@ class ChunkTask:
 
     path: str
     identity: FileIdentity
-    start: int                  # 4: the file's start
-    end: Optional[int]          # None: to the end of the file (this chunk writes the file_end row)
+    start: int  # 4: the file's start
+    end: Optional[int]  # None: to the end of the file (this chunk writes the file_end row)
 
 
 def _dumps(value: Any) -> Optional[str]:
@@ -98,13 +98,17 @@ def utf8_name(kind: str, name: str) -> str:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        raise CorruptEventError(f"{kind} name {name.encode('utf-8', 'surrogateescape')!r} is not UTF-8",
-                                expected="an identifier in UTF-8", found="bytes that are not UTF-8") from None
+        raise CorruptEventError(
+            f"{kind} name {name.encode('utf-8', 'surrogateescape')!r} is not UTF-8",
+            expected="an identifier in UTF-8",
+            found="bytes that are not UTF-8",
+        ) from None
     return name
 
 
-def layout_meta(layout: Any, schema_provider: Optional[SchemaProvider]
-                ) -> tuple[str, Optional[str], Optional[str], tuple[int, ...]]:
+def layout_meta(
+    layout: Any, schema_provider: Optional[SchemaProvider]
+) -> tuple[str, Optional[str], Optional[str], tuple[int, ...]]:
     """A reader's TableLayout as bronze states it: (layout id, columns JSON, primary key JSON, primary key
     column indexes). A name that is not UTF-8 raises :func:`utf8_name`'s error."""
     tm = layout.table_map
@@ -129,14 +133,20 @@ class BronzeApplier(EventHandler):
     """The applier at the end of the ingest chain: a transaction -> bronze rows (appended to ``rows``; a
     transaction whose rows do not render adds none, and raises the value's error located at its row)."""
 
-    def __init__(self, task: ChunkTask, tf: TransactionFilter, run_id: str,
-                 schema_provider: Optional[SchemaProvider], layouts: dict) -> None:
+    def __init__(
+        self,
+        task: ChunkTask,
+        tf: TransactionFilter,
+        run_id: str,
+        schema_provider: Optional[SchemaProvider],
+        layouts: dict,
+    ) -> None:
         self.task, self.tf, self.run_id = task, tf, run_id
         self.schema_provider = schema_provider
-        self.layouts = layouts                        # id(rows event) -> (event, its TableLayout): layouts_of
+        self.layouts = layouts  # id(rows event) -> (event, its TableLayout): layouts_of
         self.rows: list[tuple] = []
         self._meta: dict[int, tuple[str, Optional[str], Optional[str], Optional[list[str]]]] = {}  # id(layout) ->
-        self._stated: set[str] = set()                # layout ids with a layout row in this chunk
+        self._stated: set[str] = set()  # layout ids with a layout row in this chunk
         ident = task.identity
         self._head = (ident.source, ident.name, ident.sequence, ident.size, ident.sha256)
 
@@ -194,20 +204,67 @@ class BronzeApplier(EventHandler):
                     raise event_error(exc, self.task.path, ev.pos, ev.payload_pos, ev.header.type_code) from None
                 if lid not in self._stated and lid not in stated:
                     stated.add(lid)
-                    out.append((*head, pos, next_row, seq_of(file_seq, pos, next_row), gtid, trx_pos, commit_us,
-                                layout.db, layout.table, LAYOUT_OP, None, None, None, cols, pk_json, None, None,
-                                ev.header.type_code, None, run, None, lid))
+                    out.append(
+                        (
+                            *head,
+                            pos,
+                            next_row,
+                            seq_of(file_seq, pos, next_row),
+                            gtid,
+                            trx_pos,
+                            commit_us,
+                            layout.db,
+                            layout.table,
+                            LAYOUT_OP,
+                            None,
+                            None,
+                            None,
+                            cols,
+                            pk_json,
+                            None,
+                            None,
+                            ev.header.type_code,
+                            None,
+                            run,
+                            None,
+                            lid,
+                        )
+                    )
                 for c in row_changes_of(ev, layout, gtid=gtid, first_row=next_row):
                     try:
                         before, after, diffs = json_image(c.before), json_image(c.after), json_diffs(c.diffs)
-                    except BinlogError as exc:      # located as ``binlake rows`` locates it
+                    except BinlogError as exc:  # located as ``binlake rows`` locates it
                         exc.message += f" (row {c.row} of `{c.db}`.`{c.table}`)"
-                        raise exc.located(file=self.task.path, offset=c.pos,
-                                          event_type=event_type_name(c.event_type)) from None
+                        raise exc.located(
+                            file=self.task.path, offset=c.pos, event_type=event_type_name(c.event_type)
+                        ) from None
                     key_before, key_after = change_keys(before, after, pk)
-                    out.append((*head, c.pos, c.row, seq_of(file_seq, c.pos, c.row), gtid, trx_pos, commit_us,
-                                c.db, c.table, c.op, _dumps(before), _dumps(after), _dumps(diffs),
-                                None, None, key_before, key_after, c.event_type, None, run, None, lid))
+                    out.append(
+                        (
+                            *head,
+                            c.pos,
+                            c.row,
+                            seq_of(file_seq, c.pos, c.row),
+                            gtid,
+                            trx_pos,
+                            commit_us,
+                            c.db,
+                            c.table,
+                            c.op,
+                            _dumps(before),
+                            _dumps(after),
+                            _dumps(diffs),
+                            None,
+                            None,
+                            key_before,
+                            key_after,
+                            c.event_type,
+                            None,
+                            run,
+                            None,
+                            lid,
+                        )
+                    )
                 next_row += len(b.rows)
         if trx.kind == "ddl":
             q = trx.events[-1]
@@ -218,9 +275,32 @@ class BronzeApplier(EventHandler):
             except BinlogError as exc:
                 raise event_error(exc, self.task.path, q.pos, q.payload_pos, q.header.type_code) from None
             q_pos = q.payload_pos if q.payload_pos is not None else q.pos
-            out.append((*head, q_pos, 0, seq_of(file_seq, q_pos, 0), gtid, trx_pos, commit_us, db,
-                        None, "ddl", None, None, None, None, None, None, None, q.header.type_code,
-                        statement_text(body), run, None, None))
+            out.append(
+                (
+                    *head,
+                    q_pos,
+                    0,
+                    seq_of(file_seq, q_pos, 0),
+                    gtid,
+                    trx_pos,
+                    commit_us,
+                    db,
+                    None,
+                    "ddl",
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    q.header.type_code,
+                    statement_text(body),
+                    run,
+                    None,
+                    None,
+                )
+            )
         return out, stated
 
 
@@ -233,8 +313,9 @@ def event_error(exc: BinlogError, file: str, pos: int, payload_pos: Optional[int
     return exc.located(file=file, offset=payload_pos, event_type=event_type_name(type_code))
 
 
-def layouts_of(events: Iterable[BinlogEvent], tables: dict, out: dict,
-               seen: Optional[list] = None) -> Iterator[BinlogEvent]:
+def layouts_of(
+    events: Iterable[BinlogEvent], tables: dict, out: dict, seen: Optional[list] = None
+) -> Iterator[BinlogEvent]:
     """The events, noting in ``out`` the layout each rows event was decoded with (``id(event) -> (event,
     layout)``): a later TABLE_MAP of the same table id in its transaction replaces the reader's map (MySQL's
     rule: the latest TABLE_MAP of a table id wins, as the server's applier overwrites its map), never for the rows
@@ -265,8 +346,9 @@ def statement_text(query: QueryEvent) -> str:
     return text.encode("utf-8", "surrogateescape").decode(codec, "replace")
 
 
-def change_keys(before: Optional[dict], after: Optional[dict],
-                pk: Optional[list[str]]) -> tuple[Optional[str], Optional[str]]:
+def change_keys(
+    before: Optional[dict], after: Optional[dict], pk: Optional[list[str]]
+) -> tuple[Optional[str], Optional[str]]:
     """The row keys (:func:`binlake.pipeline.fold.row_key`) a change touches: its before image's, and the
     row's after it (before image overlaid with the after image), when that holds the whole key."""
     key_before = row_key(before, pk) if before is not None else None
@@ -278,26 +360,35 @@ def change_keys(before: Optional[dict], after: Optional[dict],
     return key_before, key_after
 
 
-BATCH_ROWS = 8192          # bronze rows handed on at a time by iter_chunk_rows
+BATCH_ROWS = 8192  # bronze rows handed on at a time by iter_chunk_rows
 
 
-def decode_chunk(task: ChunkTask, tf: TransactionFilter, run_id: str,
-                 schema_provider: Optional[SchemaProvider] = None) -> list[tuple]:
+def decode_chunk(
+    task: ChunkTask, tf: TransactionFilter, run_id: str, schema_provider: Optional[SchemaProvider] = None
+) -> list[tuple]:
     """All bronze rows of one chunk as one list (tests and small inputs; the pipeline streams
     :func:`iter_chunk_rows`)."""
     return [row for rows in iter_chunk_rows(task, tf, run_id, schema_provider) for row in rows]
 
 
-def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
-                    schema_provider: Optional[SchemaProvider] = None,
-                    batch_rows: int = BATCH_ROWS) -> Iterator[list[tuple]]:
+def iter_chunk_rows(
+    task: ChunkTask,
+    tf: TransactionFilter,
+    run_id: str,
+    schema_provider: Optional[SchemaProvider] = None,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator[list[tuple]]:
     """Bronze rows (tuples in :data:`BRONZE_COLUMNS` order) of one chunk, in lists of about ``batch_rows``
     (whole transactions: memory stays bounded by a batch plus the largest transaction). Never raises for bad
     input: a decode error ends the chunk with an ``error`` row holding the reason, naming the file and offset,
     and the stretch's first :data:`RAW_CAP` bytes (rows of the transactions before it are kept). The chunk's
     last row (``chunk_end``/``file_end``) carries its counters, bronze rows per op included."""
-    binlog = open_binlog(task.path, start_position=task.start if task.start > 4 else None,
-                         schema_provider=schema_provider, stop_at_incomplete=True)
+    binlog = open_binlog(
+        task.path,
+        start_position=task.start if task.start > 4 else None,
+        schema_provider=schema_provider,
+        stop_at_incomplete=True,
+    )
     layouts: dict[int, tuple] = {}
     applier = BronzeApplier(task, tf, run_id, schema_provider, layouts)
     chain = FilterHandler(tf)
@@ -315,7 +406,7 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
 
     error: Optional[BinlakeError] = None
     cont = Continuation()
-    unread: list[BinlogEvent] = []                  # events read since the last handled transaction's end
+    unread: list[BinlogEvent] = []  # events read since the last handled transaction's end
     reading = True
     try:
         for trx in iter_transactions(layouts_of(binlog, binlog.context.tables, layouts, unread)):
@@ -326,12 +417,12 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
             try:
                 chain.handle(trx, cont)
             except (BinlogError, JsonError):
-                tf.stats.kept -= 1                  # it is in the error stretch, not in bronze
+                tf.stats.kept -= 1  # it is in the error stretch, not in bronze
                 raise
             reading = True
-            layouts.clear()                         # the reader is at this transaction's end (or the next GTID)
+            layouts.clear()  # the reader is at this transaction's end (or the next GTID)
             last = trx.events[-1]
-            del unread[:next(i for i in range(len(unread) - 1, -1, -1) if unread[i] is last) + 1]
+            del unread[: next(i for i in range(len(unread) - 1, -1, -1) if unread[i] is last) + 1]
             open_at_end = trx.kind == "open"
             if not open_at_end:
                 end_pos = trx.end_pos
@@ -339,15 +430,22 @@ def iter_chunk_rows(task: ChunkTask, tf: TransactionFilter, run_id: str,
             if len(applier.rows) >= batch_rows:
                 yield handed(applier.rows)
                 applier.rows = []
-    except (BinlogError, JsonError) as exc:       # bad bytes: the stretch from here on is quarantined
+    except (BinlogError, JsonError) as exc:  # bad bytes: the stretch from here on is quarantined
         error = exc
-        if reading:     # the reader failed inside a transaction: an error of its rows read before comes first
+        if reading:  # the reader failed inside a transaction: an error of its rows read before comes first
             for trx in iter_transactions(unread):
                 if task.end is None or trx.start_pos < task.end:
                     error = applier.first_error(trx) or error
     rows = handed(applier.rows)
-    counts = ChunkCounts(transactions, end_pos, open_at_end, sum(binlog.stats.events.values()),
-                         binlog.stats.unknown_total, binlog.stats.incomplete is not None, ops)
+    counts = ChunkCounts(
+        transactions,
+        end_pos,
+        open_at_end,
+        sum(binlog.stats.events.values()),
+        binlog.stats.unknown_total,
+        binlog.stats.incomplete is not None,
+        ops,
+    )
     rows.extend(chunk_end_rows(task, tf, run_id, error, counts))
     yield rows
 
@@ -357,16 +455,17 @@ class ChunkCounts:
     """What the decode of a chunk counted, for its end row."""
 
     transactions: int
-    end_pos: int                # just past the last complete transaction
-    open_at_end: bool           # the input ended inside a transaction
+    end_pos: int  # just past the last complete transaction
+    open_at_end: bool  # the input ended inside a transaction
     events: int
     unknown_events: int
-    incomplete: bool            # the input ended inside an event
-    ops: dict[str, int]         # bronze rows handed on, per op, in first-seen order
+    incomplete: bool  # the input ended inside an event
+    ops: dict[str, int]  # bronze rows handed on, per op, in first-seen order
 
 
-def chunk_end_rows(task: ChunkTask, tf: TransactionFilter, run_id: str, error: Optional[BinlakeError],
-                   counts: ChunkCounts) -> list[tuple]:
+def chunk_end_rows(
+    task: ChunkTask, tf: TransactionFilter, run_id: str, error: Optional[BinlakeError], counts: ChunkCounts
+) -> list[tuple]:
     """The last rows of a chunk: its ``error`` row (``error``: the decode error that ended it) and its
     ``chunk_end``/``file_end`` row with the counters as JSON."""
     ident = task.identity
@@ -387,15 +486,71 @@ def chunk_end_rows(task: ChunkTask, tf: TransactionFilter, run_id: str, error: O
         with open(task.path, "rb") as f:
             f.seek(at)
             raw = f.read(max(0, min(RAW_CAP, (task.end or max(ident.size, os.fstat(f.fileno()).st_size)) - at)))
-        rows.append((*head, at, 0, ordering_key(ident.sequence, at, 0), None, at, 0, None, None, "error", None,
-                     None, None, None, None, None, None, 0, reason, run_id, raw, None))
+        rows.append(
+            (
+                *head,
+                at,
+                0,
+                ordering_key(ident.sequence, at, 0),
+                None,
+                at,
+                0,
+                None,
+                None,
+                "error",
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                0,
+                reason,
+                run_id,
+                raw,
+                None,
+            )
+        )
         ops["error"] = ops.get("error", 0) + 1
     s = tf.stats
-    stats = {"transactions": counts.transactions, "kept": s.kept, "skipped_gtid": s.skipped_gtid,
-             "rolled_back": s.rolled_back, "incomplete": s.incomplete, "rows_filtered": s.rows_filtered,
-             "events": counts.events, "unknown_events": counts.unknown_events, "end_pos": end_pos,
-             "error": error is not None, "rows": ops}
-    rows.append((*head, end_pos, 0, ordering_key(ident.sequence, end_pos, 0), None, end_pos, 0, None, None,
-                 FILE_END_OP if task.end is None else CHUNK_END_OP, None, None, None, None, None, None, None, 0,
-                 _dumps(stats), run_id, None, None))
+    stats = {
+        "transactions": counts.transactions,
+        "kept": s.kept,
+        "skipped_gtid": s.skipped_gtid,
+        "rolled_back": s.rolled_back,
+        "incomplete": s.incomplete,
+        "rows_filtered": s.rows_filtered,
+        "events": counts.events,
+        "unknown_events": counts.unknown_events,
+        "end_pos": end_pos,
+        "error": error is not None,
+        "rows": ops,
+    }
+    rows.append(
+        (
+            *head,
+            end_pos,
+            0,
+            ordering_key(ident.sequence, end_pos, 0),
+            None,
+            end_pos,
+            0,
+            None,
+            None,
+            FILE_END_OP if task.end is None else CHUNK_END_OP,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            0,
+            _dumps(stats),
+            run_id,
+            None,
+            None,
+        )
+    )
     return rows

@@ -41,9 +41,13 @@ if TYPE_CHECKING:
 COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 
 
-def iter_chunk_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
-                       schema_provider: Optional[SchemaProvider] = None,
-                       batch_rows: int = BATCH_ROWS) -> Iterator["pa.RecordBatch"]:
+def iter_chunk_batches(
+    task: ChunkTask,
+    tf: TransactionFilter,
+    run_id: str,
+    schema_provider: Optional[SchemaProvider] = None,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator["pa.RecordBatch"]:
     """The bronze rows of one chunk as Arrow record batches: written by the native core where it is built
     (:func:`usable`), else the Python writer's rows (``BINLAKE_NATIVE=0``, no Rust compiler at setup)."""
     if usable(task):
@@ -67,7 +71,7 @@ class BronzeDelegate(native.Delegate):
         """(table kept, layout id, columns JSON, primary key JSON, primary key indexes or None, db, table) of
         the layout a TABLE_MAP event sets, asked at the first rows event that uses it (at ``pos``, inside the
         payload at ``payload_pos``: where a name that is not UTF-8 is located, as the Python writer locates it)."""
-        layout = self.ctx.tables[self.table_map(raw, body_end).table_id]   # type: ignore[attr-defined]
+        layout = self.ctx.tables[self.table_map(raw, body_end).table_id]  # type: ignore[attr-defined]
         if not self.tf.tables.keeps(layout.db, layout.table):
             return False, "", "", None, None, "", ""
         try:
@@ -94,8 +98,8 @@ class BronzeDelegate(native.Delegate):
         try:
             db = utf8_name("database", body.db) or None
         except BinlogError as exc:
-            self.tf.stats.kept -= 1         # kept by transaction(), but in the error stretch (as in Python)
-            raise event_error(exc, self.file, pos, payload_pos, raw[4]) from None   # the header's type
+            self.tf.stats.kept -= 1  # kept by transaction(), but in the error stretch (as in Python)
+            raise event_error(exc, self.file, pos, payload_pos, raw[4]) from None  # the header's type
         return db, statement_text(body)
 
 
@@ -104,9 +108,13 @@ def usable(task: ChunkTask) -> bool:
     return native.available() and task.identity.size < (1 << POS_BITS)
 
 
-def iter_native_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
-                        schema_provider: Optional[SchemaProvider] = None,
-                        batch_rows: int = BATCH_ROWS) -> Iterator["pa.RecordBatch"]:
+def iter_native_batches(
+    task: ChunkTask,
+    tf: TransactionFilter,
+    run_id: str,
+    schema_provider: Optional[SchemaProvider] = None,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator["pa.RecordBatch"]:
     """The bronze rows of one chunk as record batches of whole transactions (at most about ``batch_rows``
     rows each); the last batch holds the chunk's error and end rows. Needs :func:`usable`."""
     import pyarrow as pa
@@ -115,27 +123,40 @@ def iter_native_batches(task: ChunkTask, tf: TransactionFilter, run_id: str,
 
     schema = arrow_schema(COLUMNS)
     ident = task.identity
-    ordering_key(ident.sequence, 0, 0)              # a file sequence out of range fails here, as in Python
+    ordering_key(ident.sequence, 0, 0)  # a file sequence out of range fails here, as in Python
     delegate = BronzeDelegate(task.path, schema_provider, tf)
-    opts = native.options(start_position=task.start if task.start > 4 else None, stop_at_incomplete=True,
-                          schema_provider=schema_provider)
+    opts = native.options(
+        start_position=task.start if task.start > 4 else None, stop_at_incomplete=True, schema_provider=schema_provider
+    )
     with open(task.path, "rb") as f:
         src = os.dup(f.fileno())
     core = native.load()
     if core is None:
         os.close(src)
         raise RuntimeError("the native core is not available (check bronze_native.usable first)")
-    reader = core.BronzeRows(src, opts, delegate, (ident.source, ident.name, ident.sequence, ident.size,
-                                                   ident.sha256, run_id), task.end, batch_rows)
+    reader = core.BronzeRows(
+        src,
+        opts,
+        delegate,
+        (ident.source, ident.name, ident.sequence, ident.size, ident.sha256, run_id),
+        task.end,
+        batch_rows,
+    )
     error: Optional[BinlogError | JsonError] = None
     try:
         while (capsules := reader.next_batch()) is not None:
             batch = pa.record_batch(ArrowCapsules(capsules))
             yield batch if batch.schema == schema else pa.RecordBatch.from_arrays(batch.columns, schema=schema)
-    except (BinlogError, JsonError) as exc:       # bad bytes: the stretch from here on is quarantined
+    except (BinlogError, JsonError) as exc:  # bad bytes: the stretch from here on is quarantined
         error = exc
     transactions, end_pos, open_at_end, events, unknown, ops, incomplete = reader.counters()
-    counts = ChunkCounts(transactions, end_pos if transactions else task.start, open_at_end, events, unknown,
-                         incomplete is not None, dict(ops))
+    counts = ChunkCounts(
+        transactions,
+        end_pos if transactions else task.start,
+        open_at_end,
+        events,
+        unknown,
+        incomplete is not None,
+        dict(ops),
+    )
     yield from to_arrow(COLUMNS, chunk_end_rows(task, tf, run_id, error, counts)).to_batches()
-

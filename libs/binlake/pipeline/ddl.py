@@ -97,7 +97,7 @@ class RenameTable(DdlAction):
 class DropDatabase(DdlAction):
     db: str
     table: None = None
-    keep: frozenset = frozenset()       # tables of ``db`` the drop spares (seeded from a snapshot taken after it)
+    keep: frozenset = frozenset()  # tables of ``db`` the drop spares (seeded from a snapshot taken after it)
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,10 @@ class AddColumn(DdlAction):
     table: str
     column: str
     mysql_type_text: str
-    default_sql: Optional[str]          # the DEFAULT expression as logged; None: no DEFAULT clause
-    position: Optional[Position] = None     # None: last
+    default_sql: Optional[str]  # the DEFAULT expression as logged; None: no DEFAULT clause
+    position: Optional[Position] = None  # None: last
     not_null: bool = False
-    generated: bool = False             # a generated column: existing rows' values are computed by MySQL
+    generated: bool = False  # a generated column: existing rows' values are computed by MySQL
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class ModifyColumn(DdlAction):
 @dataclass(frozen=True)
 class Unsupported(DdlAction):
     db: Optional[str]
-    table: Optional[str]        # None: the statement's table could not be told
+    table: Optional[str]  # None: the statement's table could not be told
     statement: str
     reason: str
 
@@ -238,7 +238,7 @@ def _split(tokens: Sequence[Any]) -> list[list[Any]]:
 
 
 def _span(text: str, tokens: Sequence[Any]) -> str:
-    return text[tokens[0].start:tokens[-1].end + 1] if tokens else ""
+    return text[tokens[0].start : tokens[-1].end + 1] if tokens else ""
 
 
 # --- statements ----------------------------------------------------------------------------------------------
@@ -246,13 +246,12 @@ def parse_ddl(statement: str, default_db: Optional[str]) -> list[DdlAction]:
     """The actions of one QUERY event's statement (see the module docstring for the forms)."""
     try:
         tokens = _tokenize(statement)
-    except Exception as exc:        # sqlglot's TokenError: an unterminated quote or comment
+    except Exception as exc:  # sqlglot's TokenError: an unterminated quote or comment
         first = statement.lstrip().split(None, 1)[:1]
         if first and first[0].upper() in ("ALTER", "CREATE", "DROP", "RENAME", "TRUNCATE"):
             return [Unsupported(default_db, None, statement, f"the statement does not tokenize: {exc}")]
         return []
-    if tokens and tokens[0].token_type.name == "RENAME" and len(tokens) == 2 \
-            and tokens[1].token_type.name == "STRING":
+    if tokens and tokens[0].token_type.name == "RENAME" and len(tokens) == 2 and tokens[1].token_type.name == "STRING":
         # sqlglot's tokenizer takes RENAME as a command and keeps the rest as one string: tokenize the rest
         rest_at = tokens[0].end + 1
         tokens = [tokens[0]] + [_shift(t, rest_at) for t in _tokenize(statement[rest_at:])]
@@ -266,8 +265,9 @@ def parse_ddl(statement: str, default_db: Optional[str]) -> list[DdlAction]:
 def _shift(token: Any, offset: int) -> Any:
     from sqlglot.tokens import Token
 
-    return Token(token.token_type, token.text, token.line, token.col, token.start + offset, token.end + offset,
-                 token.comments)
+    return Token(
+        token.token_type, token.text, token.line, token.col, token.start + offset, token.end + offset, token.comments
+    )
 
 
 def _statement(cur: _Tokens, statement: str, db: Optional[str]) -> list[DdlAction]:
@@ -292,7 +292,7 @@ def _statement(cur: _Tokens, statement: str, db: Optional[str]) -> list[DdlActio
             return []
         out: list[DdlAction] = []
         while True:
-            cur.accept("IF", "EXISTS")          # MariaDB 10.5+
+            cur.accept("IF", "EXISTS")  # MariaDB 10.5+
             old = cur.table(db)
             while cur.word() in ("WAIT", "NOWAIT") or cur.kind() == "NUMBER":
                 cur.i += 1
@@ -319,18 +319,17 @@ def _statement(cur: _Tokens, statement: str, db: Optional[str]) -> list[DdlActio
         d, t = cur.table(db)
         actions: list[DdlAction] = []
         renames: list[DdlAction] = []
-        for spec in _split(cur.toks[cur.i:]):
+        for spec in _split(cur.toks[cur.i :]):
             for action in _alter_spec(_Tokens(spec, statement), statement, db, d, t):
                 (renames if isinstance(action, RenameTable) else actions).append(action)
         refused = [a for a in actions if isinstance(a, Unsupported)]
-        if refused:     # the table goes to quarantine from here: its other changes do not matter
+        if refused:  # the table goes to quarantine from here: its other changes do not matter
             return [Unsupported(d, t, statement, "; ".join(a.reason for a in refused))]
         return actions + renames
     return []
 
 
-_KEY_WORDS = frozenset({"INDEX", "KEY", "FULLTEXT", "SPATIAL", "UNIQUE", "CONSTRAINT", "FOREIGN", "CHECK",
-                        "PARTITION"})
+_KEY_WORDS = frozenset({"INDEX", "KEY", "FULLTEXT", "SPATIAL", "UNIQUE", "CONSTRAINT", "FOREIGN", "CHECK", "PARTITION"})
 # words that start a non-column specification only when the next word follows (else they name a column)
 _KEY_PAIRS = {"PERIOD": "FOR", "SYSTEM": "VERSIONING", "VECTOR": "INDEX"}
 
@@ -338,6 +337,8 @@ _KEY_PAIRS = {"PERIOD": "FOR", "SYSTEM": "VERSIONING", "VECTOR": "INDEX"}
 def _not_a_column(cur: _Tokens) -> bool:
     """Whether the specification after ADD/DROP is about keys, checks, partitions or versioning."""
     return cur.word() in _KEY_WORDS or _KEY_PAIRS.get(cur.word(), "") == cur.word(1) != ""
+
+
 _ROW_LOSING_PARTITION_OPS = frozenset({"TRUNCATE", "EXCHANGE", "IMPORT"})
 
 
@@ -347,20 +348,18 @@ def _alter_spec(cur: _Tokens, statement: str, db: Optional[str], d: Optional[str
 
     if cur.accept("ADD"):
         if _has_word(cur, "PRIMARY"):
-            return unsupported("ADD PRIMARY KEY changes the rows' identity in silver; run a full refresh of "
-                               "the table")
+            return unsupported("ADD PRIMARY KEY changes the rows' identity in silver; run a full refresh of the table")
         if _not_a_column(cur):
             return []
         cur.accept("COLUMN")
         cur.accept("IF", "NOT", "EXISTS")
-        if cur.kind() == "L_PAREN":     # ADD [COLUMN] (c1 type, c2 type ...)
-            inner = cur.toks[cur.i + 1:-1] if cur.toks[-1].token_type.name == "R_PAREN" else cur.toks[cur.i + 1:]
+        if cur.kind() == "L_PAREN":  # ADD [COLUMN] (c1 type, c2 type ...)
+            inner = cur.toks[cur.i + 1 : -1] if cur.toks[-1].token_type.name == "R_PAREN" else cur.toks[cur.i + 1 :]
             return [_add_column(col, statement, d, t) for col in _split(inner)]
-        return [_add_column(cur.toks[cur.i:], statement, d, t)]
+        return [_add_column(cur.toks[cur.i :], statement, d, t)]
     if cur.accept("DROP"):
         if cur.word() == "PRIMARY":
-            return unsupported("DROP PRIMARY KEY changes the rows' identity in silver; run a full refresh of "
-                               "the table")
+            return unsupported("DROP PRIMARY KEY changes the rows' identity in silver; run a full refresh of the table")
         if cur.word() == "PARTITION":
             return unsupported("DROP PARTITION removes rows without row events; run a full refresh of the table")
         if _not_a_column(cur):
@@ -382,34 +381,66 @@ def _alter_spec(cur: _Tokens, statement: str, db: Optional[str], d: Optional[str
         cur.accept("COLUMN")
         cur.accept("IF", "EXISTS")
         old = cur.name()
-        col = _column_def(cur.toks[cur.i:], statement)
+        col = _column_def(cur.toks[cur.i :], statement)
         out: list[DdlAction] = [RenameColumn(d, t, old, col.name)] if col.name != old else []
         return out + [ModifyColumn(d, t, col.name, col.type_text)]
     if cur.accept("MODIFY"):
         cur.accept("COLUMN")
         cur.accept("IF", "EXISTS")
-        col = _column_def(cur.toks[cur.i:], statement)
+        col = _column_def(cur.toks[cur.i :], statement)
         return [ModifyColumn(d, t, col.name, col.type_text)]
     if cur.word() in _ROW_LOSING_PARTITION_OPS and (cur.word() == "IMPORT" or _has_word(cur, "PARTITION")):
         what = "IMPORT TABLESPACE" if cur.word() == "IMPORT" else f"{cur.word()} PARTITION"
         return unsupported(f"{what} changes rows without row events; run a full refresh of the table")
     if cur.accept("CONVERT", "TO"):
         if _has_word(cur, "BINARY"):
-            return unsupported("CONVERT TO CHARACTER SET binary turns text columns into binary strings; run a "
-                               "full refresh of the table")
+            return unsupported(
+                "CONVERT TO CHARACTER SET binary turns text columns into binary strings; run a "
+                "full refresh of the table"
+            )
     return []
 
 
 def _has_word(cur: _Tokens, word: str) -> bool:
-    return any(t.token_type.name not in _QUOTED and _word(t) == word for t in cur.toks[cur.i:])
+    return any(t.token_type.name not in _QUOTED and _word(t) == word for t in cur.toks[cur.i :])
 
 
 # --- column definitions --------------------------------------------------------------------------------------
-_ATTRIBUTE_WORDS = frozenset({
-    "NOT", "NULL", "DEFAULT", "AUTO_INCREMENT", "UNIQUE", "PRIMARY", "KEY", "COMMENT", "COLLATE", "GENERATED",
-    "AS", "ON", "VISIBLE", "INVISIBLE", "CHECK", "CONSTRAINT", "REFERENCES", "COLUMN_FORMAT", "STORAGE", "SRID",
-    "FIRST", "AFTER", "ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE", "WITH", "WITHOUT", "PERSISTENT",
-    "VIRTUAL", "STORED", "COMPRESSED", "SERIAL"})
+_ATTRIBUTE_WORDS = frozenset(
+    {
+        "NOT",
+        "NULL",
+        "DEFAULT",
+        "AUTO_INCREMENT",
+        "UNIQUE",
+        "PRIMARY",
+        "KEY",
+        "COMMENT",
+        "COLLATE",
+        "GENERATED",
+        "AS",
+        "ON",
+        "VISIBLE",
+        "INVISIBLE",
+        "CHECK",
+        "CONSTRAINT",
+        "REFERENCES",
+        "COLUMN_FORMAT",
+        "STORAGE",
+        "SRID",
+        "FIRST",
+        "AFTER",
+        "ENGINE_ATTRIBUTE",
+        "SECONDARY_ENGINE_ATTRIBUTE",
+        "WITH",
+        "WITHOUT",
+        "PERSISTENT",
+        "VIRTUAL",
+        "STORED",
+        "COMPRESSED",
+        "SERIAL",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -454,11 +485,15 @@ def _column_def(tokens: Sequence[Any], text: str) -> _ColumnDef:
                 kind = attrs[j].token_type.name
                 depth += kind == "L_PAREN"
                 depth -= kind == "R_PAREN"
-                if depth == 0 and j > k + 1 and words[j] in _ATTRIBUTE_WORDS - {"NULL", "COLLATE"} \
-                        and kind not in ("L_PAREN", "R_PAREN"):
+                if (
+                    depth == 0
+                    and j > k + 1
+                    and words[j] in _ATTRIBUTE_WORDS - {"NULL", "COLLATE"}
+                    and kind not in ("L_PAREN", "R_PAREN")
+                ):
                     break
                 j += 1
-            default_sql = _span(text, attrs[k + 1:j])
+            default_sql = _span(text, attrs[k + 1 : j])
             k = j
             continue
         if w == "NOT" and k + 1 < len(attrs) and words[k + 1] == "NULL":
@@ -492,8 +527,9 @@ def _mysql_type(type_text: str) -> Optional[tuple[str, list[int], bool, bool]]:
     except Exception:
         return None
     words = [_word(t) for t in tokens if t.token_type.name not in _QUOTED]
-    binary_charset = any(words[k] in ("CHARSET", "SET") and k + 1 < len(words) and words[k + 1] == "BINARY"
-                         for k in range(len(words)))
+    binary_charset = any(
+        words[k] in ("CHARSET", "SET") and k + 1 < len(words) and words[k + 1] == "BINARY" for k in range(len(words))
+    )
     unsigned = "UNSIGNED" in words or "ZEROFILL" in words
     first = words[0] if words else ""
     if first in _SQLGLOT_MISREADS:
@@ -505,8 +541,16 @@ def _mysql_type(type_text: str) -> Optional[tuple[str, list[int], bool, bool]]:
     except (sqlglot.errors.ParseError, ValueError):
         return None
     name = dtype.this.name
-    if name.startswith("U") and name[1:] in ("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT", "DOUBLE",
-                                             "FLOAT", "DECIMAL"):
+    if name.startswith("U") and name[1:] in (
+        "TINYINT",
+        "SMALLINT",
+        "MEDIUMINT",
+        "INT",
+        "BIGINT",
+        "DOUBLE",
+        "FLOAT",
+        "DECIMAL",
+    ):
         name, unsigned = name[1:], True
     params = []
     for p in dtype.expressions:
@@ -520,10 +564,29 @@ def _mysql_type(type_text: str) -> Optional[tuple[str, list[int], bool, bool]]:
 
 
 # sqlglot's MySQL dialect reads these differently from MySQL (REAL is DOUBLE; LONG [VARCHAR] is MEDIUMTEXT)
-_SQLGLOT_MISREADS = {"REAL": "DOUBLE", "LONG": "MEDIUMTEXT", "INT1": "TINYINT", "INT2": "SMALLINT",
-                     "INT3": "MEDIUMINT", "INT4": "INT", "INT8": "BIGINT", "MIDDLEINT": "MEDIUMINT"}
-_SPATIAL = frozenset({"GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
-                      "MULTIPOLYGON", "GEOMETRYCOLLECTION", "GEOMCOLLECTION"})
+_SQLGLOT_MISREADS = {
+    "REAL": "DOUBLE",
+    "LONG": "MEDIUMTEXT",
+    "INT1": "TINYINT",
+    "INT2": "SMALLINT",
+    "INT3": "MEDIUMINT",
+    "INT4": "INT",
+    "INT8": "BIGINT",
+    "MIDDLEINT": "MEDIUMINT",
+}
+_SPATIAL = frozenset(
+    {
+        "GEOMETRY",
+        "POINT",
+        "LINESTRING",
+        "POLYGON",
+        "MULTIPOINT",
+        "MULTILINESTRING",
+        "MULTIPOLYGON",
+        "GEOMETRYCOLLECTION",
+        "GEOMCOLLECTION",
+    }
+)
 
 
 def _column_meta(type_text: str) -> Optional[list]:
@@ -534,9 +597,15 @@ def _column_meta(type_text: str) -> Optional[list]:
     if parsed is None:
         return None
     name, params, unsigned, binary_charset = parsed
-    text_coll, bin_coll = 255, 63       # utf8mb4_0900_ai_ci; binary
-    ints = {"TINYINT": C.MYSQL_TYPE_TINY, "BOOLEAN": C.MYSQL_TYPE_TINY, "SMALLINT": C.MYSQL_TYPE_SHORT,
-            "MEDIUMINT": C.MYSQL_TYPE_INT24, "INT": C.MYSQL_TYPE_LONG, "BIGINT": C.MYSQL_TYPE_LONGLONG}
+    text_coll, bin_coll = 255, 63  # utf8mb4_0900_ai_ci; binary
+    ints = {
+        "TINYINT": C.MYSQL_TYPE_TINY,
+        "BOOLEAN": C.MYSQL_TYPE_TINY,
+        "SMALLINT": C.MYSQL_TYPE_SHORT,
+        "MEDIUMINT": C.MYSQL_TYPE_INT24,
+        "INT": C.MYSQL_TYPE_LONG,
+        "BIGINT": C.MYSQL_TYPE_LONGLONG,
+    }
     if name in ints:
         return ["c", ints[name], ints[name], 0, unsigned, None]
     if name == "SERIAL":
@@ -607,7 +676,7 @@ _INT_BITS = {1: 8, 2: 16, 3: 32, 4: 64}
 def _decimal(t: str) -> Optional[tuple[int, int]]:
     if not (t.startswith("decimal(") and t.endswith(")")):
         return (10, 0) if t == "decimal" else None
-    p, _, s = t[len("decimal("):-1].partition(",")
+    p, _, s = t[len("decimal(") : -1].partition(",")
     try:
         return int(p), int(s or 0)
     except ValueError:
@@ -646,8 +715,9 @@ def widening(old_silver_type: str, new_silver_type: str) -> bool:
 
 
 # --- DEFAULT values ------------------------------------------------------------------------------------------
-def default_value(default_sql: Optional[str], silver_type: str, mysql_type_text: Optional[str] = None,
-                  not_null: bool = False) -> Union[Any, NotConstant]:
+def default_value(
+    default_sql: Optional[str], silver_type: str, mysql_type_text: Optional[str] = None, not_null: bool = False
+) -> Union[Any, NotConstant]:
     """The value silver stores for existing rows when a column with ``DEFAULT <default_sql>`` is added.
 
     Literals (numbers, strings with MySQL's escapes and charset introducers, ``X'..'``/``0x..``, ``b'..'``,
@@ -698,8 +768,9 @@ def default_value(default_sql: Optional[str], silver_type: str, mysql_type_text:
         bits = int(node.this or "0", 2)
         raw = bits.to_bytes(max(1, (len(node.this) + 7) // 8), "big")
     else:
-        return NotConstant(f"DEFAULT {default_sql} is not a constant (evaluated by MySQL when the row was written): "
-                           "can not backfill")
+        return NotConstant(
+            f"DEFAULT {default_sql} is not a constant (evaluated by MySQL when the row was written): can not backfill"
+        )
     if negative:
         if not isinstance(raw, (Decimal, int)):
             return NotConstant(f"DEFAULT {default_sql} is not a constant: can not backfill")
@@ -707,11 +778,14 @@ def default_value(default_sql: Optional[str], silver_type: str, mysql_type_text:
     return _convert(raw, kind, default_sql, mysql_name, mysql_type_text, mysql)
 
 
-def _convert(raw: Any, kind: str, default_sql: str, mysql_name: str, mysql_type_text: Optional[str],
-             mysql: Optional[tuple]) -> Any:
+def _convert(
+    raw: Any, kind: str, default_sql: str, mysql_name: str, mysql_type_text: Optional[str], mysql: Optional[tuple]
+) -> Any:
     def bad() -> DdlValueError:
-        return DdlValueError(f"DEFAULT {default_sql} is not a value of silver type {kind}: MySQL would refuse this "
-                             "column definition; check the logged statement")
+        return DdlValueError(
+            f"DEFAULT {default_sql} is not a value of silver type {kind}: MySQL would refuse this "
+            "column definition; check the logged statement"
+        )
 
     if kind in _INT_RANK or (kind.startswith("decimal") and _decimal(kind) is not None):
         number = _number(raw)
@@ -727,8 +801,13 @@ def _convert(raw: Any, kind: str, default_sql: str, mysql_name: str, mysql_type_
             raise bad()
         return float(number)
     if kind == "binary":
-        data = raw if isinstance(raw, bytes) else str(raw).encode("utf-8") if isinstance(raw, str) else \
-            format(raw, "f").encode()
+        data = (
+            raw
+            if isinstance(raw, bytes)
+            else str(raw).encode("utf-8")
+            if isinstance(raw, str)
+            else format(raw, "f").encode()
+        )
         if mysql_name == "BINARY" and mysql and len(_params(mysql_type_text)) == 1:
             data = data.ljust(_params(mysql_type_text)[0], b"\x00")
         return data
@@ -737,11 +816,17 @@ def _convert(raw: Any, kind: str, default_sql: str, mysql_name: str, mysql_type_
         try:
             value = _dt.datetime.fromisoformat(text)
         except ValueError:
-            return NotConstant(f"DEFAULT {default_sql} is not a valid {kind} (a zero or invalid date has no "
-                               "value in silver)")
+            return NotConstant(
+                f"DEFAULT {default_sql} is not a valid {kind} (a zero or invalid date has no value in silver)"
+            )
         return value.date() if kind == "date" else value
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else \
-        format(raw, "f") if isinstance(raw, Decimal) else str(raw)
+    text = (
+        raw.decode("utf-8", "replace")
+        if isinstance(raw, bytes)
+        else format(raw, "f")
+        if isinstance(raw, Decimal)
+        else str(raw)
+    )
     if mysql_name in ("DATETIME", "DATETIME2", "DATE", "TIME"):
         return _temporal_text(text, mysql_name, _params(mysql_type_text))
     if mysql_name == "JSON":
@@ -786,15 +871,16 @@ def _temporal_text(text: str, name: str, params: list[int]) -> Any:
     try:
         value = _dt.datetime.fromisoformat(text)
     except ValueError:
-        return text         # a zero date: MySQL's text as written
+        return text  # a zero date: MySQL's text as written
     if name == "DATE":
         return value.date().isoformat()
     out = value.strftime("%Y-%m-%d %H:%M:%S")
-    return out + (f".{value.microsecond:06d}"[:fsp + 1] if fsp else "")
+    return out + (f".{value.microsecond:06d}"[: fsp + 1] if fsp else "")
 
 
-def _implicit_default(kind: str, mysql_type_text: Optional[str], mysql: Optional[tuple],
-                      not_null: bool) -> Union[Any, NotConstant]:
+def _implicit_default(
+    kind: str, mysql_type_text: Optional[str], mysql: Optional[tuple], not_null: bool
+) -> Union[Any, NotConstant]:
     if not not_null:
         return None
     name = mysql[0] if mysql else ""
@@ -816,5 +902,7 @@ def _implicit_default(kind: str, mysql_type_text: Optional[str], mysql: Optional
         return b""
     if name == "BINARY":
         return _convert(b"", kind, "''", name, mysql_type_text, mysql)
-    return NotConstant(f"the implicit default of a NOT NULL {mysql_type_text or kind} column is not a constant "
-                       "binlake can reproduce: can not backfill")
+    return NotConstant(
+        f"the implicit default of a NOT NULL {mysql_type_text or kind} column is not a constant "
+        "binlake can reproduce: can not backfill"
+    )

@@ -45,7 +45,7 @@ class GtidSet(_GtidSet):
     @classmethod
     def parse(cls, text: Optional[str]) -> "GtidSet":
         try:
-            return super().parse(text)      # type: ignore[return-value]
+            return super().parse(text)  # type: ignore[return-value]
         except GtidSyntaxError as exc:
             raise FilterSyntaxError(exc.message) from None
 

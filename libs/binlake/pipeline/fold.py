@@ -37,7 +37,7 @@ class Change:
     """One row change of bronze, decoded: images in the ``binlake rows`` JSON encoding."""
 
     seq: int
-    order: tuple[int, int, int]            # (file sequence, position, row index): the exact total order
+    order: tuple[int, int, int]  # (file sequence, position, row index): the exact total order
     op: str
     before: Optional[dict[str, Any]]
     after: Optional[dict[str, Any]]
@@ -45,19 +45,19 @@ class Change:
     commit_ts: int = 0
     binlog_file: str = ""
     gtid: Optional[str] = None
-    split: str = ""                        # "old"/"new": the two halves of a key-changing update (see fold_key)
-    key: Optional[str] = field(default=None, compare=False)   # row_key's text of the key it touches, known
+    split: str = ""  # "old"/"new": the two halves of a key-changing update (see fold_key)
+    key: Optional[str] = field(default=None, compare=False)  # row_key's text of the key it touches, known
     # to the caller for a change that keeps its row's key (the fold then does not encode it again)
-    after_text: Optional[str] = field(default=None, compare=False)   # ``after`` as bronze's JSON text
+    after_text: Optional[str] = field(default=None, compare=False)  # ``after`` as bronze's JSON text
 
 
 @dataclass(slots=True)
 class RowState:
     values: dict[str, Any]
     seq: int
-    op: str                                # insert | update | delete (tombstone)
-    count: int = 1                         # multiplicity (tables without a primary key)
-    text: Optional[str] = field(default=None, compare=False)   # ``values`` as JSON text, when known
+    op: str  # insert | update | delete (tombstone)
+    count: int = 1  # multiplicity (tables without a primary key)
+    text: Optional[str] = field(default=None, compare=False)  # ``values`` as JSON text, when known
 
     def encoded(self) -> str:
         return self.text if self.text is not None else compact_json(self.values)
@@ -69,9 +69,9 @@ class RowState:
 
 @dataclass
 class FoldResult:
-    rows: dict[str, RowState] = field(default_factory=dict)        # the touched keys' final states
+    rows: dict[str, RowState] = field(default_factory=dict)  # the touched keys' final states
     quarantine: list[dict[str, Any]] = field(default_factory=list)
-    history: list[tuple[str, RowState, int]] = field(default_factory=list)   # (key, state after, commit ts)
+    history: list[tuple[str, RowState, int]] = field(default_factory=list)  # (key, state after, commit ts)
     stats: Counter = field(default_factory=Counter)
 
 
@@ -88,8 +88,10 @@ def row_key(values: dict[str, Any], pk: Optional[Sequence[str]]) -> str:
 
 
 def _diffs(items: list[dict[str, Any]]) -> list[JsonDiff]:
-    return [JsonDiff(DiffOp[d["op"]], parse_path(d["path"]),
-                     None if d["value"] is None else parse_text(d["value"])) for d in items]
+    return [
+        JsonDiff(DiffOp[d["op"]], parse_path(d["path"]), None if d["value"] is None else parse_text(d["value"]))
+        for d in items
+    ]
 
 
 class _Folder:
@@ -99,7 +101,7 @@ class _Folder:
         self.state: dict[str, RowState] = {}
         self.out = FoldResult()
         self.keep_history = history
-        self.poisoned: dict[tuple[str, str], int] = {}      # (key, JSON column) -> seq of the rejected diff
+        self.poisoned: dict[tuple[str, str], int] = {}  # (key, JSON column) -> seq of the rejected diff
 
     def get(self, key: str) -> Optional[RowState]:
         got = self.state.get(key)
@@ -119,13 +121,30 @@ class _Folder:
         if self.keep_history:
             self.out.history.append((key, RowState(dict(st.values), st.seq, st.op, st.count), ch.commit_ts))
 
-    def quarantine(self, ch: Change, column: Optional[str], status: str, reason: str,
-                   document: Optional[str] = None, diffs: Optional[list] = None) -> None:
+    def quarantine(
+        self,
+        ch: Change,
+        column: Optional[str],
+        status: str,
+        reason: str,
+        document: Optional[str] = None,
+        diffs: Optional[list] = None,
+    ) -> None:
         _file_seq, pos, row = ch.order
-        self.out.quarantine.append({
-            SEQ_COL: ch.seq, "binlog_file": ch.binlog_file, "pos": pos, "row": row,
-            "column_name": column or "", "status": status, "reason": reason, "document": document,
-            "diffs": None if diffs is None else json.dumps(diffs, ensure_ascii=False), "gtid": ch.gtid})
+        self.out.quarantine.append(
+            {
+                SEQ_COL: ch.seq,
+                "binlog_file": ch.binlog_file,
+                "pos": pos,
+                "row": row,
+                "column_name": column or "",
+                "status": status,
+                "reason": reason,
+                "document": document,
+                "diffs": None if diffs is None else json.dumps(diffs, ensure_ascii=False),
+                "gtid": ch.gtid,
+            }
+        )
         self.out.stats["quarantined"] += 1
 
     # -- JSON diffs ------------------------------------------------------------------------------------------
@@ -135,15 +154,28 @@ class _Folder:
             if doc is _MISSING:
                 doc = (ch.before or {}).get(col, _MISSING)
             if (key, col) in self.poisoned:
-                self.quarantine(ch, col, "SKIPPED", f"an earlier diff of this column (seq "
-                                f"{self.poisoned[key, col]}) was rejected; waiting for a full value",
-                                None if doc is _MISSING else doc, items)
+                self.quarantine(
+                    ch,
+                    col,
+                    "SKIPPED",
+                    f"an earlier diff of this column (seq "
+                    f"{self.poisoned[key, col]}) was rejected; waiting for a full value",
+                    None if doc is _MISSING else doc,
+                    items,
+                )
                 if doc is not _MISSING:
                     new[col] = doc
                 continue
             if doc is _MISSING:
-                self.quarantine(ch, col, "REJECTED", "no base document: the row is neither in silver nor earlier "
-                                "in the batch, and the before image lacks the column", None, items)
+                self.quarantine(
+                    ch,
+                    col,
+                    "REJECTED",
+                    "no base document: the row is neither in silver nor earlier "
+                    "in the batch, and the before image lacks the column",
+                    None,
+                    items,
+                )
                 self.poisoned[key, col] = ch.seq
                 continue
             try:
@@ -209,7 +241,7 @@ class _Folder:
             for col in list(self.poisoned):
                 if col[0] == key:
                     self.poisoned[new_key, col[1]] = self.poisoned.pop(col)
-        whole = ch.after_text is not None and not ch.diffs and len(new) == len(ch.after or ())   # new == after
+        whole = ch.after_text is not None and not ch.diffs and len(new) == len(ch.after or ())  # new == after
         self.put(new_key, RowState(new, ch.seq, "update", text=ch.after_text if whole else None), ch)
         self.out.stats["update"] += 1
 
@@ -237,7 +269,7 @@ class _Folder:
 
     # -- tables without a primary key ------------------------------------------------------------------------
     def apply_no_pk(self, ch: Change) -> None:
-        if ch.split == "new":                  # the insert half of an update that changed the row's identity
+        if ch.split == "new":  # the insert half of an update that changed the row's identity
             new = {**(ch.before or {}), **(ch.after or {})}
             self.out.stats["update"] += 1
             key = row_key(new, None)
@@ -253,8 +285,13 @@ class _Folder:
             if self.applied_before(key, cur, ch):
                 return
             if cur is None or not cur.live or cur.count <= 0:
-                self.quarantine(ch, None, "MISSING_ROW", "delete or update of a row (without primary key) that "
-                                "silver does not hold", json.dumps(ch.before, ensure_ascii=False))
+                self.quarantine(
+                    ch,
+                    None,
+                    "MISSING_ROW",
+                    "delete or update of a row (without primary key) that silver does not hold",
+                    json.dumps(ch.before, ensure_ascii=False),
+                )
                 if ch.op == DELETE:
                     return
             else:
@@ -278,24 +315,25 @@ class _Folder:
         self.put(key, RowState(new, ch.seq, "insert" if not count else "update", count + 1), ch)
 
 
-def fold_table(changes: Iterable[Change], base: dict[str, RowState], pk: Optional[Sequence[str]], *,
-               history: bool = False) -> FoldResult:
+def fold_table(
+    changes: Iterable[Change], base: dict[str, RowState], pk: Optional[Sequence[str]], *, history: bool = False
+) -> FoldResult:
     """Fold one table's changes (any order; sorted here by ``Change.order``) onto ``base``: the silver states
     of the keys the changes touch (keys as :func:`row_key`). Returns the final state of every key that changed,
     quarantine records, optional SCD2 history rows and counters."""
     return fold_sorted(sorted(changes, key=lambda c: c.order), base, pk, history=history)
 
 
-def fold_sorted(changes: Iterable[Change], base: dict[str, RowState], pk: Optional[Sequence[str]], *,
-                history: bool = False) -> FoldResult:
+def fold_sorted(
+    changes: Iterable[Change], base: dict[str, RowState], pk: Optional[Sequence[str]], *, history: bool = False
+) -> FoldResult:
     """:func:`fold_table` of changes already in ``Change.order`` (streamed: nothing but the key states is
     held)."""
     folder = _Folder(pk, base, history)
     for ch in changes:
         folder.step(ch)
     folder.out.rows = folder.state
-    if history:      # one version per key and change: the key's state after the whole change
+    if history:  # one version per key and change: the key's state after the whole change
         last = {(key, st.seq): (key, st, ts) for key, st, ts in folder.out.history}
         folder.out.history = list(last.values())
     return folder.out
-

@@ -22,8 +22,8 @@ from binlake.pipeline.errors import OrderingKeyError
 _SEQUENCE = re.compile(r"\.(\d+)$")
 
 # _binlake_seq = file_sequence << FILE_SHIFT | position << ROW_BITS | row
-ROW_BITS = 12                       # rows 0..4095 of one event keep their own slot; more share the last one
-POS_BITS = 32                       # positions below 4 GiB (max_binlog_size is at most 1 GiB)
+ROW_BITS = 12  # rows 0..4095 of one event keep their own slot; more share the last one
+POS_BITS = 32  # positions below 4 GiB (max_binlog_size is at most 1 GiB)
 FILE_SHIFT = POS_BITS + ROW_BITS
 MAX_FILE_SEQUENCE = (1 << (63 - FILE_SHIFT)) - 1
 HASH_CHUNK = 1 << 20
@@ -33,8 +33,10 @@ def file_sequence(name: str) -> int:
     """The numeric suffix of a binlog file name (``binlog.000042`` -> 42), as MySQL's index orders files."""
     m = _SEQUENCE.search(os.path.basename(name))
     if m is None:
-        raise OrderingKeyError(f"{name}: a binlog file name ends with a numeric suffix (e.g. binlog.000042); "
-                               "rename the file or move it out of the landing folder")
+        raise OrderingKeyError(
+            f"{name}: a binlog file name ends with a numeric suffix (e.g. binlog.000042); "
+            "rename the file or move it out of the landing folder"
+        )
     return int(m.group(1))
 
 
@@ -44,8 +46,10 @@ def ordering_key(file_seq: int, pos: int, row: int) -> int:
     split an event, and inside a batch the fold orders by the exact (file, pos, row) and compares seqs only
     against silver's state from earlier batches."""
     if not 0 <= file_seq <= MAX_FILE_SEQUENCE or not 0 <= pos < (1 << POS_BITS):
-        raise OrderingKeyError(f"ordering key out of range: file sequence {file_seq} (max {MAX_FILE_SEQUENCE}), "
-                               f"position {pos} (max {(1 << POS_BITS) - 1})")
+        raise OrderingKeyError(
+            f"ordering key out of range: file sequence {file_seq} (max {MAX_FILE_SEQUENCE}), "
+            f"position {pos} (max {(1 << POS_BITS) - 1})"
+        )
     return file_seq << FILE_SHIFT | pos << ROW_BITS | min(row, (1 << ROW_BITS) - 1)
 
 
@@ -56,10 +60,10 @@ def split_ordering_key(seq: int) -> tuple[int, int, int]:
 @dataclass(frozen=True, slots=True)
 class FileIdentity:
     source: str
-    name: str                        # base name, e.g. binlog.000042 (``member/binlog.000042`` in a cluster)
+    name: str  # base name, e.g. binlog.000042 (``member/binlog.000042`` in a cluster)
     size: int
     sha256: str
-    stream_seq: int | None = None    # a cluster member's file: its place in the source's stream (lake.members)
+    stream_seq: int | None = None  # a cluster member's file: its place in the source's stream (lake.members)
 
     @property
     def sequence(self) -> int:
@@ -77,8 +81,10 @@ def identify(source: str, path: str | os.PathLike) -> FileIdentity:
     return FileIdentity(source, os.path.basename(os.fspath(path)), size, h.hexdigest())
 
 
-LINK_REFUSED = ("binlake reads only regular files in a landing folder and never follows a symbolic link; copy "
-                "the binlog in (or hard-link it) instead")
+LINK_REFUSED = (
+    "binlake reads only regular files in a landing folder and never follows a symbolic link; copy "
+    "the binlog in (or hard-link it) instead"
+)
 
 
 def landing_listing(folder: str | os.PathLike) -> tuple[list[str], list[str]]:
@@ -96,8 +102,9 @@ def landing_listing(folder: str | os.PathLike) -> tuple[list[str], list[str]]:
         elif entry.is_file(follow_symlinks=False):
             files.append(entry.path)
         else:
-            refused.append(f"{entry.name}: not a regular file (a folder, a pipe or a device); move it out of the "
-                           "landing folder")
+            refused.append(
+                f"{entry.name}: not a regular file (a folder, a pipe or a device); move it out of the landing folder"
+            )
     return sorted(files, key=file_sequence), sorted(refused)
 
 

@@ -16,8 +16,9 @@ from binlake.binlog.scan import scan_events
 from binlake.pipeline.bronze import ChunkTask
 from binlake.pipeline.identity import FileIdentity
 
-TRANSACTION_START_TYPES = frozenset({C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT, C.GTID_EVENT,
-                                     C.GTID_TAGGED_LOG_EVENT})
+TRANSACTION_START_TYPES = frozenset(
+    {C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT, C.GTID_EVENT, C.GTID_TAGGED_LOG_EVENT}
+)
 DEFAULT_CHUNK_BYTES = 64 << 20
 
 
@@ -34,8 +35,9 @@ def transaction_starts(path: str, start: int = C.BIN_LOG_HEADER_SIZE) -> list[in
     return out
 
 
-def plan_chunks(path: str, identity: FileIdentity, start: int = C.BIN_LOG_HEADER_SIZE,
-                chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> list[ChunkTask]:
+def plan_chunks(
+    path: str, identity: FileIdentity, start: int = C.BIN_LOG_HEADER_SIZE, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+) -> list[ChunkTask]:
     """Chunks of about ``chunk_bytes``, each starting at a transaction boundary (the first at ``start``)."""
     if identity.size - start <= chunk_bytes:
         return [ChunkTask(path, identity, start, None)]

@@ -18,8 +18,16 @@ from binlake.quality.errors import LakeLayoutError, NotValidated, QualityCheckFa
 if TYPE_CHECKING:
     from binlake.quality.runner import ValidationOptions, ValidationSummary, validate_lake
 
-__all__ = ["LakeLayoutError", "NotValidated", "QualityCheckFailed", "QualityError", "ValidationFailed",
-           "ValidationOptions", "ValidationSummary", "validate_lake"]
+__all__ = [
+    "LakeLayoutError",
+    "NotValidated",
+    "QualityCheckFailed",
+    "QualityError",
+    "ValidationFailed",
+    "ValidationOptions",
+    "ValidationSummary",
+    "validate_lake",
+]
 
 
 def __getattr__(name: str) -> Any:

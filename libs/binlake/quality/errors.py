@@ -20,7 +20,7 @@ class ValidationFailed(QualityError):
     """The validated load must not be published. ``summary`` holds every result."""
 
     def __init__(self, summary: "ValidationSummary", message: str) -> None:
-        super().__init__(" ".join(message.split()))        # one line, whatever the names in it hold
+        super().__init__(" ".join(message.split()))  # one line, whatever the names in it hold
         self.summary = summary
 
 
@@ -33,8 +33,11 @@ class QualityCheckFailed(ValidationFailed):
         failed = summary.failed_errors
         names = ", ".join(f"{r.suite}:{r.expectation_type}({r.columns or '-'})" for r in failed[:5])
         more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
-        super().__init__(summary, f"data quality run {summary.run_id}: {len(failed)} error-level expectation(s) "
-                                  f"failed: {names}{more}; see {summary.report_path}")
+        super().__init__(
+            summary,
+            f"data quality run {summary.run_id}: {len(failed)} error-level expectation(s) "
+            f"failed: {names}{more}; see {summary.report_path}",
+        )
 
 
 class NotValidated(ValidationFailed):
@@ -47,9 +50,12 @@ class NotValidated(ValidationFailed):
         items = summary.not_validated
         failed = len(summary.failed_errors)
         also = f"; {failed} error-level expectation(s) failed too" if failed else ""
-        super().__init__(summary, f"data quality run {summary.run_id}: {len(items)} check(s) could not be "
-                                  f"validated: {items[0]}{' (and more)' if len(items) > 1 else ''}{also}; see "
-                                  f"{summary.report_path}")
+        super().__init__(
+            summary,
+            f"data quality run {summary.run_id}: {len(items)} check(s) could not be "
+            f"validated: {items[0]}{' (and more)' if len(items) > 1 else ''}{also}; see "
+            f"{summary.report_path}",
+        )
 
 
 class LakeLayoutError(QualityError):

@@ -42,8 +42,9 @@ def row_sequence(bronze: "DataFrame") -> "DataFrame":
     from pyspark.sql import functions as F
 
     events = bronze.where(F.col("op").isin(*CHANGE_OPS)).groupBy("source", "binlog_file", "pos")
-    return events.agg(F.count(F.lit(1)).alias("rows"),
-                      (F.max("row") + 1 - F.countDistinct("row")).alias("missing_rows"))
+    return events.agg(
+        F.count(F.lit(1)).alias("rows"), (F.max("row") + 1 - F.countDistinct("row")).alias("missing_rows")
+    )
 
 
 def run_rows(df: "DataFrame", run_id: str) -> "DataFrame":
@@ -91,15 +92,17 @@ def applied(bronze: "DataFrame", checkpoints: Optional["DataFrame"]) -> "DataFra
 
     if checkpoints is None:
         return bronze
-    upto = (checkpoints.where(F.col("table_name") == SOURCE_ROW)
-            .select("source", F.col(SEQ_COL).alias("_applied_seq")))
-    return (bronze.join(upto, "source", "left")
-            .where(F.col("_applied_seq").isNotNull() & (F.col(SEQ_COL) <= F.col("_applied_seq")))
-            .drop("_applied_seq"))
+    upto = checkpoints.where(F.col("table_name") == SOURCE_ROW).select("source", F.col(SEQ_COL).alias("_applied_seq"))
+    return (
+        bronze.join(upto, "source", "left")
+        .where(F.col("_applied_seq").isNotNull() & (F.col(SEQ_COL) <= F.col("_applied_seq")))
+        .drop("_applied_seq")
+    )
 
 
-def reconciliation(spark: "SparkSession", bronze: "DataFrame", silver_counts: dict[tuple[str, str], int]
-                   ) -> "DataFrame":
+def reconciliation(
+    spark: "SparkSession", bronze: "DataFrame", silver_counts: dict[tuple[str, str], int]
+) -> "DataFrame":
     """One row per silver table: ``db, table_name, inserts, deletes, expected_rows, silver_rows, difference``.
 
     Every insert adds a row and every delete removes one; an update (also one that changes the primary key:
@@ -108,23 +111,34 @@ def reconciliation(spark: "SparkSession", bronze: "DataFrame", silver_counts: di
     that run's inserts minus deletes. ``bronze``: the applied rows (:func:`applied`)."""
     from pyspark.sql import functions as F
 
-    net = (bronze.where(F.col("op").isin("insert", "delete")).groupBy("db", "table_name")
-           .agg(F.sum(F.when(F.col("op") == "insert", 1).otherwise(0)).alias("inserts"),
-                F.sum(F.when(F.col("op") == "delete", 1).otherwise(0)).alias("deletes")).collect())
+    net = (
+        bronze.where(F.col("op").isin("insert", "delete"))
+        .groupBy("db", "table_name")
+        .agg(
+            F.sum(F.when(F.col("op") == "insert", 1).otherwise(0)).alias("inserts"),
+            F.sum(F.when(F.col("op") == "delete", 1).otherwise(0)).alias("deletes"),
+        )
+        .collect()
+    )
     by_table = {(r["db"], r["table_name"]): (int(r["inserts"]), int(r["deletes"])) for r in net}
     rows = []
     for (db, table), actual in sorted(silver_counts.items()):
         ins, dels = by_table.get((db, table), (0, 0))
         rows.append((db, table, ins, dels, ins - dels, actual, actual - (ins - dels)))
-    return spark.createDataFrame(rows, "db string, table_name string, inserts long, deletes long, "
-                                       "expected_rows long, silver_rows long, difference long")
+    return spark.createDataFrame(
+        rows,
+        "db string, table_name string, inserts long, deletes long, "
+        "expected_rows long, silver_rows long, difference long",
+    )
 
 
 def quarantine_share(spark: "SparkSession", run_id: str, changes: int, quarantined: int) -> "DataFrame":
     """One row: ``run_id, changes, quarantined, quarantined_share`` (share 0 when there were no changes)."""
     share = quarantined / changes if changes else (1.0 if quarantined else 0.0)
-    return spark.createDataFrame([(run_id, changes, quarantined, float(share))],
-                                 "run_id string, changes long, quarantined long, quarantined_share double")
+    return spark.createDataFrame(
+        [(run_id, changes, quarantined, float(share))],
+        "run_id string, changes long, quarantined long, quarantined_share double",
+    )
 
 
 def registry_completeness(spark: "SparkSession", rows: Iterable[dict[str, Any]]) -> "DataFrame":
@@ -146,13 +160,27 @@ def registry_completeness(spark: "SparkSession", rows: Iterable[dict[str, Any]])
             except SdiError:
                 parses = False
         obj = header.get("dd_object") if isinstance(header.get("dd_object"), dict) else {}
-        out.append((r.get("db"), r.get("table_name"), r.get("version"), _int(header.get("mysqld_version_id")),
-                    _int(header.get("dd_version")), _int(header.get("sdi_version")),
-                    header.get("dd_object_type"), obj.get("engine") or None, parses,
-                    columns is not None and columns == r.get("column_count"), r.get("origin") or None))
-    return spark.createDataFrame(out, "db string, table_name string, version int, mysqld_version_id long, "
-                                      "dd_version long, sdi_version long, dd_object_type string, engine string, "
-                                      "sdi_parses boolean, column_count_matches boolean, origin string")
+        out.append(
+            (
+                r.get("db"),
+                r.get("table_name"),
+                r.get("version"),
+                _int(header.get("mysqld_version_id")),
+                _int(header.get("dd_version")),
+                _int(header.get("sdi_version")),
+                header.get("dd_object_type"),
+                obj.get("engine") or None,
+                parses,
+                columns is not None and columns == r.get("column_count"),
+                r.get("origin") or None,
+            )
+        )
+    return spark.createDataFrame(
+        out,
+        "db string, table_name string, version int, mysqld_version_id long, "
+        "dd_version long, sdi_version long, dd_object_type string, engine string, "
+        "sdi_parses boolean, column_count_matches boolean, origin string",
+    )
 
 
 def _int(v: Any) -> Optional[int]:
@@ -166,8 +194,11 @@ def invalid_temporals(spark: "SparkSession", checkpoints: "DataFrame | None", ru
     if checkpoints is not None and "invalid_temporals" in checkpoints.columns:
         from pyspark.sql import functions as F
 
-        for r in (checkpoints.where((F.col("run_id") == run_id) & F.col("invalid_temporals").isNotNull())
-                  .select("table_name", "invalid_temporals").collect()):
+        for r in (
+            checkpoints.where((F.col("run_id") == run_id) & F.col("invalid_temporals").isNotNull())
+            .select("table_name", "invalid_temporals")
+            .collect()
+        ):
             db, table = split_table_name(r["table_name"])
             rows += [(db, table, col, int(n)) for col, n in sorted(json.loads(r["invalid_temporals"]).items())]
     return spark.createDataFrame(rows, "db string, table_name string, column_name string, nulled long")

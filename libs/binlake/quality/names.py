@@ -24,5 +24,6 @@ def gx_name(text: str) -> str:
     """``text`` with every character but letters, digits, ``_``, ``$`` and ``-`` as ``~XX`` per UTF-8 byte."""
     if all(_kept(ch) for ch in text):
         return text
-    return "".join(ch if _kept(ch) else "".join(f"~{b:02X}" for b in ch.encode("utf-8", "surrogatepass")) for ch in text)
-
+    return "".join(
+        ch if _kept(ch) else "".join(f"~{b:02X}" for b in ch.encode("utf-8", "surrogatepass")) for ch in text
+    )

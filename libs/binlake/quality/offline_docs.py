@@ -21,19 +21,13 @@ ASSETS: dict[str, str] = {
     "https://cdnjs.cloudflare.com/ajax/libs/popper.js/1.12.9/umd/popper.min.js": "popper.js-1.12.9/umd/popper.min.js",
     "https://unpkg.com/bootstrap-table@1.19.1/dist/bootstrap-table.min.css": "bootstrap-table-1.19.1/bootstrap-table.min.css",
     "https://unpkg.com/bootstrap-table@1.19.1/dist/bootstrap-table.min.js": "bootstrap-table-1.19.1/bootstrap-table.min.js",
-    "https://unpkg.com/bootstrap-table@1.19.1/dist/extensions/filter-control/bootstrap-table-filter-control.min.js":
-        "bootstrap-table-1.19.1/extensions/filter-control/bootstrap-table-filter-control.min.js",
-    "https://unpkg.com/bootstrap-table@1.19.0/dist/extensions/filter-control/bootstrap-table-filter-control.css":
-        "bootstrap-table-1.19.0/extensions/filter-control/bootstrap-table-filter-control.css",
-    "https://unpkg.com/bootstrap-table@1.19.0/dist/extensions/filter-control/bootstrap-table-filter-control.min.css":
-        "bootstrap-table-1.19.0/extensions/filter-control/bootstrap-table-filter-control.min.css",
-    "https://cdnjs.cloudflare.com/ajax/libs/bootstrap-datepicker/1.9.0/css/bootstrap-datepicker.min.css":
-        "bootstrap-datepicker-1.9.0/css/bootstrap-datepicker.min.css",
-    "https://cdnjs.cloudflare.com/ajax/libs/bootstrap-datepicker/1.9.0/js/bootstrap-datepicker.min.js":
-        "bootstrap-datepicker-1.9.0/js/bootstrap-datepicker.min.js",
+    "https://unpkg.com/bootstrap-table@1.19.1/dist/extensions/filter-control/bootstrap-table-filter-control.min.js": "bootstrap-table-1.19.1/extensions/filter-control/bootstrap-table-filter-control.min.js",
+    "https://unpkg.com/bootstrap-table@1.19.0/dist/extensions/filter-control/bootstrap-table-filter-control.css": "bootstrap-table-1.19.0/extensions/filter-control/bootstrap-table-filter-control.css",
+    "https://unpkg.com/bootstrap-table@1.19.0/dist/extensions/filter-control/bootstrap-table-filter-control.min.css": "bootstrap-table-1.19.0/extensions/filter-control/bootstrap-table-filter-control.min.css",
+    "https://cdnjs.cloudflare.com/ajax/libs/bootstrap-datepicker/1.9.0/css/bootstrap-datepicker.min.css": "bootstrap-datepicker-1.9.0/css/bootstrap-datepicker.min.css",
+    "https://cdnjs.cloudflare.com/ajax/libs/bootstrap-datepicker/1.9.0/js/bootstrap-datepicker.min.js": "bootstrap-datepicker-1.9.0/js/bootstrap-datepicker.min.js",
     "https://cdnjs.cloudflare.com/ajax/libs/font-awesome/6.6.0/css/all.min.css": "fontawesome-free-6.6.0/css/all.min.css",
-    "https://cdn.jsdelivr.net/npm/@forevolve/bootstrap-dark@1.1.0/dist/css/bootstrap-prefers-dark.css":
-        "bootstrap-dark-1.1.0/css/bootstrap-prefers-dark.css",
+    "https://cdn.jsdelivr.net/npm/@forevolve/bootstrap-dark@1.1.0/dist/css/bootstrap-prefers-dark.css": "bootstrap-dark-1.1.0/css/bootstrap-prefers-dark.css",
     "https://cdn.jsdelivr.net/npm/vega@5": "vega-5.33.1/vega.min.js",
     "https://cdn.jsdelivr.net/npm/vega-lite@5": "vega-lite-5.23.0/vega-lite.min.js",
     "https://cdn.jsdelivr.net/npm/vega-embed@6": "vega-embed-6.29.0/vega-embed.min.js",

@@ -61,7 +61,7 @@ def write_project(root: Path, tables: Sequence[Table], max_quarantine_share: flo
 
     gx_dir = root / "gx"
     for old in (gx_dir / "expectations").rglob("*.json"):
-        old.unlink()                                     # suites of tables that went away go too
+        old.unlink()  # suites of tables that went away go too
     context = gx.get_context(mode="file", project_root_dir=str(root))
     config = gx_dir / "great_expectations.yml"
     text = config.read_text(encoding="utf-8")
@@ -77,11 +77,18 @@ def write_project(root: Path, tables: Sequence[Table], max_quarantine_share: flo
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m binlake.quality.project", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m binlake.quality.project",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--root", default="expectations", help="the GX project root (default: expectations)")
-    parser.add_argument("--sdi", action="append", metavar="DIR",
-                        help="SDI files or folders (.sdi/.ibd/ibd2sdi); default: the generator's sample schema")
+    parser.add_argument(
+        "--sdi",
+        action="append",
+        metavar="DIR",
+        help="SDI files or folders (.sdi/.ibd/ibd2sdi); default: the generator's sample schema",
+    )
     args = parser.parse_args(argv)
     tables = tables_in([Path(p) for p in args.sdi]) if args.sdi else sample_tables()
     for name in write_project(Path(args.root), tables):

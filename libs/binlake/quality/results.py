@@ -13,21 +13,21 @@ from binlake.quality.rules import ERROR, WARNING
 DQ_RESULTS_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("run_id", "string", False),
     ("validated_at", "timestamp", False),
-    ("suite", "string", False),             # also the data asset's name: silver.shop__orders, bronze.ops, ...
+    ("suite", "string", False),  # also the data asset's name: silver.shop__orders, bronze.ops, ...
     ("expectation_id", "string", True),
     ("expectation_type", "string", False),
-    ("columns", "string", True),            # comma-joined column names, NULL for table-level expectations
-    ("kwargs", "string", False),            # the expectation's arguments as JSON
-    ("level", "string", False),             # error | warning
+    ("columns", "string", True),  # comma-joined column names, NULL for table-level expectations
+    ("kwargs", "string", False),  # the expectation's arguments as JSON
+    ("level", "string", False),  # error | warning
     ("rule", "string", True),
     ("why", "string", True),
     ("success", "boolean", False),
     ("element_count", "bigint", True),
     ("unexpected_count", "bigint", True),
     ("unexpected_percent", "double", True),
-    ("observed_value", "string", True),     # JSON
+    ("observed_value", "string", True),  # JSON
     ("unexpected_sample", "string", True),  # JSON list (at most 20 values)
-    ("exception", "string", True),          # the error message when the expectation could not run
+    ("exception", "string", True),  # the error message when the expectation could not run
 )
 
 
@@ -90,13 +90,25 @@ def rows_of(run_id: str, validated_at: dt.datetime, suite: str, results: Iterabl
         severity = getattr(cfg.severity, "value", cfg.severity) or "critical"
         res = r.result or {}
         exc = _exception(r.exception_info or {})
-        out.append(ResultRow(
-            run_id=run_id, validated_at=validated_at, suite=suite, expectation_id=cfg.id,
-            expectation_type=cfg.type, columns=",".join(cols) if cols else None,
-            kwargs=_json({k: v for k, v in kwargs.items() if k not in _SKIP_KWARGS}) or "{}",
-            level=ERROR if severity == "critical" else WARNING, rule=meta.get("rule"), why=meta.get("why"),
-            success=bool(r.success), element_count=res.get("element_count"),
-            unexpected_count=res.get("unexpected_count"), unexpected_percent=res.get("unexpected_percent"),
-            observed_value=_json(res.get("observed_value")),
-            unexpected_sample=_json(res.get("partial_unexpected_list")), exception=exc))
+        out.append(
+            ResultRow(
+                run_id=run_id,
+                validated_at=validated_at,
+                suite=suite,
+                expectation_id=cfg.id,
+                expectation_type=cfg.type,
+                columns=",".join(cols) if cols else None,
+                kwargs=_json({k: v for k, v in kwargs.items() if k not in _SKIP_KWARGS}) or "{}",
+                level=ERROR if severity == "critical" else WARNING,
+                rule=meta.get("rule"),
+                why=meta.get("why"),
+                success=bool(r.success),
+                element_count=res.get("element_count"),
+                unexpected_count=res.get("unexpected_count"),
+                unexpected_percent=res.get("unexpected_percent"),
+                observed_value=_json(res.get("observed_value")),
+                unexpected_sample=_json(res.get("partial_unexpected_list")),
+                exception=exc,
+            )
+        )
     return out

@@ -45,12 +45,12 @@ class Rule:
     """One promise about a table's rows. ``kind`` names the GX expectation it becomes (see ``suites``);
     ``params`` are that expectation's keyword arguments besides the column(s)."""
 
-    kind: str                                # not_null | unique | compound_unique | in_set | set_members |
+    kind: str  # not_null | unique | compound_unique | in_set | set_members |
     #                                          max_length | between | json | column_exists
     columns: tuple[str, ...]
     params: tuple[tuple[str, Any], ...] = ()
     level: str = ERROR
-    why: str = ""                            # the SDI fact the rule comes from, for reports
+    why: str = ""  # the SDI fact the rule comes from, for reports
 
     @property
     def column(self) -> Optional[str]:
@@ -78,7 +78,7 @@ def _index_columns(table: Table, index_type: int) -> list[tuple[tuple[str, ...],
             if e.hidden or not 0 <= e.column_opx < len(table.columns):
                 continue
             col = table.columns[e.column_opx]
-            if col.hidden in (T.HT_HIDDEN_SE, T.HT_HIDDEN_SQL):     # functional index part: no silver column
+            if col.hidden in (T.HT_HIDDEN_SE, T.HT_HIDDEN_SQL):  # functional index part: no silver column
                 whole = False
                 continue
             names.append(col.name)
@@ -117,7 +117,7 @@ def numeric_range(col: Column) -> Optional[tuple[Optional[float], Optional[float
         if unsigned:
             return 0, uhi, f"{col.column_type_utf8}: 0 .. {uhi}"
         if col.type == T.LONGLONG:
-            return None                                   # silver's bigint is exactly this range
+            return None  # silver's bigint is exactly this range
         return lo, hi, f"{col.column_type_utf8}: {lo} .. {hi}"
     if col.type == T.BIT:
         hi = (1 << col.numeric_precision) - 1
@@ -161,21 +161,25 @@ def table_rules(table: Table) -> list[Rule]:
         if not whole:
             continue
         why = "UNIQUE index (NULLs may repeat)"
-        rules.append(Rule("unique", names, why=why) if len(names) == 1 else
-                     Rule("compound_unique", names, (("ignore_row_if", "any_value_is_missing"),), why=why))
+        rules.append(
+            Rule("unique", names, why=why)
+            if len(names) == 1
+            else Rule("compound_unique", names, (("ignore_row_if", "any_value_is_missing"),), why=why)
+        )
     for c in cols:
         if not c.is_nullable and c.name not in pk:
             rules.append(Rule("not_null", (c.name,), why="NOT NULL"))
         if c.type == T.ENUM:
-            rules.append(Rule("in_set", (c.name,), (("value_set", list(c.element_names)),),
-                              why=c.column_type_utf8))
+            rules.append(Rule("in_set", (c.name,), (("value_set", list(c.element_names)),), why=c.column_type_utf8))
         elif c.type == T.SET:
-            rules.append(Rule("set_members", (c.name,), (("regex", _set_pattern(c.element_names)),),
-                              why=c.column_type_utf8))
+            rules.append(
+                Rule("set_members", (c.name,), (("regex", _set_pattern(c.element_names)),), why=c.column_type_utf8)
+            )
         n = max_characters(c)
         if n is not None:
-            rules.append(Rule("max_length", (c.name,), (("max_value", n),), why=f"{c.column_type_utf8}: "
-                              f"at most {n} characters"))
+            rules.append(
+                Rule("max_length", (c.name,), (("max_value", n),), why=f"{c.column_type_utf8}: at most {n} characters")
+            )
         rng = numeric_range(c)
         if rng is not None:
             lo, hi, why = rng

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from great_expectations import ExpectationSuite
     from pyspark.sql import DataFrame, SparkSession
 
-Fact = tuple[str, list[dict[str, Any]]]     # (title, rows): figures the summary report shows as tables
-DOCS_SITE = "binlake_docs"          # not "local_site": GX's ephemeral context already has one by that name
+Fact = tuple[str, list[dict[str, Any]]]  # (title, rows): figures the summary report shows as tables
+DOCS_SITE = "binlake_docs"  # not "local_site": GX's ephemeral context already has one by that name
 DATASOURCE = "binlake_lake"
 
 
@@ -58,7 +58,7 @@ class ValidationSummary:
     results: tuple[ResultRow, ...]
     report_path: str
     data_docs_path: str
-    skipped: tuple[str, ...] = field(default=())    # suites (silver tables) that could not be built, and why
+    skipped: tuple[str, ...] = field(default=())  # suites (silver tables) that could not be built, and why
     facts: tuple[Fact, ...] = field(default=())
 
     @property
@@ -74,8 +74,11 @@ class ValidationSummary:
     def not_validated(self) -> list[str]:
         """What could not be validated: suites that could not be built and error-level expectations that raised
         instead of giving a result; each ``<suite>: <why>``."""
-        return list(self.skipped) + [f"{r.suite}: {r.expectation_type}({r.columns or ''}) could not run: "
-                                     f"{r.exception}" for r in self.results if r.is_error and r.exception]
+        return list(self.skipped) + [
+            f"{r.suite}: {r.expectation_type}({r.columns or ''}) could not run: {r.exception}"
+            for r in self.results
+            if r.is_error and r.exception
+        ]
 
     @property
     def success(self) -> bool:
@@ -86,9 +89,11 @@ class ValidationSummary:
         passed = sum(1 for r in self.results if r.success)
         tables = len({r.suite for r in self.results} - set(S.PIPELINE_SUITES))
         pipeline = len({r.suite for r in self.results} & set(S.PIPELINE_SUITES))
-        text = (f"{'PASSED' if self.success else 'FAILED'}: {passed} of {len(self.results)} expectations passed "
-                f"({len(self.failed_errors)} error-level and {len(self.failed_warnings)} warning-level failed) on "
-                f"{tables} silver table(s) and {pipeline} pipeline suite(s)")
+        text = (
+            f"{'PASSED' if self.success else 'FAILED'}: {passed} of {len(self.results)} expectations passed "
+            f"({len(self.failed_errors)} error-level and {len(self.failed_warnings)} warning-level failed) on "
+            f"{tables} silver table(s) and {pipeline} pipeline suite(s)"
+        )
         if self.not_validated:
             text += f"; {len(self.not_validated)} check(s) could not be validated"
         return text
@@ -128,7 +133,7 @@ def registry_tables(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], Tab
         try:
             table = parse_sdi(r["sdi_json"], r.get("origin") or "").table
         except SdiError:
-            continue                    # the registry suite reports it (sdi_parses); the table goes unchecked
+            continue  # the registry suite reports it (sdi_parses); the table goes unchecked
         if table is not None:
             out[key] = table
     return out
@@ -138,8 +143,9 @@ def _read(engine: Any, spark: "SparkSession", path: str) -> Optional["DataFrame"
     return engine.read(spark, path) if engine.exists(path) else None
 
 
-def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options: ValidationOptions,
-                 engine: Any, adhoc: bool = False) -> tuple[list[Check], list[str], list[Fact]]:
+def build_checks(
+    spark: "SparkSession", layout: LakeLayout, run_id: str, options: ValidationOptions, engine: Any, adhoc: bool = False
+) -> tuple[list[Check], list[str], list[Fact]]:
     """Every (suite, DataFrame) of the lake, what could not be checked (every silver table is checked or named
     there), and figures for the report. With ``options.suites`` only those suites are built (a name the lake
     has no suite of is an error, not an empty pass). The run's bronze and quarantine rows are those filed under
@@ -149,7 +155,7 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
     checks: list[Check] = []
     skipped: list[str] = []
     facts: list[Fact] = []
-    named: set[str] = set()                 # every suite of the lake, wanted or not
+    named: set[str] = set()  # every suite of the lake, wanted or not
 
     def wanted(*suites: str) -> bool:
         named.update(suites)
@@ -157,8 +163,7 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
 
     def skip(suites: tuple[str, ...], why: str) -> None:
         if wanted(*suites):
-            skipped.append(f"{', '.join(s for s in suites if options.suites is None or s in options.suites)}: "
-                           f"{why}")
+            skipped.append(f"{', '.join(s for s in suites if options.suites is None or s in options.suites)}: {why}")
 
     bronze = _read(engine, spark, layout.bronze)
     registry_df = _read(engine, spark, layout.meta("schema_registry"))
@@ -170,42 +175,67 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
             continue
         definition = definitions.get((db, table))
         if definition is None:
-            skip((S.silver_table_name(db, table),), "no usable definition in meta.schema_registry (none, or its "
-                 "SDI does not parse): snapshot the table's SDI (binlake run --sdi PATH) and validate again")
+            skip(
+                (S.silver_table_name(db, table),),
+                "no usable definition in meta.schema_registry (none, or its "
+                "SDI does not parse): snapshot the table's SDI (binlake run --sdi PATH) and validate again",
+            )
             continue
         checks.append(Check(S.table_suite(definition), frames.live_rows(frame)))
     for folder in layout.unnamed_silver_folders():
-        skip((f"silver.{folder}",), f"silver/{folder} is a Delta table whose database and table binlake can not "
-             f"tell (a cut folder name without a readable {NAME_FILE}): restore that file or move the folder away")
+        skip(
+            (f"silver.{folder}",),
+            f"silver/{folder} is a Delta table whose database and table binlake can not "
+            f"tell (a cut folder name without a readable {NAME_FILE}): restore that file or move the folder away",
+        )
     pipeline = (S.BRONZE_ORDER, S.BRONZE_SEQUENCE, S.BRONZE_OPS, S.RECONCILIATION, S.QUARANTINE, S.TEMPORALS)
     if bronze is None:
         skip(pipeline, f"no bronze Delta table at {layout.bronze}")
     elif wanted(*pipeline):
         bronze_run = frames.run_rows(bronze, run_id)
         in_run = not adhoc
-        if adhoc:                               # an ad-hoc validation: "the run" is everything in the lake
+        if adhoc:  # an ad-hoc validation: "the run" is everything in the lake
             bronze_run = bronze
         changes = bronze_run.where(F.col("op").isin(*frames.CHANGE_OPS)).count()
-        checks += [Check(S.bronze_order_suite(), frames.bronze_changes(bronze)),
-                   Check(S.bronze_sequence_suite(), frames.row_sequence(bronze)),
-                   Check(S.bronze_ops_suite(), bronze_run.select("op"))]
+        checks += [
+            Check(S.bronze_order_suite(), frames.bronze_changes(bronze)),
+            Check(S.bronze_sequence_suite(), frames.row_sequence(bronze)),
+            Check(S.bronze_ops_suite(), bronze_run.select("op")),
+        ]
         checkpoints = _read(engine, spark, layout.meta("checkpoints"))
-        recon = frames.reconciliation(spark, frames.applied(bronze, checkpoints),
-                                      {pair: frames.live_count(frame) for pair, frame in silver.items()})
+        recon = frames.reconciliation(
+            spark,
+            frames.applied(bronze, checkpoints),
+            {pair: frames.live_count(frame) for pair, frame in silver.items()},
+        )
         checks.append(Check(S.reconciliation_suite(), recon))
         nulled = frames.invalid_temporals(spark, checkpoints, run_id)
         checks.append(Check(S.temporals_suite(), nulled))
-        facts.append(("Zero or invalid dates stored as NULL (per table and column; raw text in bronze)",
-                      [r.asDict() for r in nulled.collect()]))
-        facts.append(("Bronze rows of the run by operation",
-                      [r.asDict() for r in frames.op_counts(bronze_run).orderBy("op").collect()]))
-        facts.append(("Reconciliation: silver live rows vs bronze inserts - deletes",
-                      [r.asDict() for r in recon.collect()]))
+        facts.append(
+            (
+                "Zero or invalid dates stored as NULL (per table and column; raw text in bronze)",
+                [r.asDict() for r in nulled.collect()],
+            )
+        )
+        facts.append(
+            (
+                "Bronze rows of the run by operation",
+                [r.asDict() for r in frames.op_counts(bronze_run).orderBy("op").collect()],
+            )
+        )
+        facts.append(
+            ("Reconciliation: silver live rows vs bronze inserts - deletes", [r.asDict() for r in recon.collect()])
+        )
         quarantine = _read(engine, spark, layout.meta("quarantine"))
-        quarantined = 0 if quarantine is None else (
-            frames.run_rows(quarantine, run_id) if in_run else quarantine).count()
-        checks.append(Check(S.quarantine_suite(options.max_quarantine_share),
-                            frames.quarantine_share(spark, run_id, changes, quarantined)))
+        quarantined = (
+            0 if quarantine is None else (frames.run_rows(quarantine, run_id) if in_run else quarantine).count()
+        )
+        checks.append(
+            Check(
+                S.quarantine_suite(options.max_quarantine_share),
+                frames.quarantine_share(spark, run_id, changes, quarantined),
+            )
+        )
     if registry_df is None:
         skip((S.REGISTRY,), f"no Delta table at {layout.meta('schema_registry')}")
     elif wanted(S.REGISTRY):
@@ -213,8 +243,10 @@ def build_checks(spark: "SparkSession", layout: LakeLayout, run_id: str, options
     if options.suites is not None:
         unknown = sorted(options.suites - named)
         if unknown:
-            raise LakeLayoutError(f"--suite {', '.join(unknown)}: no such suite in the lake at {layout.root}; its "
-                                  f"suites are {', '.join(sorted(named))}")
+            raise LakeLayoutError(
+                f"--suite {', '.join(unknown)}: no such suite in the lake at {layout.root}; its "
+                f"suites are {', '.join(sorted(named))}"
+            )
         checks = [c for c in checks if c.suite.name in options.suites]
     return checks, skipped, facts
 
@@ -232,11 +264,17 @@ def gx_context(report_dir: str) -> Any:
         store_backend_defaults=FilesystemStoreBackendDefaults(root_directory=os.path.join(report_dir, "gx")),
         analytics_enabled=False,
         progress_bars=ProgressBarsConfig(globally=False),
-        data_docs_sites={DOCS_SITE: {
-            "class_name": "SiteBuilder",
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend",
-                              "base_directory": os.path.join(report_dir, "data_docs")},
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}}})
+        data_docs_sites={
+            DOCS_SITE: {
+                "class_name": "SiteBuilder",
+                "store_backend": {
+                    "class_name": "TupleFilesystemStoreBackend",
+                    "base_directory": os.path.join(report_dir, "data_docs"),
+                },
+                "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+            }
+        },
+    )
     return gx.get_context(mode="ephemeral", project_config=config)
 
 
@@ -258,14 +296,16 @@ def run_checks(context: Any, checks: list[Check], run_id: str, validated_at: dt.
         batch = asset.add_batch_definition_whole_dataframe("whole")
         suite = context.suites.add_or_update(check.suite)
         definition = context.validation_definitions.add_or_update(
-            gx.ValidationDefinition(name=name, data=batch, suite=suite))
+            gx.ValidationDefinition(name=name, data=batch, suite=suite)
+        )
         frame = check.frame.toDF(*(gx_name(c) for c in check.frame.columns)).cache()
         try:
             params = {"dataframe": frame}
             result = definition.run(batch_parameters=params, run_id=run, result_format=result_format(0))
             results = list(result.results)
-            failed = [r.expectation_config for r in results if not r.success and not r.exception_info.get(
-                "raised_exception")]
+            failed = [
+                r.expectation_config for r in results if not r.success and not r.exception_info.get("raised_exception")
+            ]
             if failed:
                 samples = _samples(batch, params, name, failed)
                 for r in results:
@@ -321,8 +361,9 @@ def history(spark: "SparkSession", engine: Any, layout: LakeLayout) -> list[Resu
     return [r for r in rows if r.validated_at == latest[r.run_id]]
 
 
-def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None,
-                  options: ValidationOptions = ValidationOptions()) -> ValidationSummary:
+def validate_lake(
+    spark: "SparkSession", lake: str, run_id: Optional[str] = None, options: ValidationOptions = ValidationOptions()
+) -> ValidationSummary:
     """Validate the lake at ``lake`` as of run ``run_id`` (default ``adhoc-<UTC time>``): every suite, results
     appended to ``meta.dq_results``, Data Docs rebuilt, ``runs/<run_id>/summary.html`` written.
 
@@ -334,27 +375,35 @@ def validate_lake(spark: "SparkSession", lake: str, run_id: Optional[str] = None
     from binlake.quality.report import write_summary
 
     if not os.path.isdir(lake):
-        raise LakeLayoutError(f"{lake}: no such lake directory; pass the --lake root that holds bronze/, silver/ "
-                              f"and meta/")
+        raise LakeLayoutError(
+            f"{lake}: no such lake directory; pass the --lake root that holds bronze/, silver/ and meta/"
+        )
     layout = LakeLayout(os.path.abspath(lake))
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     report_dir = options.report_dir or layout.reports
     engine = engine_for(spark, options.engine)
 
-    context = gx_context(report_dir)            # first: GX builds suites only with an active context
+    context = gx_context(report_dir)  # first: GX builds suites only with an active context
     adhoc = run_id is None
     run_id = run_id or default_run_id(now)
     checks, skipped, facts = build_checks(spark, layout, run_id, options, engine, adhoc)
     rows = run_checks(context, checks, run_id, now)
     context.build_data_docs(site_names=[DOCS_SITE])
-    make_offline(os.path.join(report_dir, "data_docs"))      # CDN links -> the bundled copies
+    make_offline(os.path.join(report_dir, "data_docs"))  # CDN links -> the bundled copies
     earlier = [r for r in history(spark, engine, layout) if r.run_id != run_id]
     if options.write_results and rows:
         engine.append(layout.meta("dq_results"), _results_frame(spark, rows))
     docs = os.path.join(report_dir, "data_docs", "index.html")
-    summary = ValidationSummary(run_id, now, layout.root, tuple(rows),
-                                os.path.join(report_dir, "runs", run_id, "summary.html"), docs, tuple(skipped),
-                                tuple(facts))
+    summary = ValidationSummary(
+        run_id,
+        now,
+        layout.root,
+        tuple(rows),
+        os.path.join(report_dir, "runs", run_id, "summary.html"),
+        docs,
+        tuple(skipped),
+        tuple(facts),
+    )
     write_summary(summary, earlier)
     failure = summary.failure()
     if options.raise_on_error and failure is not None:

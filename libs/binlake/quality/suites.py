@@ -38,19 +38,17 @@ TEMPORALS = "silver.invalid_temporals"
 PIPELINE_SUITES = (BRONZE_ORDER, BRONZE_SEQUENCE, BRONZE_OPS, RECONCILIATION, QUARANTINE, REGISTRY, TEMPORALS)
 
 
-
 def silver_table_name(db: str, table: str) -> str:
     """``silver.<folder>``: the suite (and asset) name of a silver table, named by its silver folder
     (``silver.<db>__<table>`` for plain names, ``~XX``-escaped otherwise; see :mod:`binlake.quality.names`)."""
     return f"silver.{silver_name(db, table)}"
 
 
-def _expectation(kind: str, columns: tuple[str, ...], params: dict[str, Any], level: str, why: str
-                 ) -> "Expectation":
+def _expectation(kind: str, columns: tuple[str, ...], params: dict[str, Any], level: str, why: str) -> "Expectation":
     import great_expectations.expectations as gxe
 
     common: dict[str, Any] = {"severity": SEVERITY[level], "meta": {"rule": kind, "why": why}}
-    columns = tuple(gx_name(c) for c in columns)         # the names the checked frame's columns get (runner)
+    columns = tuple(gx_name(c) for c in columns)  # the names the checked frame's columns get (runner)
     column = columns[0] if columns else None
     if kind == "column_exists":
         return gxe.ExpectColumnToExist(column=column, **common)
@@ -93,14 +91,23 @@ def _suite(name: str, rules: list[Rule]) -> "ExpectationSuite":
 
 # ------------------------------------------------------------------------------------------- silver tables
 
+
 def _shop_customers() -> list[Rule]:
-    return [Rule("regex", ("email",), (("regex", r"^[^@\s]+@[^@\s]+\.[^@\s]+$"),), WARNING,
-                 "hand-written: an e-mail address has one @ and a domain")]
+    return [
+        Rule(
+            "regex",
+            ("email",),
+            (("regex", r"^[^@\s]+@[^@\s]+\.[^@\s]+$"),),
+            WARNING,
+            "hand-written: an e-mail address has one @ and a domain",
+        )
+    ]
 
 
 def _shop_orders() -> list[Rule]:
-    return [Rule("regex", ("doc",), (("regex", r"^\s*\{"),), WARNING,
-                 "hand-written: an order document is a JSON object")]
+    return [
+        Rule("regex", ("doc",), (("regex", r"^\s*\{"),), WARNING, "hand-written: an order document is a JSON object")
+    ]
 
 
 HAND_WRITTEN: dict[tuple[str, str], Callable[[], list[Rule]]] = {
@@ -122,75 +129,143 @@ def table_suite(table: Table) -> "ExpectationSuite":
 
 # ----------------------------------------------------------------------------------------- pipeline suites
 
+
 def bronze_order_suite() -> "ExpectationSuite":
     """Bronze change and DDL rows: the ordering key (source, file sequence, position, row index) is unique."""
-    return _suite(BRONZE_ORDER, [
-        Rule("compound_unique", ("source", "file_seq", "pos", "row"), (), ERROR,
-             "the ordering key is the total order of one source's changes: a repeat means a change was "
-             "ingested twice"),
-        Rule("not_null", (SEQ_COL,), (), ERROR, "every change has its packed ordering key"),
-    ])
+    return _suite(
+        BRONZE_ORDER,
+        [
+            Rule(
+                "compound_unique",
+                ("source", "file_seq", "pos", "row"),
+                (),
+                ERROR,
+                "the ordering key is the total order of one source's changes: a repeat means a change was "
+                "ingested twice",
+            ),
+            Rule("not_null", (SEQ_COL,), (), ERROR, "every change has its packed ordering key"),
+        ],
+    )
 
 
 def bronze_sequence_suite() -> "ExpectationSuite":
     """Per rows event (source, file, position): the row indices are exactly 0 .. n-1 (no gap)."""
-    return _suite(BRONZE_SEQUENCE, [
-        Rule("between", ("missing_rows",), (("min_value", 0), ("max_value", 0)), ERROR,
-             "a rows event's rows are numbered 0..n-1 (counting on across a TRANSACTION_PAYLOAD); "
-             "missing_rows = max(row) + 1 - distinct rows: a row was lost between decode and bronze"),
-    ])
+    return _suite(
+        BRONZE_SEQUENCE,
+        [
+            Rule(
+                "between",
+                ("missing_rows",),
+                (("min_value", 0), ("max_value", 0)),
+                ERROR,
+                "a rows event's rows are numbered 0..n-1 (counting on across a TRANSACTION_PAYLOAD); "
+                "missing_rows = max(row) + 1 - distinct rows: a row was lost between decode and bronze",
+            ),
+        ],
+    )
 
 
 def bronze_ops_suite() -> "ExpectationSuite":
     """Counts by operation of this run's bronze rows (the counts themselves go to the report)."""
-    return _suite(BRONZE_OPS, [
-        Rule("in_set", ("op",), (("value_set", list(BRONZE_OP_NAMES)),), ERROR, "bronze's operations"),
-        Rule("not_in_set", ("op",), (("value_set", ["error"]),), WARNING,
-             "undecodable stretches of binlog (they are quarantined with their reason)"),
-        Rule("row_count", (), (("min_value", 1),), WARNING, "the run ingested something"),
-    ])
+    return _suite(
+        BRONZE_OPS,
+        [
+            Rule("in_set", ("op",), (("value_set", list(BRONZE_OP_NAMES)),), ERROR, "bronze's operations"),
+            Rule(
+                "not_in_set",
+                ("op",),
+                (("value_set", ["error"]),),
+                WARNING,
+                "undecodable stretches of binlog (they are quarantined with their reason)",
+            ),
+            Rule("row_count", (), (("min_value", 1),), WARNING, "the run ingested something"),
+        ],
+    )
 
 
 def reconciliation_suite() -> "ExpectationSuite":
     """Per silver table: live rows = inserts - deletes in bronze (updates, also of the key, change no count)."""
-    return _suite(RECONCILIATION, [
-        Rule("between", ("difference",), (("min_value", 0), ("max_value", 0)), ERROR,
-             "silver live rows - (bronze inserts - bronze deletes), over all applied runs"),
-    ])
+    return _suite(
+        RECONCILIATION,
+        [
+            Rule(
+                "between",
+                ("difference",),
+                (("min_value", 0), ("max_value", 0)),
+                ERROR,
+                "silver live rows - (bronze inserts - bronze deletes), over all applied runs",
+            ),
+        ],
+    )
 
 
 def quarantine_suite(max_share: float) -> "ExpectationSuite":
     """This run's quarantined changes stay within ``max_share`` of its bronze changes."""
-    return _suite(QUARANTINE, [
-        Rule("between", ("quarantined_share",), (("min_value", 0), ("max_value", max_share)), ERROR,
-             f"quarantined / bronze changes of the run at most {max_share:g}"),
-    ])
+    return _suite(
+        QUARANTINE,
+        [
+            Rule(
+                "between",
+                ("quarantined_share",),
+                (("min_value", 0), ("max_value", max_share)),
+                ERROR,
+                f"quarantined / bronze changes of the run at most {max_share:g}",
+            ),
+        ],
+    )
 
 
 def registry_suite() -> "ExpectationSuite":
     """Every schema registry version has a complete SDI: the WL#7069 FR-03 header and a parseable table."""
-    header = [Rule("not_null", (c,), (), ERROR, f"SDI header member {c} (FR-03)")
-              for c in ("mysqld_version_id", "dd_version", "sdi_version", "engine")]
-    return _suite(REGISTRY, header + [
-        Rule("in_set", ("dd_object_type",), (("value_set", ["Table"]),), ERROR, "FR-03: DO type is Table"),
-        Rule("in_set", ("sdi_parses",), (("value_set", [True]),), ERROR,
-             "the SDI has every member the model requires"),
-        Rule("in_set", ("column_count_matches",), (("value_set", [True]),), ERROR,
-             "column_count = the SDI's columns"),
-        Rule("compound_unique", ("db", "table_name", "version"), (), ERROR, "one row per table version"),
-        Rule("not_null", ("origin",), (), WARNING, "where the definition came from"),
-    ])
+    header = [
+        Rule("not_null", (c,), (), ERROR, f"SDI header member {c} (FR-03)")
+        for c in ("mysqld_version_id", "dd_version", "sdi_version", "engine")
+    ]
+    return _suite(
+        REGISTRY,
+        header
+        + [
+            Rule("in_set", ("dd_object_type",), (("value_set", ["Table"]),), ERROR, "FR-03: DO type is Table"),
+            Rule(
+                "in_set",
+                ("sdi_parses",),
+                (("value_set", [True]),),
+                ERROR,
+                "the SDI has every member the model requires",
+            ),
+            Rule(
+                "in_set", ("column_count_matches",), (("value_set", [True]),), ERROR, "column_count = the SDI's columns"
+            ),
+            Rule("compound_unique", ("db", "table_name", "version"), (), ERROR, "one row per table version"),
+            Rule("not_null", ("origin",), (), WARNING, "where the definition came from"),
+        ],
+    )
 
 
 def temporals_suite() -> "ExpectationSuite":
     """Per silver table and column: the zero or invalid dates (MySQL stores ``0000-00-00`` and, under a relaxed
     sql_mode, dates like ``2024-02-30``) this run wrote as NULL in a typed column; their text stays in bronze."""
-    return _suite(TEMPORALS, [
-        Rule("between", ("nulled",), (("min_value", 0), ("max_value", 0)), WARNING,
-             "zero or invalid dates of the run, NULL in silver's typed column (raw text in bronze)"),
-    ])
+    return _suite(
+        TEMPORALS,
+        [
+            Rule(
+                "between",
+                ("nulled",),
+                (("min_value", 0), ("max_value", 0)),
+                WARNING,
+                "zero or invalid dates of the run, NULL in silver's typed column (raw text in bronze)",
+            ),
+        ],
+    )
 
 
 def pipeline_suites(max_quarantine_share: float) -> list["ExpectationSuite"]:
-    return [bronze_order_suite(), bronze_sequence_suite(), bronze_ops_suite(), reconciliation_suite(),
-            quarantine_suite(max_quarantine_share), registry_suite(), temporals_suite()]
+    return [
+        bronze_order_suite(),
+        bronze_sequence_suite(),
+        bronze_ops_suite(),
+        reconciliation_suite(),
+        quarantine_suite(max_quarantine_share),
+        registry_suite(),
+        temporals_suite(),
+    ]

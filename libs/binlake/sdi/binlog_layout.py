@@ -21,19 +21,40 @@ from binlake.sdi.model import Column, Table
 
 # dd::enum_column_types -> enum_field_types as written in TABLE_MAP (Field::binlog_type())
 DD_TO_BINLOG_TYPE: dict[int, int] = {
-    T.DECIMAL: C.MYSQL_TYPE_DECIMAL, T.TINY: C.MYSQL_TYPE_TINY, T.SHORT: C.MYSQL_TYPE_SHORT,
-    T.LONG: C.MYSQL_TYPE_LONG, T.FLOAT: C.MYSQL_TYPE_FLOAT, T.DOUBLE: C.MYSQL_TYPE_DOUBLE,
-    T.TYPE_NULL: C.MYSQL_TYPE_NULL, T.TIMESTAMP: C.MYSQL_TYPE_TIMESTAMP, T.LONGLONG: C.MYSQL_TYPE_LONGLONG,
-    T.INT24: C.MYSQL_TYPE_INT24, T.DATE: C.MYSQL_TYPE_DATE, T.TIME: C.MYSQL_TYPE_TIME,
-    T.DATETIME: C.MYSQL_TYPE_DATETIME, T.YEAR: C.MYSQL_TYPE_YEAR, T.NEWDATE: C.MYSQL_TYPE_DATE,
-    T.VARCHAR: C.MYSQL_TYPE_VARCHAR, T.BIT: C.MYSQL_TYPE_BIT, T.TIMESTAMP2: C.MYSQL_TYPE_TIMESTAMP2,
-    T.DATETIME2: C.MYSQL_TYPE_DATETIME2, T.TIME2: C.MYSQL_TYPE_TIME2, T.NEWDECIMAL: C.MYSQL_TYPE_NEWDECIMAL,
-    T.ENUM: C.MYSQL_TYPE_STRING, T.SET: C.MYSQL_TYPE_STRING, T.TINY_BLOB: C.MYSQL_TYPE_BLOB,
-    T.MEDIUM_BLOB: C.MYSQL_TYPE_BLOB, T.LONG_BLOB: C.MYSQL_TYPE_BLOB, T.BLOB: C.MYSQL_TYPE_BLOB,
-    T.VAR_STRING: C.MYSQL_TYPE_VAR_STRING, T.STRING: C.MYSQL_TYPE_STRING, T.GEOMETRY: C.MYSQL_TYPE_GEOMETRY,
-    T.JSON: C.MYSQL_TYPE_JSON, T.VECTOR: C.MYSQL_TYPE_VECTOR,
+    T.DECIMAL: C.MYSQL_TYPE_DECIMAL,
+    T.TINY: C.MYSQL_TYPE_TINY,
+    T.SHORT: C.MYSQL_TYPE_SHORT,
+    T.LONG: C.MYSQL_TYPE_LONG,
+    T.FLOAT: C.MYSQL_TYPE_FLOAT,
+    T.DOUBLE: C.MYSQL_TYPE_DOUBLE,
+    T.TYPE_NULL: C.MYSQL_TYPE_NULL,
+    T.TIMESTAMP: C.MYSQL_TYPE_TIMESTAMP,
+    T.LONGLONG: C.MYSQL_TYPE_LONGLONG,
+    T.INT24: C.MYSQL_TYPE_INT24,
+    T.DATE: C.MYSQL_TYPE_DATE,
+    T.TIME: C.MYSQL_TYPE_TIME,
+    T.DATETIME: C.MYSQL_TYPE_DATETIME,
+    T.YEAR: C.MYSQL_TYPE_YEAR,
+    T.NEWDATE: C.MYSQL_TYPE_DATE,
+    T.VARCHAR: C.MYSQL_TYPE_VARCHAR,
+    T.BIT: C.MYSQL_TYPE_BIT,
+    T.TIMESTAMP2: C.MYSQL_TYPE_TIMESTAMP2,
+    T.DATETIME2: C.MYSQL_TYPE_DATETIME2,
+    T.TIME2: C.MYSQL_TYPE_TIME2,
+    T.NEWDECIMAL: C.MYSQL_TYPE_NEWDECIMAL,
+    T.ENUM: C.MYSQL_TYPE_STRING,
+    T.SET: C.MYSQL_TYPE_STRING,
+    T.TINY_BLOB: C.MYSQL_TYPE_BLOB,
+    T.MEDIUM_BLOB: C.MYSQL_TYPE_BLOB,
+    T.LONG_BLOB: C.MYSQL_TYPE_BLOB,
+    T.BLOB: C.MYSQL_TYPE_BLOB,
+    T.VAR_STRING: C.MYSQL_TYPE_VAR_STRING,
+    T.STRING: C.MYSQL_TYPE_STRING,
+    T.GEOMETRY: C.MYSQL_TYPE_GEOMETRY,
+    T.JSON: C.MYSQL_TYPE_JSON,
+    T.VECTOR: C.MYSQL_TYPE_VECTOR,
 }
-_PREFIX_ALWAYS = T.BLOB_TYPES | {T.GEOMETRY, T.JSON}    # Field_blob::key_length() is 0: any key part is a prefix
+_PREFIX_ALWAYS = T.BLOB_TYPES | {T.GEOMETRY, T.JSON}  # Field_blob::key_length() is 0: any key part is a prefix
 
 
 def _binlog_order(table: Table) -> list[int]:
@@ -52,8 +73,10 @@ def binlog_type(col: Column) -> int:
     try:
         return DD_TO_BINLOG_TYPE[col.type]
     except KeyError:
-        raise SchemaMismatchError(f"column `{col.name}` has data-dictionary type {col.type}, which binlake can not "
-                                  f"map to a binlog column type") from None
+        raise SchemaMismatchError(
+            f"column `{col.name}` has data-dictionary type {col.type}, which binlake can not "
+            f"map to a binlog column type"
+        ) from None
 
 
 def _column_info(col: Column) -> ColumnInfo:
@@ -91,8 +114,7 @@ def _primary_key(table: Table, positions: dict[int, int]) -> tuple[tuple[int, in
     candidates = [i for i in indexes if i.type == T.IT_PRIMARY] or [i for i in indexes if i.type == T.IT_UNIQUE]
     for idx in candidates:
         parts = [e for e in sorted(idx.elements, key=lambda e: e.ordinal_position) if not e.hidden]
-        if not parts or any(e.column_opx not in positions or not 0 <= e.column_opx < len(table.columns)
-                            for e in parts):
+        if not parts or any(e.column_opx not in positions or not 0 <= e.column_opx < len(table.columns) for e in parts):
             continue
         key = tuple((positions[e.column_opx], _prefix(table.columns[e.column_opx], e.length)) for e in parts)
         if idx.type == T.IT_PRIMARY:
@@ -107,8 +129,13 @@ def table_schema(table: Table, source: str = "") -> TableSchema:
     order = _binlog_order(table)
     positions = {opx: k for k, opx in enumerate(order)}
     cols = [table.columns[i] for i in order]
-    return TableSchema(db=table.schema_ref, table=table.name, columns=tuple(_column_info(c) for c in cols),
-                       primary_key=_primary_key(table, positions), source=source)
+    return TableSchema(
+        db=table.schema_ref,
+        table=table.name,
+        columns=tuple(_column_info(c) for c in cols),
+        primary_key=_primary_key(table, positions),
+        source=source,
+    )
 
 
 def check_table_map(schema: TableSchema, column_types: Sequence[int]) -> None:
@@ -119,12 +146,17 @@ def check_table_map(schema: TableSchema, column_types: Sequence[int]) -> None:
         return
     where = f"`{schema.db}`.`{schema.table}`" + (f" from {schema.source}" if schema.source else "")
     if len(expected) != len(found):
-        raise SchemaMismatchError(f"table definition {where} does not fit the TABLE_MAP",
-                                  expected=f"{len(expected)} columns", found=f"{len(found)} columns")
+        raise SchemaMismatchError(
+            f"table definition {where} does not fit the TABLE_MAP",
+            expected=f"{len(expected)} columns",
+            found=f"{len(found)} columns",
+        )
     i = next(i for i, (a, b) in enumerate(zip(expected, found)) if a != b)
     raise SchemaMismatchError(
         f"table definition {where} does not fit the TABLE_MAP at column {i + 1} (`{schema.columns[i].name}`)",
-        expected=C.FIELD_TYPE_NAMES.get(expected[i], expected[i]), found=C.FIELD_TYPE_NAMES.get(found[i], found[i]))
+        expected=C.FIELD_TYPE_NAMES.get(expected[i], expected[i]),
+        found=C.FIELD_TYPE_NAMES.get(found[i], found[i]),
+    )
 
 
 class SdiSchemaProvider:
@@ -148,7 +180,7 @@ class SdiSchemaProvider:
 
     def versions(self, db: str, table: str) -> list[TableSchema]:
         found = self._versions.get((db, table))
-        if found is None:   # identifiers may differ in letter case (lower_case_table_names)
+        if found is None:  # identifiers may differ in letter case (lower_case_table_names)
             key = (db.lower(), table.lower())
             found = next((v for (d, t), v in self._versions.items() if (d.lower(), t.lower()) == key), [])
         return list(found)
@@ -167,8 +199,13 @@ class SdiSchemaProvider:
             return schema
         if len(errors) == 1:
             raise errors[0]
-        raise SchemaMismatchError(f"none of the {len(versions)} known definitions of `{db}`.`{table}` fits the "
-                                  f"TABLE_MAP", expected=" | ".join(
-                                      ",".join(C.FIELD_TYPE_NAMES.get(c.type_code, "?") if c.type_code is not None else "?" for c in v.columns)
-                                      for v in versions),
-                                  found=",".join(C.FIELD_TYPE_NAMES.get(t, str(t)) for t in column_types))
+        raise SchemaMismatchError(
+            f"none of the {len(versions)} known definitions of `{db}`.`{table}` fits the TABLE_MAP",
+            expected=" | ".join(
+                ",".join(
+                    C.FIELD_TYPE_NAMES.get(c.type_code, "?") if c.type_code is not None else "?" for c in v.columns
+                )
+                for v in versions
+            ),
+            found=",".join(C.FIELD_TYPE_NAMES.get(t, str(t)) for t in column_types),
+        )

@@ -55,7 +55,7 @@ def _legacy_big_endian_bytes(page: bytes, start: int, end: int) -> bytes:
     head_end = min(end, (start + 7) // 8 * 8)
     body_end = head_end + (end - head_end) // 8 * 8
     parts = [page[start:head_end]]
-    parts.extend(page[i:i + 8][::-1] for i in range(head_end, body_end, 8))
+    parts.extend(page[i : i + 8][::-1] for i in range(head_end, body_end, 8))
     parts.append(page[body_end:end])
     return b"".join(parts)
 
@@ -67,7 +67,7 @@ def page_crc32(page: bytes, legacy_big_endian: bool = False) -> int:
     r2 = (FIL_PAGE_DATA, size - FIL_PAGE_END_LSN_OLD_CHKSUM)
     if legacy_big_endian:
         return crc32c(_legacy_big_endian_bytes(page, *r1)) ^ crc32c(_legacy_big_endian_bytes(page, *r2))
-    return crc32c(page[r1[0]:r1[1]]) ^ crc32c(page[r2[0]:r2[1]])
+    return crc32c(page[r1[0] : r1[1]]) ^ crc32c(page[r2[0] : r2[1]])
 
 
 def fold_binary(data: bytes) -> int:
@@ -82,8 +82,10 @@ def fold_binary(data: bytes) -> int:
 def page_new_checksum(page: bytes) -> int:
     """``buf_calc_page_new_checksum`` (algorithm ``innodb``, stored in the header)."""
     size = len(page)
-    return (fold_binary(page[FIL_PAGE_OFFSET:FIL_PAGE_FILE_FLUSH_LSN])
-            + fold_binary(page[FIL_PAGE_DATA:size - FIL_PAGE_END_LSN_OLD_CHKSUM])) & 0xFFFFFFFF
+    return (
+        fold_binary(page[FIL_PAGE_OFFSET:FIL_PAGE_FILE_FLUSH_LSN])
+        + fold_binary(page[FIL_PAGE_DATA : size - FIL_PAGE_END_LSN_OLD_CHKSUM])
+    ) & 0xFFFFFFFF
 
 
 def page_old_checksum(page: bytes) -> int:
@@ -99,12 +101,12 @@ def page_checksum_algorithm(page: bytes) -> str | None:
     trailer agree.
     """
     size = len(page)
-    if page[FIL_PAGE_LSN + 4:FIL_PAGE_LSN + 8] != page[size - 4:size]:
+    if page[FIL_PAGE_LSN + 4 : FIL_PAGE_LSN + 8] != page[size - 4 : size]:
         return None
     field1 = _BE32.unpack_from(page, FIL_PAGE_SPACE_OR_CHKSUM)[0]
     field2 = _BE32.unpack_from(page, size - FIL_PAGE_END_LSN_OLD_CHKSUM)[0]
-    if field1 == 0 and field2 == 0 and page[FIL_PAGE_LSN:FIL_PAGE_LSN + 8] == bytes(8):
-        body = page[:FIL_PAGE_FILE_FLUSH_LSN] + page[FIL_PAGE_FILE_FLUSH_LSN + 8:]
+    if field1 == 0 and field2 == 0 and page[FIL_PAGE_LSN : FIL_PAGE_LSN + 8] == bytes(8):
+        body = page[:FIL_PAGE_FILE_FLUSH_LSN] + page[FIL_PAGE_FILE_FLUSH_LSN + 8 :]
         # FIL_PAGE_FILE_FLUSH_LSN (bytes 26..33) may be set on empty pages
         return "empty" if not any(body) else None
     if field1 == field2:
@@ -112,7 +114,7 @@ def page_checksum_algorithm(page: bytes) -> str | None:
             return "crc32"
         if field1 == BUF_NO_CHECKSUM_MAGIC:
             return "none"
-    lsn_high = _BE32.unpack_from(page, FIL_PAGE_LSN)[0]    # very old InnoDB stored the LSN in the trailer
+    lsn_high = _BE32.unpack_from(page, FIL_PAGE_LSN)[0]  # very old InnoDB stored the LSN in the trailer
     if (field2 == lsn_high or field2 == page_old_checksum(page)) and (field1 == 0 or field1 == page_new_checksum(page)):
         return "innodb"
     if field1 == field2 and field1 == page_crc32(page, legacy_big_endian=True):

@@ -16,16 +16,55 @@ from binlake.sdi import dd_types
 from binlake.sdi.canonical import canonical, definitions_equal
 from binlake.sdi.model import Column, ForeignKey, Index, Table
 
-COLUMN_TYPE_ATTRS = ("type", "column_type_utf8", "is_unsigned", "is_zerofill", "char_length", "numeric_precision",
-                     "numeric_scale", "datetime_precision", "collation_id", "elements", "srs_id")
-COLUMN_OTHER_ATTRS = ("is_nullable", "is_auto_increment", "is_virtual", "hidden", "has_no_default",
-                      "default_value_null", "default_value", "default_value_utf8", "default_option", "update_option",
-                      "comment", "generation_expression_utf8", "is_explicit_collation", "engine_attribute",
-                      "secondary_engine_attribute")
-TABLE_ATTRS = ("schema_ref", "name", "engine", "collation_id", "row_format", "comment", "options", "hidden",
-               "engine_attribute", "secondary_engine_attribute", "partition_type", "partition_expression_utf8",
-               "default_partitioning", "subpartition_type", "subpartition_expression_utf8",
-               "default_subpartitioning", "tablespace_ref")
+COLUMN_TYPE_ATTRS = (
+    "type",
+    "column_type_utf8",
+    "is_unsigned",
+    "is_zerofill",
+    "char_length",
+    "numeric_precision",
+    "numeric_scale",
+    "datetime_precision",
+    "collation_id",
+    "elements",
+    "srs_id",
+)
+COLUMN_OTHER_ATTRS = (
+    "is_nullable",
+    "is_auto_increment",
+    "is_virtual",
+    "hidden",
+    "has_no_default",
+    "default_value_null",
+    "default_value",
+    "default_value_utf8",
+    "default_option",
+    "update_option",
+    "comment",
+    "generation_expression_utf8",
+    "is_explicit_collation",
+    "engine_attribute",
+    "secondary_engine_attribute",
+)
+TABLE_ATTRS = (
+    "schema_ref",
+    "name",
+    "engine",
+    "collation_id",
+    "row_format",
+    "comment",
+    "options",
+    "hidden",
+    "engine_attribute",
+    "secondary_engine_attribute",
+    "partition_type",
+    "partition_expression_utf8",
+    "default_partitioning",
+    "subpartition_type",
+    "subpartition_expression_utf8",
+    "default_subpartitioning",
+    "tablespace_ref",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +121,7 @@ class TableDiff:
             if isinstance(v, tuple):
                 return [conv(x) for x in v]
             return v
+
         return {k: conv(getattr(self, k)) for k in self.__slots__}
 
     def render(self) -> str:
@@ -93,18 +133,26 @@ class TableDiff:
         lines = [f"{head}:"]
         for c in self.table_changes:
             lines.append(f"  table {c.attribute}: {c.old!r} -> {c.new!r}")
-        for label, names in (("column added", self.columns_added), ("column dropped", self.columns_dropped),
-                             ("column moved", self.columns_reordered), ("index added", self.indexes_added),
-                             ("index dropped", self.indexes_dropped), ("foreign key added", self.foreign_keys_added),
-                             ("foreign key dropped", self.foreign_keys_dropped),
-                             ("check constraint added", self.check_constraints_added),
-                             ("check constraint dropped", self.check_constraints_dropped)):
+        for label, names in (
+            ("column added", self.columns_added),
+            ("column dropped", self.columns_dropped),
+            ("column moved", self.columns_reordered),
+            ("index added", self.indexes_added),
+            ("index dropped", self.indexes_dropped),
+            ("foreign key added", self.foreign_keys_added),
+            ("foreign key dropped", self.foreign_keys_dropped),
+            ("check constraint added", self.check_constraints_added),
+            ("check constraint dropped", self.check_constraints_dropped),
+        ):
             lines.extend(f"  {label}: {name}" for name in names)
         lines.extend(f"  column renamed: {a} -> {b}" for a, b in self.columns_renamed)
-        for label, items in (("column retyped", self.columns_retyped), ("column modified", self.columns_modified),
-                             ("index changed", self.indexes_changed),
-                             ("foreign key changed", self.foreign_keys_changed),
-                             ("check constraint changed", self.check_constraints_changed)):
+        for label, items in (
+            ("column retyped", self.columns_retyped),
+            ("column modified", self.columns_modified),
+            ("index changed", self.indexes_changed),
+            ("foreign key changed", self.foreign_keys_changed),
+            ("check constraint changed", self.check_constraints_changed),
+        ):
             for item in items:
                 detail = "; ".join(f"{c.attribute}: {c.old!r} -> {c.new!r}" for c in item.changes)
                 lines.append(f"  {label}: {item.name}: {detail}")
@@ -149,7 +197,7 @@ def _diff_columns(old: Table, new: Table) -> tuple[dict[str, Any], dict[str, str
     old_cols, new_cols = _user_columns(old), _user_columns(new)
     new_names = {c.name for c in new_cols}
     old_names = {c.name for c in old_cols}
-    pairs = {c.name: c.name for c in old_cols if c.name in new_names}          # old name -> new name
+    pairs = {c.name: c.name for c in old_cols if c.name in new_names}  # old name -> new name
     dropped = [c for c in old_cols if c.name not in new_names]
     added = [c for c in new_cols if c.name not in old_names]
     signature = COLUMN_TYPE_ATTRS + COLUMN_OTHER_ATTRS
@@ -189,11 +237,17 @@ def _col_name(table: Table, opx: int, renames: dict[str, str]) -> str:
 
 def _index_view(table: Table, idx: Index, renames: dict[str, str]) -> dict[str, Any]:
     return {
-        "type": idx.type, "algorithm": idx.algorithm, "is_visible": idx.is_visible, "hidden": idx.hidden,
-        "is_generated": idx.is_generated, "comment": idx.comment, "options": idx.options,
+        "type": idx.type,
+        "algorithm": idx.algorithm,
+        "is_visible": idx.is_visible,
+        "hidden": idx.hidden,
+        "is_generated": idx.is_generated,
+        "comment": idx.comment,
+        "options": idx.options,
         "engine_attribute": idx.engine_attribute,
-        "elements": [(_col_name(table, e.column_opx, renames), e.length, e.order)
-                     for e in idx.elements if not e.hidden],
+        "elements": [
+            (_col_name(table, e.column_opx, renames), e.length, e.order) for e in idx.elements if not e.hidden
+        ],
     }
 
 
@@ -202,7 +256,9 @@ def _fk_view(table: Table, fk: ForeignKey, renames: dict[str, str]) -> dict[str,
         "columns": [_col_name(table, e.column_opx, renames) for e in fk.elements],
         "referenced_table": (fk.referenced_table_schema_name, fk.referenced_table_name),
         "referenced_columns": [e.referenced_column_name for e in fk.elements],
-        "update_rule": fk.update_rule, "delete_rule": fk.delete_rule, "match_option": fk.match_option,
+        "update_rule": fk.update_rule,
+        "delete_rule": fk.delete_rule,
+        "match_option": fk.match_option,
         "unique_constraint_name": fk.unique_constraint_name,
     }
 
@@ -222,23 +278,38 @@ def diff_tables(old: Table, new: Table) -> TableDiff:
     """The schema diff from ``old`` to ``new``."""
     if definitions_equal(old, new):
         return TableDiff(old.identity, new.identity, True)
-    column_diff, renames = _diff_columns(old, new)      # old columns are named by their new names below
-    idx_a, idx_d, idx_c = _diff_named({i.name: _index_view(old, i, renames) for i in old.indexes},
-                                      {i.name: _index_view(new, i, {}) for i in new.indexes})
-    fk_a, fk_d, fk_c = _diff_named({f.name: _fk_view(old, f, renames) for f in old.foreign_keys},
-                                   {f.name: _fk_view(new, f, {}) for f in new.foreign_keys})
-    cc_a, cc_d, cc_c = _diff_named({c.name: {"state": c.state, "check_clause_utf8": c.check_clause_utf8}
-                                    for c in old.check_constraints},
-                                   {c.name: {"state": c.state, "check_clause_utf8": c.check_clause_utf8}
-                                    for c in new.check_constraints})
+    column_diff, renames = _diff_columns(old, new)  # old columns are named by their new names below
+    idx_a, idx_d, idx_c = _diff_named(
+        {i.name: _index_view(old, i, renames) for i in old.indexes},
+        {i.name: _index_view(new, i, {}) for i in new.indexes},
+    )
+    fk_a, fk_d, fk_c = _diff_named(
+        {f.name: _fk_view(old, f, renames) for f in old.foreign_keys},
+        {f.name: _fk_view(new, f, {}) for f in new.foreign_keys},
+    )
+    cc_a, cc_d, cc_c = _diff_named(
+        {c.name: {"state": c.state, "check_clause_utf8": c.check_clause_utf8} for c in old.check_constraints},
+        {c.name: {"state": c.state, "check_clause_utf8": c.check_clause_utf8} for c in new.check_constraints},
+    )
     table_changes = list(_changes(old, new, TABLE_ATTRS, lambda t, a: getattr(t, a)))
     if canonical(old.partitions) != canonical(new.partitions):
         table_changes.append(Change("partitions", [p.name for p in old.partitions], [p.name for p in new.partitions]))
     diff = TableDiff(
-        old.identity, new.identity, False, table_changes=tuple(table_changes), **column_diff,
-        indexes_added=idx_a, indexes_dropped=idx_d, indexes_changed=idx_c,
-        foreign_keys_added=fk_a, foreign_keys_dropped=fk_d, foreign_keys_changed=fk_c,
-        check_constraints_added=cc_a, check_constraints_dropped=cc_d, check_constraints_changed=cc_c)
+        old.identity,
+        new.identity,
+        False,
+        table_changes=tuple(table_changes),
+        **column_diff,
+        indexes_added=idx_a,
+        indexes_dropped=idx_d,
+        indexes_changed=idx_c,
+        foreign_keys_added=fk_a,
+        foreign_keys_dropped=fk_d,
+        foreign_keys_changed=fk_c,
+        check_constraints_added=cc_a,
+        check_constraints_dropped=cc_d,
+        check_constraints_changed=cc_c,
+    )
     if not any(getattr(diff, k) for k in diff.__slots__ if k not in ("old_identity", "new_identity", "equal")):
         note = "definitions differ only in members this diff does not itemize (e.g. engine-hidden columns)"
         diff = TableDiff(old.identity, new.identity, False, notes=(note,))

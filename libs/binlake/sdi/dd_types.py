@@ -47,9 +47,9 @@ COLUMN_TYPE_NAMES: dict[int, str] = {
 
 # dd::Column::enum_hidden_type
 HT_VISIBLE = 1
-HT_HIDDEN_SE = 2      # added by the storage engine (DB_TRX_ID, DB_ROLL_PTR, DB_ROW_ID, FTS_DOC_ID)
-HT_HIDDEN_SQL = 3     # added by the SQL layer (functional index parts)
-HT_HIDDEN_USER = 4    # INVISIBLE columns
+HT_HIDDEN_SE = 2  # added by the storage engine (DB_TRX_ID, DB_ROLL_PTR, DB_ROW_ID, FTS_DOC_ID)
+HT_HIDDEN_SQL = 3  # added by the SQL layer (functional index parts)
+HT_HIDDEN_USER = 4  # INVISIBLE columns
 
 # dd::Index::enum_index_type
 IT_PRIMARY = 1

@@ -36,4 +36,3 @@ class TablespaceError(SdiError):
 
 class ChecksumError(TablespaceError):
     """A page's stored checksums match none of crc32c, innodb, none (``BlockReporter::is_corrupted``)."""
-

@@ -21,8 +21,8 @@ from binlake.sdi.model import SdiDocument, parse_sdi
 # --- fil0types.h: file page header and trailer
 FIL_PAGE_SPACE_OR_CHKSUM = 0
 FIL_PAGE_OFFSET = 4
-FIL_PAGE_PREV = 8            # on page 0 of an 8.0 tablespace: FIL_PAGE_SRV_VERSION
-FIL_PAGE_NEXT = 12           # on page 0: FIL_PAGE_SPACE_VERSION
+FIL_PAGE_PREV = 8  # on page 0 of an 8.0 tablespace: FIL_PAGE_SRV_VERSION
+FIL_PAGE_NEXT = 12  # on page 0: FIL_PAGE_SPACE_VERSION
 FIL_PAGE_TYPE = 24
 FIL_PAGE_SPACE_ID = 34
 FIL_PAGE_DATA = 38
@@ -42,7 +42,7 @@ FSP_HEADER_SIZE = 112
 XDES_ARR_OFFSET = FSP_HEADER_OFFSET + FSP_HEADER_SIZE
 XDES_BITMAP = 24
 XDES_BITS_PER_PAGE = 2
-ENCRYPTION_INFO_MAX_SIZE = 115   # Encryption::INFO_MAX_SIZE: magic 3 + key id 4 + key/iv 64 + uuid 36 + crc 4 + 4
+ENCRYPTION_INFO_MAX_SIZE = 115  # Encryption::INFO_MAX_SIZE: magic 3 + key id 4 + key/iv 64 + uuid 36 + crc 4 + 4
 FSP_SDI_HEADER_LEN = 8
 SDI_VERSION = 1
 FSP_FLAGS_POS_ZIP_SSIZE = 1
@@ -82,9 +82,9 @@ REC_OFF_DATA_ID = 4
 REC_OFF_DATA_UNCOMP_LEN = 25
 REC_OFF_DATA_COMP_LEN = 29
 REC_OFF_DATA_VARCHAR = 33
-REC_OFF_CHILD_PAGE_NO = 12            # node pointer: type, id, then the child page number
+REC_OFF_CHILD_PAGE_NO = 12  # node pointer: type, id, then the child page number
 SDI_REC_SIZE = 1 + REC_N_NEW_EXTRA_BYTES + 4 + 8 + 7 + 6
-SDI_BLOB_ALLOWED = 4                  # pages 0..3 are FSP header, IBUF bitmap, INODE, SDI root
+SDI_BLOB_ALLOWED = 4  # pages 0..3 are FSP header, IBUF bitmap, INODE, SDI root
 
 # --- lob0lob.h: externally stored field reference and old-style BLOB page header
 BTR_EXTERN_FIELD_REF_SIZE = 20
@@ -111,8 +111,8 @@ class TablespaceInfo:
     flags: int
     page_size: int
     n_pages: int
-    server_version: int      # FIL_PAGE_SRV_VERSION, e.g. 80040
-    space_version: int       # FIL_PAGE_SPACE_VERSION
+    server_version: int  # FIL_PAGE_SRV_VERSION, e.g. 80040
+    space_version: int  # FIL_PAGE_SPACE_VERSION
     sdi_version: int
     sdi_root: int
 
@@ -134,8 +134,9 @@ class SdiRecord:
         try:
             return self.data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise SdiFormatError(self.source, f"sdi[type={self.sdi_type},id={self.sdi_id}]",
-                                 f"SDI is not UTF-8 at byte {exc.start}") from None
+            raise SdiFormatError(
+                self.source, f"sdi[type={self.sdi_type},id={self.sdi_id}]", f"SDI is not UTF-8 at byte {exc.start}"
+            ) from None
 
     def document(self) -> SdiDocument:
         return parse_sdi(self.text(), self.source)
@@ -152,7 +153,7 @@ def page_size_from_flags(flags: int) -> int:
 
 def sdi_offset(page_size: int) -> int:
     """``fsp_header_get_sdi_offset``: where page 0 stores the SDI version and root page number."""
-    extent_pages = (1 << 20) // page_size if page_size <= 16384 else 64   # FSP_EXTENT_SIZE
+    extent_pages = (1 << 20) // page_size if page_size <= 16384 else 64  # FSP_EXTENT_SIZE
     xdes_size = XDES_BITMAP + (extent_pages * XDES_BITS_PER_PAGE + 7) // 8
     xdes_arr_size = page_size // extent_pages
     return XDES_ARR_OFFSET + xdes_size * xdes_arr_size + ENCRYPTION_INFO_MAX_SIZE
@@ -161,8 +162,9 @@ def sdi_offset(page_size: int) -> int:
 class _Pages:
     """Bounded, checksum-verified access to the pages of one tablespace image."""
 
-    def __init__(self, buf: memoryview, page_size: int, space_id: int, source: str, verify: bool,
-                 max_sdi_size: int = 0) -> None:
+    def __init__(
+        self, buf: memoryview, page_size: int, space_id: int, source: str, verify: bool, max_sdi_size: int = 0
+    ) -> None:
         self.buf, self.page_size, self.space_id = buf, page_size, space_id
         self.source, self.verify = source, verify
         self.max_sdi_size = max_sdi_size or MAX_SDI_SIZE
@@ -173,13 +175,19 @@ class _Pages:
 
     def get(self, page_no: int, expected_type: int) -> bytes:
         if not 0 <= page_no < self.n_pages:
-            raise self.error(page_no, f"page is beyond the end of the file ({self.n_pages} whole pages of "
-                                      f"{self.page_size} bytes): the tablespace is truncated or the pointer to it "
-                                      f"is corrupt")
-        page = bytes(self.buf[page_no * self.page_size:(page_no + 1) * self.page_size])
+            raise self.error(
+                page_no,
+                f"page is beyond the end of the file ({self.n_pages} whole pages of "
+                f"{self.page_size} bytes): the tablespace is truncated or the pointer to it "
+                f"is corrupt",
+            )
+        page = bytes(self.buf[page_no * self.page_size : (page_no + 1) * self.page_size])
         if self.verify and page_checksum_algorithm(page) is None:
-            raise ChecksumError(self.source, page_no, "checksum mismatch: the stored checksums match none of "
-                                                      "crc32, innodb, none (the page is corrupt)")
+            raise ChecksumError(
+                self.source,
+                page_no,
+                "checksum mismatch: the stored checksums match none of crc32, innodb, none (the page is corrupt)",
+            )
         found_no = _U32.unpack_from(page, FIL_PAGE_OFFSET)[0]
         if found_no != page_no:
             raise self.error(page_no, f"expected page number {page_no} in the page header, found {found_no}")
@@ -206,17 +214,24 @@ def _open(buf: memoryview, source: str, verify: bool) -> tuple[TablespaceInfo, _
     space_id = _U32.unpack_from(buf, FSP_HEADER_OFFSET + FSP_SPACE_ID)[0]
     page_size = page_size_from_flags(flags)
     if flags >> FSP_FLAGS_POS_UNUSED or page_size == 0:
-        raise TablespaceError(source, 0, f"invalid FSP_SPACE_FLAGS 0x{flags:x}: not an InnoDB tablespace or page 0 "
-                                         f"is corrupt")
+        raise TablespaceError(
+            source, 0, f"invalid FSP_SPACE_FLAGS 0x{flags:x}: not an InnoDB tablespace or page 0 is corrupt"
+        )
     if flags & FSP_FLAGS_MASK_ZIP_SSIZE:
-        raise TablespaceError(source, 0, "ROW_FORMAT=COMPRESSED (KEY_BLOCK_SIZE) tablespaces are not supported; "
-                                         "use ibd2sdi for this file")
+        raise TablespaceError(
+            source, 0, "ROW_FORMAT=COMPRESSED (KEY_BLOCK_SIZE) tablespaces are not supported; use ibd2sdi for this file"
+        )
     if flags & (1 << FSP_FLAGS_POS_ENCRYPTION):
-        raise TablespaceError(source, 0, "the tablespace is encrypted; its SDI pages can not be read without the "
-                                         "keyring")
+        raise TablespaceError(
+            source, 0, "the tablespace is encrypted; its SDI pages can not be read without the keyring"
+        )
     if not flags & (1 << FSP_FLAGS_POS_SDI):
-        raise TablespaceError(source, 0, f"FSP_SPACE_FLAGS 0x{flags:x} has no SDI flag: not a MySQL 8.0+ tablespace "
-                                         f"(MySQL 5.7 and MariaDB files carry no SDI)")
+        raise TablespaceError(
+            source,
+            0,
+            f"FSP_SPACE_FLAGS 0x{flags:x} has no SDI flag: not a MySQL 8.0+ tablespace "
+            f"(MySQL 5.7 and MariaDB files carry no SDI)",
+        )
     pages = _Pages(buf, page_size, space_id, source, verify)
     page0 = pages.get(0, FIL_PAGE_TYPE_FSP_HDR)
     off = sdi_offset(page_size)
@@ -225,10 +240,16 @@ def _open(buf: memoryview, source: str, verify: bool) -> tuple[TablespaceInfo, _
         raise pages.error(0, f"expected SDI version {SDI_VERSION} at offset {off}, found {sdi_version}")
     if sdi_root < SDI_BLOB_ALLOWED - 1:
         raise pages.error(0, f"SDI root page number {sdi_root} is outside the SDI index's range (3 and up)")
-    info = TablespaceInfo(space_id=space_id, flags=flags, page_size=page_size, n_pages=pages.n_pages,
-                          server_version=_U32.unpack_from(page0, FIL_PAGE_PREV)[0],
-                          space_version=_U32.unpack_from(page0, FIL_PAGE_NEXT)[0],
-                          sdi_version=sdi_version, sdi_root=sdi_root)
+    info = TablespaceInfo(
+        space_id=space_id,
+        flags=flags,
+        page_size=page_size,
+        n_pages=pages.n_pages,
+        server_version=_U32.unpack_from(page0, FIL_PAGE_PREV)[0],
+        space_version=_U32.unpack_from(page0, FIL_PAGE_NEXT)[0],
+        sdi_version=sdi_version,
+        sdi_root=sdi_root,
+    )
     return info, pages
 
 
@@ -237,7 +258,7 @@ def _user_records(pages: _Pages, page_no: int, page: bytes) -> list[tuple[int, i
     size = pages.page_size
     if not _U16.unpack_from(page, PAGE_HEADER + PAGE_N_HEAP)[0] & PAGE_HEAP_NO_COMPACT_FLAG:
         raise pages.error(page_no, "expected a compact-format index page, found the redundant format")
-    if page[PAGE_NEW_INFIMUM:PAGE_NEW_INFIMUM + 8] != b"infimum\x00":
+    if page[PAGE_NEW_INFIMUM : PAGE_NEW_INFIMUM + 8] != b"infimum\x00":
         raise pages.error(page_no, f"expected the infimum record at offset {PAGE_NEW_INFIMUM}")
     out: list[tuple[int, int]] = []
     off = PAGE_NEW_INFIMUM
@@ -245,8 +266,10 @@ def _user_records(pages: _Pages, page_no: int, page: bytes) -> list[tuple[int, i
         rel = _U16.unpack_from(page, off - REC_NEXT)[0]
         nxt = (off + rel) & (size - 1)
         if rel == 0 or not PAGE_NEW_SUPREMUM <= nxt < size - FIL_PAGE_DATA_END - REC_OFF_DATA_VARCHAR:
-            raise pages.error(page_no, f"record at offset {off}: next-record offset {rel} leads to {nxt}, outside "
-                                       f"the page's record heap")
+            raise pages.error(
+                page_no,
+                f"record at offset {off}: next-record offset {rel} leads to {nxt}, outside the page's record heap",
+            )
         status = page[nxt - REC_OFF_TYPE] & 0x7
         if status == REC_STATUS_SUPREMUM:
             if nxt != PAGE_NEW_SUPREMUM:
@@ -295,14 +318,16 @@ def _external(pages: _Pages, page_no: int, ref: bytes) -> bytes:
         part_len = _U32.unpack_from(blob, FIL_PAGE_DATA + LOB_HDR_PART_LEN)[0]
         start = FIL_PAGE_DATA + LOB_HDR_SIZE
         if start + part_len > pages.page_size - FIL_PAGE_DATA_END or got + part_len > length:
-            raise pages.error(blob_no, f"SDI BLOB part of {part_len} bytes does not fit the page or the field "
-                                       f"length {length}")
-        parts.append(blob[start:start + part_len])
+            raise pages.error(
+                blob_no, f"SDI BLOB part of {part_len} bytes does not fit the page or the field length {length}"
+            )
+        parts.append(blob[start : start + part_len])
         got += part_len
         blob_no = _U32.unpack_from(blob, FIL_PAGE_DATA + LOB_HDR_NEXT_PAGE_NO)[0]
     if got != length:
-        raise pages.error(page_no, f"externally stored SDI: expected {length} bytes, the BLOB chain from page "
-                                   f"{first} holds {got}")
+        raise pages.error(
+            page_no, f"externally stored SDI: expected {length} bytes, the BLOB chain from page {first} holds {got}"
+        )
     return b"".join(parts)
 
 
@@ -314,7 +339,7 @@ def _sdi_record(pages: _Pages, page_no: int, page: bytes, rec: int) -> SdiRecord
     comp_len = _U32.unpack_from(page, rec + REC_OFF_DATA_COMP_LEN)[0]
     len1 = page[rec - REC_N_NEW_EXTRA_BYTES - 1]
     external = False
-    if len1 & 0x80:                       # two length bytes (rec_init_offsets_comp_ordinary, DATA_BIG_COL)
+    if len1 & 0x80:  # two length bytes (rec_init_offsets_comp_ordinary, DATA_BIG_COL)
         local_len = ((len1 & 0x3F) << 8) | page[rec - REC_N_NEW_EXTRA_BYTES - 2]
         external = bool(len1 & 0x40)
     else:
@@ -322,11 +347,13 @@ def _sdi_record(pages: _Pages, page_no: int, page: bytes, rec: int) -> SdiRecord
     start = rec + REC_OFF_DATA_VARCHAR
     if start + local_len > pages.page_size - FIL_PAGE_DATA_END:
         raise pages.error(page_no, f"SDI record at offset {rec}: data of {local_len} bytes runs past the page end")
-    local = page[start:start + local_len]
+    local = page[start : start + local_len]
     if external:
         if local_len < BTR_EXTERN_FIELD_REF_SIZE:
-            raise pages.error(page_no, f"SDI record at offset {rec}: external field of {local_len} bytes is shorter "
-                                       f"than a BLOB reference")
+            raise pages.error(
+                page_no,
+                f"SDI record at offset {rec}: external field of {local_len} bytes is shorter than a BLOB reference",
+            )
         ref = local[-BTR_EXTERN_FIELD_REF_SIZE:]
         compressed = local[:-BTR_EXTERN_FIELD_REF_SIZE] + _external(pages, page_no, ref)
     else:
@@ -335,10 +362,12 @@ def _sdi_record(pages: _Pages, page_no: int, page: bytes, rec: int) -> SdiRecord
     if len(compressed) != comp_len:
         raise pages.error(page_no, f"{where}: expected {comp_len} compressed bytes, found {len(compressed)}")
     if uncomp_len > pages.max_sdi_size:
-        raise pages.error(page_no, f"{where}: declared uncompressed length {uncomp_len} is above the maximum SDI "
-                                   f"size {pages.max_sdi_size}")
+        raise pages.error(
+            page_no,
+            f"{where}: declared uncompressed length {uncomp_len} is above the maximum SDI size {pages.max_sdi_size}",
+        )
     inflater = zlib.decompressobj()
-    try:       # never more than the declared length plus one byte (to see a stream that inflates past it)
+    try:  # never more than the declared length plus one byte (to see a stream that inflates past it)
         data = inflater.decompress(compressed, uncomp_len + 1)
     except zlib.error as exc:
         raise pages.error(page_no, f"{where}: zlib inflate failed ({exc})") from None
@@ -351,18 +380,20 @@ def _sdi_record(pages: _Pages, page_no: int, page: bytes, rec: int) -> SdiRecord
     return SdiRecord(sdi_type, sdi_id, data, uncomp_len, comp_len, page_no, external, pages.source)
 
 
-def read_ibd_sdi(buf: bytes | memoryview, source: str = "", verify_checksums: bool = True,
-                 max_sdi_size: int = 0) -> tuple[TablespaceInfo, list[SdiRecord]]:
+def read_ibd_sdi(
+    buf: bytes | memoryview, source: str = "", verify_checksums: bool = True, max_sdi_size: int = 0
+) -> tuple[TablespaceInfo, list[SdiRecord]]:
     """All SDI records of a tablespace image, in SDI index order (type, id), as ``ibd2sdi`` lists them.
 
     A record declaring more than ``max_sdi_size`` (default MAX_SDI_SIZE) uncompressed bytes is an error; each
     record is inflated to at most its declared length."""
-    with memoryview(buf) as view:         # released on exit, so a caller's mmap can close even after an error
+    with memoryview(buf) as view:  # released on exit, so a caller's mmap can close even after an error
         return _read_sdi(view, source, verify_checksums, max_sdi_size)
 
 
-def _read_sdi(view: memoryview, source: str, verify: bool,
-              max_sdi_size: int = 0) -> tuple[TablespaceInfo, list[SdiRecord]]:
+def _read_sdi(
+    view: memoryview, source: str, verify: bool, max_sdi_size: int = 0
+) -> tuple[TablespaceInfo, list[SdiRecord]]:
     info, pages = _open(view, source, verify)
     pages.max_sdi_size = max_sdi_size or MAX_SDI_SIZE
     leaf = _leftmost_leaf(pages, info.sdi_root)

@@ -52,7 +52,7 @@ class Observation:
     fingerprint: str
     seen_at: datetime
     position: Optional[BinlogPosition]
-    origin: str                      # where the SDI came from (file path, ibd2sdi dump, ...)
+    origin: str  # where the SDI came from (file path, ibd2sdi dump, ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ class Version:
 
     db: str
     table_name: str
-    version: int                     # 1, 2, ... per table in first_seen order
+    version: int  # 1, 2, ... per table in first_seen order
     fingerprint: str
     document: SdiDocument
     first_seen: datetime
@@ -92,8 +92,8 @@ REGISTRY_ROW_SCHEMA: tuple[tuple[str, str, bool], ...] = (
     ("mysqld_version_id", "int", False),
     ("dd_version", "int", False),
     ("column_count", "int", False),
-    ("columns_json", "string", False),     # [{"name", "dd_type", "binlog_type", "unsigned", "nullable", ...}]
-    ("sdi_json", "string", False),         # the full definition: the SDI JSON as stored
+    ("columns_json", "string", False),  # [{"name", "dd_type", "binlog_type", "unsigned", "nullable", ...}]
+    ("sdi_json", "string", False),  # the full definition: the SDI JSON as stored
 )
 REGISTRY_KEY = ("db", "table_name", "version")
 
@@ -105,13 +105,15 @@ class SchemaRegistry:
         self._obs: dict[tuple[str, str], list[Observation]] = {}
         self._docs: dict[str, SdiDocument] = {}
 
-    def observe(self, doc: SdiDocument, seen_at: datetime, position: Optional[BinlogPosition] = None,
-                origin: str = "") -> bool:
+    def observe(
+        self, doc: SdiDocument, seen_at: datetime, position: Optional[BinlogPosition] = None, origin: str = ""
+    ) -> bool:
         """Record that ``doc`` (a Table SDI) was seen at ``seen_at``; True when this adds a new version."""
         table = doc.table
         if table is None:
-            raise SdiError(f"{origin or doc.source}: only Table SDIs go to the schema registry, "
-                           f"not {doc.header.dd_object_type}")
+            raise SdiError(
+                f"{origin or doc.source}: only Table SDIs go to the schema registry, not {doc.header.dd_object_type}"
+            )
         key = (table.schema_ref, table.name)
         fp = fingerprint(table)
         self._docs.setdefault(fp, doc)
@@ -130,11 +132,33 @@ class SchemaRegistry:
             if out and out[-1].fingerprint == o.fingerprint:
                 last = out[-1]
                 pos = o.position if o.position is not None else last.last_position
-                out[-1] = Version(db, table_name, last.version, last.fingerprint, last.document, last.first_seen,
-                                  o.seen_at, last.first_position, pos, last.origin)
+                out[-1] = Version(
+                    db,
+                    table_name,
+                    last.version,
+                    last.fingerprint,
+                    last.document,
+                    last.first_seen,
+                    o.seen_at,
+                    last.first_position,
+                    pos,
+                    last.origin,
+                )
             else:
-                out.append(Version(db, table_name, len(out) + 1, o.fingerprint, self._docs[o.fingerprint],
-                                   o.seen_at, o.seen_at, o.position, o.position, o.origin))
+                out.append(
+                    Version(
+                        db,
+                        table_name,
+                        len(out) + 1,
+                        o.fingerprint,
+                        self._docs[o.fingerprint],
+                        o.seen_at,
+                        o.seen_at,
+                        o.position,
+                        o.position,
+                        o.origin,
+                    )
+                )
         return out
 
     def definition_at(self, db: str, table_name: str, at: datetime | BinlogPosition) -> Optional[Version]:
@@ -152,10 +176,17 @@ class SchemaRegistry:
         """A binlog SchemaProvider over all versions (the newest version matching a TABLE_MAP wins)."""
         return SdiSchemaProvider(
             table_schema(v.table, f"{v.origin} (version {v.version}, {v.fingerprint[:12]})")
-            for key in self.tables() for v in self.versions(*key))
+            for key in self.tables()
+            for v in self.versions(*key)
+        )
 
-    def snapshot(self, paths: Iterable[str | os.PathLike[str]], seen_at: datetime,
-                 position: Optional[BinlogPosition] = None, verify_checksums: bool = True) -> int:
+    def snapshot(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        seen_at: datetime,
+        position: Optional[BinlogPosition] = None,
+        verify_checksums: bool = True,
+    ) -> int:
         """Observe every Table SDI in ``paths`` (files or folders of .ibd/.sdi/ibd2sdi files) as one snapshot taken
         at ``seen_at`` (and binlog ``position``); returns how many new versions it added."""
         added = 0
@@ -178,31 +209,51 @@ class SchemaRegistry:
         reg = cls()
         for r in sorted(rows, key=lambda r: (r["db"], r["table_name"], r["version"])):
             doc = parse_sdi(r["sdi_json"], r["origin"])
-            for when, file, pos in ((r["first_seen"], r["first_binlog_file"], r["first_binlog_pos"]),
-                                    (r["last_seen"], r["last_binlog_file"], r["last_binlog_pos"])):
+            for when, file, pos in (
+                (r["first_seen"], r["first_binlog_file"], r["first_binlog_pos"]),
+                (r["last_seen"], r["last_binlog_file"], r["last_binlog_pos"]),
+            ):
                 position = BinlogPosition.of(file, pos) if file is not None and pos is not None else None
                 reg.observe(doc, when, position, r["origin"])
         return reg
 
 
 def _columns_json(table: Table) -> str:
-    cols = [{"name": c.name, "ordinal_position": c.ordinal_position, "dd_type": c.type,
-             "binlog_type": DD_TO_BINLOG_TYPE.get(c.type), "column_type": c.column_type_utf8,
-             "unsigned": bool(c.is_unsigned), "nullable": bool(c.is_nullable), "collation_id": c.collation_id,
-             "hidden": c.hidden} for c in table.columns]
+    cols = [
+        {
+            "name": c.name,
+            "ordinal_position": c.ordinal_position,
+            "dd_type": c.type,
+            "binlog_type": DD_TO_BINLOG_TYPE.get(c.type),
+            "column_type": c.column_type_utf8,
+            "unsigned": bool(c.is_unsigned),
+            "nullable": bool(c.is_nullable),
+            "collation_id": c.collation_id,
+            "hidden": c.hidden,
+        }
+        for c in table.columns
+    ]
     return json.dumps(cols, separators=(",", ":"), ensure_ascii=False)
 
 
 def _row(v: Version) -> dict[str, Any]:
     doc = v.document
     return {
-        "db": v.db, "table_name": v.table_name, "version": v.version, "fingerprint": v.fingerprint,
-        "engine": v.table.engine, "first_seen": v.first_seen, "last_seen": v.last_seen,
+        "db": v.db,
+        "table_name": v.table_name,
+        "version": v.version,
+        "fingerprint": v.fingerprint,
+        "engine": v.table.engine,
+        "first_seen": v.first_seen,
+        "last_seen": v.last_seen,
         "first_binlog_file": v.first_position.file if v.first_position else None,
         "first_binlog_pos": v.first_position.pos if v.first_position else None,
         "last_binlog_file": v.last_position.file if v.last_position else None,
         "last_binlog_pos": v.last_position.pos if v.last_position else None,
-        "origin": v.origin, "mysqld_version_id": doc.header.mysqld_version_id, "dd_version": doc.header.dd_version,
-        "column_count": len(v.table.columns), "columns_json": _columns_json(v.table),
+        "origin": v.origin,
+        "mysqld_version_id": doc.header.mysqld_version_id,
+        "dd_version": doc.header.dd_version,
+        "column_count": len(v.table.columns),
+        "columns_json": _columns_json(v.table),
         "sdi_json": doc.raw or to_json(doc),
     }

@@ -68,8 +68,13 @@ def _members(pairs: Iterable[tuple[str, Any]], out: list[str]) -> None:
 
 def _header_pairs(doc: SdiDocument) -> Iterable[tuple[str, Any]]:
     h = doc.header
-    known = {"mysqld_version_id": h.mysqld_version_id, "dd_version": h.dd_version, "sdi_version": h.sdi_version,
-             "dd_object_type": h.dd_object_type, "dd_object": doc.obj}
+    known = {
+        "mysqld_version_id": h.mysqld_version_id,
+        "dd_version": h.dd_version,
+        "sdi_version": h.sdi_version,
+        "dd_object_type": h.dd_object_type,
+        "dd_object": doc.obj,
+    }
     extra = dict(doc.extra)
     for key in doc.json_keys or tuple(known) + tuple(extra):
         yield key, known[key] if key in known else extra[key]

@@ -18,19 +18,31 @@ Parquet paths). Taking one: :func:`take_snapshot` (``binlake snapshot``).
 """
 
 from binlake.snapshot.errors import (
-                                     ServerUnreachableError,
-                                     SnapshotAccessError,
-                                     SnapshotError,
-                                     SnapshotServerError,
-                                     SnapshotStateError,
-                                     TableChangedError,
-                                     UnknownTableError,
+    ServerUnreachableError,
+    SnapshotAccessError,
+    SnapshotError,
+    SnapshotServerError,
+    SnapshotStateError,
+    TableChangedError,
+    UnknownTableError,
 )
 from binlake.snapshot.manifest import Column, Position, Snapshot, SnapshotTable, read_snapshots
 from binlake.snapshot.take import SnapshotOptions, SnapshotResult, take_snapshot
 
 __all__ = [
-    "Column", "Position", "ServerUnreachableError", "Snapshot", "SnapshotAccessError", "SnapshotError",
-    "SnapshotOptions", "SnapshotResult", "SnapshotServerError", "SnapshotStateError", "SnapshotTable",
-    "TableChangedError", "UnknownTableError", "read_snapshots", "take_snapshot",
+    "Column",
+    "Position",
+    "ServerUnreachableError",
+    "Snapshot",
+    "SnapshotAccessError",
+    "SnapshotError",
+    "SnapshotOptions",
+    "SnapshotResult",
+    "SnapshotServerError",
+    "SnapshotStateError",
+    "SnapshotTable",
+    "TableChangedError",
+    "UnknownTableError",
+    "read_snapshots",
+    "take_snapshot",
 ]

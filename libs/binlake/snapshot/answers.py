@@ -21,8 +21,10 @@ def _shown(value: Any) -> str:
 def row(values: Sequence[Any], width: int, where: str, what: str) -> tuple:
     """One result row of exactly ``width`` values."""
     if not isinstance(values, (tuple, list)) or len(values) != width:
-        raise SnapshotAnswerError(f"{where}: {what}: expected a row of {width} value(s), the server returned "
-                                  f"{_shown(values)}; is this a MySQL 8 / MariaDB 10.5+ server?")
+        raise SnapshotAnswerError(
+            f"{where}: {what}: expected a row of {width} value(s), the server returned "
+            f"{_shown(values)}; is this a MySQL 8 / MariaDB 10.5+ server?"
+        )
     return tuple(values)
 
 
@@ -40,8 +42,7 @@ def text(value: Any, where: str, what: str, *, null: bool = False) -> Optional[s
     raise SnapshotAnswerError(f"{where}: {what}: expected text, the server returned {_shown(value)}")
 
 
-def integer(value: Any, where: str, what: str, *, low: int = 0, high: int = MAX_INT,
-            null: Optional[int] = None) -> int:
+def integer(value: Any, where: str, what: str, *, low: int = 0, high: int = MAX_INT, null: Optional[int] = None) -> int:
     """An integer in ``low..high`` from the server's text; NULL is ``null`` when given."""
     if value is None and null is not None:
         return null
@@ -50,15 +51,17 @@ def integer(value: Any, where: str, what: str, *, low: int = 0, high: int = MAX_
     except (TypeError, ValueError, UnicodeDecodeError):
         number = None
     if number is None or isinstance(value, (bool, float)) or not low <= number <= high:
-        raise SnapshotAnswerError(f"{where}: {what}: expected an integer in {low}..{high}, the server returned "
-                                  f"{_shown(value)}")
+        raise SnapshotAnswerError(
+            f"{where}: {what}: expected an integer in {low}..{high}, the server returned {_shown(value)}"
+        )
     return number
 
 
 def member(mapping: Mapping[str, Any], key: str, where: str, what: str) -> Any:
     if key not in mapping:
-        raise SnapshotAnswerError(f"{where}: {what}: the server's answer has no {key} column (found "
-                                  f"{', '.join(map(str, mapping))[:160]})")
+        raise SnapshotAnswerError(
+            f"{where}: {what}: the server's answer has no {key} column (found {', '.join(map(str, mapping))[:160]})"
+        )
     return mapping[key]
 
 
@@ -69,13 +72,17 @@ def position(file: Any, pos: Any, gtid: Any, where: str, what: str) -> Position:
     gtid = text(gtid, where, what, null=True) or None
     reason = position_problem(file, pos, gtid)
     if reason is not None:
-        raise SnapshotAnswerError(f"{where}: {what}: the server gives the position {str(file)[:80]!r}:{pos}, which "
-                                  f"is no binlog position ({reason})")
+        raise SnapshotAnswerError(
+            f"{where}: {what}: the server gives the position {str(file)[:80]!r}:{pos}, which "
+            f"is no binlog position ({reason})"
+        )
     return Position(file, pos, gtid)
 
 
 def column_names(names: list[Any], where: str) -> None:
     reason = columns_problem(names)
     if reason is not None:
-        raise SnapshotAnswerError(f"{where}: information_schema.COLUMNS: {reason}; the table can not be a silver "
-                                  "table as the server describes it (exclude it with --exclude, or check the server)")
+        raise SnapshotAnswerError(
+            f"{where}: information_schema.COLUMNS: {reason}; the table can not be a silver "
+            "table as the server describes it (exclude it with --exclude, or check the server)"
+        )

@@ -32,22 +32,57 @@ from binlake.binlog.values import charset_collation_id, collation_codec, decode_
 from binlake.snapshot.errors import SnapshotServerError
 from binlake.snapshot.manifest import Column
 
-_INTS = {"tinyint": C.MYSQL_TYPE_TINY, "smallint": C.MYSQL_TYPE_SHORT, "mediumint": C.MYSQL_TYPE_INT24,
-         "int": C.MYSQL_TYPE_LONG, "integer": C.MYSQL_TYPE_LONG, "bigint": C.MYSQL_TYPE_LONGLONG}
-_TEMPORALS = {"date": C.MYSQL_TYPE_DATE, "time": C.MYSQL_TYPE_TIME2, "datetime": C.MYSQL_TYPE_DATETIME2,
-              "timestamp": C.MYSQL_TYPE_TIMESTAMP2}
-_CHARS = {"char": C.MYSQL_TYPE_STRING, "varchar": C.MYSQL_TYPE_VARCHAR, "tinytext": C.MYSQL_TYPE_BLOB,
-          "text": C.MYSQL_TYPE_BLOB, "mediumtext": C.MYSQL_TYPE_BLOB, "longtext": C.MYSQL_TYPE_BLOB,
-          "enum": C.MYSQL_TYPE_STRING, "set": C.MYSQL_TYPE_STRING}
-_BINARIES = {"binary": C.MYSQL_TYPE_STRING, "varbinary": C.MYSQL_TYPE_VARCHAR, "tinyblob": C.MYSQL_TYPE_BLOB,
-             "blob": C.MYSQL_TYPE_BLOB, "mediumblob": C.MYSQL_TYPE_BLOB, "longblob": C.MYSQL_TYPE_BLOB}
-_FIXED_BINARY = {"inet6": 16, "uuid": 16, "inet4": 4}       # MariaDB's types, stored (and logged) as BINARY(n)
-_SPATIAL = frozenset({"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
-                      "multipolygon", "geometrycollection", "geomcollection"})
+_INTS = {
+    "tinyint": C.MYSQL_TYPE_TINY,
+    "smallint": C.MYSQL_TYPE_SHORT,
+    "mediumint": C.MYSQL_TYPE_INT24,
+    "int": C.MYSQL_TYPE_LONG,
+    "integer": C.MYSQL_TYPE_LONG,
+    "bigint": C.MYSQL_TYPE_LONGLONG,
+}
+_TEMPORALS = {
+    "date": C.MYSQL_TYPE_DATE,
+    "time": C.MYSQL_TYPE_TIME2,
+    "datetime": C.MYSQL_TYPE_DATETIME2,
+    "timestamp": C.MYSQL_TYPE_TIMESTAMP2,
+}
+_CHARS = {
+    "char": C.MYSQL_TYPE_STRING,
+    "varchar": C.MYSQL_TYPE_VARCHAR,
+    "tinytext": C.MYSQL_TYPE_BLOB,
+    "text": C.MYSQL_TYPE_BLOB,
+    "mediumtext": C.MYSQL_TYPE_BLOB,
+    "longtext": C.MYSQL_TYPE_BLOB,
+    "enum": C.MYSQL_TYPE_STRING,
+    "set": C.MYSQL_TYPE_STRING,
+}
+_BINARIES = {
+    "binary": C.MYSQL_TYPE_STRING,
+    "varbinary": C.MYSQL_TYPE_VARCHAR,
+    "tinyblob": C.MYSQL_TYPE_BLOB,
+    "blob": C.MYSQL_TYPE_BLOB,
+    "mediumblob": C.MYSQL_TYPE_BLOB,
+    "longblob": C.MYSQL_TYPE_BLOB,
+}
+_FIXED_BINARY = {"inet6": 16, "uuid": 16, "inet4": 4}  # MariaDB's types, stored (and logged) as BINARY(n)
+_SPATIAL = frozenset(
+    {
+        "geometry",
+        "point",
+        "linestring",
+        "polygon",
+        "multipoint",
+        "multilinestring",
+        "multipolygon",
+        "geometrycollection",
+        "geomcollection",
+    }
+)
 _BINARY_COLLATION = 63
 # primary-key types whose order and comparison the keyset pagination can rely on
-_KEYSET_TYPES = frozenset(set(_INTS) | set(_TEMPORALS) | {"decimal", "numeric", "year", "char", "varchar",
-                                                          "binary", "varbinary"})
+_KEYSET_TYPES = frozenset(
+    set(_INTS) | set(_TEMPORALS) | {"decimal", "numeric", "year", "char", "varchar", "binary", "varbinary"}
+)
 
 Convert = Callable[[Any], Any]
 
@@ -59,9 +94,9 @@ class ColumnReader:
 
     column: Column
     expression: str
-    to_value: Convert                # PyMySQL value (str/bytes, never None) -> JSON encoding of ``binlake rows``
-    to_key: Convert                  # PyMySQL value -> query parameter
-    keyset: bool                     # usable as (part of) a keyset pagination key
+    to_value: Convert  # PyMySQL value (str/bytes, never None) -> JSON encoding of ``binlake rows``
+    to_key: Convert  # PyMySQL value -> query parameter
+    keyset: bool  # usable as (part of) a keyset pagination key
 
     @property
     def name(self) -> str:
@@ -90,7 +125,7 @@ def _float(raw: Any) -> float:
 
 
 def _vector(raw: bytes) -> list[float]:
-    return [shortest_float32(raw[i:i + 4]) for i in range(0, len(raw) - len(raw) % 4, 4)]
+    return [shortest_float32(raw[i : i + 4]) for i in range(0, len(raw) - len(raw) % 4, 4)]
 
 
 def _identity(raw: Any) -> Any:
@@ -120,23 +155,25 @@ def column_reader(info: Mapping[str, Any], *, where: str) -> ColumnReader:
     elif data_type == "bit":
         bits = int(info["NUMERIC_PRECISION"])
         code, md = C.MYSQL_TYPE_BIT, (bits // 8) << 8 | bits % 8
-        to_value = lambda raw: int.from_bytes(raw, "big")        # noqa: E731
+        to_value = lambda raw: int.from_bytes(raw, "big")  # noqa: E731
     elif data_type == "year":
         code, md, to_value = C.MYSQL_TYPE_YEAR, 0, int
     elif data_type in _TEMPORALS:
         code, md = _TEMPORALS[data_type], int(info.get("DATETIME_PRECISION") or 0)
-    elif data_type == "json":                                    # MySQL's JSON type: the server's JSON text
+    elif data_type == "json":  # MySQL's JSON type: the server's JSON text
         code, md, collation = C.MYSQL_TYPE_JSON, 4, _BINARY_COLLATION
     elif data_type in _CHARS and charset and charset.lower() != "binary":
         code, md = _CHARS[data_type], 0
         collation = charset_collation_id(charset)
         codec = collation_codec(collation)
         if codec is None:
-            raise SnapshotServerError(f"{where}: column {name} has the character set {charset}, which binlake does "
-                                      "not know; exclude the table")
+            raise SnapshotServerError(
+                f"{where}: column {name} has the character set {charset}, which binlake does "
+                "not know; exclude the table"
+            )
         expr = f"CAST({q} AS BINARY)"
-        to_key = lambda raw, codec=codec: decode_text(raw, codec)                    # noqa: E731
-        to_value = lambda raw, codec=codec: json_value(decode_text(raw, codec))      # noqa: E731
+        to_key = lambda raw, codec=codec: decode_text(raw, codec)  # noqa: E731
+        to_value = lambda raw, codec=codec: json_value(decode_text(raw, codec))  # noqa: E731
     elif data_type in _CHARS or data_type in _BINARIES:
         code, md, collation = (_CHARS.get(data_type) or _BINARIES[data_type]), 0, _BINARY_COLLATION
     elif data_type in _FIXED_BINARY:
@@ -147,10 +184,20 @@ def column_reader(info: Mapping[str, Any], *, where: str) -> ColumnReader:
     elif data_type == "vector":
         code, md, collation, to_value = C.MYSQL_TYPE_VECTOR, 4, _BINARY_COLLATION, _vector
     else:
-        raise SnapshotServerError(f"{where}: column {name} has the type {column_type}, which binlake can not "
-                                  "map to a silver type; exclude the table (--exclude)")
+        raise SnapshotServerError(
+            f"{where}: column {name} has the type {column_type}, which binlake can not "
+            "map to a silver type; exclude the table (--exclude)"
+        )
     real = {"enum": C.MYSQL_TYPE_ENUM, "set": C.MYSQL_TYPE_SET}.get(data_type, code)
     meta = (name, code, real, md, unsigned, collation)
-    column = Column(name, column_type, data_type, str(info["IS_NULLABLE"]).upper() == "YES", charset,
-                    info.get("COLLATION_NAME"), silver_type(meta), meta)
+    column = Column(
+        name,
+        column_type,
+        data_type,
+        str(info["IS_NULLABLE"]).upper() == "YES",
+        charset,
+        info.get("COLLATION_NAME"),
+        silver_type(meta),
+        meta,
+    )
     return ColumnReader(column, expr, to_value, to_key, data_type in _KEYSET_TYPES)

@@ -50,7 +50,7 @@ class Position:
 
     file: str
     pos: int
-    gtid: Optional[str] = None       # MySQL gtid_executed / MariaDB gtid_binlog_pos at the position; None: off
+    gtid: Optional[str] = None  # MySQL gtid_executed / MariaDB gtid_binlog_pos at the position; None: off
 
     @property
     def seam_seq(self) -> int:
@@ -83,14 +83,29 @@ class Column:
     meta: tuple
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "mysql_type": self.mysql_type, "data_type": self.data_type,
-                "nullable": self.nullable, "charset": self.charset, "collation": self.collation,
-                "silver_type": self.silver_type, "meta": list(self.meta)}
+        return {
+            "name": self.name,
+            "mysql_type": self.mysql_type,
+            "data_type": self.data_type,
+            "nullable": self.nullable,
+            "charset": self.charset,
+            "collation": self.collation,
+            "silver_type": self.silver_type,
+            "meta": list(self.meta),
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Column":
-        return cls(d["name"], d["mysql_type"], d["data_type"], bool(d["nullable"]), d.get("charset"),
-                   d.get("collation"), d["silver_type"], tuple(d["meta"]))
+        return cls(
+            d["name"],
+            d["mysql_type"],
+            d["data_type"],
+            bool(d["nullable"]),
+            d.get("charset"),
+            d.get("collation"),
+            d["silver_type"],
+            tuple(d["meta"]),
+        )
 
 
 @dataclass(slots=True)
@@ -106,13 +121,25 @@ class Chunk:
     invalid_temporals: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"lo": _keys_json(self.lo), "hi": _keys_json(self.hi), "rows": self.rows, "files": self.files,
-                "fingerprint": self.fingerprint, "invalid_temporals": self.invalid_temporals}
+        return {
+            "lo": _keys_json(self.lo),
+            "hi": _keys_json(self.hi),
+            "rows": self.rows,
+            "files": self.files,
+            "fingerprint": self.fingerprint,
+            "invalid_temporals": self.invalid_temporals,
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Chunk":
-        return cls(_keys_value(d.get("lo")), _keys_value(d.get("hi")), int(d["rows"]), list(d["files"]),
-                   d.get("fingerprint"), dict(d.get("invalid_temporals") or {}))
+        return cls(
+            _keys_value(d.get("lo")),
+            _keys_value(d.get("hi")),
+            int(d["rows"]),
+            list(d["files"]),
+            d.get("fingerprint"),
+            dict(d.get("invalid_temporals") or {}),
+        )
 
 
 @dataclass(slots=True)
@@ -125,8 +152,8 @@ class TableState:
     engine: str
     create_table: str
     columns: tuple[Column, ...]
-    primary_key: tuple[str, ...]          # empty: no primary key (nor a unique NOT NULL key standing in for it)
-    chunked: bool                         # read in primary-key chunks (else one streamed scan)
+    primary_key: tuple[str, ...]  # empty: no primary key (nor a unique NOT NULL key standing in for it)
+    chunked: bool  # read in primary-key chunks (else one streamed scan)
     view: Optional[int] = None
     complete: bool = False
     chunks: list[Chunk] = field(default_factory=list)
@@ -156,17 +183,38 @@ class TableState:
         return (self.columns, self.primary_key, self.chunked) == (other.columns, other.primary_key, other.chunked)
 
     def to_json(self) -> dict[str, Any]:
-        return {"db": self.db, "table": self.table, "folder": self.folder, "engine": self.engine,
-                "columns": [c.to_json() for c in self.columns], "primary_key": list(self.primary_key),
-                "chunked": self.chunked, "view": self.view, "complete": self.complete, "rows": self.rows,
-                "files": self.files, "invalid_temporals": self.invalid_temporals, "chunks": [c.to_json() for c in self.chunks],
-                "create_table": self.create_table}
+        return {
+            "db": self.db,
+            "table": self.table,
+            "folder": self.folder,
+            "engine": self.engine,
+            "columns": [c.to_json() for c in self.columns],
+            "primary_key": list(self.primary_key),
+            "chunked": self.chunked,
+            "view": self.view,
+            "complete": self.complete,
+            "rows": self.rows,
+            "files": self.files,
+            "invalid_temporals": self.invalid_temporals,
+            "chunks": [c.to_json() for c in self.chunks],
+            "create_table": self.create_table,
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "TableState":
-        return cls(d["db"], d["table"], d["folder"], d.get("engine", ""), d["create_table"],
-                   tuple(Column.from_json(c) for c in d["columns"]), tuple(d["primary_key"]), bool(d["chunked"]),
-                   d.get("view"), bool(d["complete"]), [Chunk.from_json(c) for c in d["chunks"]])
+        return cls(
+            d["db"],
+            d["table"],
+            d["folder"],
+            d.get("engine", ""),
+            d["create_table"],
+            tuple(Column.from_json(c) for c in d["columns"]),
+            tuple(d["primary_key"]),
+            bool(d["chunked"]),
+            d.get("view"),
+            bool(d["complete"]),
+            [Chunk.from_json(c) for c in d["chunks"]],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +223,11 @@ class View:
 
     index: int
     position: Position
-    opened: str                   # UTC time, ISO 8601
-    method: str                   # how the position was taken (docs/SNAPSHOT.md)
+    opened: str  # UTC time, ISO 8601
+    method: str  # how the position was taken (docs/SNAPSHOT.md)
 
     def to_json(self) -> dict[str, Any]:
-        return {"view": self.index, "position": self.position.to_json(), "opened": self.opened,
-                "method": self.method}
+        return {"view": self.index, "position": self.position.to_json(), "opened": self.opened, "method": self.method}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "View":
@@ -193,12 +240,12 @@ class Manifest:
 
     id: str
     source: str
-    server: dict[str, Any]                 # flavor, version, server_id, uri (no secrets)
+    server: dict[str, Any]  # flavor, version, server_id, uri (no secrets)
     include: tuple[str, ...]
     exclude: tuple[str, ...]
     chunk_rows: int
     created: str
-    fingerprint_key: str                   # secret mixed into chunk fingerprints (take.py)
+    fingerprint_key: str  # secret mixed into chunk fingerprints (take.py)
     status: str = RUNNING
     completed: Optional[str] = None
     views: list[View] = field(default_factory=list)
@@ -206,31 +253,58 @@ class Manifest:
     next_file: int = 0
 
     def to_json(self) -> str:
-        return json.dumps({
-            "version": MANIFEST_VERSION, "id": self.id, "source": self.source, "server": self.server,
-            "status": self.status, "created": self.created, "completed": self.completed,
-            "selection": {"include": list(self.include), "exclude": list(self.exclude)},
-            "chunk_rows": self.chunk_rows, "fingerprint_key": self.fingerprint_key, "next_file": self.next_file,
-            "views": [v.to_json() for v in self.views], "tables": [t.to_json() for t in self.tables],
-        }, indent=1, ensure_ascii=False) + "\n"
+        return (
+            json.dumps(
+                {
+                    "version": MANIFEST_VERSION,
+                    "id": self.id,
+                    "source": self.source,
+                    "server": self.server,
+                    "status": self.status,
+                    "created": self.created,
+                    "completed": self.completed,
+                    "selection": {"include": list(self.include), "exclude": list(self.exclude)},
+                    "chunk_rows": self.chunk_rows,
+                    "fingerprint_key": self.fingerprint_key,
+                    "next_file": self.next_file,
+                    "views": [v.to_json() for v in self.views],
+                    "tables": [t.to_json() for t in self.tables],
+                },
+                indent=1,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
 
     @classmethod
     def from_json(cls, text: str, path: Path) -> "Manifest":
         try:
             d = json.loads(text)
             if d.get("version") != MANIFEST_VERSION:
-                raise SnapshotStateError(f"{path}: manifest version {d.get('version')!r}, expected "
-                                         f"{MANIFEST_VERSION}; this binlake can not read it")
-            m = cls(id=str(d["id"]), source=str(d["source"]), server=dict(d["server"]),
-                    include=tuple(d["selection"]["include"]), exclude=tuple(d["selection"]["exclude"]),
-                    chunk_rows=int(d["chunk_rows"]), created=d["created"], fingerprint_key=d["fingerprint_key"],
-                    status=d["status"],
-                    completed=d.get("completed"), views=[View.from_json(v) for v in d["views"]],
-                    tables=[TableState.from_json(t) for t in d["tables"]], next_file=int(d["next_file"]))
+                raise SnapshotStateError(
+                    f"{path}: manifest version {d.get('version')!r}, expected "
+                    f"{MANIFEST_VERSION}; this binlake can not read it"
+                )
+            m = cls(
+                id=str(d["id"]),
+                source=str(d["source"]),
+                server=dict(d["server"]),
+                include=tuple(d["selection"]["include"]),
+                exclude=tuple(d["selection"]["exclude"]),
+                chunk_rows=int(d["chunk_rows"]),
+                created=d["created"],
+                fingerprint_key=d["fingerprint_key"],
+                status=d["status"],
+                completed=d.get("completed"),
+                views=[View.from_json(v) for v in d["views"]],
+                tables=[TableState.from_json(t) for t in d["tables"]],
+                next_file=int(d["next_file"]),
+            )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             what = f"the member {exc} is missing" if isinstance(exc, KeyError) else str(exc)[:160]
-            raise SnapshotStateError(f"{path}: unreadable snapshot manifest ({what}); remove the snapshot "
-                                     "folder and take the snapshot again") from None
+            raise SnapshotStateError(
+                f"{path}: unreadable snapshot manifest ({what}); remove the snapshot folder and take the snapshot again"
+            ) from None
         for t in m.tables:
             for name, what in ((t.folder, "table folder"), *((f, "file") for f in t.files)):
                 reason = _name_problem(name)
@@ -238,7 +312,8 @@ class Manifest:
                     raise SnapshotStateError(
                         f"{path}: table {str(t.db)[:80]!r}.{str(t.table)[:80]!r}: the {what} {str(name)[:80]!r} "
                         f"{reason}; the manifest was changed outside binlake: nothing was read or deleted, remove "
-                        f"the snapshot folder {path.parent} and take the snapshot again")
+                        f"the snapshot folder {path.parent} and take the snapshot again"
+                    )
         return m
 
     def write(self, folder: Path) -> None:
@@ -270,8 +345,10 @@ def check_not_linked(base: Path, *parts: str, doing: str) -> Path:
     done there)."""
     problem = linked(base, *parts)
     if problem is not None:
-        raise SnapshotStateError(f"{problem}: refusing to {doing} through a symbolic link; replace it with the "
-                                 "real folder or file, or remove that snapshot folder and take the snapshot again")
+        raise SnapshotStateError(
+            f"{problem}: refusing to {doing} through a symbolic link; replace it with the "
+            "real folder or file, or remove that snapshot folder and take the snapshot again"
+        )
     return base.joinpath(*parts)
 
 
@@ -289,7 +366,7 @@ def _keys_value(keys: Optional[Sequence[Any]]) -> Optional[list[KeyValue]]:
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)         # a left-over (or a planted link): never written through
+    tmp.unlink(missing_ok=True)  # a left-over (or a planted link): never written through
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with open(fd, "w", encoding="utf-8") as out:
         out.write(text)
@@ -329,6 +406,7 @@ def load_manifests(landing_source_dir: str | os.PathLike[str]) -> list[tuple[Pat
 
 # --- the reader API ----------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class SnapshotTable:
     """One table of a snapshot: its definition, rows and Parquet files (absolute paths; the files' columns
@@ -356,8 +434,8 @@ class Snapshot:
     id: str
     view: int
     source: str
-    path: Path                       # the snapshot folder
-    flavor: str                      # "mysql" or "mariadb"
+    path: Path  # the snapshot folder
+    flavor: str  # "mysql" or "mariadb"
     server_version: str
     position: Position
     tables: tuple[SnapshotTable, ...]
@@ -381,9 +459,11 @@ def _check_usable(folder: Path, m: Manifest) -> None:
 
     reason = manifest_problem(m)
     if reason is not None:
-        raise InvalidSnapshotError(f"{folder / MANIFEST_NAME}: snapshot {m.id} can not seed silver: {reason}; this "
-                                   f"source stops here: remove the folder {folder} and take the snapshot again "
-                                   "(binlake snapshot)")
+        raise InvalidSnapshotError(
+            f"{folder / MANIFEST_NAME}: snapshot {m.id} can not seed silver: {reason}; this "
+            f"source stops here: remove the folder {folder} and take the snapshot again "
+            "(binlake snapshot)"
+        )
 
 
 def read_snapshots(landing_source_dir: str | os.PathLike[str]) -> list[Snapshot]:
@@ -398,12 +478,30 @@ def read_snapshots(landing_source_dir: str | os.PathLike[str]) -> list[Snapshot]
         _check_usable(folder, m)
         for view in m.views:
             tables = tuple(
-                SnapshotTable(t.db, t.table, t.columns, t.primary_key, t.rows,
-                              tuple(check_not_linked(folder, TABLES_DIR, t.folder, f, doing="seed from a file")
-                                    for f in t.files), t.create_table,
-                              t.invalid_temporals)
-                for t in m.tables if t.view == view.index)
+                SnapshotTable(
+                    t.db,
+                    t.table,
+                    t.columns,
+                    t.primary_key,
+                    t.rows,
+                    tuple(check_not_linked(folder, TABLES_DIR, t.folder, f, doing="seed from a file") for f in t.files),
+                    t.create_table,
+                    t.invalid_temporals,
+                )
+                for t in m.tables
+                if t.view == view.index
+            )
             if tables:
-                out.append(Snapshot(m.id, view.index, m.source, folder, m.server.get("flavor", ""),
-                                    m.server.get("version", ""), view.position, tables))
+                out.append(
+                    Snapshot(
+                        m.id,
+                        view.index,
+                        m.source,
+                        folder,
+                        m.server.get("flavor", ""),
+                        m.server.get("version", ""),
+                        view.position,
+                        tables,
+                    )
+                )
     return sorted(out, key=lambda s: (s.seam_seq, s.id, s.view))

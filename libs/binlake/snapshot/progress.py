@@ -53,7 +53,7 @@ class Progress:
             self._drawn = False
 
     def _show(self, where: str) -> None:
-        share = min(self.done_rows / self.total, 1.0)      # the total is the server's estimate
+        share = min(self.done_rows / self.total, 1.0)  # the total is the server's estimate
         counts = f"{self.done_rows:,}/~{self.total:,} rows, table {self.done_tables + 1} of {self.tables}"
         if self.tty:
             bar = "#" * int(share * BAR_WIDTH)

@@ -45,11 +45,13 @@ from binlake.transport.uri import MySQLSource
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 TRANSACTIONAL_ENGINES = frozenset({"innodb"})
-LOCK_WAIT_TIMEOUT_S = 60                 # MySQL: how long FLUSH TABLES WITH READ LOCK may wait for running queries
+LOCK_WAIT_TIMEOUT_S = 60  # MySQL: how long FLUSH TABLES WITH READ LOCK may wait for running queries
 MIN_READ_TIMEOUT_S = 300.0
-BATCH_BYTES = 16 << 20                   # a read batch ends once its values hold this much (wide rows: fewer rows)
-GRANTS = {"mariadb": "GRANT SELECT ON <db>.* TO {user}",
-          "mysql": "GRANT SELECT ON <db>.* TO {user}; GRANT RELOAD, REPLICATION CLIENT ON *.* TO {user}"}
+BATCH_BYTES = 16 << 20  # a read batch ends once its values hold this much (wide rows: fewer rows)
+GRANTS = {
+    "mariadb": "GRANT SELECT ON <db>.* TO {user}",
+    "mysql": "GRANT SELECT ON <db>.* TO {user}; GRANT RELOAD, REPLICATION CLIENT ON *.* TO {user}",
+}
 
 # server error codes (include/mysqld_error.h, errmsg.h)
 ER_DBACCESS_DENIED = 1044
@@ -73,7 +75,7 @@ Connector = Callable[..., Any]
 
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
-    flavor: str              # "mysql" | "mariadb"
+    flavor: str  # "mysql" | "mariadb"
     version: str
     server_id: int
 
@@ -122,10 +124,19 @@ class ServerSession:
         src = self.source
         try:
             self._conn = self._connector(
-                host=src.host, port=src.port, user=src.user, password=src.password() or "",
-                connect_timeout=src.connect_timeout_s, read_timeout=max(src.read_timeout_s, MIN_READ_TIMEOUT_S),
-                ssl=src.pymysql_ssl(), charset="utf8mb4", autocommit=True, conv=dict(_ENCODERS_ONLY),
-                init_command="SET time_zone = '+00:00'", auth_plugin_map=auth_plugin_map(src))
+                host=src.host,
+                port=src.port,
+                user=src.user,
+                password=src.password() or "",
+                connect_timeout=src.connect_timeout_s,
+                read_timeout=max(src.read_timeout_s, MIN_READ_TIMEOUT_S),
+                ssl=src.pymysql_ssl(),
+                charset="utf8mb4",
+                autocommit=True,
+                conv=dict(_ENCODERS_ONLY),
+                init_command="SET time_zone = '+00:00'",
+                auth_plugin_map=auth_plugin_map(src),
+            )
         except pymysql.err.MySQLError as exc:
             raise self._error(exc, "connecting") from None
         what = "reading the server version"
@@ -135,13 +146,16 @@ class ServerSession:
         self.info = ServerInfo(flavor, version, A.integer(server_id, self.where, what, high=0xFFFFFFFF))
         major_minor = _version_tuple(version)
         if major_minor < ((10, 5) if flavor == "mariadb" else (8, 0)):
-            raise SnapshotServerError(f"{self.where}: {version} is too old; binlake snapshot reads MySQL 8.0+ "
-                                      "and MariaDB 10.5+")
+            raise SnapshotServerError(
+                f"{self.where}: {version} is too old; binlake snapshot reads MySQL 8.0+ and MariaDB 10.5+"
+            )
         (log_bin,) = A.row(self.query_one("SELECT @@log_bin", what="reading log_bin"), 1, self.where, "reading log_bin")
         if str(log_bin).upper() not in ("1", "ON"):
-            raise SnapshotServerError(f"{self.where}: the binary log is off (log_bin=0), so a snapshot has no "
-                                      "position to continue from; start the server with --log-bin "
-                                      "--binlog-format=ROW --server-id=N")
+            raise SnapshotServerError(
+                f"{self.where}: the binary log is off (log_bin=0), so a snapshot has no "
+                "position to continue from; start the server with --log-bin "
+                "--binlog-format=ROW --server-id=N"
+            )
         # the server may wait long for a slow client while a chunk streams (the Parquet writer)
         self.execute("SET SESSION net_write_timeout = 600")
         return self.info
@@ -151,7 +165,7 @@ class ServerSession:
         if conn is not None:
             try:
                 conn.close()
-            except Exception:     # noqa: BLE001 -- closing a dead connection: nothing to report
+            except Exception:  # noqa: BLE001 -- closing a dead connection: nothing to report
                 pass
 
     @property
@@ -166,19 +180,26 @@ class ServerSession:
             self.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             self.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
             what = "reading binlog_snapshot_file"
-            status = {A.text(name, self.where, what): value for name, value in
-                      (A.row(r, 2, self.where, what) for r in
-                       self.query("SHOW STATUS LIKE 'binlog_snapshot%%'", what=what))}
+            status = {
+                A.text(name, self.where, what): value
+                for name, value in (
+                    A.row(r, 2, self.where, what) for r in self.query("SHOW STATUS LIKE 'binlog_snapshot%%'", what=what)
+                )
+            }
             file, pos = status.get("Binlog_snapshot_file") or "", status.get("Binlog_snapshot_position")
             if not file or pos is None:
-                raise SnapshotServerError(f"{self.where}: the server gives no binlog_snapshot_file; is the binary "
-                                          "log on?")
+                raise SnapshotServerError(
+                    f"{self.where}: the server gives no binlog_snapshot_file; is the binary log on?"
+                )
             at = A.position(file, pos, None, self.where, what)
             what = "reading the GTID position"
-            (gtid,) = A.row(self.query_one("SELECT BINLOG_GTID_POS(%s, %s)", (at.file, at.pos), what=what), 1,
-                            self.where, what)
-            return (A.position(at.file, at.pos, gtid, self.where, what),
-                    "mariadb binlog_snapshot_file/position (no lock)")
+            (gtid,) = A.row(
+                self.query_one("SELECT BINLOG_GTID_POS(%s, %s)", (at.file, at.pos), what=what), 1, self.where, what
+            )
+            return (
+                A.position(at.file, at.pos, gtid, self.where, what),
+                "mariadb binlog_snapshot_file/position (no lock)",
+            )
         self.execute(f"SET SESSION lock_wait_timeout = {LOCK_WAIT_TIMEOUT_S}")
         self.execute("FLUSH TABLES WITH READ LOCK")
         try:
@@ -194,8 +215,16 @@ class ServerSession:
             raise SnapshotServerError(f"{self.where}: SHOW BINARY LOG STATUS is empty: the binary log is off")
         row, what = rows[0], "reading the binlog position (SHOW BINARY LOG STATUS)"
         gtid = (A.text(row.get("Executed_Gtid_Set"), self.where, what, null=True) or "").replace("\n", "") or None
-        return (A.position(A.member(row, "File", self.where, what), A.member(row, "Position", self.where, what), gtid,
-                           self.where, what), "mysql FLUSH TABLES WITH READ LOCK (brief)")
+        return (
+            A.position(
+                A.member(row, "File", self.where, what),
+                A.member(row, "Position", self.where, what),
+                gtid,
+                self.where,
+                what,
+            ),
+            "mysql FLUSH TABLES WITH READ LOCK (brief)",
+        )
 
     def end_view(self) -> None:
         self.execute("COMMIT")
@@ -207,18 +236,24 @@ class ServerSession:
         found = self.query(
             "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' "
             f"AND TABLE_SCHEMA NOT IN ({', '.join(['%s'] * len(SYSTEM_SCHEMAS))}) ORDER BY TABLE_SCHEMA, TABLE_NAME",
-            SYSTEM_SCHEMAS, what="listing tables")
-        found = [tuple(A.text(v, self.where, "listing tables") for v in A.row(r, 2, self.where, "listing tables"))
-                 for r in found]
+            SYSTEM_SCHEMAS,
+            what="listing tables",
+        )
+        found = [
+            tuple(A.text(v, self.where, "listing tables") for v in A.row(r, 2, self.where, "listing tables"))
+            for r in found
+        ]
         kept = [(db, t) for db, t in found if tables.keeps(db, t)]
         names = {f"{db}.{t}" for db, t in kept}
         for pattern in tables.include:
             if not any(ch in pattern for ch in "*?[") and pattern not in names and tables.keeps(*pattern.split(".")):
                 self._explain_missing(*pattern.split("."))
         if not kept:
-            raise UnknownTableError(f"{self.where}: no table matches --include {' '.join(tables.include) or '*.*'}"
-                                    + (f" --exclude {' '.join(tables.exclude)}" if tables.exclude else "")
-                                    + "; check the patterns (db.table, wildcards * and ?) and the user's SELECT grants")
+            raise UnknownTableError(
+                f"{self.where}: no table matches --include {' '.join(tables.include) or '*.*'}"
+                + (f" --exclude {' '.join(tables.exclude)}" if tables.exclude else "")
+                + "; check the patterns (db.table, wildcards * and ?) and the user's SELECT grants"
+            )
         return kept
 
     def _explain_missing(self, db: str, table: str) -> None:
@@ -227,17 +262,23 @@ class ServerSession:
         except SnapshotAccessError:
             raise
         except SnapshotError:
-            raise UnknownTableError(f"{self.where}: table {db}.{table} (--include) does not exist; check the name "
-                                    "(db.table, case as on the server)") from None
-        raise UnknownTableError(f"{self.where}: {db}.{table} is not a base table (a view or a sequence); drop it "
-                                "from --include")
+            raise UnknownTableError(
+                f"{self.where}: table {db}.{table} (--include) does not exist; check the name "
+                "(db.table, case as on the server)"
+            ) from None
+        raise UnknownTableError(
+            f"{self.where}: {db}.{table} is not a base table (a view or a sequence); drop it from --include"
+        )
 
     def describe(self, db: str, table: str) -> TableDef:
         """The table's columns (with their readers), primary key, engine and CREATE TABLE text, as of now;
         :class:`UnknownTableError` when it does not exist (any more)."""
         where = f"{self.where} {db}.{table}"
-        found = self.query("SELECT ENGINE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND "
-                           "TABLE_NAME = %s", (db, table), what=f"looking up {db}.{table}")
+        found = self.query(
+            "SELECT ENGINE, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (db, table),
+            what=f"looking up {db}.{table}",
+        )
         if not found:
             raise UnknownTableError(f"{where}: the table does not exist (any more)")
         what = f"looking up {db}.{table}"
@@ -245,45 +286,65 @@ class ServerSession:
         engine = A.text(engine, where, what, null=True) or ""
         approx_rows = A.integer(approx_rows, where, what, null=0)
         if engine.lower() not in TRANSACTIONAL_ENGINES:
-            raise SnapshotServerError(f"{where}: the table's engine is {engine or 'unknown'}, which has no consistent"
-                                      f" read; convert it to InnoDB or leave it out (--exclude {db}.{table})")
+            raise SnapshotServerError(
+                f"{where}: the table's engine is {engine or 'unknown'}, which has no consistent"
+                f" read; convert it to InnoDB or leave it out (--exclude {db}.{table})"
+            )
         cols = self.query(
             "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, COLLATION_NAME, "
             "NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION FROM information_schema.COLUMNS "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (db, table),
-            what=f"reading the columns of {db}.{table}", dicts=True)
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
+            (db, table),
+            what=f"reading the columns of {db}.{table}",
+            dicts=True,
+        )
         what = "information_schema.COLUMNS"
         A.column_names([A.text(A.member(c, "COLUMN_NAME", where, what), where, what) for c in cols], where)
         try:
             readers = tuple(column_reader(c, where=where) for c in cols)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise SnapshotAnswerError(f"{where}: {what}: a column's description is not what the server returns "
-                                      f"({type(exc).__name__}: {str(exc)[:120]})") from None
+            raise SnapshotAnswerError(
+                f"{where}: {what}: a column's description is not what the server returns "
+                f"({type(exc).__name__}: {str(exc)[:120]})"
+            ) from None
         what = f"reading the keys of {db}.{table}"
         index = self.query(f"SHOW INDEX FROM {quote_name(db)}.{quote_name(table)}", what=what, dicts=True)
         try:
             key = primary_key(index)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise SnapshotAnswerError(f"{where}: {what}: SHOW INDEX returned rows without the expected columns "
-                                      f"({type(exc).__name__}: {str(exc)[:120]})") from None
+            raise SnapshotAnswerError(
+                f"{where}: {what}: SHOW INDEX returned rows without the expected columns "
+                f"({type(exc).__name__}: {str(exc)[:120]})"
+            ) from None
         reason = key_problem(key, [r.name for r in readers])
         if reason is not None:
             raise SnapshotAnswerError(f"{where}: {what}: {reason}")
         what = f"reading the definition of {db}.{table}"
-        (_, create) = A.row(self.query_one(f"SHOW CREATE TABLE {quote_name(db)}.{quote_name(table)}", what=what),
-                            2, where, what)
+        (_, create) = A.row(
+            self.query_one(f"SHOW CREATE TABLE {quote_name(db)}.{quote_name(table)}", what=what), 2, where, what
+        )
         return TableDef(db, table, engine, readers, key, A.text(create, where, what), approx_rows)
 
     # -- reads -----------------------------------------------------------------------------------------------
-    def read(self, t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]],
-             limit: Optional[int], batch_rows: int, batch_bytes: int = BATCH_BYTES) -> Iterator[list[tuple]]:
+    def read(
+        self,
+        t: TableDef,
+        lo: Optional[Sequence[KeyValue]],
+        hi: Optional[Sequence[KeyValue]],
+        limit: Optional[int],
+        batch_rows: int,
+        batch_bytes: int = BATCH_BYTES,
+    ) -> Iterator[list[tuple]]:
         """Rows of ``t`` with key in ``(lo, hi]`` in key order (all rows when the table is not chunked), at most
         ``limit``, streamed in batches of at most ``batch_rows`` rows that end once they hold ``batch_bytes`` of
         values (a server-side cursor: memory holds one batch, however wide its rows)."""
         where, params = _range_condition(t, lo, hi)
-        sql = (f"SELECT {', '.join(r.expression for r in t.readers)} FROM {quote_name(t.db)}.{quote_name(t.table)}"
-               + where + (f" ORDER BY {', '.join(quote_name(k) for k in t.primary_key)}" if t.chunked else "")
-               + (f" LIMIT {int(limit)}" if limit is not None else ""))
+        sql = (
+            f"SELECT {', '.join(r.expression for r in t.readers)} FROM {quote_name(t.db)}.{quote_name(t.table)}"
+            + where
+            + (f" ORDER BY {', '.join(quote_name(k) for k in t.primary_key)}" if t.chunked else "")
+            + (f" LIMIT {int(limit)}" if limit is not None else "")
+        )
         what = f"reading {t.name}"
         cursor = self._conn.cursor(pymysql.cursors.SSCursor)
         try:
@@ -296,26 +357,31 @@ class ServerSession:
                 if not batch:
                     return
                 held = [batch]
-                del batch              # the caller holds the batch alone: it frees each part once converted
+                del batch  # the caller holds the batch alone: it frees each part once converted
                 yield held.pop()
         finally:
             try:
-                cursor.close()            # reads what is left of an abandoned result
+                cursor.close()  # reads what is left of an abandoned result
             except pymysql.err.MySQLError:
                 pass
 
-    def fingerprint(self, t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]],
-                    key: str) -> str:
+    def fingerprint(
+        self, t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]], key: str
+    ) -> str:
         """``count:xor`` of a 128-bit hash per row of the key range ``(lo, hi]``, computed by the server in this
         view. A row's hash is MD5 of ``key`` (the snapshot's secret) and every column's exact value
         (length-prefixed, NULL marked), so any change of the range (a row inserted, deleted or changed) changes
         the fingerprint unless 128-bit hashes collide; a writer that does not know ``key`` can not aim at one."""
-        parts = ", ".join(f"IFNULL(CONCAT(LENGTH(CAST({r.expression} AS BINARY)), ':', CAST({r.expression} AS BINARY)),"
-                          " 'N')" for r in t.readers)
+        parts = ", ".join(
+            f"IFNULL(CONCAT(LENGTH(CAST({r.expression} AS BINARY)), ':', CAST({r.expression} AS BINARY)), 'N')"
+            for r in t.readers
+        )
         where, params = _range_condition(t, lo, hi)
-        sql = ("SELECT COUNT(*), BIT_XOR(CAST(CONV(SUBSTRING(h, 1, 16), 16, 10) AS UNSIGNED)), "
-               "BIT_XOR(CAST(CONV(SUBSTRING(h, 17, 16), 16, 10) AS UNSIGNED)) "
-               f"FROM (SELECT MD5(CONCAT(%s, {parts})) AS h FROM {quote_name(t.db)}.{quote_name(t.table)}{where}) AS r")
+        sql = (
+            "SELECT COUNT(*), BIT_XOR(CAST(CONV(SUBSTRING(h, 1, 16), 16, 10) AS UNSIGNED)), "
+            "BIT_XOR(CAST(CONV(SUBSTRING(h, 17, 16), 16, 10) AS UNSIGNED)) "
+            f"FROM (SELECT MD5(CONCAT(%s, {parts})) AS h FROM {quote_name(t.db)}.{quote_name(t.table)}{where}) AS r"
+        )
         what = f"fingerprinting {t.name}"
         count, a, b = A.row(self.query_one(sql, [key, *params], what=what), 3, self.where, what)
         count = A.integer(count, self.where, what)
@@ -365,20 +431,31 @@ class ServerSession:
         where, user = self.where, f"'{self.source.user}'@'<host>'"
         flavor = self.info.flavor if self.info else "mysql"
         if code in _LOST or code is None or isinstance(exc, pymysql.err.InterfaceError):
-            return ServerUnreachableError(f"{where}: {what}: the connection failed or dropped ({message}); check "
-                                          "that the server runs and is reachable, then rerun (a snapshot resumes)")
+            return ServerUnreachableError(
+                f"{where}: {what}: the connection failed or dropped ({message}); check "
+                "that the server runs and is reachable, then rerun (a snapshot resumes)"
+            )
         if code == ER_ACCESS_DENIED:
-            return SnapshotAccessError(f"{where}: {what}: access denied for user {self.source.user!r} ({message}); "
-                                       f"check the user and the password (--password-env/--password-file)")
+            return SnapshotAccessError(
+                f"{where}: {what}: access denied for user {self.source.user!r} ({message}); "
+                f"check the user and the password (--password-env/--password-file)"
+            )
         if code in _DENIED:
-            return SnapshotAccessError(f"{where}: {what}: {message}; the snapshot user needs: "
-                                       + GRANTS[flavor].format(user=user) + " (docs/SNAPSHOT.md)")
+            return SnapshotAccessError(
+                f"{where}: {what}: {message}; the snapshot user needs: "
+                + GRANTS[flavor].format(user=user)
+                + " (docs/SNAPSHOT.md)"
+            )
         if code in (ER_TABLE_DEF_CHANGED, ER_NO_SUCH_TABLE, ER_BAD_FIELD):
-            return TableChangedError(f"{where}: {what}: the table changed while the snapshot read it ({message}); "
-                                     "rerun the same command: the snapshot resumes and reads that table anew")
+            return TableChangedError(
+                f"{where}: {what}: the table changed while the snapshot read it ({message}); "
+                "rerun the same command: the snapshot resumes and reads that table anew"
+            )
         if code == ER_LOCK_WAIT_TIMEOUT:
-            return SnapshotServerError(f"{where}: {what}: waited {LOCK_WAIT_TIMEOUT_S} s for a lock ({message}); a "
-                                       "long-running statement held it: retry when it has finished")
+            return SnapshotServerError(
+                f"{where}: {what}: waited {LOCK_WAIT_TIMEOUT_S} s for a lock ({message}); a "
+                "long-running statement held it: retry when it has finished"
+            )
         return SnapshotError(f"{where}: {what}: server error {code}: {message}")
 
 
@@ -413,8 +490,9 @@ def primary_key(index_rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
     return ()
 
 
-def _range_condition(t: TableDef, lo: Optional[Sequence[KeyValue]],
-                     hi: Optional[Sequence[KeyValue]]) -> tuple[str, list[Any]]:
+def _range_condition(
+    t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]]
+) -> tuple[str, list[Any]]:
     """`` WHERE key > lo AND key <= hi`` for a (composite) key, written as ORs of equalities and one strict
     comparison each, which both servers' range optimizers turn into index ranges."""
     if not t.chunked:
@@ -427,7 +505,7 @@ def _range_condition(t: TableDef, lo: Optional[Sequence[KeyValue]],
         ors = []
         for i in range(len(keys)):
             ors.append(" AND ".join([f"{k} = %s" for k in keys[:i]] + [f"{keys[i]} {op} %s"]))
-            params += list(bound[:i + 1])
+            params += list(bound[: i + 1])
         if op == "<":
             ors.append(" AND ".join(f"{k} = %s" for k in keys))
             params += list(bound)

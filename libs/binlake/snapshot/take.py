@@ -59,8 +59,8 @@ DEFAULT_BATCH_ROWS = 10_000
 @dataclass(frozen=True, slots=True)
 class SnapshotOptions:
     tables: TableFilter = field(default_factory=TableFilter)
-    chunk_rows: int = DEFAULT_CHUNK_ROWS      # rows per chunk (and at most per Parquet file)
-    batch_rows: int = DEFAULT_BATCH_ROWS      # rows fetched and converted at a time (memory bound)
+    chunk_rows: int = DEFAULT_CHUNK_ROWS  # rows per chunk (and at most per Parquet file)
+    batch_rows: int = DEFAULT_BATCH_ROWS  # rows fetched and converted at a time (memory bound)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,28 +69,36 @@ class SnapshotResult:
     path: Path
     tables: int
     rows: int
-    positions: tuple[Position, ...]           # of the views holding tables, oldest first
+    positions: tuple[Position, ...]  # of the views holding tables, oldest first
     resumed: bool
-    kept_chunks: int                           # resumed: chunks kept after their range proved unchanged
-    reread_chunks: int                         # resumed: chunks read again because their range changed
+    kept_chunks: int  # resumed: chunks kept after their range proved unchanged
+    reread_chunks: int  # resumed: chunks read again because their range changed
 
     def summary(self) -> str:
         at = ", ".join(str(p) for p in self.positions)
-        resumed = (f"; resumed: {self.kept_chunks} chunk(s) kept, {self.reread_chunks} read again"
-                   if self.resumed else "")
-        return (f"snapshot {self.id} complete: {self.tables} table(s), {self.rows:,} rows at {at} in "
-                f"{self.path}{resumed}")
+        resumed = (
+            f"; resumed: {self.kept_chunks} chunk(s) kept, {self.reread_chunks} read again" if self.resumed else ""
+        )
+        return (
+            f"snapshot {self.id} complete: {self.tables} table(s), {self.rows:,} rows at {at} in {self.path}{resumed}"
+        )
 
 
-def take_snapshot(source: MySQLSource, landing: str | os.PathLike[str], options: SnapshotOptions = SnapshotOptions(),
-                  *, connector: Callable[..., Any] = pymysql.connect, stream: TextIO | None = None) -> SnapshotResult:
+def take_snapshot(
+    source: MySQLSource,
+    landing: str | os.PathLike[str],
+    options: SnapshotOptions = SnapshotOptions(),
+    *,
+    connector: Callable[..., Any] = pymysql.connect,
+    stream: TextIO | None = None,
+) -> SnapshotResult:
     """Snapshot ``source``'s selected tables into ``<landing>/<source name>/_snapshots/<id>/``, or finish the
     unfinished snapshot there (same selection)."""
     if options.chunk_rows < 1 or options.batch_rows < 1:
         raise SnapshotError(f"--chunk-rows {options.chunk_rows}: give at least 1 row per chunk")
     root = snapshots_root(Path(landing) / source.name)
     with _locked(root):
-        for folder in root.iterdir():       # begun, killed before its first manifest: nothing to resume
+        for folder in root.iterdir():  # begun, killed before its first manifest: nothing to resume
             if folder.is_dir() and not (folder / MANIFEST_NAME).exists():
                 shutil.rmtree(check_not_linked(folder, doing="delete an unfinished snapshot"))
         unfinished = [(f, m) for f, m in load_manifests(root.parent) if m.status != COMPLETE]
@@ -100,23 +108,36 @@ def take_snapshot(source: MySQLSource, landing: str | os.PathLike[str], options:
                 raise SnapshotStateError(
                     f"{folder} is an unfinished snapshot of other tables (--include {' '.join(manifest.include) or '-'}"
                     f" --exclude {' '.join(manifest.exclude) or '-'}); rerun with those options to finish it, or "
-                    "remove that folder to start anew")
+                    "remove that folder to start anew"
+                )
         session = ServerSession(source, connector=connector)
         try:
             info = session.connect()
-            if unfinished and (manifest.server.get("flavor"), manifest.server.get("server_id")) != \
-                    (info.flavor, info.server_id):
-                raise SnapshotStateError(f"{folder} was begun on {manifest.server.get('flavor')} server_id="
-                                         f"{manifest.server.get('server_id')}, but {source.display()} is {info.flavor}"
-                                         f" server_id={info.server_id}; use another --name for another server")
+            if unfinished and (manifest.server.get("flavor"), manifest.server.get("server_id")) != (
+                info.flavor,
+                info.server_id,
+            ):
+                raise SnapshotStateError(
+                    f"{folder} was begun on {manifest.server.get('flavor')} server_id="
+                    f"{manifest.server.get('server_id')}, but {source.display()} is {info.flavor}"
+                    f" server_id={info.server_id}; use another --name for another server"
+                )
             position, method = session.open_view()
             defs: dict[tuple[str, str], TableDef] = {}
-            if not unfinished:         # described in the view, before anything is written: bad tables fail here
+            if not unfinished:  # described in the view, before anything is written: bad tables fail here
                 defs = {(db, t): session.describe(db, t) for db, t in session.list_tables(options.tables)}
                 folder = _new_folder(root)
-                manifest = Manifest(folder.name, source.name, info.to_json(source.display()),
-                                    options.tables.include, options.tables.exclude, options.chunk_rows, utc_now(),
-                                    secrets.token_hex(16), tables=[_table_state(d) for d in defs.values()])
+                manifest = Manifest(
+                    folder.name,
+                    source.name,
+                    info.to_json(source.display()),
+                    options.tables.include,
+                    options.tables.exclude,
+                    options.chunk_rows,
+                    utc_now(),
+                    secrets.token_hex(16),
+                    tables=[_table_state(d) for d in defs.values()],
+                )
             manifest.views.append(View(len(manifest.views), position, utc_now(), method))
             run = _Run(folder, manifest, session, options, resumed=bool(unfinished), stream=stream)
             run.all_tables(defs)
@@ -124,21 +145,36 @@ def take_snapshot(source: MySQLSource, landing: str | os.PathLike[str], options:
         finally:
             session.close()
     views = sorted({t.view for t in manifest.tables if t.view is not None})
-    return SnapshotResult(manifest.id, folder, len(manifest.tables), sum(t.rows for t in manifest.tables),
-                          tuple(manifest.views[v].position for v in views), run.resumed, run.kept, run.reread)
+    return SnapshotResult(
+        manifest.id,
+        folder,
+        len(manifest.tables),
+        sum(t.rows for t in manifest.tables),
+        tuple(manifest.views[v].position for v in views),
+        run.resumed,
+        run.kept,
+        run.reread,
+    )
 
 
 class _Run:
     """One run over the manifest's unfinished tables in the current (last) view."""
 
-    def __init__(self, folder: Path, manifest: Manifest, session: ServerSession, options: SnapshotOptions,
-                 resumed: bool, stream: TextIO | None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        manifest: Manifest,
+        session: ServerSession,
+        options: SnapshotOptions,
+        resumed: bool,
+        stream: TextIO | None,
+    ) -> None:
         self.folder, self.manifest, self.session, self.options = folder, manifest, session, options
         self.view = manifest.views[-1].index
         self.resumed = resumed
         self.kept = self.reread = 0
         self.progress = Progress(stream)
-        self._obsolete: list[Path] = []          # files to delete once the manifest no longer names them
+        self._obsolete: list[Path] = []  # files to delete once the manifest no longer names them
 
     def all_tables(self, defs: dict[tuple[str, str], TableDef]) -> None:
         m, p = self.manifest, self.progress
@@ -156,8 +192,10 @@ class _Run:
                     continue
             pending.append((self._refreshed(t, d), d))
         p.start(sum(d.approx_rows for _, d in pending), len(pending))
-        p.message(f"{'resuming' if self.resumed else 'snapshot'} {m.id} of {self.session.where} at "
-                  f"{m.views[-1].position} ({m.views[-1].method}); {len(pending)} table(s) to read")
+        p.message(
+            f"{'resuming' if self.resumed else 'snapshot'} {m.id} of {self.session.where} at "
+            f"{m.views[-1].position} ({m.views[-1].method}); {len(pending)} table(s) to read"
+        )
         self._commit()
         for t, d in pending:
             self._table(t, d)
@@ -178,7 +216,7 @@ class _Run:
 
     def _table(self, t: TableState, d: TableDef) -> None:
         p, earlier = self.progress, len(t.chunks)
-        for i, c in enumerate(t.chunks):            # chunks of an earlier view: keep the unchanged ranges
+        for i, c in enumerate(t.chunks):  # chunks of an earlier view: keep the unchanged ranges
             if self.session.fingerprint(d, c.lo, c.hi, self.manifest.fingerprint_key) == c.fingerprint:
                 self.kept += 1
                 p.rows(c.rows, t.name, i)
@@ -191,16 +229,24 @@ class _Run:
             p.message(f"{t.name}: {earlier} chunk(s) of an earlier view checked in this one")
         while not t.chunks or t.chunks[-1].hi is not None:
             lo = t.chunks[-1].hi if t.chunks else None
-            chunk = self._read(t, d, lo, None, limit=self.options.chunk_rows if t.chunked else None,
-                               number=len(t.chunks))
+            chunk = self._read(
+                t, d, lo, None, limit=self.options.chunk_rows if t.chunked else None, number=len(t.chunks)
+            )
             t.chunks.append(chunk)
             if chunk.hi is None:
                 t.complete, t.view = True, self.view
             self._commit()
         p.table_done(t.name, t.rows)
 
-    def _read(self, t: TableState, d: TableDef, lo: Optional[list[KeyValue]], hi: Optional[list[KeyValue]],
-              limit: Optional[int], number: int) -> Chunk:
+    def _read(
+        self,
+        t: TableState,
+        d: TableDef,
+        lo: Optional[list[KeyValue]],
+        hi: Optional[list[KeyValue]],
+        limit: Optional[int],
+        number: int,
+    ) -> Chunk:
         """Read the key range ``(lo, hi]`` (at most ``limit`` rows) into new Parquet files; the chunk's ``hi`` is
         ``hi`` when given, else the last key read when ``limit`` rows came (None: the table's end)."""
         import pyarrow as pa
@@ -216,23 +262,26 @@ class _Run:
         with _Parts(self._table_dir(t), schema, self._file_name, self.options.chunk_rows) as parts:
             for batch in self.session.read(d, lo, hi, limit, self.options.batch_rows):
                 if any(len(r) != len(names) for r in batch):
-                    raise SnapshotAnswerError(f"{where}: reading rows: expected rows of {len(names)} value(s) "
-                                              f"({', '.join(names)[:120]}), the server returned one of "
-                                              f"{next(len(r) for r in batch if len(r) != len(names))}")
+                    raise SnapshotAnswerError(
+                        f"{where}: reading rows: expected rows of {len(names)} value(s) "
+                        f"({', '.join(names)[:120]}), the server returned one of "
+                        f"{next(len(r) for r in batch if len(r) != len(names))}"
+                    )
                 arrays = []
                 for i in range(len(names)):
                     raw = [r[i] for r in batch]
                     values = _converted(convert[i], raw, where, names[i])
-                    if i in temporal:      # zero or invalid dates: NULL in silver, counted as binlake run does
+                    if i in temporal:  # zero or invalid dates: NULL in silver, counted as binlake run does
                         nulled = sum(1 for v, s in zip(raw, values) if v is not None and s is None)
                         if nulled:
                             invalid[names[i]] = invalid.get(names[i], 0) + nulled
                     del raw
-                    arrays.append(_converted(lambda v, i=i: pa.array(v, type=schema.field(i).type), [values], where,
-                                             names[i])[0])
+                    arrays.append(
+                        _converted(lambda v, i=i: pa.array(v, type=schema.field(i).type), [values], where, names[i])[0]
+                    )
                     del values
                 count, last = len(batch), tuple(batch[-1][i] for i in key_at)
-                del batch                  # one copy of a batch at a time: raw, then values, then Arrow
+                del batch  # one copy of a batch at a time: raw, then values, then Arrow
                 parts.write(pa.Table.from_arrays(arrays, schema=schema))
                 del arrays
                 rows += count
@@ -242,11 +291,14 @@ class _Run:
         if limit is not None and rows > limit:
             raise SnapshotAnswerError(f"{where}: reading rows: the server returned {rows} rows for LIMIT {limit}")
         if hi is None and limit is not None and rows == limit and last is not None:
-            hi = _converted(lambda k: [d.readers[i].to_key(v) for i, v in zip(key_at, k)], [last], where,
-                            "the primary key")[0]
-            if lo is not None and hi == lo:     # keyset pagination would ask for the same range forever
-                raise SnapshotAnswerError(f"{where}: reading rows: the server returned rows up to the key {hi!r} "
-                                          "for the range after that key; the snapshot can not advance")
+            hi = _converted(
+                lambda k: [d.readers[i].to_key(v) for i, v in zip(key_at, k)], [last], where, "the primary key"
+            )[0]
+            if lo is not None and hi == lo:  # keyset pagination would ask for the same range forever
+                raise SnapshotAnswerError(
+                    f"{where}: reading rows: the server returned rows up to the key {hi!r} "
+                    "for the range after that key; the snapshot can not advance"
+                )
         fingerprint = self.session.fingerprint(d, lo, hi, self.manifest.fingerprint_key) if hi is not None else None
         return Chunk(lo, hi, rows, parts.files, fingerprint, invalid)
 
@@ -284,7 +336,7 @@ class _Run:
                 if f.is_dir() and not f.is_symlink():
                     shutil.rmtree(f)
                 else:
-                    f.unlink()          # a file, or a link itself (never what it points to)
+                    f.unlink()  # a file, or a link itself (never what it points to)
 
 
 def _converted(convert: Callable[[Any], Any], raw: list[Any], where: str, column: str) -> list[Any]:
@@ -292,13 +344,23 @@ def _converted(convert: Callable[[Any], Any], raw: list[Any], where: str, column
     try:
         return [convert(v) for v in raw]
     except (ValueError, TypeError, AttributeError, OverflowError, UnicodeError, KeyError, IndexError) as exc:
-        raise SnapshotAnswerError(f"{where}: reading rows: column {column}: the server returned a value its type "
-                                  f"can not hold ({type(exc).__name__}: {str(exc)[:160]})") from None
+        raise SnapshotAnswerError(
+            f"{where}: reading rows: column {column}: the server returned a value its type "
+            f"can not hold ({type(exc).__name__}: {str(exc)[:160]})"
+        ) from None
 
 
 def _table_state(d: TableDef, folder: Optional[str] = None) -> TableState:
-    return TableState(d.db, d.table, folder or silver_name(d.db, d.table), d.engine, d.create_table,
-                      tuple(r.column for r in d.readers), d.primary_key, d.chunked)
+    return TableState(
+        d.db,
+        d.table,
+        folder or silver_name(d.db, d.table),
+        d.engine,
+        d.create_table,
+        tuple(r.column for r in d.readers),
+        d.primary_key,
+        d.chunked,
+    )
 
 
 class _Parts:
@@ -378,15 +440,18 @@ def _locked(root: Path) -> Iterator[None]:
         root.mkdir(parents=True, exist_ok=True)
         fd = os.open(root / LOCK_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        raise SnapshotStateError(f"can not create the snapshot folder {root} or its lock file {LOCK_NAME} (a "
-                                 f"symbolic link is refused): {exc.strerror}") from None
+        raise SnapshotStateError(
+            f"can not create the snapshot folder {root} or its lock file {LOCK_NAME} (a "
+            f"symbolic link is refused): {exc.strerror}"
+        ) from None
     with open(fd, "ab") as lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise SnapshotStateError(f"another binlake snapshot of this source is running ({root}); wait for "
-                                         "it to finish") from None
+                raise SnapshotStateError(
+                    f"another binlake snapshot of this source is running ({root}); wait for it to finish"
+                ) from None
             raise
         yield
 

@@ -24,9 +24,16 @@ class LoadFailed(SnapshotError):
     """``binlake run`` after the snapshot did not finish."""
 
 
-def snapshot_task(source_uri: str, landing: str, *, name: Optional[str] = None, include: Sequence[str] = (),
-                  exclude: Sequence[str] = (), password_env: Optional[str] = None,
-                  chunk_rows: int = 100_000) -> dict[str, Any]:
+def snapshot_task(
+    source_uri: str,
+    landing: str,
+    *,
+    name: Optional[str] = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    password_env: Optional[str] = None,
+    chunk_rows: int = 100_000,
+) -> dict[str, Any]:
     """Take (or finish) the snapshot; what it did, for the task's XCom."""
     from binlake.pipeline.filters import TableFilter
     from binlake.snapshot.take import SnapshotOptions, take_snapshot
@@ -35,15 +42,24 @@ def snapshot_task(source_uri: str, landing: str, *, name: Optional[str] = None, 
 
     if password_env and not URI_PASSWORD_ENV_RE.match(password_env):
         # A DAG run's conf is written by whoever triggers it: like a URI, it may name only a binlake/MySQL variable.
-        raise SourceUriError(f"password_env={password_env!r} must name a variable starting with BINLAKE_ or MYSQL_ "
-                             "(a triggered run must not send just any variable of the worker to a server)")
+        raise SourceUriError(
+            f"password_env={password_env!r} must name a variable starting with BINLAKE_ or MYSQL_ "
+            "(a triggered run must not send just any variable of the worker to a server)"
+        )
     source = parse_mysql_uri(source_uri, password_env=password_env, name=name)
     options = SnapshotOptions(TableFilter(tuple(include), tuple(exclude)), chunk_rows=chunk_rows)
     result = take_snapshot(source, landing, options, stream=sys.stderr)
     log.info("%s", result.summary())
-    return {"source": source.name, "landing": str(Path(landing) / source.name), "snapshot": result.id,
-            "path": str(result.path), "tables": result.tables, "rows": result.rows,
-            "positions": [p.to_json() for p in result.positions], "resumed": result.resumed}
+    return {
+        "source": source.name,
+        "landing": str(Path(landing) / source.name),
+        "snapshot": result.id,
+        "path": str(result.path),
+        "tables": result.tables,
+        "rows": result.rows,
+        "positions": [p.to_json() for p in result.positions],
+        "resumed": result.resumed,
+    }
 
 
 def load_task(landing: str, lake: str, source: str) -> dict[str, Any]:
@@ -53,7 +69,9 @@ def load_task(landing: str, lake: str, source: str) -> dict[str, Any]:
     log.info("%s", " ".join(argv))
     done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=False)
     if done.returncode != 0:
-        raise LoadFailed(f"binlake run for source {source} exited with {done.returncode}; see the task log above, "
-                         "fix the cause and clear the task to retry")
+        raise LoadFailed(
+            f"binlake run for source {source} exited with {done.returncode}; see the task log above, "
+            "fix the cause and clear the task to retry"
+        )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     return json.loads(lines[-1]) if lines else {}

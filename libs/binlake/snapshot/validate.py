@@ -15,7 +15,7 @@ from binlake.errors import BinlakeError
 from binlake.pipeline.identity import file_sequence, ordering_key
 from binlake.transport.protocol import binlog_name_problem
 
-MIN_POSITION = 4                     # a binlog's first event follows its 4-byte magic
+MIN_POSITION = 4  # a binlog's first event follows its 4-byte magic
 MAX_GTID_TEXT = 1 << 20
 
 
@@ -34,8 +34,9 @@ def position_problem(file: Any, pos: Any, gtid: Any = None) -> Optional[str]:
         ordering_key(file_sequence(file), pos, 0)
     except BinlakeError as exc:
         return str(exc)
-    if gtid is not None and (not isinstance(gtid, str) or len(gtid) > MAX_GTID_TEXT
-                             or any(ord(ch) < 32 for ch in gtid)):
+    if gtid is not None and (
+        not isinstance(gtid, str) or len(gtid) > MAX_GTID_TEXT or any(ord(ch) < 32 for ch in gtid)
+    ):
         return f"expected a GTID set as text, found {str(gtid)[:80]!r}"
     return None
 
@@ -78,8 +79,9 @@ def manifest_problem(manifest: Any) -> Optional[str]:
         reason = columns_problem(names) or key_problem(t.primary_key, names)
         if reason is None and t.view not in views:
             reason = f"its view {t.view!r} is not one of the snapshot's views"
-        if reason is None and any(isinstance(c.rows, bool) or not isinstance(c.rows, int) or c.rows < 0
-                                  for c in t.chunks):
+        if reason is None and any(
+            isinstance(c.rows, bool) or not isinstance(c.rows, int) or c.rows < 0 for c in t.chunks
+        ):
             reason = "a chunk's row count is not a count"
         if reason is None:
             try:

@@ -52,7 +52,8 @@ def _handler(source: "MySQLSource", plugin: str) -> type:
                 raise CleartextPasswordRefused(
                     f"{source.display()}: the server asks for the password in clear text ({plugin}); refused: "
                     f"{problem}. Use ssl_ca and --allow-cleartext-password only for a server you trust, "
-                    "or give the user mysql_native_password / caching_sha2_password / ed25519 on the server")
+                    "or give the user mysql_native_password / caching_sha2_password / ed25519 on the server"
+                )
             return _send_password(self.conn, packet, plugin, source)
 
     Guard.__name__ = f"Guard_{plugin}"
@@ -66,12 +67,13 @@ def _send_password(conn: Any, packet: Any, plugin: str, source: "MySQLSource") -
         reply = conn._read_packet()
         reply.check_error()
         return reply
-    while True:                    # dialog: flag byte (0x01: last question), then the prompt
+    while True:  # dialog: flag byte (0x01: last question), then the prompt
         flag = packet.read_uint8()
         prompt = packet.read_all()
         if b"password" not in prompt.lower():
-            raise AuthenticationError(f"{source.display()}: the server's dialog asks {prompt[:80]!r}; binlake "
-                                      "answers only a password prompt")
+            raise AuthenticationError(
+                f"{source.display()}: the server's dialog asks {prompt[:80]!r}; binlake answers only a password prompt"
+            )
         conn.write_packet(conn.password + b"\0")
         packet = conn._read_packet()
         packet.check_error()

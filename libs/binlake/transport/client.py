@@ -56,9 +56,19 @@ CR_SERVER_LOST = 2013
 CR_SSL_CONNECTION_ERROR = 2026
 ER_SERVER_SHUTDOWN = 1053
 ER_QUERY_INTERRUPTED = 1317
-ER_CONNECTION_KILLED = 1927                 # MariaDB
-LOST_CODES = frozenset({CR_CONNECTION_ERROR, CR_CONN_HOST_ERROR, CR_SERVER_GONE_ERROR, CR_SERVER_LOST, 2055,
-                        ER_SERVER_SHUTDOWN, ER_QUERY_INTERRUPTED, ER_CONNECTION_KILLED})
+ER_CONNECTION_KILLED = 1927  # MariaDB
+LOST_CODES = frozenset(
+    {
+        CR_CONNECTION_ERROR,
+        CR_CONN_HOST_ERROR,
+        CR_SERVER_GONE_ERROR,
+        CR_SERVER_LOST,
+        2055,
+        ER_SERVER_SHUTDOWN,
+        ER_QUERY_INTERRUPTED,
+        ER_CONNECTION_KILLED,
+    }
+)
 GRANT_HINT = "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO {user}"
 
 
@@ -93,8 +103,8 @@ class ReplicationClient:
         self._connector = connector
         self._conn: Any = None
         self.info: ServerInfo | None = None
-        self.semi_sync = False             # the stream carries semi-sync headers (known after its first packet)
-        self._streaming = False            # the dump has started: read timeouts are missed heartbeats
+        self.semi_sync = False  # the stream carries semi-sync headers (known after its first packet)
+        self._streaming = False  # the dump has started: read timeouts are missed heartbeats
         self._stream_timeout: float | None = None
         self._detect_semi_sync = False
 
@@ -105,23 +115,38 @@ class ReplicationClient:
         self._streaming = False
         try:
             self._conn = self._connector(
-                host=src.host, port=src.port, user=src.user, password=src.password() or "",
-                connect_timeout=src.connect_timeout_s, autocommit=True, charset="utf8mb4",
-                ssl=src.pymysql_ssl(), read_timeout=src.read_timeout_s, auth_plugin_map=auth_plugin_map(src))
+                host=src.host,
+                port=src.port,
+                user=src.user,
+                password=src.password() or "",
+                connect_timeout=src.connect_timeout_s,
+                autocommit=True,
+                charset="utf8mb4",
+                ssl=src.pymysql_ssl(),
+                read_timeout=src.read_timeout_s,
+                auth_plugin_map=auth_plugin_map(src),
+            )
         except pymysql.err.MySQLError as exc:
             raise self._translate(exc, "connecting") from None
         except (struct.error, IndexError, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
             # PyMySQL parses the greeting (HandshakeV10) and the auth exchange without checking lengths
-            raise ProtocolError(f"{src.display()}: connecting: expected a MySQL greeting (HandshakeV10) and "
-                                f"authentication exchange, found packets PyMySQL can not parse ({exc}); is this a "
-                                "MySQL or MariaDB server?") from None
+            raise ProtocolError(
+                f"{src.display()}: connecting: expected a MySQL greeting (HandshakeV10) and "
+                f"authentication exchange, found packets PyMySQL can not parse ({exc}); is this a "
+                "MySQL or MariaDB server?"
+            ) from None
         row = self._query_one("SELECT @@version, @@server_id, @@global.binlog_format, @@global.log_bin")
         version = _text(row[0])
         is_mariadb = "mariadb" in version.lower()
         checksum = self._variable("binlog_checksum") or "NONE"
-        self.info = ServerInfo(version=version, is_mariadb=is_mariadb, server_id=int(row[1]),
-                               binlog_format=_text(row[2]).upper(), log_bin=str(_text(row[3])) in ("1", "ON"),
-                               binlog_checksum=checksum.upper())
+        self.info = ServerInfo(
+            version=version,
+            is_mariadb=is_mariadb,
+            server_id=int(row[1]),
+            binlog_format=_text(row[2]).upper(),
+            log_bin=str(_text(row[3])) in ("1", "ON"),
+            binlog_checksum=checksum.upper(),
+        )
         return self.info
 
     def check_server(self, *, require_row_format: bool = True) -> None:
@@ -129,18 +154,23 @@ class ReplicationClient:
         info = self._info()
         where = self.source.display()
         if not info.log_bin:
-            raise ServerConfigError(f"{where}: the binary log is off (log_bin=0); start the server with"
-                                    " --log-bin --binlog-format=ROW --server-id=N")
+            raise ServerConfigError(
+                f"{where}: the binary log is off (log_bin=0); start the server with"
+                " --log-bin --binlog-format=ROW --server-id=N"
+            )
         if require_row_format and info.binlog_format != "ROW":
             raise ServerConfigError(
                 f"{where}: binlog_format is {info.binlog_format}, binlake decodes row events only; run"
                 " SET PERSIST binlog_format='ROW' (MariaDB: SET GLOBAL binlog_format='ROW' and add it to my.cnf),"
-                " or pass --allow-statement-format to fetch the files anyway")
+                " or pass --allow-statement-format to fetch the files anyway"
+            )
         if info.server_id == 0:
             raise ServerConfigError(f"{where}: the server's server_id is 0, which refuses replicas; set server_id")
         if info.server_id == self.source.server_id:
-            raise ServerConfigError(f"{where}: server_id={self.source.server_id} in the URI is the server's own id;"
-                                    " choose an id no server or replica of this topology uses")
+            raise ServerConfigError(
+                f"{where}: server_id={self.source.server_id} in the URI is the server's own id;"
+                " choose an id no server or replica of this topology uses"
+            )
 
     def list_binlogs(self) -> list[BinlogFile]:
         """SHOW BINARY LOGS (needs REPLICATION CLIENT; MariaDB: BINLOG MONITOR)."""
@@ -159,8 +189,10 @@ class ReplicationClient:
             except (IndexError, TypeError, ValueError):
                 size = -1
             if reason is not None or size < 0:
-                raise ProtocolError(f"{self.source.display()}: SHOW BINARY LOGS lists an unusable file "
-                                    f"({reason or f'expected a size, found {r[1:2]!r}'}); refusing to write it")
+                raise ProtocolError(
+                    f"{self.source.display()}: SHOW BINARY LOGS lists an unusable file "
+                    f"({reason or f'expected a size, found {r[1:2]!r}'}); refusing to write it"
+                )
             out.append(BinlogFile(name, size))
         return out
 
@@ -171,8 +203,11 @@ class ReplicationClient:
         if self._info().is_mariadb:
             flags |= protocol.BINLOG_SEND_ANNOTATE_ROWS_EVENT
         self._prepare_session(non_block=non_block)
-        self._command(protocol.encode_binlog_dump(file, position, self.source.server_id, flags), reply=False,
-                      doing=f"COM_BINLOG_DUMP {file}:{position}")
+        self._command(
+            protocol.encode_binlog_dump(file, position, self.source.server_id, flags),
+            reply=False,
+            doing=f"COM_BINLOG_DUMP {file}:{position}",
+        )
 
     def start_dump_gtid(self, gtid_set: str, *, non_block: bool = False) -> None:
         """Stream everything the server has that is not in ``gtid_set`` (the replica's executed GTIDs).
@@ -184,14 +219,22 @@ class ReplicationClient:
         flags = protocol.BINLOG_DUMP_NON_BLOCK if non_block else 0
         if info.is_mariadb:
             state = validate_mariadb_gtid_pos(gtid_set)
-            self._prepare_session([f"SET @slave_connect_state = '{state}'", "SET @slave_gtid_strict_mode = 1",
-                                   "SET @slave_gtid_ignore_duplicates = 0"], non_block=non_block)
-            packet = protocol.encode_binlog_dump("", 4, self.source.server_id,
-                                                 flags | protocol.BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+            self._prepare_session(
+                [
+                    f"SET @slave_connect_state = '{state}'",
+                    "SET @slave_gtid_strict_mode = 1",
+                    "SET @slave_gtid_ignore_duplicates = 0",
+                ],
+                non_block=non_block,
+            )
+            packet = protocol.encode_binlog_dump(
+                "", 4, self.source.server_id, flags | protocol.BINLOG_SEND_ANNOTATE_ROWS_EVENT
+            )
         else:
             self._prepare_session(non_block=non_block)
-            packet = protocol.encode_binlog_dump_gtid(self.source.server_id, encode_gtid_set(gtid_set),
-                                                      flags=flags | protocol.BINLOG_THROUGH_GTID)
+            packet = protocol.encode_binlog_dump_gtid(
+                self.source.server_id, encode_gtid_set(gtid_set), flags=flags | protocol.BINLOG_THROUGH_GTID
+            )
         self._command(packet, reply=False, doing="GTID dump")
 
     def _prepare_session(self, extra: list[str] | None = None, non_block: bool = False) -> None:
@@ -201,7 +244,7 @@ class ReplicationClient:
         statements = [f"SET @master_binlog_checksum = '{checksum}'", f"SET @master_heartbeat_period = {period_ns}"]
         if info.is_mariadb:
             statements.append(f"SET @mariadb_slave_capability = {protocol.MARIA_SLAVE_CAPABILITY_MINE}")
-        else:   # MySQL 8.0.26+ names them source_*; older servers read the master_* ones
+        else:  # MySQL 8.0.26+ names them source_*; older servers read the master_* ones
             statements += [f"SET @source_binlog_checksum = '{checksum}'", f"SET @source_heartbeat_period = {period_ns}"]
         self.semi_sync = False
         self._detect_semi_sync = self.source.semi_sync
@@ -211,12 +254,19 @@ class ReplicationClient:
                 statements.append("SET @rpl_semi_sync_replica = 1")
         for sql in statements + (extra or []):
             self._execute(sql)
-        self._command(protocol.encode_register_slave(self.source.server_id), reply=True,
-                      doing="COM_REGISTER_SLAVE", privilege="REPLICATION SLAVE")
+        self._command(
+            protocol.encode_register_slave(self.source.server_id),
+            reply=True,
+            doing="COM_REGISTER_SLAVE",
+            privilege="REPLICATION SLAVE",
+        )
         # three missed heartbeats mean the connection is dead even if TCP has not noticed yet; without heartbeats
         # a dump that ends at the end of the binlog (non-blocking) is still bounded by read_timeout
-        timeout = self.source.heartbeat_s * 3 + 5 if self.source.heartbeat_s > 0 else \
-            (self.source.read_timeout_s if non_block else None)
+        timeout = (
+            self.source.heartbeat_s * 3 + 5
+            if self.source.heartbeat_s > 0
+            else (self.source.read_timeout_s if non_block else None)
+        )
         self._conn._sock.settimeout(timeout)
         self._conn._read_timeout = self._conn._current_timeout = timeout
         self._streaming = True
@@ -234,8 +284,11 @@ class ReplicationClient:
             self._detect_semi_sync = False
             self.semi_sync = payload[1:2] == bytes([protocol.K_PACKET_MAGIC_NUM])
             if not self.semi_sync:
-                log.warning("%s: semi_sync=1 asked but the server sends no semi-sync headers (no semi-sync"
-                            " plugin?); streaming without ACKs", self.source.display())
+                log.warning(
+                    "%s: semi_sync=1 asked but the server sends no semi-sync headers (no semi-sync"
+                    " plugin?); streaming without ACKs",
+                    self.source.display(),
+                )
         item = protocol.parse_stream_packet(payload, self.semi_sync)
         if isinstance(item, ServerError):
             raise self._server_error(item.code, item.message, "reading the binlog stream", "REPLICATION SLAVE")
@@ -253,7 +306,7 @@ class ReplicationClient:
         limit = self.source.max_packet
         pieces: list[bytes] = []
         total = 0
-        expected = limit               # after the first piece: what the event header declares (never more)
+        expected = limit  # after the first piece: what the event header declares (never more)
         while True:
             header = read(4)
             if len(header) < 4:
@@ -261,11 +314,16 @@ class ReplicationClient:
             length = int.from_bytes(header[:3], "little")
             total += length
             if total > min(limit, expected):
-                bound = (f"the {expected} bytes its event header declares" if expected < limit else
-                         f"max_packet={limit} (the largest event a replica accepts, like max_allowed_packet)")
-                raise ProtocolError(f"{self.source.display()}: the server sends a packet of more than "
-                                    f"{min(limit, expected)} bytes ({len(pieces) + 1} pieces of up to 16 MiB so far),"
-                                    f" above {bound}")
+                bound = (
+                    f"the {expected} bytes its event header declares"
+                    if expected < limit
+                    else f"max_packet={limit} (the largest event a replica accepts, like max_allowed_packet)"
+                )
+                raise ProtocolError(
+                    f"{self.source.display()}: the server sends a packet of more than "
+                    f"{min(limit, expected)} bytes ({len(pieces) + 1} pieces of up to 16 MiB so far),"
+                    f" above {bound}"
+                )
             pieces.append(read(length))
             if length < protocol.MAX_PACKET_LEN:
                 return pieces[0] if len(pieces) == 1 else b"".join(pieces)
@@ -290,7 +348,7 @@ class ReplicationClient:
             try:
                 conn.close()
             except (pymysql.err.MySQLError, OSError):
-                conn._force_close()   # a dump connection can not send COM_QUIT cleanly mid-stream
+                conn._force_close()  # a dump connection can not send COM_QUIT cleanly mid-stream
 
     def __enter__(self) -> "ReplicationClient":
         return self
@@ -355,28 +413,41 @@ class ReplicationClient:
         where = f"{self.source.display()}: {doing}"
         user = f"'{self.source.user}'@'<your host>'"
         if code == CR_SSL_CONNECTION_ERROR:
-            return ServerConfigError(f"{where}: TLS failed ({message}); enable TLS on the server, fix ssl_ca, or"
-                                     " drop ssl=1 from the URI")
+            return ServerConfigError(
+                f"{where}: TLS failed ({message}); enable TLS on the server, fix ssl_ca, or drop ssl=1 from the URI"
+            )
         if code == CR_SERVER_LOST and "timed out" in message:
             if self._streaming:
-                return ConnectionLostError(f"{where}: no event or heartbeat for {self._stream_timeout:g} s (three "
-                                           "heartbeat periods plus 5 s, or read_timeout); the connection is dead")
-            return ServerTimeoutError(f"{where}: the server sent nothing for {self.source.read_timeout_s:g} s "
-                                      "(read_timeout); is this a MySQL or MariaDB server, and is it overloaded?")
+                return ConnectionLostError(
+                    f"{where}: no event or heartbeat for {self._stream_timeout:g} s (three "
+                    "heartbeat periods plus 5 s, or read_timeout); the connection is dead"
+                )
+            return ServerTimeoutError(
+                f"{where}: the server sent nothing for {self.source.read_timeout_s:g} s "
+                "(read_timeout); is this a MySQL or MariaDB server, and is it overloaded?"
+            )
         if code in LOST_CODES or code == 0:
             return ConnectionLostError(f"{where}: connection lost or refused ({message})")
         if code == ER_ACCESS_DENIED_ERROR and self.info is not None and privilege:
             # signed on already: MariaDB answers COM_REGISTER_SLAVE without the privilege with 1045
-            return PrivilegeError(f"{where}: the user lacks {privilege} ({code}: {message});"
-                                  f" run {GRANT_HINT.format(user=user)}")
+            return PrivilegeError(
+                f"{where}: the user lacks {privilege} ({code}: {message}); run {GRANT_HINT.format(user=user)}"
+            )
         if code == ER_ACCESS_DENIED_ERROR:
-            pw = (f"the file {self.source.password_file}" if self.source.password_file
-                  else f"the environment variable {self.source.password_env}")
-            return AuthenticationError(f"{where}: the server refused the login ({code}: {message}); check the user"
-                                       f" in the URI and the password in {pw}")
+            pw = (
+                f"the file {self.source.password_file}"
+                if self.source.password_file
+                else f"the environment variable {self.source.password_env}"
+            )
+            return AuthenticationError(
+                f"{where}: the server refused the login ({code}: {message}); check the user"
+                f" in the URI and the password in {pw}"
+            )
         if code in (ER_SPECIFIC_ACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR):
-            return PrivilegeError(f"{where}: the user lacks {privilege or 'a privilege'} ({code}: {message});"
-                                  f" run {GRANT_HINT.format(user=user)}")
+            return PrivilegeError(
+                f"{where}: the user lacks {privilege or 'a privilege'} ({code}: {message});"
+                f" run {GRANT_HINT.format(user=user)}"
+            )
         if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
             lowered = message.lower()
             if "could not find first log file" in lowered or "purged" in lowered:

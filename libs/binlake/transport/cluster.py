@@ -27,8 +27,9 @@ MEMBERS_FILE = "_members"
 
 def read_members(folder: Path) -> list[str]:
     try:
-        return [line.strip() for line in (folder / MEMBERS_FILE).read_text(encoding="utf-8").splitlines()
-                if line.strip()]
+        return [
+            line.strip() for line in (folder / MEMBERS_FILE).read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
     except (OSError, UnicodeDecodeError):
         return []
 
@@ -46,8 +47,13 @@ def record_member(folder: Path, name: str) -> None:
     os.replace(tmp, folder / MEMBERS_FILE)
 
 
-def fetch_cluster(members: Sequence[MySQLSource], landing_root: str | os.PathLike[str], name: str,
-                  options: FetchOptions = FetchOptions(), **kwargs: object) -> tuple[MySQLSource, FetchResult]:
+def fetch_cluster(
+    members: Sequence[MySQLSource],
+    landing_root: str | os.PathLike[str],
+    name: str,
+    options: FetchOptions = FetchOptions(),
+    **kwargs: object,
+) -> tuple[MySQLSource, FetchResult]:
     """Fetch the cluster source ``name`` from the member read last, or the next that answers (see the module
     docstring); returns the member read and what its fetch did."""
     if not NAME_RE.match(name):
@@ -55,8 +61,10 @@ def fetch_cluster(members: Sequence[MySQLSource], landing_root: str | os.PathLik
     names = [m.name for m in members]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise SourceUriError(f"cluster {name}: members {', '.join(twice)} are named twice; give each member's URI "
-                             "its own name= (its landing folder)")
+        raise SourceUriError(
+            f"cluster {name}: members {', '.join(twice)} are named twice; give each member's URI "
+            "its own name= (its landing folder)"
+        )
     folder = Path(landing_root) / name
     folder.mkdir(parents=True, exist_ok=True)
     read = [n for n in read_members(folder) if n in names]
@@ -64,12 +72,14 @@ def fetch_cluster(members: Sequence[MySQLSource], landing_root: str | os.PathLik
     failures: list[str] = []
     for member in [*members[first:], *members[:first]]:
         try:
-            result = fetch(member, folder, options, **kwargs)        # type: ignore[arg-type]
+            result = fetch(member, folder, options, **kwargs)  # type: ignore[arg-type]
         except (ConnectionLostError, ServerTimeoutError) as exc:
             log.warning("cluster %s: member %s does not answer (%s); trying the next member", name, member.name, exc)
             failures.append(f"{member.name}: {exc}")
             continue
         record_member(folder, member.name)
         return member, result
-    raise ConnectionLostError(f"cluster {name}: no member answered ({'; '.join(failures)}); check the servers, or "
-                              "add the member that is the primary now with another --source")
+    raise ConnectionLostError(
+        f"cluster {name}: no member answered ({'; '.join(failures)}); check the servers, or "
+        "add the member that is the primary now with another --source"
+    )

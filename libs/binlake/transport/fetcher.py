@@ -60,11 +60,11 @@ class FetchOptions:
     otherwise run until stopped."""
 
     until_now: bool = True
-    start_file: str | None = None         # first file for an empty landing folder (default: the server's oldest)
+    start_file: str | None = None  # first file for an empty landing folder (default: the server's oldest)
     require_row_format: bool = True
-    sync_interval_s: float = 1.0          # fsync + manifest at most this long after an event
-    sync_bytes: int = 8 << 20             # ... or after this many bytes
-    max_retries: int | None = 5           # consecutive failed (re)connects before giving up; None = forever
+    sync_interval_s: float = 1.0  # fsync + manifest at most this long after an event
+    sync_bytes: int = 8 << 20  # ... or after this many bytes
+    max_retries: int | None = 5  # consecutive failed (re)connects before giving up; None = forever
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
 
@@ -87,9 +87,14 @@ class StopFetch(Exception):
     """Raised (e.g. from a SIGTERM handler) to make a running fetch sync and return."""
 
 
-def fetch(source: MySQLSource, landing_root: str | Path, options: FetchOptions = FetchOptions(), *,
-          client_factory: Callable[[MySQLSource], ReplicationClient] = ReplicationClient,
-          sleep: Callable[[float], None] = time.sleep) -> FetchResult:
+def fetch(
+    source: MySQLSource,
+    landing_root: str | Path,
+    options: FetchOptions = FetchOptions(),
+    *,
+    client_factory: Callable[[MySQLSource], ReplicationClient] = ReplicationClient,
+    sleep: Callable[[float], None] = time.sleep,
+) -> FetchResult:
     """Copy the source's binlogs into ``landing_root/<source.name>/``; see the module docstring."""
     with LandingFolder(landing_root, source.name, source.display()) as landing:
         check = landing.open()
@@ -123,8 +128,13 @@ def fetch(source: MySQLSource, landing_root: str | Path, options: FetchOptions =
         return result
 
 
-def _session(source: MySQLSource, landing: LandingFolder, options: FetchOptions, result: FetchResult,
-             client_factory: Callable[[MySQLSource], ReplicationClient]) -> bool:
+def _session(
+    source: MySQLSource,
+    landing: LandingFolder,
+    options: FetchOptions,
+    result: FetchResult,
+    client_factory: Callable[[MySQLSource], ReplicationClient],
+) -> bool:
     """One connection: sign on, dump from where the landing folder ends, write; True when the stream ended."""
     with client_factory(source) as client:
         info = client.connect()
@@ -145,17 +155,18 @@ def _session(source: MySQLSource, landing: LandingFolder, options: FetchOptions,
                 # a blocking dump only ends when the server ends it (shutdown, KILL): come back when it is up
                 raise ConnectionLostError(f"{source.display()}: the server ended the binlog dump (shutdown or KILL)")
             written_to = writer.handle(item)
-            if item.needs_ack:   # ACK only what is durable: that is the point of semi-sync
+            if item.needs_ack:  # ACK only what is durable: that is the point of semi-sync
                 writer.sync()
                 if written_to is not None:
                     client.ack(written_to, item.header.log_pos)
-                else:            # never asked for a made-up event by a real server; answer so it does not wait
+                else:  # never asked for a made-up event by a real server; answer so it does not wait
                     client.ack(landing.current_file or "", max(landing.size, 4))
             writer.maybe_sync()
 
 
-def _resume_point(landing: LandingFolder, files: list[BinlogFile], options: FetchOptions,
-                  source: MySQLSource) -> tuple[str, int]:
+def _resume_point(
+    landing: LandingFolder, files: list[BinlogFile], options: FetchOptions, source: MySQLSource
+) -> tuple[str, int]:
     """Where the dump starts: after the last whole event of the current landing file, or at a first file."""
     names = [f.name for f in files]
     if not files:
@@ -164,21 +175,25 @@ def _resume_point(landing: LandingFolder, files: list[BinlogFile], options: Fetc
     if current is None:
         first = options.start_file or names[0]
         if first not in names:
-            raise BinlogPurgedError(f"{source.display()}: --start-file {first} is not on the server; it has"
-                                    f" {names[0]} .. {names[-1]}")
+            raise BinlogPurgedError(
+                f"{source.display()}: --start-file {first} is not on the server; it has {names[0]} .. {names[-1]}"
+            )
         return first, BIN_LOG_HEADER_SIZE
     if current not in names:
         raise BinlogPurgedError(
             f"{source.display()}: the landing folder {landing.path} continues at {current}:{max(landing.size, 4)},"
             f" but the server no longer has {current} (it has {names[0]} .. {names[-1]}); the events in between are"
             " lost to this copy. Keep binlogs longer on the server (binlog_expire_logs_seconds / expire_logs_days),"
-            " and to start a new copy move this landing folder away")
+            " and to start a new copy move this landing folder away"
+        )
     server_size = files[names.index(current)].size
     position = max(landing.size, BIN_LOG_HEADER_SIZE)
     if position > server_size:
-        raise LandingError(f"{landing.file_path} has {position} bytes but the server's {current} has only"
-                           f" {server_size}: the landing folder belongs to another server or the server's binlogs"
-                           " were reset (RESET MASTER); use a new landing folder")
+        raise LandingError(
+            f"{landing.file_path} has {position} bytes but the server's {current} has only"
+            f" {server_size}: the landing folder belongs to another server or the server's binlogs"
+            " were reset (RESET MASTER); use a new landing folder"
+        )
     return current, position
 
 
@@ -196,7 +211,7 @@ class _StreamWriter:
         """Write the event if it belongs to the file; returns the file it went to (None: not written)."""
         header = item.header
         landing = self.landing
-        if is_heartbeat(header):   # the binlog is idle: a good moment to make everything durable
+        if is_heartbeat(header):  # the binlog is idle: a good moment to make everything durable
             if self.unsynced:
                 self.sync()
             return None
@@ -208,28 +223,35 @@ class _StreamWriter:
                 landing.start_file(rotate.next_file)
             expected = max(landing.size, BIN_LOG_HEADER_SIZE)
             if rotate.position != expected:
-                raise ProtocolError(f"the server resumes {rotate.next_file} at {rotate.position}, but the landing"
-                                    f" file continues at {expected}")
+                raise ProtocolError(
+                    f"the server resumes {rotate.next_file} at {rotate.position}, but the landing"
+                    f" file continues at {expected}"
+                )
             return None
-        if header.log_pos == 0:   # the FORMAT_DESCRIPTION copy of a resumed dump, other artificial events
+        if header.log_pos == 0:  # the FORMAT_DESCRIPTION copy of a resumed dump, other artificial events
             return None
         if header.type_code == START_ENCRYPTION_EVENT:
-            raise ServerConfigError("the server encrypts its binlogs (encrypt_binlog=ON): the stream is decrypted,"
-                                    " so it can not be stored as the server's files; fetch is not possible")
+            raise ServerConfigError(
+                "the server encrypts its binlogs (encrypt_binlog=ON): the stream is decrypted,"
+                " so it can not be stored as the server's files; fetch is not possible"
+            )
         size_before = max(landing.size, BIN_LOG_HEADER_SIZE)
         expected_end = size_before + header.event_length
         if header.log_pos != expected_end:
             raise ProtocolError(
                 f"{landing.file_path}: event type {header.type_code} ends at log_pos {header.log_pos}, but the"
-                f" landing file is at {size_before} (expected {expected_end}); stream and file are out of step")
+                f" landing file is at {size_before} (expected {expected_end}); stream and file are out of step"
+            )
         if header.type_code == FORMAT_DESCRIPTION_EVENT and size_before != BIN_LOG_HEADER_SIZE:
             raise ProtocolError(f"{landing.file_path}: FORMAT_DESCRIPTION_EVENT at {size_before}, expected at 4")
-        if header.type_code == FORMAT_DESCRIPTION_EVENT:   # it says how the rest of its file is checksummed
+        if header.type_code == FORMAT_DESCRIPTION_EVENT:  # it says how the rest of its file is checksummed
             landing.checksum_alg = checksum_alg_of_fde(item.raw)
         alg = landing.checksum_alg
         if alg == BINLOG_CHECKSUM_ALG_CRC32 and not event_crc_ok(item.raw):
-            raise ProtocolError(f"{landing.file_path}: event at {size_before} (type {header.type_code}) failed"
-                                " its CRC32 check; nothing written")
+            raise ProtocolError(
+                f"{landing.file_path}: event at {size_before} (type {header.type_code}) failed"
+                " its CRC32 check; nothing written"
+            )
         written_to = landing.current_file
         landing.append(item.raw, expected_end)
         self.result.events += 1
@@ -262,6 +284,8 @@ class _StreamWriter:
         self.last_sync = time.monotonic()
 
     def maybe_sync(self) -> None:
-        if self.unsynced and (self.unsynced >= self.options.sync_bytes
-                              or time.monotonic() - self.last_sync >= self.options.sync_interval_s):
+        if self.unsynced and (
+            self.unsynced >= self.options.sync_bytes
+            or time.monotonic() - self.last_sync >= self.options.sync_interval_s
+        ):
             self.sync()

@@ -54,13 +54,24 @@ class Manifest:
     source: str
     server_id: int | None = None
     current_file: str | None = None
-    position: int = 0                     # fsynced end of current_file (0 = not created yet)
+    position: int = 0  # fsynced end of current_file (0 = not created yet)
     closed: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
-        return json.dumps({"version": MANIFEST_VERSION, "source": self.source, "server_id": self.server_id,
-                           "current_file": self.current_file, "position": self.position,
-                           "closed": self.closed}, indent=1) + "\n"
+        return (
+            json.dumps(
+                {
+                    "version": MANIFEST_VERSION,
+                    "source": self.source,
+                    "server_id": self.server_id,
+                    "current_file": self.current_file,
+                    "position": self.position,
+                    "closed": self.closed,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
 
     @classmethod
     def from_json(cls, text: str, path: Path) -> "Manifest":
@@ -70,26 +81,37 @@ class Manifest:
                 raise LandingError(f"{path}: manifest version {data.get('version')!r}, expected {MANIFEST_VERSION}")
             current = data.get("current_file")
             if current is not None and (not isinstance(current, str) or binlog_name_problem(current) is not None):
-                raise LandingError(f"{path}: current_file {str(current)[:80]!r} is not a plain file name; fix or "
-                                   "remove the manifest")
-            return cls(source=str(data["source"]), server_id=data.get("server_id"),
-                       current_file=data.get("current_file"), position=int(data.get("position", 0)),
-                       closed=[str(name) for name in data.get("closed", [])])
+                raise LandingError(
+                    f"{path}: current_file {str(current)[:80]!r} is not a plain file name; fix or remove the manifest"
+                )
+            return cls(
+                source=str(data["source"]),
+                server_id=data.get("server_id"),
+                current_file=data.get("current_file"),
+                position=int(data.get("position", 0)),
+                closed=[str(name) for name in data.get("closed", [])],
+            )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            what = f"the member {exc} is missing" if isinstance(exc, KeyError) else \
-                "JSON nested too deeply" if isinstance(exc, RecursionError) else \
-                f"expected the manifest's JSON object, found {str(exc)[:120]}"
-            raise LandingError(f"{path}: unreadable manifest ({what}); fix or remove it (the binlog files next to"
-                               " it are kept, the next fetch re-checks them)") from None
+            what = (
+                f"the member {exc} is missing"
+                if isinstance(exc, KeyError)
+                else "JSON nested too deeply"
+                if isinstance(exc, RecursionError)
+                else f"expected the manifest's JSON object, found {str(exc)[:120]}"
+            )
+            raise LandingError(
+                f"{path}: unreadable manifest ({what}); fix or remove it (the binlog files next to"
+                " it are kept, the next fetch re-checks them)"
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
 class TailCheck:
     """Result of checking a file's unconfirmed tail after a restart."""
 
-    end: int            # offset just after the last whole, valid event
-    cut: int            # bytes removed after it
-    checksum_alg: int   # the file's checksum algorithm (from its FORMAT_DESCRIPTION_EVENT)
+    end: int  # offset just after the last whole, valid event
+    cut: int  # bytes removed after it
+    checksum_alg: int  # the file's checksum algorithm (from its FORMAT_DESCRIPTION_EVENT)
     reason: str = ""
 
 
@@ -119,8 +141,9 @@ class LandingFolder:
         except OSError as exc:
             lock.close()
             if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise LandingError(f"another binlake fetch is writing {self.path}; stop it first (only one fetcher"
-                                   " per source)") from None
+                raise LandingError(
+                    f"another binlake fetch is writing {self.path}; stop it first (only one fetcher per source)"
+                ) from None
             raise
         self._lock = lock
         if self.manifest_path.exists() or self.manifest_path.is_symlink():
@@ -164,8 +187,9 @@ class LandingFolder:
         elif reason is None and (self.path / name).exists() and not (self.path / name).is_file():
             reason = "something that is not a file (a folder) is there"
         if reason is not None:
-            raise LandingError(f"{self.path}: refusing the server's binlog name {name[:80]!r} as a landing file "
-                               f"({reason})")
+            raise LandingError(
+                f"{self.path}: refusing the server's binlog name {name[:80]!r} as a landing file ({reason})"
+            )
         self._close_fd()
         self.manifest.current_file = name
         self.manifest.position = 0
@@ -176,9 +200,11 @@ class LandingFolder:
         """Append one whole event; ``position_after`` is the file size afterwards (checked by the caller)."""
         fd = self._fd if self._fd is not None else self._open_for_append()
         written = os.write(fd, event)
-        if written != len(event):   # a regular file only writes short on a full disk or a quota
-            raise LandingError(f"{self.file_path}: wrote {written} of {len(event)} bytes (disk full?); free space"
-                               " and restart: the partial event is cut off on restart")
+        if written != len(event):  # a regular file only writes short on a full disk or a quota
+            raise LandingError(
+                f"{self.file_path}: wrote {written} of {len(event)} bytes (disk full?); free space"
+                " and restart: the partial event is cut off on restart"
+            )
         self._size = position_after
 
     @property
@@ -204,9 +230,11 @@ class LandingFolder:
 
     def set_server_id(self, server_id: int) -> None:
         if self.manifest.server_id is not None and self.manifest.server_id != server_id:
-            raise LandingError(f"{self.path} holds binlogs of the server with server_id={self.manifest.server_id},"
-                               f" but this source now answers with server_id={server_id}; use another --landing"
-                               " folder or source name for a different server")
+            raise LandingError(
+                f"{self.path} holds binlogs of the server with server_id={self.manifest.server_id},"
+                f" but this source now answers with server_id={server_id}; use another --landing"
+                " folder or source name for a different server"
+            )
         if self.manifest.server_id is None:
             self.manifest.server_id = server_id
             self._write_manifest()
@@ -216,9 +244,10 @@ class LandingFolder:
         path = self.file_path
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
-        except OSError as exc:      # a link or a folder put there since start_file checked the name
-            raise LandingError(f"{path}: can not append the server's events there ({exc.strerror}); move it away "
-                               "and fetch again") from None
+        except OSError as exc:  # a link or a folder put there since start_file checked the name
+            raise LandingError(
+                f"{path}: can not append the server's events there ({exc.strerror}); move it away and fetch again"
+            ) from None
         size = os.fstat(fd).st_size
         if size == 0:
             os.write(fd, BINLOG_MAGIC)
@@ -250,14 +279,18 @@ class LandingFolder:
         path = self.path / name
         if not path.exists():
             if self.manifest.position > BIN_LOG_HEADER_SIZE:
-                raise LandingError(f"{path} is missing although the manifest says {self.manifest.position} bytes"
-                                   " of it were stored; restore it or start a fresh landing folder")
+                raise LandingError(
+                    f"{path} is missing although the manifest says {self.manifest.position} bytes"
+                    " of it were stored; restore it or start a fresh landing folder"
+                )
             self.manifest.position = 0
             return TailCheck(0, 0, BINLOG_CHECKSUM_ALG_OFF)
         size = path.stat().st_size
         if size < self.manifest.position:
-            raise LandingError(f"{path}: {size} bytes but the manifest says {self.manifest.position} were stored and"
-                               " fsynced; the file was changed outside binlake: restore it or use a new landing folder")
+            raise LandingError(
+                f"{path}: {size} bytes but the manifest says {self.manifest.position} were stored and"
+                " fsynced; the file was changed outside binlake: restore it or use a new landing folder"
+            )
         check = check_tail(path, self.manifest.position)
         if check.cut:
             with os.fdopen(_open_own(path, os.O_RDWR), "r+b") as f:
@@ -275,8 +308,11 @@ def _open_own(path: Path, flags: int) -> int:
     try:
         return os.open(path, flags | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        why = "a symbolic link is there: binlake never writes or reads through one" if exc.errno == errno.ELOOP \
+        why = (
+            "a symbolic link is there: binlake never writes or reads through one"
+            if exc.errno == errno.ELOOP
             else exc.strerror
+        )
         raise LandingError(f"{path}: can not open this landing file ({why}); move it away and fetch again") from None
 
 
@@ -291,9 +327,9 @@ def check_tail(path: Path, trusted: int) -> TailCheck:
     alg = BINLOG_CHECKSUM_ALG_OFF
     stats = ScanStats()
     reason = ""
-    pos = max(trusted, BIN_LOG_HEADER_SIZE)        # the last whole-event boundary seen
+    pos = max(trusted, BIN_LOG_HEADER_SIZE)  # the last whole-event boundary seen
     with open(path, "rb") as f:
-        if trusted > BIN_LOG_HEADER_SIZE:   # the trusted part is not re-checked, but its FDE says the checksum
+        if trusted > BIN_LOG_HEADER_SIZE:  # the trusted part is not re-checked, but its FDE says the checksum
             fde = _read_event(f, BIN_LOG_HEADER_SIZE)
             try:
                 alg = checksum_alg_of_fde(fde)
@@ -301,11 +337,20 @@ def check_tail(path: Path, trusted: int) -> TailCheck:
                 raise LandingError(f"{path}: the FORMAT_DESCRIPTION_EVENT at 4 is unreadable ({exc})") from None
             f.seek(0)
         try:
-            for ev in scan_events(f, start=trusted if trusted > BIN_LOG_HEADER_SIZE else None, file=str(path),
-                                  max_event_size=1 << 32, with_bytes=True, commit_timestamps=False, stats=stats):
+            for ev in scan_events(
+                f,
+                start=trusted if trusted > BIN_LOG_HEADER_SIZE else None,
+                file=str(path),
+                max_event_size=1 << 32,
+                with_bytes=True,
+                commit_timestamps=False,
+                stats=stats,
+            ):
                 if ev.log_pos != ev.pos + ev.event_size:
-                    reason = f"event at {ev.pos}: length {ev.event_size}, log_pos {ev.log_pos} (expected " \
-                             f"{ev.pos + ev.event_size})"
+                    reason = (
+                        f"event at {ev.pos}: length {ev.event_size}, log_pos {ev.log_pos} (expected "
+                        f"{ev.pos + ev.event_size})"
+                    )
                     break
                 assert ev.raw is not None
                 if ev.type_code == FORMAT_DESCRIPTION_EVENT and ev.pos == BIN_LOG_HEADER_SIZE:
@@ -323,9 +368,10 @@ def check_tail(path: Path, trusted: int) -> TailCheck:
                 if stats.incomplete is not None:
                     reason = "partial magic" if stats.end == 0 else stats.incomplete.message
         except NotABinlogError:
-            raise LandingError(f"{path} does not start with the binlog magic fe 62 69 6e; it is not a binlog "
-                               "file") from None
-        except CorruptEventError as exc:      # an event length under 19 bytes
+            raise LandingError(
+                f"{path} does not start with the binlog magic fe 62 69 6e; it is not a binlog file"
+            ) from None
+        except CorruptEventError as exc:  # an event length under 19 bytes
             pos = stats.end
             reason = exc.message if exc.offset is None else f"event at {exc.offset}: {exc.message} ({exc.found})"
     return TailCheck(pos, size - pos, alg, reason)

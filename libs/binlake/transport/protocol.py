@@ -35,10 +35,10 @@ COM_REGISTER_SLAVE = 0x15
 COM_BINLOG_DUMP_GTID = 0x1E
 
 # COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID flags (mysql-server sql/rpl_constants.h, MariaDB sql/sql_repl.h)
-BINLOG_DUMP_NON_BLOCK = 0x01              # reply with EOF at the end of the binlog instead of waiting
-BINLOG_THROUGH_POSITION = 0x02            # MySQL COM_BINLOG_DUMP_GTID: start at file + position
-BINLOG_THROUGH_GTID = 0x04                # MySQL COM_BINLOG_DUMP_GTID: skip transactions in the GTID set
-BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02    # MariaDB COM_BINLOG_DUMP: send ANNOTATE_ROWS (else they are skipped)
+BINLOG_DUMP_NON_BLOCK = 0x01  # reply with EOF at the end of the binlog instead of waiting
+BINLOG_THROUGH_POSITION = 0x02  # MySQL COM_BINLOG_DUMP_GTID: start at file + position
+BINLOG_THROUGH_GTID = 0x04  # MySQL COM_BINLOG_DUMP_GTID: skip transactions in the GTID set
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02  # MariaDB COM_BINLOG_DUMP: send ANNOTATE_ROWS (else they are skipped)
 
 # MariaDB's @mariadb_slave_capability (sql/log_event.h MARIA_SLAVE_CAPABILITY_*): 4 = GTID, the newest level; a
 # replica that declares less gets MariaDB-only events rewritten as dummy events, so the stream would not be the file.
@@ -48,7 +48,7 @@ MARIA_SLAVE_CAPABILITY_MINE = 4
 K_PACKET_MAGIC_NUM = 0xEF
 K_PACKET_FLAG_SYNC = 0x01
 
-MAX_PACKET_LEN = 0xFFFFFF                 # a payload this long continues in the next packet
+MAX_PACKET_LEN = 0xFFFFFF  # a payload this long continues in the next packet
 
 # stream packet first bytes (include/mysql_com.h)
 PACKET_OK = 0x00
@@ -56,16 +56,16 @@ PACKET_EOF = 0xFE
 PACKET_ERR = 0xFF
 
 # --- event header (Log_event_header, binlog_event.h) -----------------------------------------------------------
-EVENT_HEADER = struct.Struct("<IBIIIH")   # timestamp, type_code, server_id, event_length, log_pos, flags
+EVENT_HEADER = struct.Struct("<IBIIIH")  # timestamp, type_code, server_id, event_length, log_pos, flags
 FLAGS_OFFSET = 17
 ROTATE_POSITION = struct.Struct("<Q")
 FDE_BINLOG_VERSION = struct.Struct("<H")
-REGISTER_SLAVE_TAIL = struct.Struct("<HII")     # port, replication_rank, master_id
-BINLOG_DUMP_HEAD = struct.Struct("<IHI")        # binlog_pos (4 bytes), flags, server_id
-BINLOG_DUMP_GTID_HEAD = struct.Struct("<HII")   # flags, server_id, binlog_name_info_size
+REGISTER_SLAVE_TAIL = struct.Struct("<HII")  # port, replication_rank, master_id
+BINLOG_DUMP_HEAD = struct.Struct("<IHI")  # binlog_pos (4 bytes), flags, server_id
+BINLOG_DUMP_GTID_HEAD = struct.Struct("<HII")  # flags, server_id, binlog_name_info_size
 U32 = struct.Struct("<I")
 U64 = struct.Struct("<Q")
-ERR_HEAD = struct.Struct("<BH")                 # 0xFF, error_code
+ERR_HEAD = struct.Struct("<BH")  # 0xFF, error_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +127,10 @@ def parse_stream_packet(payload: bytes, semi_sync: bool) -> StreamEvent | Stream
     start, needs_ack = 1, False
     if semi_sync:
         if len(payload) < 3 or payload[1] != K_PACKET_MAGIC_NUM:
-            raise ProtocolError("semi-sync was requested but the packet has no 0xEF semi-sync header"
-                                f" (found {payload[1:3].hex() or 'nothing'})")
+            raise ProtocolError(
+                "semi-sync was requested but the packet has no 0xEF semi-sync header"
+                f" (found {payload[1:3].hex() or 'nothing'})"
+            )
         needs_ack = bool(payload[2] & K_PACKET_FLAG_SYNC)
         start = 3
     raw = payload[start:]
@@ -144,16 +146,22 @@ def continued_packet_size(first_piece: bytes, event_at: int, limit: int) -> int:
     plus the ``event_length`` its header declares. Checked before a second piece is read, so a server can not make
     the replica hold more than the first piece for a packet its own event header does not account for."""
     if first_piece[:1] != bytes([PACKET_OK]) or len(first_piece) < event_at + LOG_EVENT_HEADER_LEN:
-        raise ProtocolError(f"a stream packet of more than one 16 MiB piece starts with {first_piece[:4].hex()}, "
-                            "not an event (0x00 and an event header)")
+        raise ProtocolError(
+            f"a stream packet of more than one 16 MiB piece starts with {first_piece[:4].hex()}, "
+            "not an event (0x00 and an event header)"
+        )
     declared = event_at + EVENT_HEADER.unpack_from(first_piece, event_at)[3]
     if declared <= len(first_piece):
-        raise ProtocolError(f"the server sends more than one 16 MiB packet piece for an event whose header says "
-                            f"{declared - event_at} bytes")
+        raise ProtocolError(
+            f"the server sends more than one 16 MiB packet piece for an event whose header says "
+            f"{declared - event_at} bytes"
+        )
     if declared > limit:
-        raise ProtocolError(f"the server sends an event of {declared - event_at} bytes, above max_packet={limit} "
-                            "(the largest event a replica accepts, like max_allowed_packet); raise max_packet in "
-                            "the source URI if the server's events are that large")
+        raise ProtocolError(
+            f"the server sends an event of {declared - event_at} bytes, above max_packet={limit} "
+            "(the largest event a replica accepts, like max_allowed_packet); raise max_packet in "
+            "the source URI if the server's events are that large"
+        )
     return declared
 
 
@@ -162,7 +170,7 @@ def parse_err_packet(payload: bytes) -> ServerError:
     if len(payload) < ERR_HEAD.size:
         raise ProtocolError(f"ERR packet of {len(payload)} bytes is too short")
     _, code = ERR_HEAD.unpack_from(payload, 0)
-    rest = payload[ERR_HEAD.size:]
+    rest = payload[ERR_HEAD.size :]
     state = ""
     if rest[:1] == b"#":
         state, rest = rest[1:6].decode("ascii", "replace"), rest[6:]
@@ -199,8 +207,9 @@ def parse_rotate(event: bytes, checksum: bool) -> Rotate:
     try:
         name = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ProtocolError(f"ROTATE event names no usable file: expected a UTF-8 file name, found {raw[:80]!r}") \
-            from None
+        raise ProtocolError(
+            f"ROTATE event names no usable file: expected a UTF-8 file name, found {raw[:80]!r}"
+        ) from None
     reason = binlog_name_problem(name)
     if reason is not None:
         raise ProtocolError(f"ROTATE event names no usable file: {reason}")
@@ -238,7 +247,7 @@ def checksum_alg_of_fde(event: bytes) -> int:
     start = LOG_EVENT_HEADER_LEN + FDE_BINLOG_VERSION.size
     if len(event) < start + ST_SERVER_VER_LEN + 5:
         raise ProtocolError(f"FORMAT_DESCRIPTION_EVENT of {len(event)} bytes is too short")
-    version_text = bytes(event[start:start + ST_SERVER_VER_LEN]).split(b"\x00", 1)[0].decode("ascii", "replace")
+    version_text = bytes(event[start : start + ST_SERVER_VER_LEN]).split(b"\x00", 1)[0].decode("ascii", "replace")
     split = CHECKSUM_VERSION_MARIADB if "mariadb" in version_text.lower() else CHECKSUM_VERSION_MYSQL
     if server_version_tuple(version_text) < split:
         return BINLOG_CHECKSUM_ALG_OFF
@@ -266,7 +275,7 @@ def event_crc_ok(event: bytes | memoryview) -> bool:
         return False
     body = bytes(event[:-BINLOG_CHECKSUM_LEN])
     if event[4] == FORMAT_DESCRIPTION_EVENT and body[FLAGS_OFFSET] & 0x01:
-        body = body[:FLAGS_OFFSET] + bytes([body[FLAGS_OFFSET] & 0xFE]) + body[FLAGS_OFFSET + 1:]
+        body = body[:FLAGS_OFFSET] + bytes([body[FLAGS_OFFSET] & 0xFE]) + body[FLAGS_OFFSET + 1 :]
     (stored,) = U32.unpack_from(event, len(event) - BINLOG_CHECKSUM_LEN)
     return zlib.crc32(body) & 0xFFFFFFFF == stored
 
@@ -278,33 +287,48 @@ def _short_string(value: bytes, what: str) -> bytes:
     return bytes([len(value)]) + value
 
 
-def encode_register_slave(server_id: int, hostname: str = "", user: str = "", password: str = "",
-                          port: int = 0) -> bytes:
+def encode_register_slave(
+    server_id: int, hostname: str = "", user: str = "", password: str = "", port: int = 0
+) -> bytes:
     """COM_REGISTER_SLAVE: server_id(4), hostname, user, password (1-byte length each), port(2), rank(4),
     master_id(4). binlake reports no host/user/password (they would show in SHOW SLAVE HOSTS)."""
-    return (bytes([COM_REGISTER_SLAVE]) + U32.pack(server_id)
-            + _short_string(hostname.encode(), "hostname") + _short_string(user.encode(), "user")
-            + _short_string(password.encode(), "password") + REGISTER_SLAVE_TAIL.pack(port, 0, 0))
+    return (
+        bytes([COM_REGISTER_SLAVE])
+        + U32.pack(server_id)
+        + _short_string(hostname.encode(), "hostname")
+        + _short_string(user.encode(), "user")
+        + _short_string(password.encode(), "password")
+        + REGISTER_SLAVE_TAIL.pack(port, 0, 0)
+    )
 
 
 def encode_binlog_dump(file: str, position: int, server_id: int, flags: int = 0) -> bytes:
     """COM_BINLOG_DUMP: binlog_pos(4), flags(2), server_id(4), file name (rest of packet)."""
     if not 0 <= position <= 0xFFFFFFFF:
-        raise ValueError(f"COM_BINLOG_DUMP carries a 4-byte position; {position} does not fit"
-                         " (use COM_BINLOG_DUMP_GTID, which has 8 bytes)")
+        raise ValueError(
+            f"COM_BINLOG_DUMP carries a 4-byte position; {position} does not fit"
+            " (use COM_BINLOG_DUMP_GTID, which has 8 bytes)"
+        )
     return bytes([COM_BINLOG_DUMP]) + BINLOG_DUMP_HEAD.pack(position, flags, server_id) + file.encode()
 
 
-def encode_binlog_dump_gtid(server_id: int, gtid_set: bytes, file: str = "", position: int = 4,
-                            flags: int = 0) -> bytes:
+def encode_binlog_dump_gtid(
+    server_id: int, gtid_set: bytes, file: str = "", position: int = 4, flags: int = 0
+) -> bytes:
     """COM_BINLOG_DUMP_GTID (``com_binlog_dump_gtid``): flags(2), server_id(4), name_size(4), name, pos(8),
     data_size(4), the encoded GTID set (:func:`binlake.transport.gtid.encode_gtid_set`).
 
     With BINLOG_THROUGH_GTID in ``flags`` the server skips the transactions in the set.
     """
     name = file.encode()
-    return (bytes([COM_BINLOG_DUMP_GTID]) + BINLOG_DUMP_GTID_HEAD.pack(flags, server_id, len(name)) + name
-            + U64.pack(position) + U32.pack(len(gtid_set)) + gtid_set)
+    return (
+        bytes([COM_BINLOG_DUMP_GTID])
+        + BINLOG_DUMP_GTID_HEAD.pack(flags, server_id, len(name))
+        + name
+        + U64.pack(position)
+        + U32.pack(len(gtid_set))
+        + gtid_set
+    )
 
 
 def encode_semi_sync_ack(file: str, position: int) -> bytes:

@@ -47,9 +47,9 @@ class BinlogFileStream(io.RawIOBase):
         if is_heartbeat(header):
             return
         if is_fake_rotate(header):
-            if item.raw[19 + 8:].startswith(self._file.encode()):
+            if item.raw[19 + 8 :].startswith(self._file.encode()):
                 return
-            self._done = True    # the server moved on to the next file (this one ended without a ROTATE)
+            self._done = True  # the server moved on to the next file (this one ended without a ROTATE)
             return
         if header.log_pos == 0:
             return
@@ -73,8 +73,9 @@ def open_mysql_binlog(uri: str) -> tuple[str, BinaryIO]:
         names = [f.name for f in client.list_binlogs()]
         file = source.binlog_file or (names[0] if names else "")
         if file not in names:
-            raise BinlogPurgedError(f"{source.display()}: the server has no binlog {file!r}"
-                                    f" (it has {', '.join(names) or 'none'})")
+            raise BinlogPurgedError(
+                f"{source.display()}: the server has no binlog {file!r} (it has {', '.join(names) or 'none'})"
+            )
         client.start_dump(file, 4, non_block=True)
     except BaseException:
         client.close()

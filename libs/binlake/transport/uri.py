@@ -43,8 +43,21 @@ from binlake.transport.errors import SourceUriError
 SCHEME = "mysql"
 DEFAULT_PORT = 3306
 DEFAULT_PASSWORD_ENV = "BINLAKE_MYSQL_PASSWORD"
-KNOWN_PARAMS = frozenset({"server_id", "name", "password_env", "password_file", "heartbeat", "semi_sync",
-                          "connect_timeout", "read_timeout", "ssl", "ssl_ca", "max_packet"})
+KNOWN_PARAMS = frozenset(
+    {
+        "server_id",
+        "name",
+        "password_env",
+        "password_file",
+        "heartbeat",
+        "semi_sync",
+        "connect_timeout",
+        "read_timeout",
+        "ssl",
+        "ssl_ca",
+        "max_packet",
+    }
+)
 MAX_PACKET = (1 << 30) + 1024
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 URI_PASSWORD_ENV_RE = re.compile(r"(BINLAKE|MYSQL)_[A-Za-z0-9_]{1,120}\Z")
@@ -93,20 +106,28 @@ class MySQLSource:
         return os.environ.get(self.password_env)
 
 
-def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file: str | os.PathLike[str] | None = None,
-                    name: str | None = None, allow_cleartext_password: bool = False) -> MySQLSource:
+def parse_mysql_uri(
+    uri: str,
+    *,
+    password_env: str | None = None,
+    password_file: str | os.PathLike[str] | None = None,
+    name: str | None = None,
+    allow_cleartext_password: bool = False,
+) -> MySQLSource:
     """Parse a ``mysql://`` URI; keyword arguments (from the CLI) override the URI's own parameters."""
     try:
         parts = urlsplit(uri)
-        parts.port      # noqa: B018 -- validates the bracketed IPv6 host and the port here
+        parts.port  # noqa: B018 -- validates the bracketed IPv6 host and the port here
     except ValueError as exc:
         hint = "; an IPv6 host is written mysql://user@[2001:db8::1]:3306/?server_id=N" if "IPv6" in str(exc) else ""
         raise SourceUriError(f"source {_safe(uri)} is not a valid URI ({exc}{hint})") from None
     if parts.scheme != SCHEME:
         raise SourceUriError(f"source {uri!r} is not a mysql:// URI (expected mysql://user@host:port/?server_id=N)")
     if parts.password is not None:
-        raise SourceUriError("the source URI contains a password; remove it and pass the password in the"
-                             f" {DEFAULT_PASSWORD_ENV} environment variable (or --password-env/--password-file)")
+        raise SourceUriError(
+            "the source URI contains a password; remove it and pass the password in the"
+            f" {DEFAULT_PASSWORD_ENV} environment variable (or --password-env/--password-file)"
+        )
     if not parts.username:
         raise SourceUriError(f"source {_safe(uri)} names no user (expected mysql://user@host:port/?server_id=N)")
     if not parts.hostname:
@@ -115,29 +136,41 @@ def parse_mysql_uri(uri: str, *, password_env: str | None = None, password_file:
     params = dict(parse_qsl(parts.query, keep_blank_values=True))
     unknown = sorted(set(params) - KNOWN_PARAMS)
     if unknown:
-        raise SourceUriError(f"source {_safe(uri)}: unknown parameter(s) {', '.join(unknown)}"
-                             f" (known: {', '.join(sorted(KNOWN_PARAMS))})")
+        raise SourceUriError(
+            f"source {_safe(uri)}: unknown parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_PARAMS))})"
+        )
     if "server_id" not in params:
-        raise SourceUriError(f"source {_safe(uri)} has no server_id: add ?server_id=N with an id no other replica"
-                             " of this server uses (a server disconnects the older of two replicas with one id)")
+        raise SourceUriError(
+            f"source {_safe(uri)} has no server_id: add ?server_id=N with an id no other replica"
+            " of this server uses (a server disconnects the older of two replicas with one id)"
+        )
     server_id = _int(params["server_id"], "server_id", 1, 0xFFFFFFFF)
     host = parts.hostname
     # an IPv6 address becomes a usable folder name: its colons as dashes
     landing_name = name or params.get("name") or f"{re.sub(r'[^A-Za-z0-9._-]', '-', host).strip('-._')}-{port}"
     if not NAME_RE.match(landing_name):
-        raise SourceUriError(f"source name {landing_name!r} is not usable as a folder name"
-                             " (letters, digits, '.', '_', '-'; at most 128)")
+        raise SourceUriError(
+            f"source name {landing_name!r} is not usable as a folder name (letters, digits, '.', '_', '-'; at most 128)"
+        )
     if "password_file" in params:
-        raise SourceUriError(f"source {_safe(uri)}: password_file in a URI is refused (a URI must not send any file of"
-                             " this machine to a server); pass --password-file FILE on the command line instead")
+        raise SourceUriError(
+            f"source {_safe(uri)}: password_file in a URI is refused (a URI must not send any file of"
+            " this machine to a server); pass --password-file FILE on the command line instead"
+        )
     pw_file = password_file
     uri_env = params.get("password_env")
     if not password_env and uri_env and not URI_PASSWORD_ENV_RE.match(uri_env):
-        raise SourceUriError(f"source {_safe(uri)}: password_env={uri_env!r} in a URI must name a variable starting "
-                             "with BINLAKE_ or MYSQL_ (a URI must not send just any environment variable to a "
-                             "server); rename the variable, or pass --password-env on the command line")
+        raise SourceUriError(
+            f"source {_safe(uri)}: password_env={uri_env!r} in a URI must name a variable starting "
+            "with BINLAKE_ or MYSQL_ (a URI must not send just any environment variable to a "
+            "server); rename the variable, or pass --password-env on the command line"
+        )
     return MySQLSource(
-        host=host, port=port, user=unquote(parts.username), server_id=server_id, name=landing_name,
+        host=host,
+        port=port,
+        user=unquote(parts.username),
+        server_id=server_id,
+        name=landing_name,
         password_env=password_env or uri_env or DEFAULT_PASSWORD_ENV,
         password_file=Path(pw_file) if pw_file else None,
         allow_cleartext_password=allow_cleartext_password,
@@ -157,16 +190,17 @@ def _binlog_file(raw_path: str) -> str | None:
     from binlake.transport.protocol import binlog_name_problem
 
     if "@" in raw_path:
-        raise SourceUriError(f"the URI path {raw_path!r} holds '@': the user goes before the host "
-                             "(mysql://user@host:port/binlog.000042?server_id=N); write a literal '@' as %40")
+        raise SourceUriError(
+            f"the URI path {raw_path!r} holds '@': the user goes before the host "
+            "(mysql://user@host:port/binlog.000042?server_id=N); write a literal '@' as %40"
+        )
     name = unquote(raw_path)
     name = name[1:] if name.startswith("/") else name
     if not name:
         return None
     reason = binlog_name_problem(name)
     if reason is not None:
-        raise SourceUriError(f"the URI path {raw_path!r} must be one binlog file name (e.g. /binlog.000042): "
-                             f"{reason}")
+        raise SourceUriError(f"the URI path {raw_path!r} must be one binlog file name (e.g. /binlog.000042): {reason}")
     return name
 
 

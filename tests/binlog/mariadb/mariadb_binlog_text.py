@@ -52,7 +52,7 @@ HEADER_TYPES: tuple[tuple[bytes, int, str], ...] = (
     (b"Write_rows", 23, "WRITE_ROWS_EVENT_V1"),
     (b"Update_rows", 24, "UPDATE_ROWS_EVENT_V1"),
     (b"Delete_rows", 25, "DELETE_ROWS_EVENT_V1"),
-    (b"Write_compressed_rows", 166, "WRITE_ROWS_COMPRESSED_EVENT_V1"),       # --log-bin-compress
+    (b"Write_compressed_rows", 166, "WRITE_ROWS_COMPRESSED_EVENT_V1"),  # --log-bin-compress
     (b"Update_compressed_rows", 167, "UPDATE_ROWS_COMPRESSED_EVENT_V1"),
     (b"Delete_compressed_rows", 168, "DELETE_ROWS_COMPRESSED_EVENT_V1"),
     (b"Xid", 16, "XID_EVENT"),
@@ -79,10 +79,10 @@ class ToolEvent:
     pos: int
     type_code: int
     type_name: str
-    timestamp: int        # seconds since the epoch (the tool printed it in UTC: run with TZ=UTC)
+    timestamp: int  # seconds since the epoch (the tool printed it in UTC: run with TZ=UTC)
     server_id: int
     end_log_pos: int
-    text: bytes           # the header's text after the checksum
+    text: bytes  # the header's text after the checksum
 
     @property
     def size(self) -> int:
@@ -93,9 +93,9 @@ class ToolEvent:
 class ToolRow:
     """One row change as the tool printed it; values by column number (1-based), raw tokens or None (NULL)."""
 
-    pos: int              # the first rows event of the statement's group
-    row: int              # index within the group
-    positions: tuple[int, ...]   # every rows event of the group
+    pos: int  # the first rows event of the statement's group
+    row: int  # index within the group
+    positions: tuple[int, ...]  # every rows event of the group
     gtid: str | None
     db: str
     table: str
@@ -108,9 +108,9 @@ class ToolRow:
 class ToolValue:
     """A printed value: ``quoted`` strings are unescaped to their bytes; other tokens kept as printed."""
 
-    token: bytes | None   # None: NULL
+    token: bytes | None  # None: NULL
     quoted: bool
-    type_comment: bytes   # e.g. b"TINYINT meta=0 nullable=1 is_null=0"
+    type_comment: bytes  # e.g. b"TINYINT meta=0 nullable=1 is_null=0"
 
 
 @dataclass
@@ -142,7 +142,7 @@ def _value(raw: bytes) -> ToolValue:
     cut = raw.rfind(b" /* ")
     if cut < 0:
         raise ValueError(f"value without -vv type comment: {raw[:80]!r}")
-    body, comment = raw[:cut].rstrip(b" "), raw[cut + 4:].removesuffix(b" */")
+    body, comment = raw[:cut].rstrip(b" "), raw[cut + 4 :].removesuffix(b" */")
     if body == b"NULL" and b"is_null=1" in comment:
         return ToolValue(None, False, comment)
     if body.startswith(b"'") and body.endswith(b"'") and len(body) >= 2:
@@ -158,8 +158,8 @@ def parse(output: bytes) -> tuple[list[ToolEvent], list[ToolRow]]:
     current: ToolRow | None = None
     image: dict[int, ToolValue] | None = None
     row_index = 0
-    group: list[int] = []          # rows events of the current statement so far
-    group_open = False             # the last header was a rows event without STMT_END_F
+    group: list[int] = []  # rows events of the current statement so far
+    group_open = False  # the last header was a rows event without STMT_END_F
     for line in output.split(b"\n"):
         if line.startswith(b"# at "):
             match = AT_RE.match(line)
@@ -185,7 +185,7 @@ def parse(output: bytes) -> tuple[list[ToolEvent], list[ToolRow]]:
                     group, row_index = [], 0
                 group.append(event.pos)
                 group_open = b"STMT_END_F" not in text
-            elif code != 19:       # TABLE_MAPs may sit between the rows events of one statement
+            elif code != 19:  # TABLE_MAPs may sit between the rows events of one statement
                 group_open = False
             current, image = None, None
             continue
@@ -197,8 +197,9 @@ def parse(output: bytes) -> tuple[list[ToolEvent], list[ToolRow]]:
             op = ROWS_TYPE_CODES.get(rows_event.type_code)
             if op is None:
                 raise ValueError(f"row printed outside a rows event at {rows_event.pos}")
-            current = ToolRow(group[0], row_index, tuple(group), gtid, stmt.group(2).decode(),
-                              stmt.group(3).decode(), op)
+            current = ToolRow(
+                group[0], row_index, tuple(group), gtid, stmt.group(2).decode(), stmt.group(3).decode(), op
+            )
             rows.append(current)
             row_index += 1
             image = current.after if op == "insert" else current.before

@@ -77,7 +77,7 @@ def _bytes_of(value: Any, col: Column) -> bytes:
             return bytes.fromhex(value["hex"])
         except ValueError as exc:
             raise Mismatch(f"{col.name}: bad hex {value['hex'][:40]!r}") from exc
-    raise Mismatch(f"{col.name} ({col.sql}): expected {{\"hex\": ...}}, found {type(value).__name__} {value!r:.80}")
+    raise Mismatch(f'{col.name} ({col.sql}): expected {{"hex": ...}}, found {type(value).__name__} {value!r:.80}')
 
 
 def _pad(col: Column, raw: bytes) -> bytes:
@@ -122,7 +122,7 @@ def from_binlake(col: Column, value: Any, metadata: str = "FULL") -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise Mismatch(f"{col.name} ({col.sql}): expected a JSON integer, found {value!r:.80}")
         if metadata == "NO_LOG" and col.unsigned and value < 0:
-            return value + (1 << col.bits)   # no signedness in TABLE_MAP: the same bits read as signed
+            return value + (1 << col.bits)  # no signedness in TABLE_MAP: the same bits read as signed
         return value
     if metadata == "NO_LOG" and kind in ("text", "json", "char", "binary", "inet4", "inet6", "uuid"):
         return _without_charset(col, value)
@@ -188,10 +188,10 @@ def from_tool(col: Column, printed: ToolValue) -> Any:
             text = token.decode(PYTHON_CODECS[col.charset])
             return text.rstrip(" ") if kind == "char" else text
         if kind in ("binary", "geometry", "inet4", "inet6", "uuid"):
-            return _pad(col, token)   # the tool prints BINARY(n) with trailing 0x00 stripped, as stored in the row
+            return _pad(col, token)  # the tool prints BINARY(n) with trailing 0x00 stripped, as stored in the row
         text = token.decode("ascii")
         if kind == "date":
-            return text.replace(":", "-")   # the tool prints DATE as '2024:02:29'
+            return text.replace(":", "-")  # the tool prints DATE as '2024:02:29'
         if kind in ("time", "datetime"):
             return text
         raise AssertionError(f"{col.name}: the tool quoted a {kind} value: {token[:40]!r}")
@@ -200,7 +200,7 @@ def from_tool(col: Column, printed: ToolValue) -> Any:
         signed, _, unsigned = text.partition(" (")
         return int(unsigned.rstrip(")")) if (col.unsigned and unsigned) else int(signed)
     if kind == "year":
-        return 0 if text == "1900" else int(text)   # the tool prints YEAR 0 ('0000') as 1900
+        return 0 if text == "1900" else int(text)  # the tool prints YEAR 0 ('0000') as 1900
     if kind in ("bit", "set"):
         if not (text.startswith("b'") and text.endswith("'")):
             raise AssertionError(f"{col.name}: expected b'...', the tool printed {text!r}")
@@ -208,7 +208,7 @@ def from_tool(col: Column, printed: ToolValue) -> Any:
         if kind == "bit":
             return int(digits, 2)
         # a SET prints its storage bytes in order, each MSB first: the bitmap is little-endian by byte
-        octets = bytes(int(digits[i:i + 8], 2) for i in range(0, len(digits), 8))
+        octets = bytes(int(digits[i : i + 8], 2) for i in range(0, len(digits), 8))
         return _members_to_set_text(col, int.from_bytes(octets, "little"))
     if kind == "enum":
         index = int(text)

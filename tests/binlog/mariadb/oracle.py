@@ -34,7 +34,7 @@ from tests.binlog.mariadb.workload import (
 )
 from tests.mariadb_server import BinlogSettings, MariaDBServer
 
-State = dict[str, dict[Any, dict[str, Any]]]          # table -> id -> column -> comparable value
+State = dict[str, dict[Any, dict[str, Any]]]  # table -> id -> column -> comparable value
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ class WorkloadRun:
     files: list[Path]
     workload: WorkloadResult
     select: State
-    tool: dict[str, ToolOutput] = field(default_factory=dict)         # file name -> parsed -vv output
+    tool: dict[str, ToolOutput] = field(default_factory=dict)  # file name -> parsed -vv output
     tool_events: dict[str, ToolOutput] = field(default_factory=dict)  # file name -> parsed listing (no -v)
 
     @property
@@ -171,15 +171,19 @@ def run_binlake(*args: str, problems: list[str] | None = None) -> list[dict[str,
     """
     result = subprocess.run(binlake_command() + list(args), capture_output=True, check=False)
     if result.returncode != 0:
-        raise AssertionError(f"binlake {' '.join(args)} exited {result.returncode}: "
-                             f"{result.stderr.decode(errors='replace').strip()[-2000:]}")
+        raise AssertionError(
+            f"binlake {' '.join(args)} exited {result.returncode}: "
+            f"{result.stderr.decode(errors='replace').strip()[-2000:]}"
+        )
     records = []
     for number, line in enumerate(result.stdout.splitlines(), 1):
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            message = (f"binlake {' '.join(args)}: line {number} is not UTF-8 ({exc}): "
-                       f"{line[max(0, exc.start - 60):exc.start + 20]!r}")
+            message = (
+                f"binlake {' '.join(args)}: line {number} is not UTF-8 ({exc}): "
+                f"{line[max(0, exc.start - 60) : exc.start + 20]!r}"
+            )
             if problems is None:
                 raise AssertionError(message) from exc
             problems.append(message)
@@ -218,9 +222,8 @@ def binlake_changes(run: WorkloadRun) -> tuple[list[Change], list[str]]:
     schema = old_time_schema(run.files[0].parent)
     for path in run.files:
         try:
-            records = run_binlake("rows", str(path), "--format", "jsonl", "--schema", str(schema),
-                                  problems=problems)
-        except AssertionError as exc:   # one file failing should not hide what the others show
+            records = run_binlake("rows", str(path), "--format", "jsonl", "--schema", str(schema), problems=problems)
+        except AssertionError as exc:  # one file failing should not hide what the others show
             problems.append(str(exc))
             continue
         for rec in records:
@@ -256,14 +259,18 @@ def reconstruct(changes: Iterable[Change]) -> State:
         elif ch.op == "update":
             old = rows.pop(ch.before["id"], None)
             if old is None:
-                raise AssertionError(f"{ch.file}:{ch.pos} row {ch.row}: update of {ch.table} id={ch.before['id']} "
-                                     "which no earlier change inserted")
+                raise AssertionError(
+                    f"{ch.file}:{ch.pos} row {ch.row}: update of {ch.table} id={ch.before['id']} "
+                    "which no earlier change inserted"
+                )
             old.update(ch.after)
             rows[old["id"]] = old
         elif ch.op == "delete":
             if rows.pop(ch.before["id"], None) is None:
-                raise AssertionError(f"{ch.file}:{ch.pos} row {ch.row}: delete of {ch.table} "
-                                     f"id={ch.before['id']} which no earlier change inserted")
+                raise AssertionError(
+                    f"{ch.file}:{ch.pos} row {ch.row}: delete of {ch.table} "
+                    f"id={ch.before['id']} which no earlier change inserted"
+                )
         else:
             raise AssertionError(f"{ch.file}:{ch.pos}: unknown op {ch.op!r}")
     return dict(state)
@@ -286,6 +293,7 @@ def compare_states(expected: State, actual: State, tables: Iterable[str], label:
                 want = exp_rows[key][col.name]
                 got = act_rows[key].get(col.name, _default(col))
                 if want != got:
-                    diffs.append(f"{name} id={key} {col.name} [{col.sql[:30]}]: SELECT {want!r:.120} vs "
-                                 f"{label} {got!r:.120}")
+                    diffs.append(
+                        f"{name} id={key} {col.name} [{col.sql[:30]}]: SELECT {want!r:.120} vs {label} {got!r:.120}"
+                    )
     return diffs

@@ -18,7 +18,8 @@ def test_text_after_a_geometry_column_keeps_its_charset(mariadb_server: MariaDBS
         " b VARCHAR(10) CHARACTER SET utf8mb4) DEFAULT CHARSET=utf8mb4;"
         "CREATE TABLE d.u (id INT PRIMARY KEY, g GEOMETRY, a TEXT) DEFAULT CHARSET=utf8mb4;"
         "INSERT INTO d.t VALUES (1, ST_GeomFromText('POINT(1 1)'), CONVERT('café' USING latin1), 'héé');"
-        "INSERT INTO d.u VALUES (1, NULL, 'naïve');")
+        "INSERT INTO d.u VALUES (1, NULL, 'naïve');"
+    )
     changes = list(open_binlog(mariadb_server.current_binlog()).row_changes())
     assert [(c.table, c.after["a"]) for c in changes] == [("t", "café"), ("u", "naïve")]
     assert changes[0].after["b"] == "héé"

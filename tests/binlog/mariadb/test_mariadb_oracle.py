@@ -42,7 +42,7 @@ TYPE_NAME_ALIASES = {
 }
 
 
-COLUMN_TYPE_RE = re.compile(r" \[([A-Z][A-Z0-9]*)")   # the SQL type at the start of a diff line's [column type]
+COLUMN_TYPE_RE = re.compile(r" \[([A-Z][A-Z0-9]*)")  # the SQL type at the start of a diff line's [column type]
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS), ids=list(VARIANTS))
@@ -65,7 +65,8 @@ def _tool_decodable_files(run: oracle.WorkloadRun) -> list[str]:
     for name in set(run.file_names) - set(decodable):
         listed = {e.text.split(b"`")[3].decode() for e in run.tool_events[name].events if e.type_code == 19}
         assert listed == {T_OLD_TIME.name}, (
-            f"mariadb-binlog -vv failed on {name} ({run.tool[name].stderr.strip()}), which holds rows of {listed}")
+            f"mariadb-binlog -vv failed on {name} ({run.tool[name].stderr.strip()}), which holds rows of {listed}"
+        )
     assert decodable, "mariadb-binlog -vv decoded none of the files"
     return decodable
 
@@ -81,7 +82,7 @@ def test_oracles_agree_mariadb_binlog_rebuilds_the_select(workload_run: oracle.W
 
 def test_binlake_rows_rebuild_the_select(workload_run: oracle.WorkloadRun) -> None:
     changes, problems = oracle.binlake_changes(workload_run)
-    tables = list(final_tables())    # t_old_time too: decoded with its fractional digits from --schema
+    tables = list(final_tables())  # t_old_time too: decoded with its fractional digits from --schema
     diffs = problems + oracle.compare_states(workload_run.select, oracle.reconstruct(changes), tables, "binlake")
     assert not diffs, _report("state rebuilt from binlake rows vs SELECT", diffs)
 
@@ -104,8 +105,9 @@ def test_binlake_rows_equal_mariadb_binlog(workload_run: oracle.WorkloadRun) -> 
         where = f"{key[0]}:{key[1]} statement row {key[2]} {want.table}"
         for attr in ("table", "op", "gtid"):
             if getattr(want, attr) != getattr(got, attr):
-                diffs.append(f"{where}: {attr} mariadb-binlog {getattr(want, attr)!r} "
-                             f"vs binlake {getattr(got, attr)!r}")
+                diffs.append(
+                    f"{where}: {attr} mariadb-binlog {getattr(want, attr)!r} vs binlake {getattr(got, attr)!r}"
+                )
         for image in ("before", "after"):
             w, g = getattr(want, image), getattr(got, image)
             if set(w) != set(g):
@@ -114,8 +116,9 @@ def test_binlake_rows_equal_mariadb_binlog(workload_run: oracle.WorkloadRun) -> 
                 if w[name] != g[name]:
                     col = columns[want.table].get(name)
                     sql = col.sql[:30] if col else "added column"
-                    diffs.append(f"{where} {image}.{name} [{sql}]: mariadb-binlog {w[name]!r:.120} vs "
-                                 f"binlake {g[name]!r:.120}")
+                    diffs.append(
+                        f"{where} {image}.{name} [{sql}]: mariadb-binlog {w[name]!r:.120} vs binlake {g[name]!r:.120}"
+                    )
     assert not diffs, _report("binlake rows vs mariadb-binlog -vv", diffs)
 
 
@@ -126,26 +129,35 @@ def test_binlake_events_equal_mariadb_binlog(workload_run: oracle.WorkloadRun) -
         assert listing.returncode == 0, f"mariadb-binlog failed to list {path.name}: {listing.stderr}"
         want = [(e.pos, e.type_code, e.timestamp, e.server_id, e.size) for e in listing.events]
         try:
-            records = [r for r in oracle.run_binlake("events", str(path), "--format", "jsonl")
-                       if r.get("payload_pos") is None]
-        except AssertionError as exc:   # one file failing should not hide what the others show
+            records = [
+                r for r in oracle.run_binlake("events", str(path), "--format", "jsonl") if r.get("payload_pos") is None
+            ]
+        except AssertionError as exc:  # one file failing should not hide what the others show
             diffs.append(str(exc))
             continue
         got = [tuple(r.get(k) for k in ("pos", "type_code", "timestamp", "server_id", "size")) for r in records]
         if want != got:
             w, g = set(want), set(got)
-            diffs += [f"{path.name}: only mariadb-binlog lists (pos, type_code, timestamp, server_id, size) {e}"
-                      for e in want if e not in g]
-            diffs += [f"{path.name}: only binlake lists (pos, type_code, timestamp, server_id, size) {e}"
-                      for e in got if e not in w]
+            diffs += [
+                f"{path.name}: only mariadb-binlog lists (pos, type_code, timestamp, server_id, size) {e}"
+                for e in want
+                if e not in g
+            ]
+            diffs += [
+                f"{path.name}: only binlake lists (pos, type_code, timestamp, server_id, size) {e}"
+                for e in got
+                if e not in w
+            ]
             if w == g:
                 diffs.append(f"{path.name}: same events in a different order")
         names = {e.type_code: e.type_name for e in listing.events}
         for r in records:
             allowed = TYPE_NAME_ALIASES.get(r.get("type_code"), {names.get(r.get("type_code"))})
             if r.get("type") not in allowed:
-                diffs.append(f"{path.name}:{r.get('pos')}: type {r.get('type')!r} for code {r.get('type_code')}, "
-                             f"expected one of {sorted(n for n in allowed if n)}")
+                diffs.append(
+                    f"{path.name}:{r.get('pos')}: type {r.get('type')!r} for code {r.get('type_code')}, "
+                    f"expected one of {sorted(n for n in allowed if n)}"
+                )
     assert not diffs, _report("binlake events vs mariadb-binlog", diffs)
 
 

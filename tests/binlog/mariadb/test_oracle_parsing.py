@@ -41,18 +41,27 @@ COMMIT/*!*/;
 def test_events_pair_positions_with_headers_even_after_annotate_rows() -> None:
     events, _ = parse(OUTPUT)
     assert [(e.pos, e.type_code, e.size) for e in events] == [
-        (4, 15, 252), (325, 162, 42), (7887, 160, 1108), (8995, 19, 168), (9163, 24, 588), (9751, 16, 31)]
+        (4, 15, 252),
+        (325, 162, 42),
+        (7887, 160, 1108),
+        (8995, 19, 168),
+        (9163, 24, 588),
+        (9751, 16, 31),
+    ]
     assert {e.server_id for e in events[1:]} == {7}
-    assert events[0].timestamp == 1795312238   # date -u -d "2026-11-22 01:50:38" +%s
+    assert events[0].timestamp == 1795312238  # date -u -d "2026-11-22 01:50:38" +%s
 
 
 def test_rows_images_gtid_and_unescaped_strings() -> None:
     _, rows = parse(OUTPUT)
     assert [(r.pos, r.row, r.op, r.table, r.gtid) for r in rows] == [
-        (9163, 0, "update", "t_str", "0-7-11"), (9163, 1, "update", "t_str", "0-7-11")]
+        (9163, 0, "update", "t_str", "0-7-11"),
+        (9163, 1, "update", "t_str", "0-7-11"),
+    ]
     update = rows[0]
-    assert update.before[4] == ToolValue(b"quote ' back\\slash \n newline", True,
-                                         b"VARSTRING(1200) meta=1200 nullable=1 is_null=0")
+    assert update.before[4] == ToolValue(
+        b"quote ' back\\slash \n newline", True, b"VARSTRING(1200) meta=1200 nullable=1 is_null=0"
+    )
     assert update.after[4].token is None and update.after[1].token == b"3"
 
 
@@ -83,8 +92,12 @@ def test_binlake_contract_forms() -> None:
     assert normalize.from_binlake(T_LOB.column("s"), "zé,x") == "x,zé"
     assert normalize.from_binlake(T_LOB.column("e"), 3, metadata="MINIMAL") == "ç"
     assert normalize.from_binlake(T_LOB.column("s_big"), 1 | 1 << 63, metadata="MINIMAL") == "s00,s63"
-    for col, bad in ((T_INT.column("int_u"), "4294967295"), (T_STR.column("vbin"), "é"),
-                     (T_NUM.column("d5_2"), 1.05), (T_LOB.column("e"), 3)):
+    for col, bad in (
+        (T_INT.column("int_u"), "4294967295"),
+        (T_STR.column("vbin"), "é"),
+        (T_NUM.column("d5_2"), 1.05),
+        (T_LOB.column("e"), 3),
+    ):
         try:
             normalize.from_binlake(col, bad)
         except normalize.Mismatch:
@@ -115,4 +128,6 @@ def test_a_statement_over_several_rows_events_is_one_group() -> None:
     events, rows = parse(output)
     assert [(e.pos, e.size) for e in events] == [(100, 50), (150, 750), (900, 90)]
     assert [(r.pos, r.row, r.positions, r.after[1].token) for r in rows] == [
-        (150, 0, (150, 900), b"1"), (150, 1, (150, 900), b"2")]
+        (150, 0, (150, 900), b"1"),
+        (150, 1, (150, 900), b"2"),
+    ]

@@ -27,11 +27,11 @@ class Column:
     name: str
     sql: str
     kind: str
-    bits: int = 0                 # integer width in bits (int kind)
+    bits: int = 0  # integer width in bits (int kind)
     unsigned: bool = False
-    fixed: int = 0                # BINARY(n) width
-    members: tuple[str, ...] = () # ENUM/SET members in definition order
-    charset: str = "utf8mb4"      # text kinds: the column's character set
+    fixed: int = 0  # BINARY(n) width
+    members: tuple[str, ...] = ()  # ENUM/SET members in definition order
+    charset: str = "utf8mb4"  # text kinds: the column's character set
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,96 +62,120 @@ def _ints() -> tuple[Column, ...]:
 
 
 INT_EXTREMES = {
-    8: (-128, 127, 255), 16: (-32768, 32767, 65535), 24: (-8388608, 8388607, 16777215),
-    32: (-2147483648, 2147483647, 4294967295), 64: (-9223372036854775808, 9223372036854775807, 18446744073709551615),
+    8: (-128, 127, 255),
+    16: (-32768, 32767, 65535),
+    24: (-8388608, 8388607, 16777215),
+    32: (-2147483648, 2147483647, 4294967295),
+    64: (-9223372036854775808, 9223372036854775807, 18446744073709551615),
 }
 
-ENUM_BIG = tuple(f"v{i:03d}" for i in range(300))          # > 255 members: 2-byte ENUM storage
+ENUM_BIG = tuple(f"v{i:03d}" for i in range(300))  # > 255 members: 2-byte ENUM storage
 SET_SMALL = ("x", "y", "zé")
-SET_BIG = tuple(f"s{i:02d}" for i in range(64))           # 64 members: 8-byte SET storage
+SET_BIG = tuple(f"s{i:02d}" for i in range(64))  # 64 members: 8-byte SET storage
 
 T_INT = Table("t_int", _ints())
-T_NUM = Table("t_num", (
-    Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
-    Column("d1_0", "DECIMAL(1,0)", "decimal"),
-    Column("d5_2", "DECIMAL(5,2)", "decimal"),
-    Column("d9_9", "DECIMAL(9,9)", "decimal"),
-    Column("d10_4", "DECIMAL(10,4) UNSIGNED", "decimal"),
-    Column("d18_0", "DECIMAL(18,0)", "decimal"),
-    Column("d19_10", "DECIMAL(19,10)", "decimal"),
-    Column("d38_17", "DECIMAL(38,17)", "decimal"),
-    Column("d65_0", "DECIMAL(65,0)", "decimal"),
-    Column("d65_30", "DECIMAL(65,30)", "decimal"),
-    Column("f", "FLOAT", "float"),
-    Column("f_md", "FLOAT(7,3)", "float"),
-    Column("dbl", "DOUBLE", "double"),
-    Column("dbl_md", "DOUBLE(12,5)", "double"),
-))
-T_BIT = Table("t_bit", (
-    Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
-    *(Column(f"b{n}", f"BIT({n})", "bit", n) for n in (1, 2, 7, 8, 9, 16, 17, 31, 33, 63, 64)),
-))
-T_TIME = Table("t_time", (
-    Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
-    Column("y", "YEAR", "year"),
-    Column("dt", "DATE", "date"),
-    *(Column(f"tm{p}", f"TIME({p})", "time") for p in (0, 1, 3, 6)),
-    *(Column(f"dtm{p}", f"DATETIME({p})", "datetime") for p in range(7)),
-    *(Column(f"ts{p}", f"TIMESTAMP({p}) NULL DEFAULT NULL", "timestamp") for p in range(7)),
-))
-T_STR = Table("t_str", (
-    Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
-    Column("c_u", "CHAR(10) CHARACTER SET utf8mb4", "char"),
-    Column("c_u255", "CHAR(255) CHARACTER SET utf8mb4", "char"),
-    Column("vc_u", "VARCHAR(300) CHARACTER SET utf8mb4", "text"),
-    Column("c_l", "CHAR(10) CHARACTER SET latin1", "char", charset="latin1"),
-    Column("vc_l", "VARCHAR(20) CHARACTER SET latin1", "text", charset="latin1"),
-    Column("c_bin", "CHAR(6) CHARACTER SET binary", "binary", fixed=6),
-    Column("vc_bin", "VARCHAR(40) CHARACTER SET binary", "binary"),
-    Column("c_ucs2", "CHAR(4) CHARACTER SET ucs2", "char", charset="ucs2"),
-    Column("vc_utf16", "VARCHAR(10) CHARACTER SET utf16", "text", charset="utf16"),
-    Column("bin8", "BINARY(8)", "binary", fixed=8),
-    Column("vbin", "VARBINARY(300)", "binary"),
-))
-T_LOB = Table("t_lob", (
-    Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
-    Column("tb", "TINYBLOB", "binary"),
-    Column("b", "BLOB", "binary"),
-    Column("mb", "MEDIUMBLOB", "binary"),
-    Column("lb", "LONGBLOB", "binary"),
-    Column("tt", "TINYTEXT", "text"),
-    Column("tx", "TEXT", "text"),
-    Column("mt", "MEDIUMTEXT CHARACTER SET latin1", "text", charset="latin1"),
-    Column("lt", "LONGTEXT", "text"),
-    Column("e", "ENUM('a','b','ç')", "enum", members=("a", "b", "ç")),
-    Column("e_big", "ENUM(" + ",".join(f"'{m}'" for m in ENUM_BIG) + ")", "enum", members=ENUM_BIG),
-    Column("s", "SET('x','y','zé')", "set", members=SET_SMALL),
-    Column("s_big", "SET(" + ",".join(f"'{m}'" for m in SET_BIG) + ")", "set", members=SET_BIG),
-    Column("j", "JSON", "json"),
-))
-T_GEO = Table("t_geo", (
-    Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
-    Column("g", "GEOMETRY", "geometry"),
-    Column("p", "POINT", "geometry"),
-    Column("ls", "LINESTRING", "geometry"),
-    Column("pg", "POLYGON", "geometry"),
-    Column("gc", "GEOMETRYCOLLECTION", "geometry"),
-    Column("ip6", "INET6", "inet6"),
-    Column("ip4", "INET4", "inet4"),
-    Column("u", "UUID", "uuid"),
-))
+T_NUM = Table(
+    "t_num",
+    (
+        Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
+        Column("d1_0", "DECIMAL(1,0)", "decimal"),
+        Column("d5_2", "DECIMAL(5,2)", "decimal"),
+        Column("d9_9", "DECIMAL(9,9)", "decimal"),
+        Column("d10_4", "DECIMAL(10,4) UNSIGNED", "decimal"),
+        Column("d18_0", "DECIMAL(18,0)", "decimal"),
+        Column("d19_10", "DECIMAL(19,10)", "decimal"),
+        Column("d38_17", "DECIMAL(38,17)", "decimal"),
+        Column("d65_0", "DECIMAL(65,0)", "decimal"),
+        Column("d65_30", "DECIMAL(65,30)", "decimal"),
+        Column("f", "FLOAT", "float"),
+        Column("f_md", "FLOAT(7,3)", "float"),
+        Column("dbl", "DOUBLE", "double"),
+        Column("dbl_md", "DOUBLE(12,5)", "double"),
+    ),
+)
+T_BIT = Table(
+    "t_bit",
+    (
+        Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
+        *(Column(f"b{n}", f"BIT({n})", "bit", n) for n in (1, 2, 7, 8, 9, 16, 17, 31, 33, 63, 64)),
+    ),
+)
+T_TIME = Table(
+    "t_time",
+    (
+        Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
+        Column("y", "YEAR", "year"),
+        Column("dt", "DATE", "date"),
+        *(Column(f"tm{p}", f"TIME({p})", "time") for p in (0, 1, 3, 6)),
+        *(Column(f"dtm{p}", f"DATETIME({p})", "datetime") for p in range(7)),
+        *(Column(f"ts{p}", f"TIMESTAMP({p}) NULL DEFAULT NULL", "timestamp") for p in range(7)),
+    ),
+)
+T_STR = Table(
+    "t_str",
+    (
+        Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
+        Column("c_u", "CHAR(10) CHARACTER SET utf8mb4", "char"),
+        Column("c_u255", "CHAR(255) CHARACTER SET utf8mb4", "char"),
+        Column("vc_u", "VARCHAR(300) CHARACTER SET utf8mb4", "text"),
+        Column("c_l", "CHAR(10) CHARACTER SET latin1", "char", charset="latin1"),
+        Column("vc_l", "VARCHAR(20) CHARACTER SET latin1", "text", charset="latin1"),
+        Column("c_bin", "CHAR(6) CHARACTER SET binary", "binary", fixed=6),
+        Column("vc_bin", "VARCHAR(40) CHARACTER SET binary", "binary"),
+        Column("c_ucs2", "CHAR(4) CHARACTER SET ucs2", "char", charset="ucs2"),
+        Column("vc_utf16", "VARCHAR(10) CHARACTER SET utf16", "text", charset="utf16"),
+        Column("bin8", "BINARY(8)", "binary", fixed=8),
+        Column("vbin", "VARBINARY(300)", "binary"),
+    ),
+)
+T_LOB = Table(
+    "t_lob",
+    (
+        Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
+        Column("tb", "TINYBLOB", "binary"),
+        Column("b", "BLOB", "binary"),
+        Column("mb", "MEDIUMBLOB", "binary"),
+        Column("lb", "LONGBLOB", "binary"),
+        Column("tt", "TINYTEXT", "text"),
+        Column("tx", "TEXT", "text"),
+        Column("mt", "MEDIUMTEXT CHARACTER SET latin1", "text", charset="latin1"),
+        Column("lt", "LONGTEXT", "text"),
+        Column("e", "ENUM('a','b','ç')", "enum", members=("a", "b", "ç")),
+        Column("e_big", "ENUM(" + ",".join(f"'{m}'" for m in ENUM_BIG) + ")", "enum", members=ENUM_BIG),
+        Column("s", "SET('x','y','zé')", "set", members=SET_SMALL),
+        Column("s_big", "SET(" + ",".join(f"'{m}'" for m in SET_BIG) + ")", "set", members=SET_BIG),
+        Column("j", "JSON", "json"),
+    ),
+)
+T_GEO = Table(
+    "t_geo",
+    (
+        Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
+        Column("g", "GEOMETRY", "geometry"),
+        Column("p", "POINT", "geometry"),
+        Column("ls", "LINESTRING", "geometry"),
+        Column("pg", "POLYGON", "geometry"),
+        Column("gc", "GEOMETRYCOLLECTION", "geometry"),
+        Column("ip6", "INET6", "inet6"),
+        Column("ip4", "INET4", "inet4"),
+        Column("u", "UUID", "uuid"),
+    ),
+)
 # Created while the server writes MariaDB 5.3's temporal formats (mysql56_temporal_format=OFF): the binlog then
 # carries MYSQL_TYPE_TIME/DATETIME/TIMESTAMP (11/12/7) with fractional digits instead of the *2 types.
-T_OLD_TIME = Table("t_old_time", (
-    Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
-    Column("tm0", "TIME", "time"),
-    Column("tm3", "TIME(3)", "time"),
-    Column("tm6", "TIME(6)", "time"),
-    Column("dtm0", "DATETIME", "datetime"),
-    Column("dtm4", "DATETIME(4)", "datetime"),
-    Column("ts0", "TIMESTAMP NULL DEFAULT NULL", "timestamp"),
-    Column("ts2", "TIMESTAMP(2) NULL DEFAULT NULL", "timestamp"),
-))
+T_OLD_TIME = Table(
+    "t_old_time",
+    (
+        Column("id", "INT NOT NULL PRIMARY KEY", "int", 32),
+        Column("tm0", "TIME", "time"),
+        Column("tm3", "TIME(3)", "time"),
+        Column("tm6", "TIME(6)", "time"),
+        Column("dtm0", "DATETIME", "datetime"),
+        Column("dtm4", "DATETIME(4)", "datetime"),
+        Column("ts0", "TIMESTAMP NULL DEFAULT NULL", "timestamp"),
+        Column("ts2", "TIMESTAMP(2) NULL DEFAULT NULL", "timestamp"),
+    ),
+)
 
 TABLES = (T_INT, T_NUM, T_BIT, T_TIME, T_STR, T_LOB, T_GEO, T_OLD_TIME)
 
@@ -179,6 +203,7 @@ def _int_rows() -> list[tuple[str, ...]]:
             vals += [str((lo, hi, 0, -1)[pick]), str((0, uhi, 1, uhi - 1)[pick])]
         vals += [("0", "1", "1", "0")[pick], ("0", "4294967295", "42", "123456")[pick]]
         return tuple(vals)
+
     rows = [row(1, 0), row(2, 1), row(3, 2), row(4, 3)]
     rows.append(("5",) + ("NULL",) * (len(T_INT.columns) - 1))
     return rows
@@ -186,17 +211,55 @@ def _int_rows() -> list[tuple[str, ...]]:
 
 def _num_rows() -> list[tuple[str, ...]]:
     return [
-        ("1", "9", "999.99", "0.999999999", "999999.9999", "999999999999999999", "-123456789.0123456789",
-         "-123456789012345678901.12345678901234567", "9" * 65, "-" + "9" * 35 + "." + "9" * 30,
-         "3.40282e38", "1234.125", "1.7976931348623157e308", "-1234567.12345"),
-        ("2", "-9", "-999.99", "-0.000000001", "0.0001", "-999999999999999999", "0.0000000001",
-         "0.00000000000000001", "-" + "9" * 65, "0.000000000000000000000000000001",
-         "-1.17549e-38", "-9999.999", "-2.2250738585072014e-308", "0.00001"),
+        (
+            "1",
+            "9",
+            "999.99",
+            "0.999999999",
+            "999999.9999",
+            "999999999999999999",
+            "-123456789.0123456789",
+            "-123456789012345678901.12345678901234567",
+            "9" * 65,
+            "-" + "9" * 35 + "." + "9" * 30,
+            "3.40282e38",
+            "1234.125",
+            "1.7976931348623157e308",
+            "-1234567.12345",
+        ),
+        (
+            "2",
+            "-9",
+            "-999.99",
+            "-0.000000001",
+            "0.0001",
+            "-999999999999999999",
+            "0.0000000001",
+            "0.00000000000000001",
+            "-" + "9" * 65,
+            "0.000000000000000000000000000001",
+            "-1.17549e-38",
+            "-9999.999",
+            "-2.2250738585072014e-308",
+            "0.00001",
+        ),
         ("3", "0", "0.00", "0.000000000", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"),
-        ("4", "-1", "-0.5", "0.5", "1.5", "-1", "1.5", "-100.00000000000000001",
-         "12345678901234567890123456789012345678901234567890123456789012345",
-         "12345678901234567890123456789012345.123456789012345678901234567890",
-         "0.1", "0.125", "0.1", "-0.5"),
+        (
+            "4",
+            "-1",
+            "-0.5",
+            "0.5",
+            "1.5",
+            "-1",
+            "1.5",
+            "-100.00000000000000001",
+            "12345678901234567890123456789012345678901234567890123456789012345",
+            "12345678901234567890123456789012345.123456789012345678901234567890",
+            "0.1",
+            "0.125",
+            "0.1",
+            "-0.5",
+        ),
         ("5",) + ("NULL",) * (len(T_NUM.columns) - 1),
     ]
 
@@ -212,81 +275,240 @@ def _bit_rows() -> list[tuple[str, ...]]:
 
 
 def _time_rows() -> list[tuple[str, ...]]:
-    fsp_dt = ("'2024-02-29 23:59:59'", "'2024-02-29 23:59:59.9'", "'1000-01-01 00:00:00.01'",
-              "'9999-12-31 23:59:59.999'", "'2024-02-29 12:34:56.1234'", "'1970-01-01 00:00:00.00001'",
-              "'9999-12-31 23:59:59.999999'")
-    fsp_ts = ("'1970-01-01 00:00:01'", "'2038-01-19 03:14:07.9'", "'2024-02-29 12:34:56.12'",
-              "'2000-01-01 00:00:00.999'", "'1999-12-31 23:59:59.1234'", "'2024-06-30 23:59:59.99999'",
-              "'2038-01-19 03:14:07.999999'")
+    fsp_dt = (
+        "'2024-02-29 23:59:59'",
+        "'2024-02-29 23:59:59.9'",
+        "'1000-01-01 00:00:00.01'",
+        "'9999-12-31 23:59:59.999'",
+        "'2024-02-29 12:34:56.1234'",
+        "'1970-01-01 00:00:00.00001'",
+        "'9999-12-31 23:59:59.999999'",
+    )
+    fsp_ts = (
+        "'1970-01-01 00:00:01'",
+        "'2038-01-19 03:14:07.9'",
+        "'2024-02-29 12:34:56.12'",
+        "'2000-01-01 00:00:00.999'",
+        "'1999-12-31 23:59:59.1234'",
+        "'2024-06-30 23:59:59.99999'",
+        "'2038-01-19 03:14:07.999999'",
+    )
     return [
-        ("1", "1901", "'1000-01-01'", "'-838:59:59'", "'-838:59:59.9'", "'-00:00:00.001'", "'838:59:59.999999'",
-         *fsp_dt, *fsp_ts),
-        ("2", "2155", "'9999-12-31'", "'25:00:00'", "'100:00:00.5'", "'-12:34:56.789'", "'-00:00:01.000001'",
-         "'0000-00-00 00:00:00'", "'2000-01-01 00:00:00.0'", "'2000-01-01 00:00:00.10'",
-         "'2000-01-01 00:00:00.100'", "'2000-01-01 00:00:00.1000'", "'2000-01-01 00:00:00.00000'",
-         "'2000-01-01 00:00:00.000001'",
-         "'0000-00-00 00:00:00'", "'2024-02-29 00:00:00.1'", "'2024-02-29 00:00:00.01'",
-         "'2024-02-29 00:00:00.001'", "'2024-02-29 00:00:00.0001'", "'2024-02-29 00:00:00.00001'",
-         "'2024-02-29 00:00:00.000001'"),
-        ("3", "0", "'0000-00-00'", "'00:00:00'", "'-00:00:00.1'", "'00:00:00.000'", "'-838:59:59.000000'",
-         "'2024-00-00 00:00:00'", "'2024-01-00 00:00:00.5'", "'0001-01-01 00:00:00.25'",
-         "'2024-02-29 00:00:00.125'", "'2024-02-29 00:00:00.9999'", "'2024-02-29 00:00:00.99999'",
-         "'2024-02-29 00:00:00.999999'", *fsp_ts),
-        ("4", "2024", "'2024-00-00'", "'-01:00:00'", "'23:59:59.9'", "'24:00:00.5'", "'-00:00:00.000001'",
-         *fsp_dt, *fsp_ts),
+        (
+            "1",
+            "1901",
+            "'1000-01-01'",
+            "'-838:59:59'",
+            "'-838:59:59.9'",
+            "'-00:00:00.001'",
+            "'838:59:59.999999'",
+            *fsp_dt,
+            *fsp_ts,
+        ),
+        (
+            "2",
+            "2155",
+            "'9999-12-31'",
+            "'25:00:00'",
+            "'100:00:00.5'",
+            "'-12:34:56.789'",
+            "'-00:00:01.000001'",
+            "'0000-00-00 00:00:00'",
+            "'2000-01-01 00:00:00.0'",
+            "'2000-01-01 00:00:00.10'",
+            "'2000-01-01 00:00:00.100'",
+            "'2000-01-01 00:00:00.1000'",
+            "'2000-01-01 00:00:00.00000'",
+            "'2000-01-01 00:00:00.000001'",
+            "'0000-00-00 00:00:00'",
+            "'2024-02-29 00:00:00.1'",
+            "'2024-02-29 00:00:00.01'",
+            "'2024-02-29 00:00:00.001'",
+            "'2024-02-29 00:00:00.0001'",
+            "'2024-02-29 00:00:00.00001'",
+            "'2024-02-29 00:00:00.000001'",
+        ),
+        (
+            "3",
+            "0",
+            "'0000-00-00'",
+            "'00:00:00'",
+            "'-00:00:00.1'",
+            "'00:00:00.000'",
+            "'-838:59:59.000000'",
+            "'2024-00-00 00:00:00'",
+            "'2024-01-00 00:00:00.5'",
+            "'0001-01-01 00:00:00.25'",
+            "'2024-02-29 00:00:00.125'",
+            "'2024-02-29 00:00:00.9999'",
+            "'2024-02-29 00:00:00.99999'",
+            "'2024-02-29 00:00:00.999999'",
+            *fsp_ts,
+        ),
+        (
+            "4",
+            "2024",
+            "'2024-00-00'",
+            "'-01:00:00'",
+            "'23:59:59.9'",
+            "'24:00:00.5'",
+            "'-00:00:00.000001'",
+            *fsp_dt,
+            *fsp_ts,
+        ),
         ("5",) + ("NULL",) * (len(T_TIME.columns) - 1),
     ]
 
 
 def _str_rows() -> list[tuple[str, ...]]:
-    long_u = "'" + "ü€😀" * 90 + "'"          # 270 chars, 1 + 3 + 4 bytes each
+    long_u = "'" + "ü€😀" * 90 + "'"  # 270 chars, 1 + 3 + 4 bytes each
     return [
-        ("1", "'abc'", "'" + "😀" * 255 + "'", long_u, "'Ünïcödé'", "'ÿ£'", "X'00FF00'", "X'00'",
-         "'ab'", "'😀x'", "X'0102'", "X'" + "ab" * 300 + "'"),
-        ("2", "''", "'trailing  '", "'  lead and trail  '", "'a b  '", "''", "''", "''", "''", "''",
-         "X'0000000000000000'", "''"),
-        ("3", "'ten chars!'", "'x'", "'quote '' back\\\\slash \\n newline \\t tab'", "'é'", "'x\\0y'",
-         "X'FFFFFFFFFFFF'", "X'5C275C'", "'Ω'", "'\\0'", "X'FF'", "X'00'"),
+        (
+            "1",
+            "'abc'",
+            "'" + "😀" * 255 + "'",
+            long_u,
+            "'Ünïcödé'",
+            "'ÿ£'",
+            "X'00FF00'",
+            "X'00'",
+            "'ab'",
+            "'😀x'",
+            "X'0102'",
+            "X'" + "ab" * 300 + "'",
+        ),
+        (
+            "2",
+            "''",
+            "'trailing  '",
+            "'  lead and trail  '",
+            "'a b  '",
+            "''",
+            "''",
+            "''",
+            "''",
+            "''",
+            "X'0000000000000000'",
+            "''",
+        ),
+        (
+            "3",
+            "'ten chars!'",
+            "'x'",
+            "'quote '' back\\\\slash \\n newline \\t tab'",
+            "'é'",
+            "'x\\0y'",
+            "X'FFFFFFFFFFFF'",
+            "X'5C275C'",
+            "'Ω'",
+            "'\\0'",
+            "X'FF'",
+            "X'00'",
+        ),
         ("4",) + ("NULL",) * (len(T_STR.columns) - 1),
     ]
 
 
 def _lob_rows() -> list[tuple[str, ...]]:
     return [
-        ("1", "X'00FF'", "X'" + "0102" * 1000 + "'", "REPEAT(X'ABCDEF', 30000)", "REPEAT(X'00', 70000)",
-         "'tiny ü'", "REPEAT('tëxt ', 200)", "REPEAT('latin ÿ', 10000)", "REPEAT('long 😀 ', 20000)",
-         "'ç'", "'v299'", "'x,zé'", "'" + ",".join(SET_BIG) + "'",
-         "'{\"a\": [1, 2.5, \"ü\", null, true], \"b\": {\"c\": \"d\"}}'"),
+        (
+            "1",
+            "X'00FF'",
+            "X'" + "0102" * 1000 + "'",
+            "REPEAT(X'ABCDEF', 30000)",
+            "REPEAT(X'00', 70000)",
+            "'tiny ü'",
+            "REPEAT('tëxt ', 200)",
+            "REPEAT('latin ÿ', 10000)",
+            "REPEAT('long 😀 ', 20000)",
+            "'ç'",
+            "'v299'",
+            "'x,zé'",
+            "'" + ",".join(SET_BIG) + "'",
+            '\'{"a": [1, 2.5, "ü", null, true], "b": {"c": "d"}}\'',
+        ),
         ("2", "''", "''", "''", "''", "''", "''", "''", "''", "'a'", "'v000'", "''", "''", "'[]'"),
-        ("3", "X'FF'", "'text in blob'", "X'00'", "'x'", "'\\0'", "'\\\\'", "'é'", "'\\n'", "'b'", "'v255'",
-         "'y'", "'s00,s07,s08,s31,s32,s63'", "'\"just a string\"'"),
+        (
+            "3",
+            "X'FF'",
+            "'text in blob'",
+            "X'00'",
+            "'x'",
+            "'\\0'",
+            "'\\\\'",
+            "'é'",
+            "'\\n'",
+            "'b'",
+            "'v255'",
+            "'y'",
+            "'s00,s07,s08,s31,s32,s63'",
+            "'\"just a string\"'",
+        ),
         ("4",) + ("NULL",) * (len(T_LOB.columns) - 1),
     ]
 
 
 def _geo_rows() -> list[tuple[str, ...]]:
     return [
-        ("1", "ST_GeomFromText('POINT(1 2)')", "ST_GeomFromText('POINT(-1.5 1e300)')",
-         "ST_GeomFromText('LINESTRING(0 0, 1 1, 2 0)')",
-         "ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 2 1, 2 2, 1 1))')",
-         "ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))')",
-         "'2001:db8::ff00:42:8329'", "'192.168.0.1'", "'123e4567-e89b-12d3-a456-426614174000'"),
-        ("2", "ST_GeomFromText('POLYGON((0 0, 1 0, 1 1, 0 0))', 4326)", "ST_GeomFromText('POINT(0 0)')",
-         "ST_GeomFromText('LINESTRING(1 1, 2 2)')", "ST_GeomFromText('POLYGON((0 0, 1 0, 1 1, 0 0))')",
-         "ST_GeomFromText('GEOMETRYCOLLECTION EMPTY')", "'::'", "'0.0.0.0'",
-         "'ffffffff-ffff-ffff-ffff-ffffffffffff'"),
-        ("3", "NULL", "NULL", "NULL", "NULL", "NULL", "'::ffff:1.2.3.4'", "'255.255.255.255'",
-         "'00000000-0000-0000-0000-000000000001'"),
+        (
+            "1",
+            "ST_GeomFromText('POINT(1 2)')",
+            "ST_GeomFromText('POINT(-1.5 1e300)')",
+            "ST_GeomFromText('LINESTRING(0 0, 1 1, 2 0)')",
+            "ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 2 1, 2 2, 1 1))')",
+            "ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))')",
+            "'2001:db8::ff00:42:8329'",
+            "'192.168.0.1'",
+            "'123e4567-e89b-12d3-a456-426614174000'",
+        ),
+        (
+            "2",
+            "ST_GeomFromText('POLYGON((0 0, 1 0, 1 1, 0 0))', 4326)",
+            "ST_GeomFromText('POINT(0 0)')",
+            "ST_GeomFromText('LINESTRING(1 1, 2 2)')",
+            "ST_GeomFromText('POLYGON((0 0, 1 0, 1 1, 0 0))')",
+            "ST_GeomFromText('GEOMETRYCOLLECTION EMPTY')",
+            "'::'",
+            "'0.0.0.0'",
+            "'ffffffff-ffff-ffff-ffff-ffffffffffff'",
+        ),
+        (
+            "3",
+            "NULL",
+            "NULL",
+            "NULL",
+            "NULL",
+            "NULL",
+            "'::ffff:1.2.3.4'",
+            "'255.255.255.255'",
+            "'00000000-0000-0000-0000-000000000001'",
+        ),
         ("4",) + ("NULL",) * (len(T_GEO.columns) - 1),
     ]
 
 
 def _old_time_rows() -> list[tuple[str, ...]]:
     return [
-        ("1", "'-838:59:59'", "'-12:34:56.789'", "'838:59:59.999999'", "'1000-01-01 00:00:00'",
-         "'9999-12-31 23:59:59.9999'", "'1970-01-01 00:00:01'", "'2038-01-19 03:14:07.99'"),
-        ("2", "'25:00:00'", "'-00:00:00.001'", "'-00:00:00.000001'", "'0000-00-00 00:00:00'",
-         "'2024-02-29 12:34:56.0001'", "'2024-02-29 12:34:56'", "'2000-01-01 00:00:00.01'"),
+        (
+            "1",
+            "'-838:59:59'",
+            "'-12:34:56.789'",
+            "'838:59:59.999999'",
+            "'1000-01-01 00:00:00'",
+            "'9999-12-31 23:59:59.9999'",
+            "'1970-01-01 00:00:01'",
+            "'2038-01-19 03:14:07.99'",
+        ),
+        (
+            "2",
+            "'25:00:00'",
+            "'-00:00:00.001'",
+            "'-00:00:00.000001'",
+            "'0000-00-00 00:00:00'",
+            "'2024-02-29 12:34:56.0001'",
+            "'2024-02-29 12:34:56'",
+            "'2000-01-01 00:00:00.01'",
+        ),
         ("3",) + ("NULL",) * (len(T_OLD_TIME.columns) - 1),
     ]
 
@@ -322,8 +544,12 @@ def statements_before_alter() -> list[str]:
     sql += [_create(t) for t in TABLES if t is not T_OLD_TIME]
     sql += ["SET GLOBAL mysql56_temporal_format=OFF", _create(T_OLD_TIME), "SET GLOBAL mysql56_temporal_format=ON"]
     sql += [
-        _insert(T_INT, _int_rows()), _insert(T_NUM, _num_rows()), _insert(T_BIT, _bit_rows()),
-        _insert(T_TIME, _time_rows()), _insert(T_STR, _str_rows()), _insert(T_LOB, _lob_rows()),
+        _insert(T_INT, _int_rows()),
+        _insert(T_NUM, _num_rows()),
+        _insert(T_BIT, _bit_rows()),
+        _insert(T_TIME, _time_rows()),
+        _insert(T_STR, _str_rows()),
+        _insert(T_LOB, _lob_rows()),
         _insert(T_GEO, _geo_rows()),
         # updates: single row, several rows in one statement, to and from NULL, and primary-key changes
         f"UPDATE {DB}.t_int SET int_u = 4294967295, bigint_s = -9223372036854775808 WHERE id = 3",

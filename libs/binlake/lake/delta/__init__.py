@@ -12,5 +12,14 @@ from binlake.lake.delta.engine import ENGINE_NAMES, DeltaEngine, engine_for, spa
 from binlake.lake.delta.plan import MergeResult, MergeSpec
 from binlake.vocabulary import DELETE_OP, OP_COL, SEQ_COL
 
-__all__ = ["DELETE_OP", "ENGINE_NAMES", "OP_COL", "SEQ_COL", "DeltaEngine", "MergeResult", "MergeSpec", "engine_for",
-           "spark_engine_unavailable_reason"]
+__all__ = [
+    "DELETE_OP",
+    "ENGINE_NAMES",
+    "OP_COL",
+    "SEQ_COL",
+    "DeltaEngine",
+    "MergeResult",
+    "MergeSpec",
+    "engine_for",
+    "spark_engine_unavailable_reason",
+]

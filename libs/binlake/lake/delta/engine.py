@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 EngineName = Literal["auto", "rust", "spark"]
-ENGINE_NAMES: tuple[str, ...] = get_args(EngineName)     # the --engine choices of every command and job
+ENGINE_NAMES: tuple[str, ...] = get_args(EngineName)  # the --engine choices of every command and job
 
 
 class DeltaEngine(ABC):
@@ -34,7 +34,7 @@ class DeltaEngine(ABC):
     """
 
     name: str
-    staging_root: str = ""          # where the embedded engine stages Spark output (LakeLayout.staging)
+    staging_root: str = ""  # where the embedded engine stages Spark output (LakeLayout.staging)
 
     # --- the interface -------------------------------------------------------------------------------------
     @abstractmethod
@@ -48,21 +48,24 @@ class DeltaEngine(ABC):
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame: ...
 
     @abstractmethod
-    def read_rows(self, spark: SparkSession | None, table_path: str, columns: Sequence[str],
-                  equal: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def read_rows(
+        self, spark: SparkSession | None, table_path: str, columns: Sequence[str], equal: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Selected columns of the rows whose columns equal ``equal`` (a tuple value: equal one of its items), on
         the driver: for small or well filtered tables only (checkpoints, the registry, a source's file_end rows).
         No table: no rows."""
 
     @abstractmethod
-    def delete(self, table_path: str, equal: dict[str, Any] | None = None,
-               at_most: tuple[str, int] | None = None) -> int:
+    def delete(
+        self, table_path: str, equal: dict[str, Any] | None = None, at_most: tuple[str, int] | None = None
+    ) -> int:
         """Delete the rows whose columns equal ``equal`` and (``at_most=(column, n)``) whose column is at most
         ``n`` (all rows without either); returns how many."""
 
     @abstractmethod
-    def count(self, table_path: str, equal: dict[str, Any] | None = None,
-              at_most: tuple[str, int] | None = None) -> int:
+    def count(
+        self, table_path: str, equal: dict[str, Any] | None = None, at_most: tuple[str, int] | None = None
+    ) -> int:
         """How many rows :meth:`delete` with the same arguments would delete (no table: 0)."""
 
     def frame(self, spark: SparkSession | None, table: Any) -> Any:
@@ -82,8 +85,7 @@ class DeltaEngine(ABC):
             self._release(data)
         return self.version(table_path)
 
-    def overwrite(self, table_path: str, df: Any, *, where: str | None = None,
-                  partition_by: Sequence[str] = ()) -> int:
+    def overwrite(self, table_path: str, df: Any, *, where: str | None = None, partition_by: Sequence[str] = ()) -> int:
         """Replace the table's rows (and schema) with ``df``; with ``where``, only the rows matching that
         predicate (the data must match it too), keeping and widening the schema."""
         data = self._data(df)
@@ -95,9 +97,19 @@ class DeltaEngine(ABC):
             self._release(data)
         return self.version(table_path)
 
-    def merge(self, table_path: str, source_df: Any, keys: Sequence[str], seq_col: str = SEQ_COL, *,
-              op_col: str | None = OP_COL, delete_op: str = DELETE_OP, keep_tombstones: bool = False,
-              null_safe_keys: bool = False, effective: bool = False) -> MergeResult:
+    def merge(
+        self,
+        table_path: str,
+        source_df: Any,
+        keys: Sequence[str],
+        seq_col: str = SEQ_COL,
+        *,
+        op_col: str | None = OP_COL,
+        delete_op: str = DELETE_OP,
+        keep_tombstones: bool = False,
+        null_safe_keys: bool = False,
+        effective: bool = False,
+    ) -> MergeResult:
         """The CDC MERGE of one batch (one change per key) into the table; see MergeSpec for the clauses.
 
         Creates the table from the batch's non-delete rows when absent; adds the batch's new columns first.
@@ -170,8 +182,15 @@ class DeltaEngine(ABC):
         """Add nullable columns (Delta JSON fields) in one commit."""
 
     @abstractmethod
-    def _write(self, table_path: str, data: Any, mode: Literal["append", "overwrite"], *,
-               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None: ...
+    def _write(
+        self,
+        table_path: str,
+        data: Any,
+        mode: Literal["append", "overwrite"],
+        *,
+        where: str | None = None,
+        partition_by: tuple[str, ...] = (),
+    ) -> None: ...
 
     @abstractmethod
     def _execute_merge(self, table_path: str, data: Any, spec: MergeSpec) -> tuple[int, int, int]:
@@ -243,18 +262,21 @@ def spark_engine_unavailable_reason(spark: SparkSession) -> str | None:
     from py4j.protocol import Py4JJavaError
 
     try:
-        jvm.java.lang.Class.forName(DELTA_TABLE_CLASS, False, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        jvm.java.lang.Class.forName(
+            DELTA_TABLE_CLASS, False, jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        )
     except Py4JJavaError:
-        return (f"delta-spark's jars are absent from the Spark classpath ({DELTA_TABLE_CLASS} is not loadable): "
-                f"run 'bash scripts/setup.sh' (it fetches {delta_spark_artifact()} and the jars it needs into .jars), "
-                "or list the jars in BINLAKE_DELTA_JARS")
+        return (
+            f"delta-spark's jars are absent from the Spark classpath ({DELTA_TABLE_CLASS} is not loadable): "
+            f"run 'bash scripts/setup.sh' (it fetches {delta_spark_artifact()} and the jars it needs into .jars), "
+            "or list the jars in BINLAKE_DELTA_JARS"
+        )
     if DELTA_EXTENSION not in (spark.conf.get("spark.sql.extensions", "") or ""):
         return f"delta-spark's jars are loaded but spark.sql.extensions lacks {DELTA_EXTENSION}"
     return None
 
 
-def engine_for(spark: SparkSession | None, name: EngineName | str = "auto", *,
-               staging_root: str = "") -> DeltaEngine:
+def engine_for(spark: SparkSession | None, name: EngineName | str = "auto", *, staging_root: str = "") -> DeltaEngine:
     """The Delta engine to use: ``spark`` when delta-spark can run in ``spark``'s JVM, else ``rust``.
 
     ``name`` (default from $BINLAKE_DELTA_ENGINE, else "auto") forces one; asking for ``spark`` where it can not

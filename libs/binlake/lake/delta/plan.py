@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 from binlake.lake.errors import MergeSourceError, SchemaConflictError
 from binlake.vocabulary import DELETE_OP, OP_COL, SEQ_COL
 
-TARGET = "t"                # MERGE aliases, used in every clause below
+TARGET = "t"  # MERGE aliases, used in every clause below
 SOURCE = "s"
 
 Quote = Callable[[str], str]
@@ -86,10 +86,10 @@ class MergeClauses:
     """The MERGE's SQL text for one engine's dialect (aliases TARGET and SOURCE)."""
 
     on: str
-    delete_when: str | None          # None: no delete clause
+    delete_when: str | None  # None: no delete clause
     update_when: str
-    insert_when: str | None          # None: insert every unmatched row
-    assignments: tuple[tuple[str, str], ...]   # (target column, source expression), for update and insert
+    insert_when: str | None  # None: insert every unmatched row
+    assignments: tuple[tuple[str, str], ...]  # (target column, source expression), for update and insert
 
 
 def merge_clauses(spec: MergeSpec, columns: Sequence[str], quote: Quote) -> MergeClauses:
@@ -121,11 +121,14 @@ class MergeResult:
     deleted: int
 
 
-def duplicate_key_error(table_path: str, keys: Sequence[str], key_values: Sequence[Any], count: int) -> MergeSourceError:
+def duplicate_key_error(
+    table_path: str, keys: Sequence[str], key_values: Sequence[Any], count: int
+) -> MergeSourceError:
     shown = ", ".join(f"{k}={v!r}" for k, v in zip(keys, key_values))
     return MergeSourceError(
         f"MERGE into {table_path}: the source holds {count} changes for key ({shown}); reduce the batch to the "
-        "last change per key (by the binlog ordering key) before merging")
+        "last change per key (by the binlog ordering key) before merging"
+    )
 
 
 def _type_shape(dtype: Any) -> Any:
@@ -162,11 +165,15 @@ def schema_changes(table_path: str, target: dict, source_fields: Iterable[dict])
             else:
                 added.append({**field, "nullable": True})
         elif _type_shape(have["type"]) != _type_shape(field["type"]):
-            conflicts.append(f"{name!r} is {_type_text(have['type'])} in the table, {_type_text(field['type'])} in the data")
+            conflicts.append(
+                f"{name!r} is {_type_text(have['type'])} in the table, {_type_text(field['type'])} in the data"
+            )
     if conflicts:
         raise SchemaConflictError(
-            f"schema conflict writing {table_path}: " + "; ".join(conflicts)
-            + " (cast the data to the table's types, or rewrite the table with overwrite)")
+            f"schema conflict writing {table_path}: "
+            + "; ".join(conflicts)
+            + " (cast the data to the table's types, or rewrite the table with overwrite)"
+        )
     return added
 
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-MERGE_BATCH_ROWS = 250_000        # source rows per delta-rs MERGE (bounded driver memory)
+MERGE_BATCH_ROWS = 250_000  # source rows per delta-rs MERGE (bounded driver memory)
 
 
 def _expression(equal: dict[str, Any] | None, at_most: tuple[str, int] | None = None) -> Any:
@@ -79,7 +79,7 @@ class RustEngine(DeltaEngine):
         if not files:
             return spark.createDataFrame([], schema)
         reader = spark.read.schema(schema)
-        if dt.metadata().partition_columns:      # partition values live in the hive-style directory names
+        if dt.metadata().partition_columns:  # partition values live in the hive-style directory names
             reader = reader.option("basePath", dt.table_uri)
         return reader.parquet(*files).select(*[quote_spark(n) for n in schema.fieldNames()])
 
@@ -103,9 +103,9 @@ class RustEngine(DeltaEngine):
             return df
         if isinstance(df, pa.Table):
             return ArrowSource.of_table(df)
-        if hasattr(df, "toArrow"):              # a Spark DataFrame: executors stage it, the driver streams it
+        if hasattr(df, "toArrow"):  # a Spark DataFrame: executors stage it, the driver streams it
             return ArrowSource.stage(df, self.staging_root)
-        return ArrowSource.of_table(pa.table(df))   # any Arrow stream (Arrow PyCapsule interface)
+        return ArrowSource.of_table(pa.table(df))  # any Arrow stream (Arrow PyCapsule interface)
 
     def _release(self, data: ArrowSource) -> None:
         data.release()
@@ -144,8 +144,15 @@ class RustEngine(DeltaEngine):
 
         self._table(table_path).alter.add_columns([Field.from_json(json.dumps(f)) for f in fields])
 
-    def _write(self, table_path: str, data: ArrowSource, mode: Literal["append", "overwrite"], *,
-               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None:
+    def _write(
+        self,
+        table_path: str,
+        data: ArrowSource,
+        mode: Literal["append", "overwrite"],
+        *,
+        where: str | None = None,
+        partition_by: tuple[str, ...] = (),
+    ) -> None:
         from deltalake import write_deltalake
 
         if not self.exists(table_path):
@@ -156,8 +163,13 @@ class RustEngine(DeltaEngine):
             reader = pa_reader(target, (_align(b, target, fill_missing=True) for b in data.batches()))
             write_deltalake(dt, reader, mode=mode, predicate=where)
         else:
-            write_deltalake(str(table_path), data.reader(), mode="overwrite", schema_mode="overwrite",
-                            partition_by=list(partition_by) or None)
+            write_deltalake(
+                str(table_path),
+                data.reader(),
+                mode="overwrite",
+                schema_mode="overwrite",
+                partition_by=list(partition_by) or None,
+            )
 
     def _execute_merge(self, table_path: str, data: ArrowSource, spec: MergeSpec) -> tuple[int, int, int]:
         """One delta-rs MERGE per batch of at most MERGE_BATCH_ROWS source rows (memory stays bounded; each
@@ -181,22 +193,25 @@ class RustEngine(DeltaEngine):
             deleted += metrics["num_target_rows_deleted"]
         return inserted, updated, deleted
 
-    def read_rows(self, spark: SparkSession | None, table_path: str, columns: Sequence[str],
-                  equal: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def read_rows(
+        self, spark: SparkSession | None, table_path: str, columns: Sequence[str], equal: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Through delta-rs's Arrow dataset on the driver (column pruning, predicate pushdown, no Spark job)."""
         if not self.exists(table_path):
             return []
         dataset = self._table(table_path).to_pyarrow_dataset()
         return dataset.to_table(columns=list(columns), filter=_expression(equal)).to_pylist()
 
-    def count(self, table_path: str, equal: dict[str, Any] | None = None,
-              at_most: tuple[str, int] | None = None) -> int:
+    def count(
+        self, table_path: str, equal: dict[str, Any] | None = None, at_most: tuple[str, int] | None = None
+    ) -> int:
         if not self.exists(table_path):
             return 0
         return self._table(table_path).to_pyarrow_dataset().count_rows(filter=_expression(equal, at_most))
 
-    def delete(self, table_path: str, equal: dict[str, Any] | None = None,
-               at_most: tuple[str, int] | None = None) -> int:
+    def delete(
+        self, table_path: str, equal: dict[str, Any] | None = None, at_most: tuple[str, int] | None = None
+    ) -> int:
         if not self.exists(table_path):
             return 0
         terms = [f"{quote_ansi(k)} = {sql_literal(v)}" for k, v in (equal or {}).items()]
@@ -210,8 +225,11 @@ class RustEngine(DeltaEngine):
         return int(metrics.get("numFilesRemoved", 0)), int(metrics.get("numFilesAdded", 0))
 
     def vacuum(self, table_path: str, retention_hours: float, *, dry_run: bool = False) -> list[str]:
-        return list(self._table(table_path).vacuum(retention_hours=int(retention_hours), dry_run=dry_run,
-                                                   enforce_retention_duration=False))
+        return list(
+            self._table(table_path).vacuum(
+                retention_hours=int(retention_hours), dry_run=dry_run, enforce_retention_duration=False
+            )
+        )
 
     def checkpoint(self, table_path: str) -> int:
         dt = self._table(table_path)
@@ -234,16 +252,25 @@ class RustEngine(DeltaEngine):
             else:
                 fields.append(pa.field(col.name, _arrow_type(col.cast), nullable=True))
         target = pa.schema(fields)
-        dataset = dt.to_pyarrow_dataset()   # outside the writer: delta-rs can not block inside its own runtime
+        dataset = dt.to_pyarrow_dataset()  # outside the writer: delta-rs can not block inside its own runtime
 
         def batches() -> Any:
             for batch in dataset.to_batches():
-                arrays = [pa.array([col.value] * batch.num_rows, f.type) if col.source is None
-                          else batch.column(col.source).cast(f.type) for col, f in zip(columns, target)]
+                arrays = [
+                    pa.array([col.value] * batch.num_rows, f.type)
+                    if col.source is None
+                    else batch.column(col.source).cast(f.type)
+                    for col, f in zip(columns, target)
+                ]
                 yield pa.RecordBatch.from_arrays(arrays, schema=target)
 
-        write_deltalake(str(table_path), pa_reader(target, batches()), mode="overwrite", schema_mode="overwrite",
-                        partition_by=list(dt.metadata().partition_columns) or None)
+        write_deltalake(
+            str(table_path),
+            pa_reader(target, batches()),
+            mode="overwrite",
+            schema_mode="overwrite",
+            partition_by=list(dt.metadata().partition_columns) or None,
+        )
 
 
 def pa_reader(schema: pa.Schema, batches: Any) -> pa.RecordBatchReader:
@@ -273,8 +300,9 @@ def _align(data: Any, target: pa.Schema, *, fill_missing: bool) -> Any:
 
     present = set(data.schema.names)
     fields = [f for f in target if fill_missing or f.name in present]
-    columns = [data.column(f.name).cast(f.type) if f.name in present else pa.nulls(data.num_rows, f.type)
-               for f in fields]
+    columns = [
+        data.column(f.name).cast(f.type) if f.name in present else pa.nulls(data.num_rows, f.type) for f in fields
+    ]
     maker = pa.RecordBatch if isinstance(data, pa.RecordBatch) else pa.Table
     return maker.from_arrays(columns, schema=pa.schema(fields))
 
@@ -286,10 +314,12 @@ def _check_readable(dt: DeltaTable, table_path: str) -> None:
     mode = dt.metadata().configuration.get("delta.columnMapping.mode") or "none"
     if mode != "none":
         raise UnsupportedTableFeatureError(
-            f"{table_path} uses Delta column mapping ({mode}); read it with the spark engine")
+            f"{table_path} uses Delta column mapping ({mode}); read it with the spark engine"
+        )
     if "deletionVectors" in (dt.protocol().reader_features or []) and pa.table(dt.deletion_vectors()).num_rows:
         raise UnsupportedTableFeatureError(
-            f"{table_path} has deletion vectors; read it with the spark engine or purge them (REORG ... APPLY (PURGE))")
+            f"{table_path} has deletion vectors; read it with the spark engine or purge them (REORG ... APPLY (PURGE))"
+        )
 
 
 def _arrow_type(delta_type: Any) -> pa.DataType:

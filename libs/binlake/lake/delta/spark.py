@@ -24,7 +24,7 @@ COLUMN_MAPPING = "delta.columnMapping.mode"
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 VACUUM_LISTING_TASKS = 16
-NEEDS_MAPPING = frozenset(" ,;{}()\n\t=")   # characters delta-spark refuses in column names without column mapping
+NEEDS_MAPPING = frozenset(" ,;{}()\n\t=")  # characters delta-spark refuses in column names without column mapping
 
 if TYPE_CHECKING:
     from delta.tables import DeltaTable
@@ -64,8 +64,9 @@ class SparkEngine(DeltaEngine):
             reader = reader.option("versionAsOf", version)
         return reader.load(str(table_path))
 
-    def read_rows(self, spark: SparkSession | None, table_path: str, columns: Sequence[str],
-                  equal: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def read_rows(
+        self, spark: SparkSession | None, table_path: str, columns: Sequence[str], equal: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         if not self.exists(table_path):
             return []
         from pyspark.sql import functions as F
@@ -76,8 +77,9 @@ class SparkEngine(DeltaEngine):
             df = df.filter(col.isin(*value) if isinstance(value, tuple) else col == F.lit(value))
         return [r.asDict() for r in df.select(*[quote_spark(c) for c in columns]).collect()]
 
-    def delete(self, table_path: str, equal: dict[str, Any] | None = None,
-               at_most: tuple[str, int] | None = None) -> int:
+    def delete(
+        self, table_path: str, equal: dict[str, Any] | None = None, at_most: tuple[str, int] | None = None
+    ) -> int:
         if not self.exists(table_path):
             return 0
         cond = _condition(equal, at_most)
@@ -89,8 +91,9 @@ class SparkEngine(DeltaEngine):
         metrics = table.history(1).first()["operationMetrics"] or {}
         return int(metrics.get("numDeletedRows", 0))
 
-    def count(self, table_path: str, equal: dict[str, Any] | None = None,
-              at_most: tuple[str, int] | None = None) -> int:
+    def count(
+        self, table_path: str, equal: dict[str, Any] | None = None, at_most: tuple[str, int] | None = None
+    ) -> int:
         if not self.exists(table_path):
             return 0
         cond = _condition(equal, at_most)
@@ -140,11 +143,23 @@ class SparkEngine(DeltaEngine):
             self._map_columns_by_name(table_path)
         self.enable_type_features(table_path, [f["type"] for f in fields])
         widened = StructType.fromJson({"type": "struct", "fields": self._schema_json(table_path)["fields"] + fields})
-        (self._spark.createDataFrame([], widened).write.format("delta").mode("append")
-         .option("mergeSchema", "true").save(str(table_path)))
+        (
+            self._spark.createDataFrame([], widened)
+            .write.format("delta")
+            .mode("append")
+            .option("mergeSchema", "true")
+            .save(str(table_path))
+        )
 
-    def _write(self, table_path: str, data: DataFrame, mode: Literal["append", "overwrite"], *,
-               where: str | None = None, partition_by: tuple[str, ...] = ()) -> None:
+    def _write(
+        self,
+        table_path: str,
+        data: DataFrame,
+        mode: Literal["append", "overwrite"],
+        *,
+        where: str | None = None,
+        partition_by: tuple[str, ...] = (),
+    ) -> None:
         writer = data.write.format("delta").mode(mode)
         if where is not None:
             writer = writer.option("replaceWhere", where)
@@ -164,15 +179,16 @@ class SparkEngine(DeltaEngine):
         """Turn on Delta column mapping (name mode) unless the table has it: delta-spark accepts column names
         with spaces or ``,;{}()=`` only then (delta-rs writes them without it)."""
         if self._table(table_path).detail().first()["properties"].get(COLUMN_MAPPING, "none") == "none":
-            self._spark.sql(f"ALTER TABLE delta.{quote_spark(str(table_path))} "
-                            f"SET TBLPROPERTIES ('{COLUMN_MAPPING}' = 'name')")
+            self._spark.sql(
+                f"ALTER TABLE delta.{quote_spark(str(table_path))} SET TBLPROPERTIES ('{COLUMN_MAPPING}' = 'name')"
+            )
 
     def _execute_merge(self, table_path: str, data: DataFrame, spec: MergeSpec) -> tuple[int, int, int]:
         clauses = merge_clauses(spec, data.columns, quote_spark)
         assignments = dict(clauses.assignments)
         table = self._table(table_path)
         if not spec.effective and not _changes_anything(table.toDF(), data, clauses):
-            return 0, 0, 0      # like delta-rs: no commit (delta-spark would commit an empty version)
+            return 0, 0, 0  # like delta-rs: no commit (delta-spark would commit an empty version)
         merger = table.alias(TARGET).merge(data.alias(SOURCE), clauses.on)
         if clauses.delete_when is not None:
             merger = merger.whenMatchedDelete(condition=clauses.delete_when)
@@ -186,12 +202,12 @@ class SparkEngine(DeltaEngine):
         return int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"])
 
     def vacuum(self, table_path: str, retention_hours: float, *, dry_run: bool = False) -> list[str]:
-        self._table(table_path)     # DeltaTableNotFoundError when absent
+        self._table(table_path)  # DeltaTableNotFoundError when absent
         target = f"delta.{quote_spark(str(table_path))} RETAIN {float(retention_hours)} HOURS"
         conf = self._spark.conf
         listing = conf.get(LISTING_PARALLELISM, None)
-        conf.set(RETENTION_CHECK, "false")      # maintain.check_retention decides what is safe
-        conf.set(LISTING_PARALLELISM, str(VACUUM_LISTING_TASKS))   # Spark's default is 10000 listing tasks
+        conf.set(RETENTION_CHECK, "false")  # maintain.check_retention decides what is safe
+        conf.set(LISTING_PARALLELISM, str(VACUUM_LISTING_TASKS))  # Spark's default is 10000 listing tasks
         try:
             files = [r[0] for r in self._spark.sql(f"VACUUM {target} DRY RUN").collect()]
             if files and not dry_run:
@@ -239,10 +255,13 @@ class SparkEngine(DeltaEngine):
             return 0
         detail = self._table(table_path).detail().first().asDict()
         if "timestampNtz" in (detail.get("tableFeatures") or ()) or any(
-                k.lower() == "delta.feature.timestampntz" for k in detail.get("properties") or {}):
+            k.lower() == "delta.feature.timestampntz" for k in detail.get("properties") or {}
+        ):
             return 0
-        self._spark.sql(f"ALTER TABLE delta.{quote_spark(str(table_path))} "
-                        "SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')")
+        self._spark.sql(
+            f"ALTER TABLE delta.{quote_spark(str(table_path))} "
+            "SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')"
+        )
         return 1
 
 
@@ -258,8 +277,7 @@ def _changes_anything(target: DataFrame, data: DataFrame, clauses: MergeClauses)
     the target (the first matching clause wins, as in the MERGE itself)."""
     from pyspark.sql import functions as F
 
-    joined = data.alias(SOURCE).join(target.withColumn(_PRESENT, F.lit(True)).alias(TARGET), F.expr(clauses.on),
-                                     "left")
+    joined = data.alias(SOURCE).join(target.withColumn(_PRESENT, F.lit(True)).alias(TARGET), F.expr(clauses.on), "left")
     matched_changes = F.expr(clauses.update_when)
     if clauses.delete_when is not None:
         matched_changes = F.expr(clauses.delete_when) | matched_changes
