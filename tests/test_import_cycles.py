@@ -1,7 +1,6 @@
 """The packages of libs/binlake import one another one way: the graph of package-level imports (every ``import``
-of every module, those inside functions included, but not those only for type checkers) has no cycle, except
-the ones listed here as known, each with what is left to do. A new cycle fails; so does a known one that is gone
-(take it off the list)."""
+of every module, those inside functions included, but not those only for type checkers) has no cycle. ``KNOWN``
+is empty: any cycle fails (a known one that is gone fails too, should the list ever hold one again)."""
 
 from __future__ import annotations
 
@@ -10,13 +9,8 @@ from pathlib import Path
 
 LIBS = Path(__file__).resolve().parent.parent / "libs" / "binlake"
 
-# package pairs that still import each other, and where
-KNOWN = {
-    frozenset({"lake", "snapshot"}): "snapshot.take names tables with lake.layout.silver_name and snapshot.manifest "
-    "checks links with lake.owned.link_problem (both to move below snapshot)",
-    frozenset({"binlog", "sdi"}): "binlog.schema_files (the --schema loader) reads SDI through binlake.sdi, "
-    "which builds binlog.schema layouts",
-}
+# package pairs that still import each other, and where: none (a cycle found fails the test)
+KNOWN: dict[frozenset[str], str] = {}
 
 
 def _node(rel: Path) -> str:

@@ -450,7 +450,7 @@ def test_schema_provider_names_and_types_a_table_map_without_metadata(monkeypatc
     engines."""
     import json
 
-    from binlake.binlog.schema_files import load_schema_provider
+    from binlake.sdi.schema_files import load_schema_provider
 
     path = FIXTURES / "binlog" / "rust_mysql_common" / "minimal_row_metadata.000001"
     if not path.exists():

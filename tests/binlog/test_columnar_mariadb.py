@@ -16,7 +16,7 @@ import zlib
 import pytest
 
 from binlake.binlog import native, read_events
-from binlake.binlog.schema_files import load_schema_provider
+from binlake.sdi.schema_files import load_schema_provider
 from tests.binlog.mariadb import oracle
 from tests.binlog.mariadb import test_mariadb_oracle as oracle_checks
 from tests.binlog.mariadb.oracle import old_time_schema

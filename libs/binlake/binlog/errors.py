@@ -126,4 +126,4 @@ class SchemaMismatchError(BinlogError):
 
 
 class SchemaFileError(BinlogError):
-    """A ``--schema`` file that can not be read as SDI or as a column list (binlake.binlog.schema_files)."""
+    """A ``--schema`` file that can not be read as SDI or as a column list (binlake.sdi.schema_files)."""

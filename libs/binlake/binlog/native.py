@@ -324,9 +324,10 @@ def native_source(stream: Any) -> Any:
     return os.dup(fd)
 
 
-def cmd_rows(args: Any) -> Optional[int]:
-    """``binlake rows FILE --format jsonl`` natively; None when this input needs the Python decoder (another
-    transport, a stdout that is not a file, or no native core)."""
+def cmd_rows(args: Any, provider: Optional[SchemaProvider] = None) -> Optional[int]:
+    """``binlake rows FILE --format jsonl`` natively (``provider``: the ``--schema`` tables, loaded by the caller);
+    None when this input needs the Python decoder (another transport, a stdout that is not a file, or no native
+    core)."""
     mod = load()
     if mod is None:
         return None
@@ -337,9 +338,7 @@ def cmd_rows(args: Any) -> Optional[int]:
     if (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "") != "utf8":
         return None
     from binlake.binlog.api import open_stream
-    from binlake.binlog.schema_files import load_schema_provider
 
-    provider = load_schema_provider(args.schema) if args.schema else None
     name, stream = open_stream(args.file)
     with stream:
         opts = options(

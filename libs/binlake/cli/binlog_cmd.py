@@ -106,12 +106,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_show)
 
 
-def _open(args: argparse.Namespace, decode_rows: bool = True):
+def _schema(args: argparse.Namespace):
+    """The ``--schema`` tables (``binlake.sdi.schema_files``), or None."""
+    from binlake.sdi.schema_files import load_schema_provider
+
+    return load_schema_provider(args.schema) if args.schema else None
+
+
+def _open(args: argparse.Namespace, decode_rows: bool = True, provider=None):
     from binlake.binlog import open_binlog
     from binlake.binlog.reader import MAX_EVENT_SIZE
-    from binlake.binlog.schema_files import load_schema_provider
 
-    provider = load_schema_provider(args.schema) if args.schema else None
+    if provider is None:
+        provider = _schema(args)
     return open_binlog(
         args.file,
         verify_checksum=args.verify_checksum,
@@ -178,14 +185,15 @@ def cmd_events(args: argparse.Namespace) -> int:
 def cmd_rows(args: argparse.Namespace) -> int:
     from binlake.binlog.native import cmd_rows as native_rows
 
-    done = native_rows(args)  # the native core writes the same lines (binlake.binlog.native)
+    provider = _schema(args)
+    done = native_rows(args, provider)  # the native core writes the same lines (binlake.binlog.native)
     if done is not None:
         return done
     from binlake.binlog.constants import event_type_name
     from binlake.binlog.errors import BinlogError
     from binlake.binlog.render import json_diffs, json_image
 
-    binlog = _open(args)
+    binlog = _open(args, provider=provider)
 
     def records() -> Iterator[str]:
         for c in binlog.row_changes():

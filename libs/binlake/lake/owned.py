@@ -14,7 +14,10 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from binlake.folders import link_problem, link_target
 from binlake.lake.errors import LakeError
+
+__all__ = ["LINK_ADVICE", "OutsideLakeError", "link_problem", "links_inside", "scratch_folder", "tree_problem"]
 
 LINK_ADVICE = (
     "binlake never deletes or overwrites through a symbolic link: replace the link with a real folder "
@@ -24,34 +27,6 @@ LINK_ADVICE = (
 
 class OutsideLakeError(LakeError):
     """A path binlake would write or delete is a symbolic link, or leads outside the lake root."""
-
-
-def _target(path: Path) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return "?"
-
-
-def link_problem(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Optional[str]:
-    """Why ``path`` is not provably under ``root`` without links, or None: a component below ``root`` (``path``
-    itself included) that is a symbolic link, a path outside ``root``, or one resolving outside it."""
-    base, target = Path(os.path.abspath(root)), Path(os.path.abspath(path))
-    try:
-        rel = target.relative_to(base)
-    except ValueError:
-        return f"{target} is not inside {base}"
-    if ".." in rel.parts:
-        return f"{target} leaves {base} ('..')"
-    step = base
-    for part in rel.parts:
-        step = step / part
-        if step.is_symlink():
-            return f"{step} is a symbolic link to {_target(step)}"
-    real_base, real = os.path.realpath(base), os.path.realpath(target)
-    if real != real_base and not real.startswith(real_base.rstrip(os.sep) + os.sep):
-        return f"{target} resolves to {real}, outside {real_base}"
-    return None
 
 
 def links_inside(folder: str | os.PathLike[str], limit: int = 3) -> list[str]:
@@ -91,5 +66,7 @@ def scratch_folder(base: str, *parts: str, check_base: bool = True) -> Path:
         steps.append(path)
     for step in steps:
         if step.is_symlink():
-            raise OutsideLakeError(f"the scratch folder {step} is a symbolic link to {_target(step)}; {LINK_ADVICE}")
+            raise OutsideLakeError(
+                f"the scratch folder {step} is a symbolic link to {link_target(step)}; {LINK_ADVICE}"
+            )
     return path

@@ -6,7 +6,7 @@
         <snapshot id>/manifest.json             what the snapshot holds (below); written last
         <snapshot id>/tables/<db>__<table>/part-00000.parquet ...
 
-``<db>__<table>`` is the silver folder name (:func:`binlake.lake.layout.silver_name`). No name here ends in a
+``<db>__<table>`` is the silver folder name (:func:`binlake.folders.silver_name`). No name here ends in a
 numeric suffix, and the binlog ingest lists only the files directly in ``<landing>/<source>/``
 (:func:`binlake.pipeline.identity.landing_files`), so nothing under ``_snapshots`` is taken for a binlog.
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from binlake.lake.owned import link_problem
+from binlake.folders import link_problem
 from binlake.pipeline.identity import file_sequence, ordering_key
 from binlake.snapshot.errors import SnapshotStateError
 
@@ -333,7 +333,7 @@ def _name_problem(name: Any) -> Optional[str]:
 
 
 def linked(base: Path, *parts: str) -> Optional[str]:
-    """:func:`binlake.lake.owned.link_problem` of ``base/parts...`` below ``base``: a symbolic link on the way
+    """:func:`binlake.folders.link_problem` of ``base/parts...`` below ``base``: a symbolic link on the way
     (``base`` itself included) or a path resolving outside ``base``; None when neither."""
     if base.is_symlink():
         return f"{base} is a symbolic link to {os.readlink(base)}"

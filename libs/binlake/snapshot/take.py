@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Optional, TextIO
 import pymysql
 
 from binlake.binlog.silver_types import arrow_schema
-from binlake.lake.layout import silver_name
+from binlake.folders import silver_name
 from binlake.pipeline.filters import TableFilter
 from binlake.snapshot.errors import SnapshotAnswerError, SnapshotError, SnapshotStateError, UnknownTableError
 from binlake.snapshot.manifest import (
