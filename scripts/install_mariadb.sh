@@ -5,6 +5,7 @@
 # tests themselves decide: outside CI they skip with that reason, in CI (CI=true) a missing server fails them.
 # Usage: bash scripts/install_mariadb.sh
 set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 have_server() {
   command -v mariadb-binlog >/dev/null 2>&1 && command -v mariadb-install-db >/dev/null 2>&1 &&
@@ -16,32 +17,6 @@ if have_server; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install_mariadb: apt-get not found; install mariadb-server and mariadb-client (10.11) yourself" >&2
-  exit 0
-fi
-
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "install_mariadb: not root and no sudo; run as root: apt-get install -y mariadb-server mariadb-client" >&2
-    exit 0
-  fi
-fi
-
-echo "install_mariadb: installing mariadb-server and mariadb-client with apt (about 15 s)"
-# The packages' maintainer scripts start a system service; keep them from doing so (the tests start their own).
-export DEBIAN_FRONTEND=noninteractive
-policy=/usr/sbin/policy-rc.d
-created_policy=""
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
-  $SUDO chmod +x "$policy"
-  created_policy=1
-fi
-cleanup() { if [ -n "$created_policy" ]; then $SUDO rm -f "$policy"; fi; }
-trap cleanup EXIT
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq mariadb-server mariadb-client >/dev/null
+bash "$here/apt_install.sh" install_mariadb mariadb-server mariadb-client || { [ $? = 3 ] && exit 0; exit 1; }
 have_server || { echo "install_mariadb: apt finished but mariadbd/mariadb-binlog are still missing" >&2; exit 1; }
 echo "install_mariadb: ok ($(mariadb-binlog --version 2>/dev/null | head -n1))"
