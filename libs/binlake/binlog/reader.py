@@ -15,7 +15,7 @@ import struct
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator, Optional
+from typing import Any, BinaryIO, Iterator, Optional
 
 from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor
@@ -66,6 +66,37 @@ def largest_event(type_code: int, checksum: bool) -> Optional[int]:
     """The largest event size of a type with a bounded layout (None: only ``max_event_size`` bounds it)."""
     body = LARGEST_BODY.get(type_code)
     return None if body is None else C.LOG_EVENT_HEADER_LEN + body + (C.BINLOG_CHECKSUM_LEN if checksum else 0)
+
+
+def check_event_size(
+    header: EventHeader,
+    *,
+    file: Optional[str],
+    offset: int,
+    max_event_size: int,
+    largest: Optional[int] = None,
+    room: Optional[int] = None,
+    inner: Optional[int] = None,
+) -> None:
+    """The size checks of ``Binlog_event_data_istream::read_event_header``, before any body byte is read: at least
+    a header, at most ``room`` (what a payload has left), ``max_event_size`` and ``largest`` (its type's bound).
+    ``inner``: the event's offset inside a TRANSACTION_PAYLOAD (``offset`` is then the payload's)."""
+    size = header.event_size
+    what, where = ("inner event", f" (inner offset {inner})") if inner is not None else ("event", "")
+    place: dict[str, Any] = dict(file=file, offset=offset, event_type=header.type_name, found=size)
+    if size < C.LOG_EVENT_HEADER_LEN or (room is not None and size > room):
+        top = room if room is not None else max_event_size
+        raise CorruptEventError(
+            f"impossible {what} length{where}", expected=f"{C.LOG_EVENT_HEADER_LEN}..{top} bytes", **place
+        )
+    if size > max_event_size:
+        raise EventTooLargeError(
+            f"{what} larger than the maximum event size{where}", expected=f"at most {max_event_size} bytes", **place
+        )
+    if largest is not None and size > largest:
+        raise CorruptEventError(
+            f"{what} larger than any event of its type{where}", expected=f"at most {largest} bytes", **place
+        )
 
 
 @dataclass
@@ -189,36 +220,15 @@ def read_events(
             raise err
         header = EventHeader(*header_unpack(head))
         size = header.event_size
-        if size < C.LOG_EVENT_HEADER_LEN:
-            raise CorruptEventError(
-                "impossible event length",
-                file=file,
-                offset=pos,
-                event_type=header.type_name,
-                expected=f"{C.LOG_EVENT_HEADER_LEN}..{max_event_size} bytes",
-                found=size,
-            )
-        if size > max_event_size:
-            raise EventTooLargeError(
-                "event larger than the maximum event size",
-                file=file,
-                offset=pos,
-                event_type=header.type_name,
-                expected=f"at most {max_event_size} bytes",
-                found=size,
-            )
-        largest = largest_event(
-            header.type_code, ctx.fde is None or ctx.fde.checksum_alg == C.BINLOG_CHECKSUM_ALG_CRC32
+        check_event_size(
+            header,
+            file=file,
+            offset=pos,
+            max_event_size=max_event_size,
+            largest=largest_event(
+                header.type_code, ctx.fde is None or ctx.fde.checksum_alg == C.BINLOG_CHECKSUM_ALG_CRC32
+            ),
         )
-        if largest is not None and size > largest:
-            raise CorruptEventError(
-                "event larger than any event of its type",
-                file=file,
-                offset=pos,
-                event_type=header.type_name,
-                expected=f"at most {largest} bytes",
-                found=size,
-            )
         if first and header.type_code not in _FIRST_EVENT_TYPES:
             raise NotABinlogError(
                 "first event is not a FORMAT_DESCRIPTION_EVENT",
@@ -446,34 +456,15 @@ def iter_payload_events(
             )
         header = EventHeader(*EVENT_HEADER.unpack(head))
         size = header.event_size
-        if size < C.LOG_EVENT_HEADER_LEN or inner + size > stream.limit:
-            raise CorruptEventError(
-                f"impossible inner event length (inner offset {inner})",
-                file=file,
-                offset=payload_pos,
-                event_type=header.type_name,
-                expected=f"{C.LOG_EVENT_HEADER_LEN}..{stream.limit - inner} bytes",
-                found=size,
-            )
-        if size > max_event_size:
-            raise EventTooLargeError(
-                f"inner event larger than the maximum event size (inner offset {inner})",
-                file=file,
-                offset=payload_pos,
-                event_type=header.type_name,
-                expected=f"at most {max_event_size} bytes",
-                found=size,
-            )
-        largest = largest_event(header.type_code, False)
-        if largest is not None and size > largest:
-            raise CorruptEventError(
-                f"inner event larger than any event of its type (inner offset {inner})",
-                file=file,
-                offset=payload_pos,
-                event_type=header.type_name,
-                expected=f"at most {largest} bytes",
-                found=size,
-            )
+        check_event_size(
+            header,
+            file=file,
+            offset=payload_pos,
+            max_event_size=max_event_size,
+            largest=largest_event(header.type_code, False),
+            room=stream.limit - inner,
+            inner=inner,
+        )
         if header.type_code in (C.FORMAT_DESCRIPTION_EVENT, C.TRANSACTION_PAYLOAD_EVENT):
             raise CorruptEventError(
                 f"{header.type_name} can not be nested in a payload (inner offset {inner})",

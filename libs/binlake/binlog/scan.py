@@ -20,13 +20,11 @@ from binlake.binlog import constants as C
 from binlake.binlog.cursor import Cursor
 from binlake.binlog.errors import (
     BinlogError,
-    CorruptEventError,
-    EventTooLargeError,
     IncompleteEventError,
     NotABinlogError,
 )
 from binlake.binlog.events import EventHeader
-from binlake.binlog.reader import MAX_EVENT_SIZE, _read_exact
+from binlake.binlog.reader import MAX_EVENT_SIZE, _read_exact, check_event_size
 
 _HEADER = struct.Struct("<IBIIIH")
 _STEP = 1 << 20
@@ -177,24 +175,7 @@ def _scan(
             return
         header = EventHeader(*_HEADER.unpack(head))
         size = header.event_size
-        if size < C.LOG_EVENT_HEADER_LEN:
-            raise CorruptEventError(
-                "impossible event length",
-                file=file,
-                offset=pos,
-                event_type=header.type_name,
-                expected=f"{C.LOG_EVENT_HEADER_LEN}..{max_event_size} bytes",
-                found=size,
-            )
-        if size > max_event_size:
-            raise EventTooLargeError(
-                "event larger than the maximum event size",
-                file=file,
-                offset=pos,
-                event_type=header.type_name,
-                expected=f"at most {max_event_size} bytes",
-                found=size,
-            )
+        check_event_size(header, file=file, offset=pos, max_event_size=max_event_size)
         rest_len = size - C.LOG_EVENT_HEADER_LEN
         raw: Optional[bytes] = None
         if with_bytes or header.type_code in read_types:
