@@ -51,3 +51,30 @@ def test_a_missing_binlog_stops_its_source_and_the_other_source_loads(spark, tmp
     # the stopped source ingested nothing: bronze holds b-full's rows only
     bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["source"])
     assert set(bronze.column("source").to_pylist()) == {"b-full"}
+
+
+def test_a_stop_that_can_not_be_recorded_says_so_beside_its_reason(tmp_path: Path) -> None:
+    """A lake whose meta.run_metrics is damaged still gets the stop's own reason, and a warning that the stop was
+    not recorded (it was swallowed silently)."""
+    out = tmp_path / "gen"
+    generate(
+        out, GenerateConfig(seed=3, days=1, scale=0.002, start_date=dt.date(2024, 3, 1), max_binlog_size=48 * 1024)
+    )
+    files = sorted((out / "landing" / "shop-primary").glob("mysql-bin.0*"))
+    landing = tmp_path / "landing" / "a-gap"
+    landing.mkdir(parents=True)
+    for f in files[:1] + files[2:]:
+        shutil.copy(f, landing / f.name)
+    lake = tmp_path / "lake"
+    log = lake / "meta" / "run_metrics" / "_delta_log"
+    log.mkdir(parents=True)
+    (log / f"{0:020d}.json").write_bytes(b"\x00 not a delta commit {{{\n")
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["run", "--landing", str(landing.parent), "--lake", str(lake), "--engine", "rust"])
+    err = stderr.getvalue()
+    assert code == 2, err[-3000:]
+    assert any("STOPPED:" in line and f"binlog {files[1].name} is missing" in line for line in err.splitlines())
+    [warning] = [line for line in err.splitlines() if "the stop was not recorded in meta.run_metrics" in line]
+    assert "[a-gap] WARNING:" in warning and "binlake status will not show it" in warning
+    assert warning.isprintable() and "Traceback" not in err

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from binlake.errors import BinlakeError
 from binlake.lake.apply import ApplyReport, apply_job
+from binlake.lake.damage import printable
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.failures import stage
 from binlake.lake.ingest import IngestReport, ingest_job
@@ -101,7 +102,7 @@ def run_source(
             i = report.ingest = ingest_job(spark, engine, lake, landing_dir, opts, run_id)
     except BinlakeError as exc:
         report.seconds = time.perf_counter() - started
-        _record_stop(spark, engine, lake, report, "gap" if isinstance(exc, BinlogGapError) else "stopped")
+        _record_stop(spark, engine, lake, report, "gap" if isinstance(exc, BinlogGapError) else "stopped", progress)
         raise
     if i.seeded.tables:
         progress(
@@ -135,14 +136,23 @@ def run_source(
 
 
 def _record_stop(
-    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", report: RunReport, result: str
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    report: RunReport,
+    result: str,
+    progress: Callable[[str], None],
 ) -> None:
     """``meta.run_metrics`` records a stopped source (``binlake status`` shows it); a lake too damaged to record it
-    must not hide why the source stopped."""
+    must not hide why the source stopped, so that failure is only a warning beside the stop's own error."""
     try:
         record_run(spark, engine, lake, report, result=result)
-    except Exception:  # noqa: BLE001 - the stop's own error is what the user needs
-        pass
+    except Exception as exc:  # noqa: BLE001 - the stop's own error is what the user needs
+        reason = printable(str(exc).splitlines()[0]) if str(exc).strip() else type(exc).__name__
+        progress(
+            f"[{report.source}] WARNING: the stop was not recorded in meta.run_metrics "
+            f"({type(exc).__name__}: {reason}); binlake status will not show it"
+        )
 
 
 def summary_json(report: RunReport) -> str:
