@@ -1,4 +1,4 @@
-"""The fold's partition function (``binlake.lake.apply._fold_partition``) on the bronze rows of generated
+"""The fold's partition function (``binlake.lake.apply.fold._fold_partition``) on the bronze rows of generated
 workloads: with the known row keys of ``keys_exact`` tables (no key encoded again, states reusing bronze's
 after-image text), and with a dependent table's keys grouped by the key changes that link them (or the table
 as one group), it folds exactly as ``fold_sorted`` folds each table's changes in order. No Spark: the fold
@@ -14,8 +14,10 @@ import pytest
 from binlake.binlog.silver_types import to_arrow
 from binlake.generate.config import GenerateConfig
 from binlake.generate.run import generate
-from binlake.lake import apply
-from binlake.lake.apply import RECORD_COLUMNS, _fold_partition, _scan, key_change
+from binlake.lake.apply import scan
+from binlake.lake.apply.fold import _fold_partition
+from binlake.lake.apply.records import RECORD_COLUMNS
+from binlake.lake.apply.scan import _scan, key_change
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask, decode_chunk
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.fold import Change, fold_sorted
@@ -119,7 +121,7 @@ def reference(table: pa.Table, info) -> dict:
 def test_known_row_keys_fold_as_computed_ones(tmp_path, monkeypatch, row_image, links):
     """(``links`` 0: too many key changes to group by key, so a dependent table folds as one group.)"""
     if links is not None:
-        monkeypatch.setattr(apply, "MAX_KEY_LINKS", links)
+        monkeypatch.setattr(scan, "MAX_KEY_LINKS", links)
     rows = bronze(tmp_path, row_image)
     info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
     exact = frozenset(t for t, ti in info.tables.items() if ti.pk and ti.keys_exact and not ti.dependent)
@@ -134,7 +136,7 @@ def test_known_row_keys_fold_as_computed_ones(tmp_path, monkeypatch, row_image, 
 
 
 def test_linked_keys_share_the_smallest_key_of_their_set():
-    from binlake.lake.apply import TableInfo
+    from binlake.lake.apply.scan import TableInfo
 
     t = TableInfo(pk=["id"], dependent=True)
     for old, new in (("[5]", "[3]"), ("[3]", "[9]"), ("[7]", "[8]"), ("[9]", "[4]")):

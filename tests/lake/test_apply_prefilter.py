@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from binlake.lake.apply import KEY_CUT_MIN_ROWS, _key_prefilter, silver_size
+from binlake.lake.apply.silver_keys import KEY_CUT_MIN_ROWS, _key_prefilter, silver_size
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from binlake.lake.apply import SCAN_COLUMNS, BatchInfo, _scan
+from binlake.lake.apply.scan import SCAN_COLUMNS, BatchInfo, _scan
 from binlake.lake.errors import LayoutMissingError
 from binlake.pipeline.bronze import layout_id
 from binlake.vocabulary import CHANGE_OPS
@@ -84,7 +84,7 @@ def test_layouts_of_a_batch_starting_inside_a_chunk_are_read_from_bronze(tmp_pat
     from binlake.binlog.silver_types import to_arrow
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
-    from binlake.lake.apply import bronze_layouts
+    from binlake.lake.apply.scan import bronze_layouts
     from binlake.lake.delta.rust import RustEngine
     from binlake.lake.ingest import BRONZE_COLUMNS_TYPES
     from binlake.pipeline.bronze import BRONZE_COLUMNS, ChunkTask, decode_chunk
@@ -144,7 +144,7 @@ def test_the_columnar_scan_equals_the_row_scan(tmp_path, row_image):
 
     import pyarrow as pa
 
-    from binlake.lake.apply import _scan_arrow
+    from binlake.lake.apply.scan import _scan_arrow
     from tests.lake.test_apply_fold import bronze
 
     rows = [{c: r.get(c) for c in SCAN_COLUMNS} for r in bronze(tmp_path, row_image)]

@@ -11,8 +11,10 @@ import json
 import pytest
 
 from binlake.binlog.silver_types import invalid_temporal
-from binlake.lake import apply, fold_sql
-from binlake.lake.apply import _scan, fold_batch
+from binlake.lake import fold_sql
+from binlake.lake.apply import fold
+from binlake.lake.apply.fold import fold_batch
+from binlake.lake.apply.scan import _scan
 from binlake.lake.delta import engine_for
 from binlake.lake.layout import LakeLayout
 from binlake.pipeline.bronze import BRONZE_SCHEMA
@@ -65,7 +67,7 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
     assert tables, "no table folds in SQL"
     assert any(temporals for _, temporals in tables.values())
     with_sql = _folded(spark, tmp_path, rows, info)
-    monkeypatch.setattr(apply, "sql_tables", lambda *a: {})
+    monkeypatch.setattr(fold, "sql_tables", lambda *a: {})
     without = _folded(spark, tmp_path, rows, info)
     assert len(without[0]) > 100
     assert with_sql == without
@@ -77,8 +79,8 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
             seen.append(in_sql)
             return python, in_sql
 
-        monkeypatch.setattr(apply, "sql_tables", fold_sql.sql_tables)
-        monkeypatch.setattr(apply, "split_fold", split)
+        monkeypatch.setattr(fold, "sql_tables", fold_sql.sql_tables)
+        monkeypatch.setattr(fold, "split_fold", split)
         assert _folded(spark, tmp_path, rows, info) == without
         assert seen[0].filter("kind = 'state'").count() > len(without[0]) // 4
 
@@ -176,7 +178,8 @@ def test_typed_states_in_sql_equal_the_python_conversion(spark):
     descriptions) holds exactly the rows of the Python conversion: integers, BIGINT UNSIGNED, decimals, text
     with quotes and accents, text kept as ``{"hex"}`` (converted by Python), zero and invalid dates, missing
     columns, NULLs."""
-    from binlake.lake.apply import OUT_COLUMNS, table_frame
+    from binlake.lake.apply.fold import OUT_COLUMNS
+    from binlake.lake.apply.write import table_frame
     from binlake.lake.silver import data_columns
     from binlake.pipeline.fold import compact_json
 

@@ -1,10 +1,10 @@
-"""Which part of a DDL statement applies to tables seeded from a snapshot (``binlake.lake.apply._after_seams``):
+"""Which part of a DDL statement applies to tables seeded from a snapshot (``binlake.lake.apply.ddl._after_seams``):
 none of a statement before a table's seam; a DROP DATABASE before it spares the table; a RENAME onto a table
 seeded after it only retires the old name."""
 
 from __future__ import annotations
 
-from binlake.lake.apply import _after_seams
+from binlake.lake.apply.ddl import _after_seams
 from binlake.pipeline.ddl import CreateTable, DropDatabase, DropTable, RenameTable, Truncate, parse_ddl
 
 SEAMS = {("dd", "t"): 1000, ("dd", "moved"): 1000, ("a.b", "t"): 1000}

@@ -42,6 +42,21 @@ def sql_tables(info: Any, history: bool, temporal_text: bool) -> dict[tuple[str,
     return out
 
 
+INVALID_TEMPORAL = "invalid_temporal"  # the fold's counter of a column's zero or invalid dates stored as NULL
+
+
+def invalid_temporal_counter(db: str, table: str, column: str) -> str:
+    """The name of a column's ``invalid_temporal`` counter in a ``stats`` row (a JSON object's key, so one
+    string: the names joined by NUL, which MySQL names never hold)."""
+    return "\x00".join((INVALID_TEMPORAL, db, table, column))
+
+
+def invalid_temporal_column(counter: str) -> Optional[tuple[str, str, str]]:
+    """(db, table, column) of an :func:`invalid_temporal_counter` name, None for another counter."""
+    parts = counter.split("\x00")
+    return (parts[1], parts[2], parts[3]) if len(parts) == 4 and parts[0] == INVALID_TEMPORAL else None
+
+
 def _tag() -> "Column":
     from pyspark.sql import functions as F
 
@@ -146,7 +161,7 @@ def split_fold(
         here = live & (tag == f"{db}\x00{t}")
         for name, kind in temporals:
             counters.append(
-                (f"invalid_temporal\x00{db}\x00{t}\x00{name}", F.count_if(here & invalid_temporal(values[name], kind)))
+                (invalid_temporal_counter(db, t, name), F.count_if(here & invalid_temporal(values[name], kind)))
             )
     stats = done.agg(
         F.to_json(

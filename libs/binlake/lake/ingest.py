@@ -8,7 +8,7 @@ new rows of a run go to bronze in one Delta append (atomic), so a crash leaves a
 Snapshots landed by ``binlake snapshot`` seed their tables first (``binlake.lake.seed``), and the landed files
 must continue what bronze holds (``binlake.lake.gaps``). Ingest takes every complete transaction landed so far; which
 of them a run applies is decided by one rule, the
-apply job's commit-time cut (``binlake.lake.apply``), never by file names or file header times.
+apply job's commit-time cut (``binlake.lake.apply.batch``), never by file names or file header times.
 
 An undecodable stretch of a binlog (``RunOptions.on_decode_error``): ``quarantine`` (the default) appends it as
 an ``error`` row with its reason and first bytes (the apply job quarantines it) and loads everything else;

@@ -11,7 +11,7 @@ at has all its events after that position in the binlog.
 A snapshot older than what the source has already applied (its seam before the checkpoint) is not used: the
 changes between the two are no longer in the unapplied batch. A re-snapshot taken later is the fix, and the
 warning says so. Seeding a table also lifts a block a DDL binlake could not follow put on it (the snapshot holds
-the table as it is now). A table another source owns (it applied or seeded it first, ``binlake.lake.apply``'s
+the table as it is now). A table another source owns (it applied or seeded it first, ``binlake.lake.apply.ddl``'s
 "two sources, one table") is never seeded: that table of the snapshot is refused, reported and counted, and the
 rest of the snapshot seeds. A table the run's ``--include``/``--exclude`` leaves out is not seeded either."""
 
