@@ -87,6 +87,7 @@ def parse_silver_name(folder: str) -> Optional[tuple[str, str]]:
 
 
 def link_target(path: Path) -> str:
+    """Where the symbolic link ``path`` points, for a message (``?`` when it can not be read)."""
     try:
         return os.readlink(path)
     except OSError:
