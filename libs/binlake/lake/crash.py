@@ -1,6 +1,11 @@
 """Test hook: ``BINLAKE_TEST_CRASH_AT=<point>[:<n>]`` raises :class:`InjectedCrash` at the n-th (default first)
 pass through a :func:`crash_point` (``after_bronze``, ``after_quarantine``, ``after_tombstones``, ``after_history``,
-``after_silver``, ``before_checkpoint``), the way a killed job stops between two Delta commits."""
+``after_silver``, ``before_checkpoint``), the way a killed job stops between two Delta commits.
+
+``after_commit`` is passed after every Delta commit the engines make (a write, a MERGE, a delete, a schema
+change), so ``after_commit:<n>`` stops a run after its n-th commit, whatever the stage: sweeping n from 1 puts a
+crash between every pair of a run's commits. Its count runs over the whole ``binlake run`` (from
+:func:`reset_crash_counts` with ``commits=True``), not only one job."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import os
 from collections import Counter
 
 CRASH_ENV = "BINLAKE_TEST_CRASH_AT"
+COMMIT_POINT = "after_commit"
 _counts: Counter = Counter()
 
 
@@ -15,8 +21,12 @@ class InjectedCrash(BaseException):
     """Raised by :func:`crash_point` under the test hook (a BaseException: nothing catches it by accident)."""
 
 
-def reset_crash_counts() -> None:
+def reset_crash_counts(*, commits: bool = False) -> None:
+    """Start counting again (a job's start); the commit count only with ``commits`` (a run's start)."""
+    kept = 0 if commits else _counts[COMMIT_POINT]
     _counts.clear()
+    if kept:
+        _counts[COMMIT_POINT] = kept
 
 
 def crash_point(name: str) -> None:

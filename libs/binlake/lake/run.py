@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from binlake.errors import BinlakeError
 from binlake.lake.apply import ApplyReport, apply_job
+from binlake.lake.crash import reset_crash_counts
 from binlake.lake.damage import printable
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.failures import stage
@@ -86,6 +87,7 @@ def run_source(
 ) -> RunReport:
     """snapshot_sdi (when SDI paths are given) -> ingest -> apply, for one source."""
     started = time.perf_counter()
+    reset_crash_counts(commits=True)
     run_id = opts.new_run_id()
     report = RunReport(opts.source, run_id, engine.name)
     if sdi_paths:

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Sequence, get_args
 
+from binlake.lake.crash import COMMIT_POINT, crash_point
 from binlake.lake.delta.plan import MergeResult, MergeSpec, schema_changes
 from binlake.lake.errors import DeltaEngineUnavailableError, LakeError
 from binlake.vocabulary import DELETE_OP, OP_COL, SEQ_COL
@@ -81,6 +82,7 @@ class DeltaEngine(ABC):
                 self._write(table_path, data, "append")
             else:
                 self._write(table_path, data, "append", partition_by=tuple(partition_by))
+            crash_point(COMMIT_POINT)
         finally:
             self._release(data)
         return self.version(table_path)
@@ -93,6 +95,7 @@ class DeltaEngine(ABC):
             if where is not None and self.exists(table_path):
                 self._widen(table_path, data)
             self._write(table_path, data, "overwrite", where=where, partition_by=tuple(partition_by))
+            crash_point(COMMIT_POINT)
         finally:
             self._release(data)
         return self.version(table_path)
@@ -124,9 +127,11 @@ class DeltaEngine(ABC):
             if not self.exists(table_path):
                 live = data if keep_tombstones or op_col is None else self._without_deletes(data, spec)
                 self._write(table_path, live, "append")
-                return MergeResult(self.version(table_path), self._count(live), 0, 0)
+                crash_point(COMMIT_POINT)
+                return MergeResult(*self._written(table_path, live), 0, 0)
             self._widen(table_path, data)
             inserted, updated, deleted = self._execute_merge(table_path, data, spec)
+            crash_point(COMMIT_POINT)
         finally:
             self._release(data)
         return MergeResult(self.version(table_path), inserted, updated, deleted)
@@ -141,6 +146,7 @@ class DeltaEngine(ABC):
         added = schema_changes(table_path, self._schema_json(table_path), wanted)
         if added:
             self._add_fields(table_path, added)
+            crash_point(COMMIT_POINT)
         return self.version(table_path)
 
     # --- shared steps ---------------------------------------------------------------------------------------
@@ -148,6 +154,11 @@ class DeltaEngine(ABC):
         added = schema_changes(table_path, self._schema_json(table_path), self._data_schema_json(data)["fields"])
         if added:
             self._add_fields(table_path, added)
+            crash_point(COMMIT_POINT)
+
+    def _written(self, table_path: str, data: Any) -> tuple[int, int]:
+        """(the table's version, rows written) after ``data`` was written to it as its first version."""
+        return self.version(table_path), self._count(data)
 
     # --- primitives each engine implements ----------------------------------------------------------------
     @abstractmethod
@@ -228,6 +239,7 @@ class DeltaEngine(ABC):
         overwrite commit that also replaces the schema; readers see the old table or the new one. Returns the
         version. The table's partitioning is kept."""
         self._rewrite(table_path, list(columns))
+        crash_point(COMMIT_POINT)
         return self.version(table_path)
 
     def forget(self, table_path: str) -> None:  # noqa: B027  (a hook: most engines cache nothing)

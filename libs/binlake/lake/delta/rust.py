@@ -17,6 +17,7 @@ import json
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from binlake.lake.arrow import ArrowSource
+from binlake.lake.crash import COMMIT_POINT, crash_point
 from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
 from binlake.lake.delta.plan import (
     SOURCE,
@@ -218,7 +219,9 @@ class RustEngine(DeltaEngine):
         if at_most is not None:
             terms.append(f"{quote_ansi(at_most[0])} <= {sql_literal(at_most[1])}")
         where = " AND ".join(terms) or None
-        return self._table(table_path).delete(where).get("num_deleted_rows", 0)
+        deleted = self._table(table_path).delete(where).get("num_deleted_rows", 0)
+        crash_point(COMMIT_POINT)
+        return deleted
 
     def compact(self, table_path: str) -> tuple[int, int]:
         metrics = self._table(table_path).optimize.compact()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
+from binlake.lake.crash import COMMIT_POINT, crash_point
 from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
 from binlake.lake.delta.plan import (
     SOURCE,
@@ -56,7 +57,12 @@ class SparkEngine(DeltaEngine):
         return DeltaTable.isDeltaTable(self._spark, str(table_path))
 
     def version(self, table_path: str) -> int:
-        return self._table(table_path).history(1).first()["version"]
+        try:  # the log's latest version through delta-rs: no Spark job
+            from deltalake import DeltaTable as RustTable
+
+            return RustTable(str(table_path)).version()
+        except Exception:  # noqa: BLE001 - absent, or a log delta-rs can not read: delta-spark says
+            return self._table(table_path).history(1).first()["version"]
 
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame:
         reader = spark.read.format("delta")
@@ -67,6 +73,9 @@ class SparkEngine(DeltaEngine):
     def read_rows(
         self, spark: SparkSession | None, table_path: str, columns: Sequence[str], equal: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
+        rows = _driver_rows(table_path, columns, equal)
+        if rows is not None:
+            return rows
         if not self.exists(table_path):
             return []
         from pyspark.sql import functions as F
@@ -88,6 +97,7 @@ class SparkEngine(DeltaEngine):
         table.delete(cond)
         if self.version(table_path) == before:
             return 0
+        crash_point(COMMIT_POINT)
         metrics = table.history(1).first()["operationMetrics"] or {}
         return int(metrics.get("numDeletedRows", 0))
 
@@ -119,6 +129,13 @@ class SparkEngine(DeltaEngine):
 
     def _count(self, data: DataFrame) -> int:
         return data.count()
+
+    def _written(self, table_path: str, data: DataFrame) -> tuple[int, int]:
+        """The version and the rows the write's commit recorded (its ``numOutputRows``): counting ``data`` again
+        would compute it a second time (a first load of silver: the whole fold's output)."""
+        commit = self._table(table_path).history(1).first()
+        rows = (commit["operationMetrics"] or {}).get("numOutputRows")
+        return commit["version"], int(rows) if rows is not None else self._count(data)
 
     def _check_unique(self, table_path: str, data: DataFrame, keys: Sequence[str]) -> None:
         row = data.groupBy(*[quote_spark(k) for k in keys]).count().where("count > 1").limit(1).collect()
@@ -262,10 +279,46 @@ class SparkEngine(DeltaEngine):
             f"ALTER TABLE delta.{quote_spark(str(table_path))} "
             "SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')"
         )
+        crash_point(COMMIT_POINT)
         return 1
 
 
 _PRESENT = "__binlake_target_row"
+DRIVER_TYPES = frozenset({"string", "long", "integer", "short", "byte", "boolean", "double", "float"})
+
+
+def _driver_rows(table_path: str, columns: Sequence[str], equal: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+    """``read_rows`` on the driver with delta-rs (:mod:`binlake.lake.driver_read`, column mapping and deletion
+    vectors included): the few rows the jobs read from the meta tables and bronze without a Spark job and its
+    Delta log replay. Strings, numbers and booleans only (dates, timestamps and binary come back as other Python
+    types than Spark's); None: read with Spark (those types, other filter values, a table delta-rs can not read)."""
+    from binlake.lake import driver_read
+
+    try:
+        table = driver_read.open_table(str(table_path))
+        if table is None:
+            return []
+        types = {f.name: getattr(f.type, "type", None) for f in table.schema().fields}
+        if any(not _driver_type(types.get(c)) for c in [*columns, *(equal or {})]):
+            return None
+        where = None
+        for name, value in (equal or {}).items():
+            values = list(value) if isinstance(value, tuple) else [value]
+            if all(isinstance(v, str) for v in values):
+                field = driver_read.text(name)
+            elif all(isinstance(v, int) for v in values):
+                field = driver_read.field(name)
+            else:
+                return None
+            term = field.isin(values) if isinstance(value, tuple) else field == value
+            where = term if where is None else where & term
+        return [row for batch in driver_read.batches(table, columns, where) for row in batch.to_pylist()]
+    except Exception:  # noqa: BLE001 - delta-rs can not read it: Spark does
+        return None
+
+
+def _driver_type(name: Any) -> bool:
+    return isinstance(name, str) and (name in DRIVER_TYPES or name.startswith("decimal"))
 
 
 def _needs_column_mapping(names: Sequence[str]) -> bool:
