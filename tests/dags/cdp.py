@@ -34,7 +34,10 @@ PAGE_TEXT = "document.body ? document.body.innerText : ''"
 
 
 class Browser:
-    def __init__(self, profile: Path, width: int = 1400, height: int = 1000) -> None:
+    def __init__(self, profile: Path, width: int = 1400, height: int = 1000, shots: Path | None = None) -> None:
+        """``shots``: where a screenshot of the page is saved when a wait times out (a test's tmp dir)."""
+        self.shots = shots
+        self._failures = 0
         exe = shutil.which("chromium")
         if exe is None:
             pytest.skip("chromium not installed; run: bash scripts/install_chromium.sh")
@@ -62,7 +65,7 @@ class Browser:
         page = next(t for t in targets if t["type"] == "page")
         from websockets.sync.client import connect
 
-        self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=30)
+        self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=30).__enter__()  # closed by close()
         self._id = 0
 
     def send(self, method: str, **params: Any) -> dict:
@@ -90,17 +93,66 @@ class Browser:
                 return value
             if time.monotonic() > deadline:
                 text = self.evaluate(PAGE_TEXT) or ""
-                raise AssertionError(f"timed out waiting for {expression!r}; page text: {text[:2000]}")
-            time.sleep(0.5)
+                shot = self.failure_screenshot("timeout")
+                raise AssertionError(
+                    f"timed out waiting for {expression!r} (screenshot: {shot}); page text: {text[:2000]}"
+                )
+            time.sleep(0.25)
 
-    def click_text(self, selector: str, text: str, timeout: float = 60) -> None:
-        """Click the first ``selector`` element whose visible text is exactly ``text`` (once it exists)."""
-        js = (
-            f"(() => {{ const e = [...document.querySelectorAll({json.dumps(selector)})]"
-            f".find(e => e.innerText.trim() === {json.dumps(text)}); if (e) {{ e.click(); return true; }}"
-            f" return false; }})()"
+    def failure_screenshot(self, what: str) -> Path | None:
+        """Save the page as it is now into ``shots`` (numbered), if set; never raises."""
+        if self.shots is None:
+            return None
+        self._failures += 1
+        try:
+            self.shots.mkdir(parents=True, exist_ok=True)
+            return self.screenshot(self.shots / f"{what}-{self._failures}.png")
+        except Exception:  # the browser may be gone: the original failure is what matters
+            return None
+
+    def click(self, element: str, timeout: float = 60) -> None:
+        """Click, as a user does (the mouse, at its centre), the element the JS expression ``element`` yields,
+        once it exists, is shown, is scrolled into view, has stopped moving (dialogs open with an animation), is
+        not disabled and is the topmost element at that point (nothing covers it)."""
+        find = (
+            f"(() => {{ const e = {element}; if (!e || !e.offsetParent || e.disabled) return null;"
+            f" e.scrollIntoView({{block: 'center', inline: 'center'}}); const r = e.getBoundingClientRect();"
+            f" const x = r.left + r.width / 2, y = r.top + r.height / 2; const top = document.elementFromPoint(x, y);"
+            f" return top && (e.contains(top) || top.contains(e)) ? [x, y] : null; }})()"
         )
-        self.wait_for(js, timeout)
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            here = self.wait_for(find, max(1.0, deadline - time.monotonic()))
+            if here == last:
+                break
+            last = here
+            time.sleep(0.2)
+        self.mouse_click(*here)
+
+    def click_text(self, selector: str, text: str, timeout: float = 60, within: str = "document") -> None:
+        """Click (see ``click``) the first shown ``selector`` element inside ``within`` (a JS expression for a
+        node) whose text is exactly ``text``."""
+        self.click(
+            f"[...(({within}) || document.createElement('p')).querySelectorAll({json.dumps(selector)})]"
+            f".find(e => e.offsetParent && e.innerText.trim() === {json.dumps(text)})",
+            timeout,
+        )
+
+    def mouse_click(self, x: float, y: float) -> None:
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            extra = {} if kind == "mouseMoved" else {"button": "left", "clickCount": 1}
+            self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, **extra)
+
+    def type_text(self, text: str) -> None:
+        """Type ``text`` into the focused element (as an input method does: one input event)."""
+        self.send("Input.insertText", text=text)
+
+    def press(self, key: str) -> None:
+        """Press and release a named key (Tab, Enter, Escape, ...) on the focused element."""
+        codes = {"Tab": 9, "Enter": 13, "Escape": 27}
+        for kind in ("keyDown", "keyUp"):
+            self.send("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=codes[key])
 
     def screenshot(self, png: Path) -> Path:
         png.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
