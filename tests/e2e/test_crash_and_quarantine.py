@@ -114,6 +114,11 @@ def test_diverged_partial_update_is_quarantined(spark, day1, tmp_path: Path, mon
     assert (first["table_name"], first["column_name"], first["status"]) == ("orders", "doc", "REJECTED")
     assert first["document"] == "[]" and first["diffs"] and first["reason"]
     assert {q["kind"] for q in quarantine} == {"json_diff"}
+    # meta.run_metrics counts the rerun's quarantined rows from meta.quarantine (per table and in total)
+    metrics = DeltaTable(str(lake / "meta" / "run_metrics")).to_pyarrow_table().to_pylist()
+    rerun = [m for m in metrics if m["run_end"] == max(x["run_end"] for x in metrics)]
+    assert {m["table_name"]: m["quarantined"] for m in rerun}["*"] == len(quarantine)
+    assert {m["table_name"]: m["quarantined"] for m in rerun}["shop.orders"] == len(quarantine)
 
     rows = silver_rows(lake, "shop", "orders")
     for r in rows:

@@ -103,6 +103,13 @@ def test_merge_applies_a_batch_by_sequence_and_is_idempotent(engine, spark, tabl
     assert collected(engine.read(spark, table_path)) == cases.AFTER_BATCH
 
 
+def test_merge_into_an_absent_table_writes_the_batch_without_its_deletes(engine, spark, table_path):
+    result = engine.merge(table_path, frame(spark, cases.BATCH), ["id"])
+    live = [r for r in cases.BATCH if r[3] != "delete"]  # by hand: 1, 3 and 5 (2, 4 and 6 are deletes)
+    assert result == MergeResult(version=0, inserted=3, updated=0, deleted=0)
+    assert collected(engine.read(spark, table_path)) == live
+
+
 def test_merge_with_tombstones(engine, spark, table_path):
     engine.append(table_path, frame(spark, cases.TARGET))
     engine.merge(table_path, frame(spark, cases.BATCH), ["id"], keep_tombstones=True)

@@ -8,10 +8,15 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from binlake.errors import BinlakeError
 from binlake.lake.delta.engine import ENGINE_NAMES
 from binlake.vocabulary import KEY_CHANGE_OP
+
+if TYPE_CHECKING:
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.options import RunOptions
 
 DESCRIPTION = """\
 Load the binlogs of a landing folder into a Delta lake, locally, on an embedded Spark session:
@@ -186,15 +191,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise BinlakeError(f"--chunk-mb {args.chunk_mb}: give a size of at least 1 MB")
     lake = LakeLayout(os.path.abspath(args.lake))
     check_lake(lake.root)  # a file, read-only or full disk: one line, before Spark starts
-    log = log_path(lake.logs, "run")
-    _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
-    spark = build_session("binlake-run", conf=conf, log_file=log)
-    engine = engine_for(spark, args.engine, staging_root=lake.staging)
-    stopped: list[tuple[str, str]] = []  # (source, why)
     # one naming of runs: the day loaded, as the DAG's runs (tasks.run_key) and their validations are named
     run_key = (end or dt.datetime.now(dt.timezone.utc).date()).isoformat()
-    for name, folder in sources:
-        opts = RunOptions(
+
+    def options(name: str) -> RunOptions:
+        return RunOptions(
             name,
             tables,
             cutoff,
@@ -204,6 +205,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             on_decode_error=args.on_decode_error,
             run_id=run_key,
         )
+
+    if not args.validate and not sdi and _print_if_idle(lake, sources, options, args):
+        return 0
+    log = log_path(lake.logs, "run")
+    _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
+    spark = build_session("binlake-run", conf=conf, log_file=log)
+    engine = engine_for(spark, args.engine, staging_root=lake.staging)
+    stopped: list[tuple[str, str]] = []  # (source, why)
+    for name, folder in sources:
+        opts = options(name)
         _progress(
             f"[{name}] snapshot_sdi -> ingest -> apply (engine {engine.name}"
             + (f", changes committed before {dt.date.isoformat(end + dt.timedelta(days=1))}T00:00Z)" if end else ")")
@@ -254,6 +265,50 @@ def cmd_run(args: argparse.Namespace) -> int:
             + ("; the other sources loaded" if len(stopped) < len(sources) else "")
         )
     return 0
+
+
+def _print_if_idle(
+    lake: "LakeLayout",
+    sources: list[tuple[str, Path]],
+    options: Callable[[str], "RunOptions"],
+    args: argparse.Namespace,
+) -> bool:
+    """When no source has anything to do (:mod:`binlake.lake.idle`: nothing new landed, everything applied),
+    print each source's summary and return True, without starting Spark."""
+    from binlake.lake.idle import idle_report
+
+    engine = _expected_engine(args.engine)
+    if engine is None:
+        return False
+    reports = []
+    for name, folder in sources:
+        report = idle_report(lake, str(folder), options(name), engine)
+        if report is None:
+            return False
+        reports.append(report)
+    for report in reports:
+        summary = report.as_dict()
+        _progress(
+            f"[{report.source}] nothing to load: {summary['files_skipped']} landed file(s) already ingested, "
+            "every change applied (Spark not started)"
+        )
+        print(json.dumps(summary, sort_keys=True) if args.json else format_summary(summary), flush=True)
+    return True
+
+
+def _expected_engine(name: str) -> str | None:
+    """The Delta engine ``binlake run --engine name`` would use (as ``engine_for`` chooses it in a local session);
+    None when ``spark`` is asked for without delta-spark's jars (the run then says why)."""
+    from binlake.lake.session import delta_jars
+
+    if name == "auto":
+        name = os.environ.get("BINLAKE_DELTA_ENGINE", "auto")
+    if name == "rust":
+        return "rust"
+    if name not in ("spark", "auto"):
+        return None
+    have_delta = delta_jars()[1]
+    return "spark" if have_delta else (None if name == "spark" else "rust")
 
 
 def format_summary(s: dict) -> str:

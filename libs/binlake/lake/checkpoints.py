@@ -12,6 +12,7 @@ safe because the silver MERGE and the fold skip changes not newer than a row's `
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
@@ -60,8 +61,46 @@ def read_checkpoint(spark: "SparkSession", engine: "DeltaEngine", path: str, sou
 def write_checkpoints(
     spark: "SparkSession", engine: "DeltaEngine", path: str, rows: Iterable[dict[str, Any]]
 ) -> Optional[int]:
-    rows = [tuple(r.get(n) for n, _ in CHECKPOINT_COLUMNS) for r in rows]
-    if not rows:
+    """MERGE ``rows`` by (source, table_name): a row newer than the table's (by ``_binlake_seq``) replaces it.
+    The few rows are checked on the driver (one per key; the table's rows read with delta-rs), so the MERGE
+    holds only rows that change the table and skips the engine's own checks (Spark jobs each); without a
+    change, nothing is committed. A table delta-rs can not read is merged with the engine's checks."""
+    from binlake.lake.delta.plan import duplicate_key_error
+
+    values = [tuple(r.get(n) for n, _ in CHECKPOINT_COLUMNS) for r in rows]
+    if not values:
         return None
-    data = engine.frame(spark, to_arrow(CHECKPOINT_COLUMNS, rows))
-    return engine.merge(path, data, CHECKPOINT_KEYS, SEQ_COL, op_col=None).version
+    keys = Counter(r[:2] for r in values)
+    for key, n in keys.items():
+        if n > 1:
+            raise duplicate_key_error(path, CHECKPOINT_KEYS, key, n)
+    try:
+        held = _held_seqs(path, {r[0] for r in values})
+    except Exception:  # noqa: BLE001 - e.g. a table feature delta-rs lacks: the engine checks instead
+        held = None
+    if held is not None:
+        values = [r for r in values if _changes(r[2], held.get(r[:2], _ABSENT))]
+        if not values:
+            return None
+    data = engine.frame(spark, to_arrow(CHECKPOINT_COLUMNS, values))
+    return engine.merge(path, data, CHECKPOINT_KEYS, SEQ_COL, op_col=None, effective=held is not None).version
+
+
+_ABSENT = object()
+
+
+def _held_seqs(path: str, sources: set[str]) -> dict[tuple[str, str], Any]:
+    """(source, table_name) -> ``_binlake_seq`` of the table's rows of ``sources`` (read on the driver)."""
+    from binlake.lake import driver_read
+
+    where = driver_read.text("source").isin(sorted(sources))
+    return {
+        (r["source"], r["table_name"]): r[SEQ_COL]
+        for r in driver_read.read(path, ("source", "table_name", SEQ_COL), where)
+    }
+
+
+def _changes(seq: Optional[int], held: Any) -> bool:
+    """Whether the MERGE (binlake.lake.delta.plan.MergeSpec without an op column) would write a row of ``seq``
+    over a table row of ``_binlake_seq`` ``held``: no such row, a row without a seq, or an older one."""
+    return held is _ABSENT or held is None or (seq is not None and seq > held)

@@ -89,3 +89,15 @@ def text(name: str) -> Any:
     import pyarrow.dataset as ds
 
     return ds.field(name).cast(pa.string())
+
+
+class DriverRows:
+    """``read_rows`` of a Delta engine (text columns equal to a value, or in a tuple of values), through this
+    module: what ``ingested_files``, ``read_checkpoint`` and ``seams`` read, without Spark."""
+
+    def read_rows(self, spark: Any, table_path: str, columns: Any, equal: Optional[dict] = None) -> list[dict]:
+        where = None
+        for name, value in (equal or {}).items():
+            term = text(name).isin(list(value)) if isinstance(value, tuple) else text(name) == value
+            where = term if where is None else where & term
+        return read(table_path, columns, where)

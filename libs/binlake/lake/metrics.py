@@ -126,13 +126,48 @@ def applied_commits(
 
 
 def source_checkpoints(engine: "DeltaEngine", lake: "LakeLayout") -> dict[str, int]:
-    """source -> the ``_binlake_seq`` applied (the checkpoints' source rows)."""
+    """source -> the ``_binlake_seq`` applied (the checkpoints' source rows), read on the driver with delta-rs
+    (a few rows; no Spark job), else with the engine."""
+    from binlake.lake.driver_read import DriverRows
     from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
-    return {
-        r["source"]: r[SEQ_COL]
-        for r in engine.read_rows(None, lake.checkpoints, ("source", SEQ_COL), {"table_name": CKPT_SOURCE_ROW})
-    }
+    args = (None, lake.checkpoints, ("source", SEQ_COL), {"table_name": CKPT_SOURCE_ROW})
+    try:
+        rows = DriverRows().read_rows(*args)
+    except Exception:  # noqa: BLE001 - a table delta-rs can not read: the engine reads it
+        rows = engine.read_rows(*args)
+    return {r["source"]: r[SEQ_COL] for r in rows}
+
+
+def run_quarantined(
+    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str, run_id: str
+) -> dict[tuple, int]:
+    """(db, table_name) -> the rows of ``meta.quarantine`` of one run of a source: counted on the driver with
+    delta-rs and pyarrow batch by batch (bounded memory, no Spark job), else with the engine."""
+    from binlake.lake import driver_read
+
+    table = driver_read.open_table(lake.quarantine)
+    if table is None:
+        return {}
+    out: dict[tuple, int] = {}
+    try:
+        where = (driver_read.text("source") == source) & (driver_read.text("run_id") == run_id)
+        for batch in driver_read.batches(table, ["db", "table_name"], where):
+            for db, name in zip(batch.column("db").to_pylist(), batch.column("table_name").to_pylist()):
+                out[db, name] = out.get((db, name), 0) + 1
+        return out
+    except Exception:  # noqa: BLE001 - a table delta-rs can not read: the engine counts
+        pass
+    from pyspark.sql import functions as F
+
+    rows = (
+        engine.read(spark, lake.quarantine)
+        .where((F.col("source") == source) & (F.col("run_id") == run_id))
+        .groupBy("db", "table_name")
+        .count()
+        .collect()
+    )
+    return {(r["db"], r["table_name"]): r["count"] for r in rows}
 
 
 def _us(ts: Optional[dt.datetime]) -> Optional[int]:
@@ -183,7 +218,6 @@ def run_metrics_rows(
     result: str = "ok",
 ) -> list[dict[str, Any]]:
     """The metrics rows of one finished run of one source (see the module docstring)."""
-    from pyspark.sql import functions as F
 
     source = report.source
     started = ended - dt.timedelta(seconds=report.seconds)
@@ -202,16 +236,7 @@ def run_metrics_rows(
         ]
     )
     groups += _unchanged_tables(recorded, groups)
-    quarantined: dict[tuple, int] = {}
-    if engine.exists(lake.quarantine):
-        for r in (
-            engine.read(spark, lake.quarantine)
-            .where((F.col("source") == source) & (F.col("run_id") == report.run_id))
-            .groupBy("db", "table_name")
-            .count()
-            .collect()
-        ):
-            quarantined[(r["db"], r["table_name"])] = r["count"]
+    quarantined = run_quarantined(spark, engine, lake, source, report.run_id)
     i, a = report.ingest, report.apply
     base = {
         "run_id": report.run_id,

@@ -46,21 +46,6 @@ def check_lake(lake: "LakeLayout") -> None:
         )
 
 
-class _DriverRows:
-    """``read_rows`` of a Delta engine, through :mod:`binlake.lake.driver_read` (what ``ingested_files`` reads)."""
-
-    def read_rows(self, spark: Any, table_path: str, columns: Any, equal: Optional[dict] = None) -> list[dict]:
-        where = None
-        for name, value in (equal or {}).items():
-            term = (
-                driver_read.text(name).isin(list(value))
-                if isinstance(value, tuple)
-                else driver_read.text(name) == value
-            )
-            where = term if where is None else where & term
-        return driver_read.read(table_path, columns, where)
-
-
 def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[int, Optional[str], Optional[str]]:
     """Landing files of ``source`` not (fully) ingested yet, the gap that stops the source (or None), and the file
     cut short it waits at (or None; the files after it are pending too)."""
@@ -71,7 +56,7 @@ def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[in
         return 0, None, None
     if is_cluster(landing_dir):
         return _pending_cluster(lake, landing_dir, source)
-    done = ingested_files(None, _DriverRows(), lake.bronze, source)
+    done = ingested_files(None, driver_read.DriverRows(), lake.bronze, source)
     try:
         plan = plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30)
     except BinlogGapError as exc:
@@ -86,7 +71,7 @@ def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple
     from binlake.lake.members import plan_cluster, read_held, stream_state
     from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
-    rows = _DriverRows()
+    rows = driver_read.DriverRows()
     ckpt = [
         r
         for r in driver_read.read(lake.checkpoints, ("source", "table_name", SEQ_COL, "gtid_executed"))
@@ -112,7 +97,7 @@ def last_member(lake: "LakeLayout", source: str) -> Optional[str]:
     a source of one server."""
     from binlake.lake.members import split_member
 
-    ends = _DriverRows().read_rows(
+    ends = driver_read.DriverRows().read_rows(
         None, lake.bronze, ("binlog_file", "file_seq"), {"source": source, "op": FILE_END_OP}
     )
     if not ends:

@@ -1,0 +1,73 @@
+"""A ``binlake run`` with nothing new to load (every landed file ingested, every change applied) reports so without
+starting Spark (binlake.lake.idle), changes no table; new binlogs, or a gap in them, still go through the jobs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+from binlake.cli import main
+from tests.e2e.runner import binlake_run, delta_versions
+from tests.mariadb_server import BinlogSettings, MariaDBServer, require_mariadb
+
+pytestmark = [pytest.mark.mariadb, pytest.mark.spark, pytest.mark.slow]
+
+
+def _land(server: MariaDBServer, folder: Path, skip: tuple[str, ...] = ()) -> list[str]:
+    server.flush_logs()
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in server.binlog_files():
+        if f.name not in skip:
+            shutil.copy2(f, folder / f.name)
+    return sorted(p.name for p in folder.iterdir())
+
+
+def _no_spark(*args: object, **kwargs: object) -> None:
+    raise AssertionError("binlake run started Spark for a run with nothing to load")
+
+
+def test_a_run_with_nothing_new_does_not_start_spark(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_mariadb()
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
+        server.execute("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+        server.execute(
+            "INSERT INTO shop.t VALUES (1, 'a'), (2, 'b'), (3, 'c'); UPDATE t SET v = 'z' WHERE id = 1", "shop"
+        )
+        files = _land(server, landing / "src")
+        [first] = binlake_run(landing, lake)
+        assert first["files"] == len(files) and first["changes_applied"] == 4
+        versions = delta_versions(lake)
+
+        monkeypatch.setattr("binlake.lake.session.build_session", _no_spark)
+        [again] = binlake_run(landing, lake)
+        assert (again["files"], again["files_skipped"], again["changes_applied"]) == (0, len(files), 0)
+        assert again["engine"] == first["engine"] and again["source"] == "src"
+        assert delta_versions(lake) == versions  # nothing written, no run recorded
+
+        # new binlogs: the jobs run (Spark starts) and apply them
+        server.execute("DELETE FROM t WHERE id = 2", "shop")
+        _land(server, landing / "src")
+        with pytest.raises(AssertionError, match="started Spark"):
+            binlake_run(landing, lake)
+        monkeypatch.undo()
+        [third] = binlake_run(landing, lake)
+        assert third["changes_applied"] == 1
+        rows = DeltaTable(str(lake / "silver" / "shop__t")).to_pyarrow_table(columns=["id", "v"]).to_pylist()
+        assert sorted((r["id"], r["v"]) for r in rows) == [(1, "z"), (3, "c")]
+
+        # a gap (a whole file missing between the ingested ones and newer ones): not idle, the jobs stop the
+        # source and record why in meta.run_metrics
+        known = {p.name for p in (landing / "src").iterdir()}
+        for i in (4, 5, 6):
+            server.execute(f"INSERT INTO t VALUES ({i}, 'n')", "shop")
+            server.flush_logs()
+        missing = next(f.name for f in server.binlog_files() if f.name not in known)
+        _land(server, landing / "src", skip=(missing,))
+        code = main(["run", "--landing", str(landing), "--lake", str(lake), "--json"])
+        assert code != 0
+    metrics = DeltaTable(str(lake / "meta" / "run_metrics")).to_pyarrow_table(columns=["result"]).to_pylist()
+    assert {"result": "gap"} in metrics
