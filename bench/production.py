@@ -17,8 +17,10 @@ on a fresh lake; the peak resident memory of its whole process tree is sampled (
    against the last measured spark engine's fixed 18-22 s (floor: half, 11 s for the intercept).
 4. **Daily loads do not pay for table size**: a server table of ``--seed-rows`` rows (not binlogged), taken
    with ``binlake snapshot`` and seeded by a first ``binlake run``; then a day that updates 1% of its keys
-   (every 100th id, ``--seed-rows`` / 100 rows), loaded by a second run. The same on a ``--small-rows`` table
-   with the same day (the same ids). time(day on the big table) / time(day on the small one) (floor 1.3).
+   (``--seed-rows`` / 100 rows: evenly spread over the ids both tables hold, every 10th id below
+   ``--small-rows`` at the defaults), loaded by a second run. The same on a ``--small-rows`` table with the same
+   day (the same ids, the same row changes). time(day on the big table) / time(day on the small one) (floor
+   1.3).
 5. **Snapshot rate**: ``binlake snapshot`` rows/s of the big table against ``mariadb-dump --single-transaction``
    of the same table to a file (floor 0.5).
 """
@@ -120,17 +122,22 @@ def pmr_rate(decode, files: list[Path], limit: int) -> tuple[int, float]:
     return rows, time.perf_counter() - started
 
 
-def seeded_day(work: Path, name: str, rows: int, day_ids: int, dump: bool) -> dict:
+def seeded_day(work: Path, name: str, rows: int, day_ids: int, span: int, dump: bool) -> dict:
     """A server table of ``rows`` rows (not binlogged), ``binlake snapshot`` (and ``mariadb-dump`` of it when
-    ``dump``), then a day updating every 100th id below ``day_ids * 100``: the landing folders before and after
-    the day (``<work>/landing-seed``, ``<work>/landing-day``) and the timings."""
+    ``dump``), then a day updating ``day_ids`` ids evenly spread below ``span`` (every ``span // day_ids``-th: the
+    same row changes on every table of at least ``span`` rows): the landing folders before and after the day
+    (``<work>/landing-seed``, ``<work>/landing-day``) and the timings."""
     from tests.mariadb_server import BinlogSettings, MariaDBServer, find_binary
 
+    step = span // day_ids
+    if step < 1 or span > rows:
+        raise SystemExit(f"bench: a day of {day_ids} updates below id {span} does not fit a table of {rows} rows")
+    day = f"every {step}th id below {span}"
     done = work / "inputs.json"
-    if done.exists():
+    if done.exists() and json.loads(done.read_text()).get("day") == day:
         return json.loads(done.read_text())
     shutil.rmtree(work, ignore_errors=True)
-    out: dict = {"rows": rows}
+    out: dict = {"rows": rows, "day": day}
     seed_landing, day_landing = work / "landing-seed", work / "landing-day"
     with MariaDBServer(work / "server", BinlogSettings()) as server:
         server.execute("CREATE DATABASE shop; " + SEED_TABLE + "; " + SNAP_USER)
@@ -179,14 +186,14 @@ def seeded_day(work: Path, name: str, rows: int, day_ids: int, dump: bool) -> di
         server.flush_logs()
         for f in server.binlog_files():
             shutil.copy2(f, seed_landing / name / f.name)
-        log(f"{name}: the day: {day_ids} updates (every 100th id) ...")
+        log(f"{name}: the day: {day_ids} updates ({day}) ...")
         conn = server.connect("shop", raw=False)
         cur = conn.cursor()
-        for lo in range(0, day_ids * 100, 100_000):
+        for lo in range(0, step * day_ids, 100_000):
             cur.execute(
                 "UPDATE orders SET status = 'done', amount = amount + 1, updated = updated + INTERVAL 1 "
-                "SECOND WHERE id >= %s AND id < %s AND id %% 100 = 0",
-                (lo, min(lo + 100_000, day_ids * 100)),
+                "SECOND WHERE id >= %s AND id < %s AND id %% %s = 0",
+                (lo, min(lo + 100_000, step * day_ids), step),
             )
             conn.commit()
         cur.execute("SELECT COUNT(*), SUM(amount) FROM orders")
@@ -251,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             day_ids = args.seed_rows // 100
             days = {}
             for name, n_rows in (("big", args.seed_rows), ("small", args.small_rows)):
-                inputs = seeded_day(work / f"seed-{name}", name, n_rows, day_ids, dump=name == "big")
+                inputs = seeded_day(work / f"seed-{name}", name, n_rows, day_ids, args.small_rows, dump=name == "big")
                 lake = work / f"lake-seed-{name}"
                 seed = run(pipeline, Path(inputs["seed_landing"]), lake, engine)
                 day = run(pipeline, Path(inputs["day_landing"]), lake, engine, fresh=False)
@@ -299,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                 "<=",
                 FLOORS["size"],
                 f"{args.seed_rows:,} rows: {big_day['seconds']:.1f} s, {args.small_rows:,} rows: "
-                f"{small_day['seconds']:.1f} s; {big_day['changes']:,} changes; silver equal "
+                f"{small_day['seconds']:.1f} s; {big_day['changes']:,}/{small_day['changes']:,} changes; silver equal "
                 f"{days['big']['silver_equal']}/{days['small']['silver_equal']}",
             ),
             (
