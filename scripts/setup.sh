@@ -124,8 +124,9 @@ rm -f "$STAMP"
 .venv/bin/python -m pip install --quiet -r requirements.txt -c constraints.txt || {
   echo "setup: pip could not install requirements.txt under constraints.txt; after changing requirements.txt run" \
        "'bash scripts/setup.sh --lock' (re-resolves and rewrites constraints.txt)" >&2; exit 1; }
-.venv/bin/python -m pip install --quiet --no-deps -e libs
-.venv/bin/python -m pip check
+# setuptools' notice about how an editable install is made is for package authors, not for a new user's console
+PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet --no-deps -e libs
+problems=$(.venv/bin/python -m pip check) || { echo "setup: pip check: $problems" >&2; exit 1; }
 unlocked=$(.venv/bin/python -m pip freeze --exclude-editable | grep -v '^binlake-native' |
            grep -vxF -f <(grep -v '^#' constraints.txt) || true)
 if [ -n "$unlocked" ]; then

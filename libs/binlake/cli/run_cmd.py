@@ -317,7 +317,7 @@ def format_summary(s: dict) -> str:
         f"source {s['source']} (run {s['run_id']})",
         f"  files      {s['files']} ingested, {s['files_skipped']} already in bronze, {s['bytes'] / 1e6:.1f} MB",
         f"  events     {s['events']} in {s['transactions']} transactions; bronze rows "
-        + ", ".join(f"{k} {v}" for k, v in sorted(s["bronze_rows"].items())),
+        + (", ".join(f"{k} {v}" for k, v in sorted(s["bronze_rows"].items())) or "none"),
         f"  applied    {s['changes_applied']} changes to {s['tables']} table(s): insert {ops['insert']}, update "
         f"{ops['update']}, delete {ops['delete']}, key changes {ops[KEY_CHANGE_OP]}, already applied "
         f"{ops['already_applied']}",
