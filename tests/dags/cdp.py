@@ -65,7 +65,8 @@ class Browser:
         page = next(t for t in targets if t["type"] == "page")
         from websockets.sync.client import connect
 
-        self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=30).__enter__()  # closed by close()
+        # no keepalive pings: a test may leave the page idle for long, and a busy machine answers pings late
+        self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=30, ping_interval=None).__enter__()
         self._id = 0
 
     def send(self, method: str, **params: Any) -> dict:

@@ -81,7 +81,7 @@ class Api:
         ]
         return {t["task_id"]: t for t in tis}
 
-    def wait_backfill(self, backfill_id: int, log: Path, timeout: float = 2400) -> None:
+    def wait_backfill(self, backfill_id: int, log: Path, timeout: float = 5400) -> None:  # a guard: 3 runs at load 40
         _wait(
             f"backfill {backfill_id} completed",
             lambda: self.get(f"/api/v2/backfills/{backfill_id}")["completed_at"],
@@ -312,6 +312,20 @@ def _type_date(browser: Browser, index: int, day: str, shown: str) -> None:
     browser.wait_for(f"!{DATE_BOX} && !!{TRIGGER_DIALOG}")
 
 
+def _open(api: Api, tmp_path: Path, page: str) -> Browser:
+    """Chromium, logged in (the API's token as the UI's cookie), on ``page``; a failed wait leaves a screenshot
+    in ``tmp_path``."""
+    browser = Browser(tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}", shots=tmp_path)
+    try:
+        browser.send("Network.enable")
+        browser.send("Network.setCookie", name="_token", value=api.token, url=api.base)
+        browser.send("Page.navigate", url=f"{api.base}{page}")
+    except BaseException:
+        browser.close()
+        raise
+    return browser
+
+
 def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
     """As a new user: the DAG paused (as it is created), its page, Trigger -> Backfill, the README's dates typed,
     All Runs, Run Backfill with "Unpause on trigger" as ticked by default."""
@@ -319,11 +333,8 @@ def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
     api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": True})
     before = {r["dag_run_id"]: r for r in api.runs()}
     known = {b["id"] for b in api.get("/api/v2/backfills", dag_id=DAG_ID)["backfills"]}
-    browser = Browser(tmp_path / "profile", shots=tmp_path)  # a failed wait leaves a screenshot here
+    browser = _open(api, tmp_path, f"/dags/{DAG_ID}")
     try:
-        browser.send("Network.enable")
-        browser.send("Network.setCookie", name="_token", value=api.token, url=api.base)
-        browser.send("Page.navigate", url=f"{api.base}/dags/{DAG_ID}")
         browser.click_text("button", "Trigger", 180)
         browser.click_text("span", "Backfill", within=TRIGGER_DIALOG)
         browser.wait_for(f"{TRIGGER_DIALOG}.innerText.includes('Reprocess Behavior')")
@@ -360,8 +371,14 @@ def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
         assert backfill["from_date"][:10] == README_FROM and backfill["to_date"][:16] == f"{README_TO}T23:59"
         assert backfill["reprocess_behavior"] == "completed" and backfill["max_active_runs"] == 1
         assert api.get(f"/api/v2/dags/{DAG_ID}")["is_paused"] is False  # "Unpause on trigger"
-        api.wait_backfill(backfill["id"], server.log)
-        browser.send("Page.navigate", url=f"{api.base}/dags/{DAG_ID}/runs")
+    except BaseException:
+        browser.failure_screenshot("failed")
+        raise
+    finally:
+        browser.close()
+    api.wait_backfill(backfill["id"], server.log)  # minutes: no browser left idle meanwhile
+    browser = _open(api, tmp_path, f"/dags/{DAG_ID}/runs")  # the user comes back to the DAG's runs page
+    try:
         shown = browser.wait_for(  # the runs table: run id -> state, once it lists the three backfill runs
             "(() => { const rows = Object.fromEntries([...document.querySelectorAll('tbody tr')]"
             ".map(r => [...r.querySelectorAll('td')].map(c => c.innerText.trim()))"
