@@ -129,10 +129,10 @@ def seeded_day(work: Path, name: str, rows: int, day_ids: int, span: int, dump: 
     (``<work>/landing-seed``, ``<work>/landing-day``) and the timings."""
     from tests.mariadb_server import BinlogSettings, MariaDBServer, find_binary
 
-    step = span // day_ids
-    if step < 1 or span > rows:
+    every = span // day_ids  # the day updates every ``every``-th id
+    if every < 1 or span > rows:
         raise SystemExit(f"bench: a day of {day_ids} updates below id {span} does not fit a table of {rows} rows")
-    day = f"every {step}th id below {span}"
+    day = f"every {every}th id below {span}"
     done = work / "inputs.json"
     if done.exists() and json.loads(done.read_text()).get("day") == day:
         return json.loads(done.read_text())
@@ -189,11 +189,11 @@ def seeded_day(work: Path, name: str, rows: int, day_ids: int, span: int, dump: 
         log(f"{name}: the day: {day_ids} updates ({day}) ...")
         conn = server.connect("shop", raw=False)
         cur = conn.cursor()
-        for lo in range(0, step * day_ids, 100_000):
+        for lo in range(0, every * day_ids, 100_000):
             cur.execute(
                 "UPDATE orders SET status = 'done', amount = amount + 1, updated = updated + INTERVAL 1 "
                 "SECOND WHERE id >= %s AND id < %s AND id %% %s = 0",
-                (lo, min(lo + 100_000, step * day_ids), step),
+                (lo, min(lo + 100_000, every * day_ids), every),
             )
             conn.commit()
         cur.execute("SELECT COUNT(*), SUM(amount) FROM orders")
