@@ -262,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
                 lake = work / f"lake-seed-{name}"
                 seed = run(pipeline, Path(inputs["seed_landing"]), lake, engine)
                 day = run(pipeline, Path(inputs["day_landing"]), lake, engine, fresh=False)
+                # silver as the server's table (rows, sum of amount), and the day's every update applied
                 equal = silver_count_sum(lake, name) == (inputs["server_count"], inputs["server_sum"])
+                equal = equal and day["changes"] == day_ids
                 days[name] = {**inputs, "seed_run": seed, "day_run": day, "silver_equal": equal}
             big_day, small_day = days["big"]["day_run"], days["small"]["day_run"]
             snap_rate = args.seed_rows / days["big"]["snapshot_seconds"]
