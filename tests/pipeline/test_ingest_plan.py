@@ -203,3 +203,36 @@ def test_a_file_copied_while_the_server_wrote_it_has_grown_not_been_replaced(tmp
     live[100] ^= 1
     with pytest.raises(BinlogGapError, match="differ from the version already ingested"):
         check_grown("src", str(tmp_path / "binlog.000001"), [(5000, hashlib.sha256(live).hexdigest())], 4000)
+
+
+def test_the_newest_ingested_file_gone_with_a_later_one_landed_stops_the_source(tmp_path):
+    """binlog.000002 was ingested (up to 300) while it may still have been written, then left the landing folder;
+    binlog.000003 landed: its tail can not be checked, so the source stops rather than load binlog.000003 after a
+    hole (it loaded binlog.000003 and lost binlog.000002's tail silently)."""
+    for n in (1, 3):
+        fake_binlog(tmp_path / f"binlog.{n:06d}", 1000, 300)
+    sha = hashlib.sha256((tmp_path / "binlog.000001").read_bytes()).hexdigest()
+    done = {
+        "binlog.000001": IngestedFile(frozenset({(300, sha)}), 300),
+        "binlog.000002": IngestedFile(frozenset({(300, "x")}), 300),
+    }
+    with pytest.raises(
+        BinlogGapError,
+        match=r"binlog.000002, the newest binlog it ingested, is no longer in the landing folder and "
+        r"binlog.000003 follows it.*land binlog.000002 again.*binlake snapshot",
+    ):
+        plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 20)
+    # a file binlake fetch closed is whole; so is one the newest snapshot's position is past
+    from binlake.transport.landing import MANIFEST_NAME, Manifest
+
+    plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 20, seam_file="binlog.000003")  # (no stop)
+    (tmp_path / MANIFEST_NAME).write_text(Manifest("src", closed=["binlog.000001", "binlog.000002"]).to_json())
+    plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 20)
+    (tmp_path / MANIFEST_NAME).unlink()
+    # an older ingested file gone is no matter (the files after it were ingested after it)
+    (tmp_path / "binlog.000001").unlink()
+    fake_binlog(tmp_path / "binlog.000002", 1000, 300)
+    done["binlog.000002"] = IngestedFile(
+        frozenset({(300, hashlib.sha256((tmp_path / "binlog.000002").read_bytes()).hexdigest())}), 300
+    )
+    assert plan_ingest(str(tmp_path), "src", done, chunk_bytes=1 << 20).skipped == ["binlog.000002"]

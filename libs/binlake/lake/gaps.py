@@ -192,6 +192,33 @@ def check_in_order(
     )
 
 
+def check_newest_ingested(
+    source: str, done: Iterable[str], landed: Iterable[str], closed: frozenset[str], seam_file: Optional[str] = None
+) -> None:
+    """Raise when the newest file the source ingested is gone from the landing folder while a later file not
+    ingested yet is there: it may have been ingested while it was still being written (a tail the ingest never
+    saw), and with the file gone :func:`unfinished` can not tell. A file ``binlake fetch`` closed (``closed``) or
+    one the newest snapshot's position is past (``seam_file``) is whole as far as the source is concerned."""
+    done = list(done)
+    if not done:
+        return
+    newest = max(done, key=file_sequence)
+    landed = set(landed)
+    if newest in landed or newest in closed:
+        return
+    if seam_file is not None and file_sequence(seam_file) > file_sequence(newest):
+        return
+    later = sorted((n for n in landed if n not in done and file_sequence(n) > file_sequence(newest)), key=file_sequence)
+    if later:
+        raise BinlogGapError(
+            f"source {source}: {newest}, the newest binlog it ingested, is no longer in the landing folder and "
+            f"{later[0]} follows it: whether {newest} was whole when it was ingested (it may have been still "
+            f"written to) can not be checked, so the changes after it are not loaded; land {newest} again "
+            f"(binlake fetch, or copy it from the server): what it has beyond the ingested position is loaded "
+            f"and the source goes on; if the server no longer has it, take a snapshot (binlake snapshot)"
+        )
+
+
 def fetched_closed(folder: str) -> frozenset[str]:
     """The files ``binlake fetch`` saw the server move past (its manifest's ``closed`` list): whole as the server
     had them, end marker or not (after a crash the server starts a new file without one). An unreadable manifest

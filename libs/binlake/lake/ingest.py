@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any, Optional
 from binlake.lake.arrow import spark_ddl
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.errors import BinlogGapError
-from binlake.lake.gaps import check_grown, check_in_order, check_sequence, fetched_closed, unfinished
+from binlake.lake.gaps import (
+    check_grown,
+    check_in_order,
+    check_newest_ingested,
+    check_sequence,
+    fetched_closed,
+    unfinished,
+)
 from binlake.lake.members import ingest_cluster, is_cluster, snapshots_of
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
@@ -132,6 +139,7 @@ def plan_ingest(
         short = ", ".join(r.split(";")[0] for r in plan.refused)
         raise BinlogGapError(f"{exc} (landing entries not read: {short}; ingest reads regular files only)") from None
     closed = fetched_closed(landing_dir)
+    check_newest_ingested(source, done, map(os.path.basename, paths), closed, seam_file)
     for i, path in enumerate(paths):
         name = os.path.basename(path)
         prev = done.get(name)
