@@ -199,16 +199,14 @@ def check_newest_ingested(
     ingested yet is there: it may have been ingested while it was still being written (a tail the ingest never
     saw), and with the file gone :func:`unfinished` can not tell. A file ``binlake fetch`` closed (``closed``) or
     one the newest snapshot's position is past (``seam_file``) is whole as far as the source is concerned."""
-    done = list(done)
-    if not done:
-        return
-    newest = max(done, key=file_sequence)
-    landed = set(landed)
-    if newest in landed or newest in closed:
+    newest = max(done, key=file_sequence, default=None)
+    names = set(landed)
+    if newest is None or newest in names or newest in closed:
         return
     if seam_file is not None and file_sequence(seam_file) > file_sequence(newest):
         return
-    later = sorted((n for n in landed if n not in done and file_sequence(n) > file_sequence(newest)), key=file_sequence)
+    # (a later name is never an ingested one: check_sequence has refused two names of one sequence number)
+    later = sorted((n for n in names if file_sequence(n) > file_sequence(newest)), key=file_sequence)
     if later:
         raise BinlogGapError(
             f"source {source}: {newest}, the newest binlog it ingested, is no longer in the landing folder and "
