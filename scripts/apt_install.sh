@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install Debian packages for a test tier without starting their system services (the tests start private
-# servers). Shared by install_mariadb.sh and install_postgres.sh.
+# servers). Shared by install_mariadb.sh, install_postgres.sh and install_chromium.sh.
 # Usage: bash scripts/apt_install.sh NAME PACKAGE...   (NAME prefixes the messages)
 # Exit 0 having installed; exit 3 when it can not (no apt-get, or not root and no sudo), having said what to run.
 set -euo pipefail

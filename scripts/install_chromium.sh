@@ -5,28 +5,12 @@
 # browser tests then skip with that reason.
 # Usage: bash scripts/install_chromium.sh
 set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 if command -v chromium >/dev/null 2>&1; then
   echo "install_chromium: ok ($(chromium --version 2>/dev/null | head -n1))"
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install_chromium: apt-get not found; install Chromium (the \`chromium\` command) yourself" >&2
-  exit 0
-fi
-
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "install_chromium: not root and no sudo; run as root: apt-get install -y chromium" >&2
-    exit 0
-  fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-if ! $SUDO apt-get install -y --no-install-recommends chromium >/dev/null 2>&1; then
-  $SUDO apt-get update >/dev/null
-  $SUDO apt-get install -y --no-install-recommends chromium >/dev/null
-fi
+bash "$here/apt_install.sh" install_chromium --no-install-recommends chromium || { [ $? = 3 ] && exit 0; exit 1; }
 echo "install_chromium: installed ($(chromium --version 2>/dev/null | head -n1))"
