@@ -27,6 +27,21 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 TEMPORAL_KINDS = ("date", "timestamp", "timestamp_ntz")
+# What the fold writes (this SQL fold and the Python one, binlake.lake.apply.fold): final key states, history
+# versions, quarantine records, counters.
+OUT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("kind", "string"),
+    ("db", "string"),
+    ("table_name", "string"),
+    ("row_key", "string"),
+    ("values", "string"),
+    ("seq", "bigint"),
+    ("op", "string"),
+    ("count", "bigint"),
+    ("base_count", "bigint"),
+    ("commit_ts", "bigint"),
+    ("record", "string"),
+)
 
 
 def sql_tables(info: Any, history: bool, temporal_text: bool) -> dict[tuple[str, str], tuple[int, list]]:
@@ -171,20 +186,7 @@ def split_fold(
         ).alias("record")
     ).select(
         F.lit("stats").alias("kind"),
-        *[
-            F.lit(None).cast(k).alias(c)
-            for c, k in (
-                ("db", "string"),
-                ("table_name", "string"),
-                ("row_key", "string"),
-                ("values", "string"),
-                ("seq", "bigint"),
-                ("op", "string"),
-                ("count", "bigint"),
-                ("base_count", "bigint"),
-                ("commit_ts", "bigint"),
-            )
-        ],
+        *[F.lit(None).cast(k).alias(c) for c, k in OUT_COLUMNS if c not in ("kind", "record")],
         "record",
     )
     return python, states.unionByName(stats)

@@ -26,6 +26,7 @@ from binlake.lake.apply.scan import BatchInfo
 from binlake.lake.apply.silver_keys import base_records
 from binlake.lake.arrow import spark_ddl
 from binlake.lake.fold_sql import (
+    OUT_COLUMNS,
     TEMPORAL_KINDS,
     invalid_temporal_column,
     invalid_temporal_counter,
@@ -44,20 +45,6 @@ if TYPE_CHECKING:
     from binlake.lake.layout import LakeLayout
 
 OUT_BATCH_ROWS = 8192
-# What the fold writes: final key states, history versions, quarantine records, counters.
-OUT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("kind", "string"),
-    ("db", "string"),
-    ("table_name", "string"),
-    ("row_key", "string"),
-    ("values", "string"),
-    ("seq", "bigint"),
-    ("op", "string"),
-    ("count", "bigint"),
-    ("base_count", "bigint"),
-    ("commit_ts", "bigint"),
-    ("record", "string"),
-)
 
 
 def _add_base(folder: _Folder, key: str, st: RowState) -> None:
