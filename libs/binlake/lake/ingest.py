@@ -225,16 +225,10 @@ def ingest_job(
 
     reset_crash_counts()
     started = time.perf_counter()
-    seeded = seed_from_snapshots(
-        spark,
-        engine,
-        lake,
-        opts.source,
-        snapshots_of(spark, engine, lake, opts.source, landing_dir),
-        tables=opts.tables,
-    )
+    now, by_gtid = snapshots_of(spark, engine, lake, opts.source, landing_dir)
+    seeded = seed_from_snapshots(spark, engine, lake, opts.source, now, tables=opts.tables)
     if is_cluster(landing_dir):  # a replication cluster: one folder per member (lake.members)
-        return ingest_cluster(spark, engine, lake, landing_dir, opts, run_id, seeded, started)
+        return ingest_cluster(spark, engine, lake, landing_dir, opts, run_id, seeded, started, by_gtid)
     done = ingested_files(spark, engine, lake.bronze, opts.source)
     checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     plan = plan_ingest(

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from binlake.lake.errors import ErrantTransactionError, GtidGapError
 from binlake.pipeline.filters import GtidSet
@@ -52,7 +52,8 @@ _MARIADB = re.compile(r"(\d+)-(\d+)-(\d+)\Z")
 HELD_OPS = ("insert", "update", "delete", "ddl")
 SWITCH_NEXT = (
     "fetch the missing transactions from a member that has them into its landing folder, or take a "
-    "snapshot of the source's tables (binlake snapshot) and load from there"
+    "snapshot of every table of the source on this member (binlake snapshot --source <its URI> --name <the "
+    "source>; it fills the gap) and run again"
 )
 
 
@@ -357,9 +358,11 @@ def plan_cluster(
     seam_file: Optional[str] = None,
     applied_seq: int = -1,
     held: "Optional[Callable[[], Any]]" = None,
+    fillers: "Callable[[], list[GtidSet]]" = list,
 ) -> ClusterPlan:
     """The next ingest of a cluster source: the current member's new files, or, when it has none, the switch to
-    the next member that holds files (checked by :func:`check_switch` with ``held()``, the source's GTIDs)."""
+    the next member that holds files (checked by :func:`check_switch` with ``held()``, the source's GTIDs; a
+    GTID gap is filled by the first of ``fillers()``, snapshots' GTID sets, that makes the check pass)."""
     from binlake.lake.ingest import plan_ingest
 
     landed = _landed_members(landing_dir)
@@ -394,7 +397,7 @@ def plan_cluster(
         _add_start(have, landing_dir, state)
         if have:
             gtids, previous, listed = member_gtids(paths)
-            check_switch(source, nxt, gtids, have, previous, listed)
+            have = _checked_switch(source, nxt, gtids, have, previous, listed, fillers)
             skip = have.text()
     offset = 0 if current is None else state.last_seq + 1 - file_sequence(paths[0]) if paths else 0
     plan = plan_ingest(
@@ -413,6 +416,33 @@ def plan_cluster(
         skip_gtids=skip,
         more=bool(rest) and not plan.waiting,
     )
+
+
+def _checked_switch(
+    source: str,
+    member: str,
+    gtids: list[tuple[str, str]],
+    held: Held,
+    previous: Optional[GtidSet],
+    listed: dict[int, int],
+    fillers: "Callable[[], list[GtidSet]]",
+) -> Held:
+    """``held`` when ``member`` continues it (:func:`check_switch`); at a GTID gap, ``held`` with the GTID set of
+    the first snapshot that fills it (``binlake.lake.gtid_seam``: it holds every table of the source), whose
+    transactions are then skipped at the switch; else the gap's :class:`GtidGapError`."""
+    try:
+        check_switch(source, member, gtids, held, previous, listed)
+        return held
+    except GtidGapError as gap:
+        for extra in fillers():
+            filled = held_gtids((), ",".join(t for t in (held.text(), extra.to_text()) if t))
+            filled.mariadb = dict(held.mariadb)
+            try:
+                check_switch(source, member, gtids, filled, previous, listed)
+            except (GtidGapError, ErrantTransactionError):
+                continue
+            return filled
+        raise gap from None
 
 
 def _add_start(held: Held, landing_dir: str, state: StreamState) -> None:
@@ -454,20 +484,36 @@ def _check_stream_order(source: str, member: str, plan: "IngestPlan", offset: in
 
 
 def ingest_cluster(
-    spark: "SparkSession", engine: "DeltaEngine", lake, landing_dir: str, opts, run_id: str, seeded, started: float
-):  # noqa: ANN001, ANN201 - (LakeLayout, RunOptions, SeedReport) -> IngestReport
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake,  # noqa: ANN001 - LakeLayout
+    landing_dir: str,
+    opts,  # noqa: ANN001 - RunOptions
+    run_id: str,
+    seeded,  # noqa: ANN001 - SeedReport
+    started: float,
+    by_gtid: "Sequence[Any]" = (),
+):  # noqa: ANN201 - IngestReport
     """The ingest of a cluster source (``binlake.lake.ingest.ingest_job`` for a landing folder with members):
     the current member's new files, then the switch to the next member (one Delta append each), with the
-    GTIDs the source holds skipped at a switch."""
+    GTIDs the source holds skipped at a switch; then the seed of the snapshots ``by_gtid`` places in the
+    stream (``binlake.lake.gtid_seam``)."""
     import time
 
     from binlake.lake.checkpoints import read_checkpoint
     from binlake.lake.crash import crash_point
+    from binlake.lake.gtid_seam import gap_fillers, place_snapshots, source_tables
     from binlake.lake.ingest import IngestReport, _counters, _observe_ends, _stop_at_decode_error, bronze_frame
     from binlake.lake.registry import registry_rows
+    from binlake.lake.seed import seed_from_snapshots
 
     checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     report = IngestReport(seeded=seeded)
+
+    def fillers() -> list[GtidSet]:
+        held = source_tables(spark, engine, lake, opts.source)
+        return gap_fillers(by_gtid, held, opts.tables.keeps)
+
     for _ in range(64):  # a member after another; each pass reads bronze again
         state = stream_state(spark, engine, lake.bronze, opts.source)
         cp = plan_cluster(
@@ -479,6 +525,7 @@ def ingest_cluster(
             seam_file=seeded.seam_file,
             applied_seq=checkpoint.seq,
             held=lambda: read_held(spark, engine, lake.bronze, opts.source, checkpoint.gtid_executed),
+            fillers=fillers,
         )
         plan = cp.plan
         report.member = cp.member
@@ -511,49 +558,91 @@ def ingest_cluster(
                 report.totals[k] = report.totals.get(k, 0) + v
         if not cp.more or not plan.files:
             break
+    if by_gtid:
+        placed, waits = place_snapshots(
+            spark,
+            engine,
+            lake,
+            opts.source,
+            by_gtid,
+            checkpoint.seq,
+            checkpoint.gtid_executed,
+            _stream_places(landing_dir, stream_state(spark, engine, lake.bronze, opts.source)),
+        )
+        report.seeded.warnings += waits
+        report.seeded.add(seed_from_snapshots(spark, engine, lake, opts.source, placed, tables=opts.tables))
     report.seconds = time.perf_counter() - started
     return report
 
 
-def snapshots_of(spark: "SparkSession", engine: "DeltaEngine", lake, source: str, landing_dir: str) -> list:  # noqa: ANN001
-    """The complete snapshots of a source's landing folder (``binlake.snapshot.read_snapshots``); a cluster
-    source that has switched members refuses those not seeded yet with a typed line: a snapshot's position is
-    one server's file, which is a place in the source's stream only for its first member (offset 0), so a
-    snapshot after a switch could seed a table at the wrong place (not supported yet: a GTID seam)."""
-    from binlake.lake.checkpoints import read_checkpoint
+def snapshots_of(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake,
+    source: str,
+    landing_dir: str,  # noqa: ANN001
+) -> tuple[list, list]:
+    """(the complete snapshots of a source's landing folder that seed before the ingest, those placed by their
+    GTID set after it): ``binlake.snapshot.read_snapshots``. A snapshot's binlog position is a place in the
+    stream only on the member the stream starts with (offset 0), before any switch; a cluster source places
+    every other snapshot by GTID (``binlake.lake.gtid_seam``), and refuses one without a GTID set with a typed
+    line."""
     from binlake.lake.seed import seams
     from binlake.snapshot import read_snapshots
     from binlake.snapshot.errors import InvalidSnapshotError
 
     snapshots = read_snapshots(landing_dir)
     if not snapshots or not is_cluster(landing_dir):
-        return snapshots
+        return snapshots, []
     state = stream_state(spark, engine, lake.bronze, source)
     switched = any(state.offsets.get(m, 0) for m in state.order)
     landed = _landed_members(landing_dir)
     first = state.order[0] if state.order else (landed[0] if landed else None)
     first_server = _file_server_id(landing_dir, first, state) if first is not None else None
     done = seams(engine, lake, source)
-    applied = read_checkpoint(spark, engine, lake.checkpoints, source).seq
+    now, by_gtid = [], []
     for snap in snapshots:
         if all(done.get((t.db, t.table), -1) >= snap.seam_seq for t in snap.tables):
             continue  # seeded already: nothing to place
         taken_on = _snapshot_server_id(snap)
-        if not switched and first_server is not None and taken_on is not None and taken_on != first_server:
-            raise InvalidSnapshotError(
-                f"source {source}: snapshot {snap.id} was taken on server_id {taken_on}, but the source's stream "
-                f"starts with member {first or '(landing folder)'} (server_id {first_server}): a snapshot's binlog "
-                f"position is a place in the stream only on that member; take the snapshot from it (binlake "
-                f"snapshot --source <its URI> --name {source}) and move this one out of {landing_dir}/_snapshots"
+        if not switched and (first_server is None or taken_on is None or taken_on == first_server):
+            now.append(snap)
+        elif snap.position.gtid:
+            by_gtid.append(snap)
+        else:
+            where = (
+                "the source has switched members"
+                if switched
+                else f"it was taken on server_id {taken_on}, but the source's stream starts with member "
+                f"{first or '(landing folder)'} (server_id {first_server})"
             )
-        if switched and snap.seam_seq > applied:  # (older: the seed leaves it, with a warning)
             raise InvalidSnapshotError(
-                f"source {source}: snapshot {snap.id} ({snap.position.file}:{snap.position.pos}) is of a cluster "
-                f"source that has switched members: its position is one server's file, not a place in the source's "
-                f"stream, so it can not be seeded (not supported yet: a cluster source is seeded only before its first "
-                f"switch); move it out of {landing_dir}/_snapshots"
+                f"source {source}: snapshot {snap.id} ({snap.position.file}:{snap.position.pos}) has no GTID set "
+                f"and {where}: its binlog position is one server's file, not a place in the source's stream; "
+                f"take the snapshot with GTIDs on, or from member {first or '(landing folder)'} before any switch, "
+                f"and move this one out of {landing_dir}/_snapshots"
             )
-    return snapshots
+    return now, by_gtid
+
+
+def _stream_places(landing_dir: str, state: StreamState) -> Callable[[Any], Optional[int]]:
+    """snapshot -> the ``_binlake_seq`` of its position in the stream, when it was taken on a member the stream
+    has read (by server_id) and its file is not before that member's first file in the stream; else None."""
+    from binlake.pipeline.identity import ordering_key
+
+    servers = {sid: m for m in state.order if (sid := _file_server_id(landing_dir, m, state)) is not None}
+
+    def place(snap) -> Optional[int]:  # noqa: ANN001
+        taken_on = _snapshot_server_id(snap)
+        member = servers.get(taken_on) if taken_on is not None else None
+        if member is None or not state.done.get(member):
+            return None
+        number = file_sequence(snap.position.file)
+        if number < min(file_sequence(n) for n in state.done[member]):
+            return None
+        return ordering_key(number + state.offsets[member], snap.position.pos, 0)
+
+    return place
 
 
 def _snapshot_server_id(snap) -> Optional[int]:  # noqa: ANN001

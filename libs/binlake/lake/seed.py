@@ -58,6 +58,13 @@ class SeedReport:
     warnings: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # "db.table" another source owns: not seeded
 
+    def add(self, other: "SeedReport") -> None:
+        """Count ``other`` (a second seed of the same run) in this report."""
+        self.tables += other.tables
+        self.rows += other.rows
+        self.warnings += other.warnings
+        self.refused += other.refused
+
 
 def seeds_path(lake: "LakeLayout") -> str:
     return lake.meta(SEEDS)

@@ -68,7 +68,9 @@ def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple
     """:func:`pending_files` of a cluster source: the next ingest's files (the current member's new files, or a
     switch to the next member, checked by GTID as the ingest does)."""
     from binlake.lake.errors import BinlogGapError
+    from binlake.lake.gtid_seam import gap_fillers, source_tables
     from binlake.lake.members import plan_cluster, read_held, stream_state
+    from binlake.snapshot import read_snapshots
     from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
 
     rows = driver_read.DriverRows()
@@ -86,6 +88,11 @@ def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple
             chunk_bytes=1 << 30,
             applied_seq=seq,
             held=lambda: read_held(None, rows, lake.bronze, source, applied),
+            fillers=lambda: gap_fillers(
+                [s for s in read_snapshots(landing_dir) if s.position.gtid],
+                source_tables(None, rows, lake, source),
+                lambda db, table: True,
+            ),
         )
     except BinlogGapError as exc:
         return 0, str(exc), None

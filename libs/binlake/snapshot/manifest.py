@@ -439,11 +439,12 @@ class Snapshot:
     server_version: str
     position: Position
     tables: tuple[SnapshotTable, ...]
+    placed_seq: Optional[int] = None  # the seam in a cluster source's stream, by GTID (binlake.lake.gtid_seam)
 
     @property
     def seam_seq(self) -> int:
         """Changes with ``_binlake_seq`` < ``seam_seq`` are in the snapshot; the others are not."""
-        return self.position.seam_seq
+        return self.position.seam_seq if self.placed_seq is None else self.placed_seq
 
     def table(self, db: str, table: str) -> SnapshotTable:
         for t in self.tables:
