@@ -278,6 +278,14 @@ def _snapshot(server: MariaDBServer, landing: Path, monkeypatch: pytest.MonkeyPa
     take_snapshot(parse_mysql_uri(uri, password_env="BINLAKE_E2E_PW"), landing)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _unlogged_edit(server: MariaDBServer) -> None:
     """A change on ``server`` alone (not binlogged): a snapshot of it holds it, no binlog does."""
     server.execute(f"SET sql_log_bin = 0; UPDATE {DB}.items SET name = 'only in the snapshot' WHERE id = 11")
@@ -289,7 +297,8 @@ def test_a_snapshot_of_the_replica_is_placed_in_the_stream_by_its_gtid_set(
     """A snapshot taken on the replica while the source follows the primary: its position is the replica's file,
     not a place in the primary's binlogs, so it is placed by its GTID set (the first transaction it lacks). Silver
     is the snapshot (an edit made on the replica alone, not binlogged, shows it was seeded) with the later changes
-    applied once each (a replayed ``total = total + 1`` would count twice)."""
+    applied once each (a replayed ``total = total + 1`` would count twice). It is taken with ``binlake snapshot``
+    given two members, the first of which does not answer."""
     primary, replica = _cluster(tmp_path)
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     try:
@@ -300,7 +309,25 @@ def test_a_snapshot_of_the_replica_is_placed_in_the_stream_by_its_gtid_set(
         _batch(primary, 20, 2, "two")
         replica.wait_for_gtid(primary.gtid_binlog_pos())
         _unlogged_edit(replica)
-        _snapshot(replica, landing, monkeypatch)
+        monkeypatch.setenv("BINLAKE_E2E_PW", "snap-pw")
+        dead = f"mysql://snap@127.0.0.1:{_free_port()}/?server_id=9&name=old"  # a member that does not answer
+        live = f"mysql://snap@127.0.0.1:{replica.port}/?server_id=9&name=replica"
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = main(
+                [
+                    "snapshot",
+                    "--source",
+                    f"{dead},{live}",
+                    "--name",
+                    SOURCE,
+                    "--landing",
+                    str(landing),
+                    "--password-env",
+                    "BINLAKE_E2E_PW",
+                ]
+            )
+        assert code == 0 and "member old does not answer" in err.getvalue(), err.getvalue()
         _batch(primary, 30, 2, "three")
         replica.wait_for_gtid(primary.gtid_binlog_pos())
         _land(primary, landing / SOURCE / "primary")

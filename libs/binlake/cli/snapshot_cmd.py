@@ -16,6 +16,10 @@ Files go to LANDING/<name>/_snapshots/<id>/ (manifest.json and tables/<db>__<tab
 to the binlogs `binlake fetch` lands there. Kill it any time: rerunning the same command finishes the snapshot,
 keeping every chunk whose key range did not change since.
 
+A replication cluster: give each member's --source and the source's --name; the snapshot is taken on the
+member the source read last (as `binlake fetch` follows it), or the next that answers. `binlake run` places a
+snapshot of any member in the source's stream by its GTID set.
+
 examples:
   BINLAKE_MYSQL_PASSWORD=... binlake snapshot --source 'mysql://snap@db1:3306/?server_id=4242' --landing /data/landing
   binlake snapshot --source 'mysql://snap@db1/?server_id=4242' --landing /data/landing --include 'shop.*' \\
@@ -34,7 +38,13 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--source", required=True, metavar="URI", help="mysql://user@host:port/?server_id=N (as for fetch)"
+        "--source",
+        required=True,
+        metavar="URI",
+        action="append",
+        help="mysql://user@host:port/?server_id=N (as for fetch); repeat it (or give a comma-separated list) for "
+        "the members of a replication cluster, with --name for the source: the snapshot is taken on the member "
+        "the source read last, or the next that answers",
     )
     parser.add_argument(
         "--landing", required=True, metavar="DIR", help="landing root; the snapshot goes to DIR/<name>/_snapshots/"
@@ -74,18 +84,43 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from binlake.pipeline.filters import TableFilter
-    from binlake.snapshot import SnapshotOptions, take_snapshot
-    from binlake.transport import parse_mysql_uri
+    from dataclasses import replace
+    from pathlib import Path
 
-    source = parse_mysql_uri(
-        args.source,
-        password_env=args.password_env,
-        password_file=args.password_file,
-        name=args.name,
-        allow_cleartext_password=args.allow_cleartext_password,
-    )
+    from binlake.pipeline.filters import TableFilter
+    from binlake.snapshot import ServerUnreachableError, SnapshotOptions, take_snapshot
+    from binlake.transport import parse_mysql_uri
+    from binlake.transport.cluster import member_order
+    from binlake.transport.errors import SourceUriError
+
+    uris = [u.strip() for item in args.source for u in item.split(",") if u.strip()]
+    if len(uris) > 1 and not args.name:
+        raise SourceUriError(
+            f"{len(uris)} --source URIs are the members of one cluster source: name the source with --name "
+            "(its landing folder)"
+        )
+    members = [
+        parse_mysql_uri(
+            u,
+            password_env=args.password_env,
+            password_file=args.password_file,
+            name=None if len(uris) > 1 else args.name,
+            allow_cleartext_password=args.allow_cleartext_password,
+        )
+        for u in uris
+    ]
     options = SnapshotOptions(TableFilter(tuple(args.include), tuple(args.exclude)), chunk_rows=args.chunk_rows)
-    result = take_snapshot(source, args.landing, options, stream=sys.stderr)
-    print(result.summary())
-    return 0
+    order = member_order(members, Path(args.landing) / args.name) if len(members) > 1 else members
+    for i, member in enumerate(order):
+        try:
+            result = take_snapshot(
+                replace(member, name=args.name or member.name), args.landing, options, stream=sys.stderr
+            )
+        except ServerUnreachableError as exc:
+            if i + 1 == len(order):
+                raise
+            print(f"binlake snapshot: member {member.name} does not answer ({exc}); trying the next", file=sys.stderr)
+            continue
+        print(result.summary())
+        return 0
+    return 1  # (not reached: the last member's error is raised)

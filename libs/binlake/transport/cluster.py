@@ -47,6 +47,15 @@ def record_member(folder: Path, name: str) -> None:
     os.replace(tmp, folder / MEMBERS_FILE)
 
 
+def member_order(members: Sequence[MySQLSource], folder: Path) -> list[MySQLSource]:
+    """``members`` from the one the source read last (the last of ``folder/_members`` among them), then the
+    ones given after it, then those before it."""
+    names = [m.name for m in members]
+    read = [n for n in read_members(folder) if n in names]
+    first = names.index(read[-1]) if read else 0
+    return [*members[first:], *members[:first]]
+
+
 def fetch_cluster(
     members: Sequence[MySQLSource],
     landing_root: str | os.PathLike[str],
@@ -67,10 +76,8 @@ def fetch_cluster(
         )
     folder = Path(landing_root) / name
     folder.mkdir(parents=True, exist_ok=True)
-    read = [n for n in read_members(folder) if n in names]
-    first = names.index(read[-1]) if read else 0
     failures: list[str] = []
-    for member in [*members[first:], *members[:first]]:
+    for member in member_order(members, folder):
         try:
             result = fetch(member, folder, options, **kwargs)  # type: ignore[arg-type]
         except (ConnectionLostError, ServerTimeoutError) as exc:
