@@ -228,6 +228,16 @@ def test_a_gtid_range_only_on_the_dead_primary_stops_the_source_until_a_snapshot
         for table in TABLES:
             assert _silver(lake, table) == _select(replica, table), table
         assert _status(landing, lake)["gap"] is None
+        # a snapshot after the switch reseeds from its place in the stream
+        replica.execute(f"SET sql_log_bin = 0; UPDATE {DB}.items SET name = 'second snapshot' WHERE id = 12")
+        _snapshot(replica, landing, monkeypatch)
+        _batch(replica, 70, 2, "five")
+        _land(replica, landing / SOURCE / "replica", since=newer)
+        [s] = binlake_run(landing, lake, engine="rust")
+        assert sorted(s["seeded_tables"]) == [f"{DB}.{t}" for t in sorted(TABLES)], s
+        for table in TABLES:
+            assert _silver(lake, table) == _select(replica, table), table
+        assert any("second snapshot" in r for r in _silver(lake, "items"))
     finally:
         primary.stop()
         replica.stop()
