@@ -481,3 +481,23 @@ def bronze_sweep(tmp_path: Path, runs: int, seed: int) -> None:
         if len(data) < 4 or data[:4] != b"\xfebin":
             continue
         assert_same_bronze(written(tmp_path, data, f"m.{n:06d}"))
+
+
+def test_a_landing_file_swapped_for_a_link_after_the_plan_is_read_by_neither_writer(tmp_path) -> None:
+    """The plan identified a regular file; an executor that finds a symbolic link there (to a secret) stops with
+    LandingFileError and reads nothing through it (before: both writers read the secret as a damaged binlog and
+    kept its first bytes as the error row's evidence, bound for meta/quarantine)."""
+    from binlake.pipeline.errors import LandingFileError
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    path = landing / "binlog.000001"
+    path.write_bytes(b"\xfebin" + bytes(200))
+    task = ChunkTask(str(path), identify("s", path), 4, None)
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"\xfebin" + b"TOP SECRET " * 20)
+    path.unlink()
+    path.symlink_to(secret)
+    for read in (lambda: python_rows(task, TransactionFilter), lambda: native_rows(task, TransactionFilter)):
+        with pytest.raises(LandingFileError, match=r"binlog\.000001: can not be read as the regular file"):
+            read()

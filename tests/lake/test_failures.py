@@ -65,3 +65,23 @@ def test_errors_of_binlake_itself_pass_unchanged(tmp_path: Path) -> None:
 def test_diagnoses(text: str, cause: str) -> None:
     what, todo = diagnose(text)
     assert cause in what and todo
+
+
+def test_a_binlake_error_raised_by_a_python_task_is_its_own_line(spark, tmp_path: Path) -> None:
+    """A typed error an executor raises (a landing file swapped for a link since the plan) reaches the user as its
+    own message (what happened and what to do), not as a failure to report."""
+    from binlake.pipeline.errors import LandingFileError
+
+    def swapped(batches):
+        for _ in batches:
+            raise LandingFileError("landing/s/binlog.000001: can not be read as the regular file the ingest planned")
+        yield from ()
+
+    with pytest.raises(SparkJobFailed) as caught:
+        with stage("ingest", LakeLayout(str(tmp_path))):
+            spark.range(1).mapInArrow(swapped, "id long").collect()
+    message = str(caught.value)
+    assert message.startswith(
+        "ingest failed: landing/s/binlog.000001: can not be read as the regular file the ingest planned"
+    ), message
+    assert "please report" not in message and "\n" not in message and "full trace in" in message

@@ -59,6 +59,11 @@ def diagnose(text: str) -> tuple[str, str]:
         if any(n in text for n in needles):
             return what, todo
     raised = [line.strip() for line in text.splitlines() if _RAISED.match(line.strip())]
+    ours = _binlake_error_names()
+    for line in reversed(raised if "PythonException" in text else []):
+        name, _, message = line.partition(": ")
+        if name.rsplit(".", 1)[-1] in ours:  # a binlake error raised on an executor: its own line says it all
+            return message[:600] or name, ""
     if "PythonException" in text and raised:
         return (
             f"a Python task failed with {raised[-1][:300]}",
@@ -69,6 +74,16 @@ def diagnose(text: str) -> tuple[str, str]:
     java = next((line.lstrip(": ") for line in lines if _JAVA_RAISED.match(line)), None)
     first = java or (lines[0] if lines else "no message")
     return f"a Spark job failed: {first[:300]}", ""
+
+
+def _binlake_error_names() -> set[str]:
+    """The class names of binlake's errors (every subclass of :class:`BinlakeError` imported)."""
+    out, todo = set(), [BinlakeError]
+    while todo:
+        cls = todo.pop()
+        out.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return out
 
 
 def log_path(logs_dir: str, name: str) -> Optional[str]:

@@ -34,7 +34,7 @@ from binlake.mysqljson import JsonError
 from binlake.pipeline.filters import TransactionFilter
 from binlake.pipeline.fold import compact_json, row_key
 from binlake.pipeline.handlers import Continuation, EventHandler, FilterHandler
-from binlake.pipeline.identity import FileIdentity, ordering_key
+from binlake.pipeline.identity import FileIdentity, landing_uri, open_landing, ordering_key
 from binlake.sdi.charsets import charset_of
 from binlake.vocabulary import CHUNK_END_OP, FILE_END_OP, LAYOUT_OP, SEQ_COL
 
@@ -384,7 +384,7 @@ def iter_chunk_rows(
     and the stretch's first :data:`RAW_CAP` bytes (rows of the transactions before it are kept). The chunk's
     last row (``chunk_end``/``file_end``) carries its counters, bronze rows per op included."""
     binlog = open_binlog(
-        task.path,
+        landing_uri(task.path),
         start_position=task.start if task.start > 4 else None,
         schema_provider=schema_provider,
         stop_at_incomplete=True,
@@ -483,7 +483,7 @@ def chunk_end_rows(
         at = error.offset if isinstance(error, BinlogError) and error.offset is not None else end_pos
         located = isinstance(error, BinlogError) and error.file is not None and error.offset is not None
         reason = str(error) if located else f"{task.path}, offset {at}: {error}"
-        with open(task.path, "rb") as f:
+        with open_landing(task.path) as f:
             f.seek(at)
             raw = f.read(max(0, min(RAW_CAP, (task.end or max(ident.size, os.fstat(f.fileno()).st_size)) - at)))
         rows.append(

@@ -33,7 +33,7 @@ from binlake.pipeline.bronze import (
     utf8_name,
 )
 from binlake.pipeline.filters import TransactionFilter
-from binlake.pipeline.identity import POS_BITS, ordering_key
+from binlake.pipeline.identity import POS_BITS, open_landing, ordering_key
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -128,7 +128,7 @@ def iter_native_batches(
     opts = native.options(
         start_position=task.start if task.start > 4 else None, stop_at_incomplete=True, schema_provider=schema_provider
     )
-    with open(task.path, "rb") as f:
+    with open_landing(task.path) as f:
         src = os.dup(f.fileno())
     core = native.load()
     if core is None:

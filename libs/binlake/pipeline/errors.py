@@ -18,3 +18,8 @@ class OrderingKeyError(PipelineError):
 class DecodeFailed(PipelineError):
     """A stretch of a binlog could not be decoded and the source's policy is ``--on-decode-error fail``: the
     source stops there (nothing of the ingest is written)."""
+
+
+class LandingFileError(PipelineError):
+    """A landing file planned for ingest could not be opened as a regular file when an executor came to read it
+    (replaced by a symbolic link, removed, or unreadable since the plan): nothing of the ingest is written."""

@@ -15,9 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass
+from typing import BinaryIO
 
-from binlake.pipeline.errors import OrderingKeyError
+from binlake.binlog.api import register_transport
+from binlake.pipeline.errors import LandingFileError, OrderingKeyError
 
 _SEQUENCE = re.compile(r"\.(\d+)$")
 
@@ -70,11 +73,40 @@ class FileIdentity:
         return file_sequence(self.name) if self.stream_seq is None else self.stream_seq
 
 
+LANDING_SCHEME = "landing"  # open_binlog(landing_uri(path)): a landing file read as open_landing opens it
+
+
+def open_landing(path: str | os.PathLike) -> BinaryIO:
+    """A landing file opened for reading, never through a symbolic link (``O_NOFOLLOW``): the executors read what
+    the plan identified, or stop with :class:`LandingFileError` (a file swapped for a link to a secret since the
+    plan is not read, nor quarantined)."""
+    try:
+        return open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    except OSError as exc:
+        raise LandingFileError(
+            f"{os.fspath(path)}: can not be read as the regular file the ingest planned ({exc.strerror}); it was "
+            f"replaced, removed or linked since: nothing of this ingest is written; {LINK_REFUSED} and run again"
+        ) from None
+
+
+def landing_uri(path: str | os.PathLike) -> str:
+    """``landing://<path>``: :func:`binlake.binlog.open_binlog` reads it through :func:`open_landing`."""
+    return f"{LANDING_SCHEME}://" + urllib.parse.quote(os.fspath(path))
+
+
+def _open_landing_uri(uri: str) -> tuple[str, BinaryIO]:
+    path = urllib.parse.unquote(uri[len(LANDING_SCHEME) + 3 :])
+    return path, open_landing(path)
+
+
+register_transport(LANDING_SCHEME, _open_landing_uri)
+
+
 def identify(source: str, path: str | os.PathLike) -> FileIdentity:
     """Hash a landing file (streamed; memory bounded); a symbolic link is not opened (ELOOP)."""
     h = hashlib.sha256()
     size = 0
-    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+    with open_landing(path) as f:
         while chunk := f.read(HASH_CHUNK):
             h.update(chunk)
             size += len(chunk)
