@@ -118,6 +118,15 @@ def test_could_not_run_and_checks_failed_have_their_own_exit_codes(tmp_path):
         "silver.b: expect_column_values_to_be_in_set(id) could not run: column id\nis missing"
     ]
     assert summary(ok, failed, raised).failed_errors == [failed]
+    # the one line names what failed (errors first, then warnings; three at most)
+    assert summary(ok).headline().endswith("0 warning-level failed) on 1 silver table(s) and 0 pipeline suite(s)")
+    assert summary(ok, warned, failed).headline().endswith("; failed: silver.a in_set(kind), silver.b in_set(id)")
+    many = [dataclasses.replace(failed, columns=c) for c in "wxyz"]
+    assert (
+        summary(*many)
+        .headline()
+        .endswith("; failed: silver.a in_set(w), silver.a in_set(x), silver.a in_set(y) and 1 more")
+    )
 
 
 def test_the_freshness_task_writes_its_failure_into_the_runs_page(tmp_path):

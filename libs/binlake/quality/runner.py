@@ -94,6 +94,10 @@ class ValidationSummary:
             f"({len(self.failed_errors)} error-level and {len(self.failed_warnings)} warning-level failed) on "
             f"{tables} silver table(s) and {pipeline} pipeline suite(s)"
         )
+        failed = self.failed_errors + self.failed_warnings
+        if failed:
+            named = [f"{r.suite} {r.rule or r.expectation_type}({r.columns or ''})" for r in failed[:3]]
+            text += "; failed: " + ", ".join(named) + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")
         if self.not_validated:
             text += f"; {len(self.not_validated)} check(s) could not be validated"
         return text
