@@ -99,3 +99,32 @@ def test_a_second_sources_snapshot_of_an_owned_table_is_refused(
     assert (first["source"], first["seeded_tables"]) == ("a", ["t.t", "t.u"])
     assert (second["source"], second["seeded_tables"], second["seeds_refused"]) == ("b", ["t.w"], ["t.t"])
     assert "t.t not seeded: the table belongs to source 'a'" in err
+
+
+@pytest.mark.mariadb
+def test_a_second_sources_drop_database_spares_the_tables_another_source_owns(spark, tmp_path: Path) -> None:
+    """Source a loads t.t; source b (another server) creates t.u in a database of the same name, then drops the
+    database: b's own t.u is retired, a's t.t stays with a's rows (before: b's DROP DATABASE retired it too)."""
+    from tests.e2e.lake_compare import silver_rows
+    from tests.mariadb_server import MariaDBServer, require_mariadb
+
+    require_mariadb()
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    statements = {
+        "a": "CREATE DATABASE t; CREATE TABLE t.t (id INT PRIMARY KEY, v VARCHAR(10)); "
+        "INSERT INTO t.t VALUES (1, 'a1'), (2, 'a2')",
+        "b": "CREATE DATABASE t; CREATE TABLE t.u (id INT PRIMARY KEY); INSERT INTO t.u VALUES (1)",
+    }
+    for name, sql in statements.items():
+        with MariaDBServer(tmp_path / f"server-{name}") as server:
+            server.execute(sql)
+            if name == "b":
+                server.execute("DROP DATABASE t")
+            (landing / name).mkdir(parents=True)
+            for f in server.binlog_files():
+                shutil.copyfile(f, landing / name / f.name)
+    first, second = binlake_run(landing, lake, engine="rust")
+    assert (first["source"], second["source"]) == ("a", "b")
+    assert sorted((r["id"], r["v"]) for r in silver_rows(lake, "t", "t")) == [(1, "a1"), (2, "a2")]
+    assert not (lake / "silver" / "t__u").exists()  # b's own table: retired by b's drop
+    assert any(d.startswith("DropDatabase t.") for d in second["ddl"]), second["ddl"]

@@ -99,6 +99,20 @@ def _after_seams(action: Any, ddl: dict[str, Any], table_seams: dict[TableId, in
     return action
 
 
+def _spare_others(ctx: "ApplyContext", action: Any) -> Any:
+    """A DROP DATABASE spares the database's tables this source may not touch: those another source owns and
+    those ``--include``/``--exclude`` leave out (as a DROP TABLE of one of them is not applied)."""
+    from binlake.lake.seed import owners
+    from binlake.pipeline.ddl import DropDatabase
+
+    if not isinstance(action, DropDatabase):
+        return action
+    theirs = {t for (db, t) in owners(ctx.spark, ctx.engine, ctx.lake, ctx.opts.source) if db == action.db}
+    left_out = {t for (db, t) in ctx.lake.silver_tables() if db == action.db and not ctx.opts.tables.keeps(db, t)}
+    spare = theirs | left_out
+    return dataclasses.replace(action, keep=action.keep | spare) if spare - action.keep else action
+
+
 def read_blocked(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
     """(db, table) -> why the source's changes to it go to quarantine: a DDL binlake can not follow blocked it,
     or another source owns it. Two sources, one table: the table belongs to the first source that applied
@@ -149,6 +163,7 @@ def apply_ddl(
     when = dt.datetime.fromtimestamp(ddl["commit_ts"] / 1e6, dt.timezone.utc) if ddl["commit_ts"] else None
     rows = []
     for action in actions:
+        action = _spare_others(ctx, action)
         table = (getattr(action, "db", None), getattr(action, "table", None))
         if table in blocked or (table[1] is not None and not opts.tables.keeps(*table)):  # or --exclude'd
             continue
