@@ -11,7 +11,9 @@ from decimal import Decimal
 
 import pytest
 
-from binlake.lake.apply.silver_keys import KEY_CUT_MIN_ROWS, _key_prefilter, silver_size
+from binlake.lake.apply.silver_keys import KEY_CUT_MIN_ROWS, _key_prefilter
+from binlake.lake.driver_read import table_rows
+from binlake.lake.key_ranges import KEY_RANGE_MIN_ROWS
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -45,6 +47,15 @@ def test_integer_keys_are_cut_to_the_touched_ones(spark):
     lines = spark.createDataFrame([(1, 1), (1, 2), (2, 1), (2, 2)], "o int, n smallint")
     kept = _key_prefilter(lines, {"o": "int", "n": "smallint"}, {}, ["o", "n"], touched, "shop", "lines")
     assert sorted((r["o"], r["n"]) for r in kept.collect()) == [(1, 2), (2, 1)]
+
+    # a large table is read bounded by the touched keys' range first (its files outside are skipped): same rows
+    for size in (KEY_RANGE_MIN_ROWS - 1, KEY_RANGE_MIN_ROWS):
+        kept = _key_prefilter(orders, {"id": "bigint", "name": "string"}, {}, ["id"], touched, "shop", "orders", size)
+        assert sorted(r["id"] for r in kept.collect()) == [3, 7, 9223372036854775807]
+        plan = kept._jdf.queryExecution().analyzed().toString()
+        assert (">= cast(3 as bigint)" in plan) == (size == KEY_RANGE_MIN_ROWS), plan
+        kept = _key_prefilter(lines, {"o": "int", "n": "smallint"}, {}, ["o", "n"], touched, "shop", "lines", size)
+        assert sorted((r["o"], r["n"]) for r in kept.collect()) == [(1, 2), (2, 1)]
 
 
 def test_other_keys_are_cut_by_their_row_keys(spark):
@@ -82,7 +93,7 @@ def test_a_silver_tables_size_comes_from_its_delta_log(tmp_path):
     path = str(tmp_path / "t")
     for n in (3, 4):
         write_deltalake(path, pa.table({"id": list(range(n))}), mode="append")
-    assert silver_size(path) == 7
+    assert table_rows(path) == 7
 
 
 def test_a_table_without_a_primary_key_stays_whole(spark):

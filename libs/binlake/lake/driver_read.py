@@ -23,6 +23,19 @@ def open_table(path: str) -> Optional["DeltaTable"]:
     return DeltaTable(path) if DeltaTable.is_deltatable(path) else None
 
 
+def table_rows(path: str) -> Optional[int]:
+    """A Delta table's rows by its log's file statistics (no data read; rows hidden by deletion vectors count too);
+    None when a file has no statistics or delta-rs can not read the log (a table feature it lacks)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError
+
+    try:
+        counts = DeltaTable(path).get_add_actions(flatten=True).column("num_records").to_pylist()
+    except DeltaError:
+        return None
+    return None if any(c is None for c in counts) else sum(counts)
+
+
 def columns_of(table: "DeltaTable") -> list[str]:
     return [f.name for f in table.schema().fields]
 

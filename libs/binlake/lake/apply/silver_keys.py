@@ -11,7 +11,9 @@ from binlake.lake.apply.records import RECORD_COLUMNS, by_position, named, table
 from binlake.lake.apply.scan import BatchInfo
 from binlake.lake.arrow import spark_ddl
 from binlake.lake.delta.plan import quote_spark
+from binlake.lake.driver_read import table_rows
 from binlake.lake.fold_sql import INTEGER_KINDS
+from binlake.lake.key_ranges import KEY_RANGE_MIN_ROWS, key_ranges
 from binlake.lake.silver import column_metas, silver_converters
 from binlake.pipeline.fold import DELETE, compact_json, row_key
 from binlake.vocabulary import CHANGE_OPS, OP_COL, SEQ_COL
@@ -100,7 +102,7 @@ def base_records(
         silver = engine.read(spark, path)
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
         metas = column_metas(ti.metas)
-        silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table, silver_size(path))
+        silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table, table_rows(path))
         plain, names = by_position(silver)
         part = plain.mapInArrow(
             _keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group, names), spark_ddl(RECORD_COLUMNS)
@@ -142,20 +144,6 @@ def base_records(
 KEY_CUT_MIN_ROWS = 300_000
 
 
-def silver_size(path: str) -> Optional[int]:
-    """A Delta table's rows by its log's file statistics (delta-rs on the driver, no Spark job; rows hidden by
-    deletion vectors count too); None when a file has no statistics or delta-rs can not read the log (a table
-    feature it lacks): the cut is exact at any size, only its cost differs."""
-    from deltalake import DeltaTable
-    from deltalake.exceptions import DeltaError
-
-    try:
-        counts = DeltaTable(path).get_add_actions(flatten=True).column("num_records").to_pylist()
-    except DeltaError:
-        return None
-    return None if any(c is None for c in counts) else sum(counts)
-
-
 def _key_prefilter(
     silver: "DataFrame",
     kinds: dict[str, str],
@@ -181,7 +169,12 @@ def _key_prefilter(
     mine = touched.filter((F.col("db") == db) & (F.col("table_name") == table))
     if all(kinds.get(c) in INTEGER_KINDS for c in pk):
         values = F.from_json("row_key", "array<bigint>")
-        keys = mine.select(*[values.getItem(i).cast(kinds[c]).alias(c) for i, c in enumerate(pk)])
+        # try_*: Spark may compute the projection before the table filter, on other tables' keys
+        part = [F.try_element_at(values, F.lit(i + 1)).try_cast(kinds[c]).alias(c) for i, c in enumerate(pk)]
+        keys = mine.select(*part)
+        if (size or 0) >= KEY_RANGE_MIN_ROWS:  # files outside the touched keys' range are skipped by their stats
+            for c, (lo, hi) in key_ranges(keys, pk).items():
+                silver = silver.where(F.col(quote_spark(c)).between(F.lit(lo), F.lit(hi)))
         return silver.join(keys.distinct(), pk, "left_semi")
     if size is not None and size < KEY_CUT_MIN_ROWS:
         return silver

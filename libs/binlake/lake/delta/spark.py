@@ -19,7 +19,9 @@ from binlake.lake.delta.plan import (
     merge_clauses,
     quote_spark,
 )
+from binlake.lake.driver_read import table_rows
 from binlake.lake.errors import DeltaTableNotFoundError
+from binlake.lake.key_ranges import KEY_RANGE_MIN_ROWS, key_ranges
 
 COLUMN_MAPPING = "delta.columnMapping.mode"
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -206,7 +208,9 @@ class SparkEngine(DeltaEngine):
         table = self._table(table_path)
         if not spec.effective and not _changes_anything(table.toDF(), data, clauses):
             return 0, 0, 0  # like delta-rs: no commit (delta-spark would commit an empty version)
-        merger = table.alias(TARGET).merge(data.alias(SOURCE), clauses.on)
+        large = (table_rows(table_path) or 0) >= KEY_RANGE_MIN_ROWS
+        on = _with_key_ranges(clauses.on, data, spec) if large else clauses.on
+        merger = table.alias(TARGET).merge(data.alias(SOURCE), on)
         if clauses.delete_when is not None:
             merger = merger.whenMatchedDelete(condition=clauses.delete_when)
         merger = merger.whenMatchedUpdate(condition=clauses.update_when, set=assignments)
@@ -285,6 +289,20 @@ class SparkEngine(DeltaEngine):
 
 _PRESENT = "__binlake_target_row"
 DRIVER_TYPES = frozenset({"string", "long", "integer", "short", "byte", "boolean", "double", "float"})
+
+
+def _with_key_ranges(on: str, data: DataFrame, spec: MergeSpec) -> Any:
+    """The MERGE condition with each integer key of the target bounded by the source's lowest and highest value of
+    it (:func:`key_ranges`): the same rows match, but delta-spark skips the target files whose key statistics lie
+    outside, so a day touching a corner of a large table does not read all of it."""
+    from pyspark.sql import functions as F
+
+    if spec.null_safe_keys:
+        return on
+    condition = F.expr(on)
+    for k, (lo, hi) in key_ranges(data, spec.keys).items():
+        condition = condition & F.expr(f"{TARGET}.{quote_spark(k)}").between(F.lit(lo), F.lit(hi))
+    return condition
 
 
 def _driver_rows(table_path: str, columns: Sequence[str], equal: dict[str, Any] | None) -> list[dict[str, Any]] | None:
