@@ -6,7 +6,8 @@ settings, validation off), for each Delta engine, at two input sizes (the second
     python bench/pipeline.py --landing DIR --end YYYY-MM-DD   # a landing folder of your own (one size)
 
 Each run is a fresh ``binlake run`` process on a fresh lake, so its whole process tree (the Python driver, the
-JVM, Spark's Python workers) is measured: the peak resident memory of the tree is sampled every 0.1 s. Printed
+JVM, Spark's Python workers) is measured: the peak resident memory of the tree (PSS: shared pages once) is
+sampled every 0.1 s. Printed
 per engine and size: changes/s, MB/s, peak memory, the stage breakdown; then the ratios 4x/1x of time (aim:
 about 4, linear) and of peak memory (aim: about 1: memory must not grow with the input). Live silver row
 counts are checked against the generator's truth, so a fast wrong run does not count.
@@ -60,8 +61,10 @@ from typing import Optional
 START = dt.date(2024, 3, 1)
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants."""
+def tree_memory(pid: int) -> int:
+    """Resident bytes of a process and all its descendants, each page counted once: the sum of their proportional
+    set sizes (PSS: a page shared by n processes counts 1/n in each; Spark's Python workers are forked from one
+    daemon and share its pages, which a sum of RSS would count once per worker). RSS where PSS can not be read."""
     import psutil
 
     try:
@@ -72,14 +75,18 @@ def tree_rss(pid: int) -> int:
     total = 0
     for p in procs:
         try:
-            total += p.memory_info().rss
+            try:
+                total += p.memory_full_info().pss
+            except (psutil.AccessDenied, AttributeError):
+                total += p.memory_info().rss
         except psutil.NoSuchProcess:
             pass
     return total
 
 
 def run_measured(argv: list[str], env: Optional[dict] = None) -> tuple[dict, float, int]:
-    """(the run's JSON summary, wall seconds, peak tree RSS in bytes) of one ``binlake run`` process (``env``:
+    """(the run's JSON summary, wall seconds, peak memory of its process tree in bytes, :func:`tree_memory`) of one
+    ``binlake run`` process (``env``:
     variables set for it)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -91,7 +98,7 @@ def run_measured(argv: list[str], env: Optional[dict] = None) -> tuple[dict, flo
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, tree_rss(proc.pid))
+            peak = max(peak, tree_memory(proc.pid))
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)

@@ -10,8 +10,8 @@ on a fresh lake; the peak resident memory of its whole process tree is sampled (
 1. **1 GiB day**: a real MariaDB server (default ``max_binlog_size``) writes ``--changes`` row changes of one
    OLTP table (bench/big_binlog.py's workload: 40% inserts, 40% updates, 20% deletes); ``binlake run`` loads
    them. Changes/s against python-mysql-replication's decode-only rows/s, timed on the first ``--pmr-rows``
-   rows of the same files (floor 5x); peak RSS (floor 4 GB); silver equal to the server's ``SELECT``, row by
-   row.
+   rows of the same files (floor 5x); peak resident memory of the process tree, shared pages counted once
+   (PSS; floor 4 GB); silver equal to the server's ``SELECT``, row by row.
 2. **Linear**: a second server writes half the changes; time(2x) / time(1x) (floor 2.0).
 3. **Fixed cost**: a run with nothing to load, and the intercept of the 1x/2x line (seconds at zero changes),
    against the last measured spark engine's fixed 18-22 s (floor: half, 11 s for the intercept).
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r2['changes']:,} changes, {size / 2**30:.2f} GiB in {r2['seconds']:.1f} s = {rate:,.0f}/s; pmr "
                 f"{pmr:,.0f} rows/s ({pmr_rows:,} rows); silver {'EQUALS' if same else 'DIFFERS FROM'} the server",
             ),
-            ("1 peak RSS of the process tree, GB", r2["peak"] / 2**30, "<", FLOORS["peak_gb"], ""),
+            ("1 peak memory of the process tree (PSS), GB", r2["peak"] / 2**30, "<", FLOORS["peak_gb"], ""),
             (
                 "2 time(2x) / time(1x)",
                 r2["seconds"] / r1["seconds"],
