@@ -4,6 +4,7 @@ the same rows."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -63,3 +64,45 @@ def test_a_merge_into_a_large_table_skips_the_files_outside_the_batchs_keys(spar
     assert isinstance(outcome[False, False], str)  # not skipped: the missing file was read
     assert outcome[True, False] == outcome[False, True] and len(outcome[True, False]) == 150
     assert json.dumps(sorted(r[0] for r in outcome[True, False] if r[1] in ("new", "x", "n"))) == "[150, 151, 198]"
+
+
+def test_a_large_snapshot_table_seeds_one_key_range_per_file(spark, tmp_path, monkeypatch) -> None:
+    """Snapshot files each spanning the whole key range (as Spark's packing of them by size makes the seed's
+    tasks) become silver partitions of disjoint key ranges, so the bounded reads can skip files."""
+    from dataclasses import dataclass
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from binlake.lake import key_ranges as kr
+    from binlake.lake.seed import silver_frame
+
+    @dataclass
+    class Col:
+        name: str
+
+    @dataclass
+    class Table:
+        columns: tuple
+        primary_key: tuple
+        rows: int
+        files: tuple
+
+    files = []
+    for i in range(4):
+        ids = list(range(i, 4000, 4))  # every file spans 0-3999
+        path = tmp_path / f"part-{i}.parquet"
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int32()), "v": [str(x) for x in ids]}), path)
+        files.append(path)
+    table = Table((Col("id"), Col("v")), ("id",), 4000, tuple(files))
+    monkeypatch.setattr(kr, "KEY_RANGE_MIN_ROWS", 1000)
+    df = silver_frame(spark, table, 41)
+    ranges = sorted(
+        tuple(r)
+        for r in df.groupBy(F.spark_partition_id().alias("p")).agg(F.min("id"), F.max("id"), F.count("*")).collect()
+    )
+    assert len(ranges) == 4 and sum(r[3] for r in ranges) == 4000
+    spans = sorted((r[1], r[2]) for r in ranges)
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans  # disjoint: one key range per partition
+    assert {r["_binlake_seq"] for r in df.select("_binlake_seq").distinct().collect()} == {41}

@@ -197,8 +197,16 @@ def silver_frame(spark: "SparkSession", table: Any, seq: int) -> "DataFrame":
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from binlake.lake.key_ranges import KEY_RANGE_MIN_ROWS
+
     names = [c.name for c in table.columns]
     df = spark.read.parquet(*[str(p) for p in table.files]).select(*[F.col(quote_spark(n)) for n in names])
+    if table.primary_key and table.rows >= KEY_RANGE_MIN_ROWS:
+        # one key range per file (about a million rows each), so that a day's MERGE and the fold's read of the
+        # touched keys skip the files outside their keys (binlake.lake.key_ranges); Spark packs the snapshot's
+        # files into tasks by size, not by key, and every file would otherwise span the whole key range
+        parts = max(1, table.rows // KEY_RANGE_MIN_ROWS)
+        df = df.repartitionByRange(parts, *[F.col(quote_spark(k)) for k in table.primary_key])
     df = df.withColumn(SEQ_COL, F.lit(seq).cast("bigint")).withColumn(OP_COL, F.lit("insert"))
     if not table.primary_key:
         same = Window.partitionBy(*[F.col(quote_spark(n)) for n in names]).orderBy(F.lit(0))
