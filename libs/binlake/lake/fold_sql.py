@@ -20,6 +20,7 @@ import json
 from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.silver import column_metas, data_columns
+from binlake.lake.table_names import in_tables, row_tag, table_tag
 from binlake.pipeline.fold import DELETE
 from binlake.vocabulary import CHANGE_OPS, SEQ_COL
 
@@ -72,12 +73,6 @@ def invalid_temporal_column(counter: str) -> Optional[tuple[str, str, str]]:
     return (parts[1], parts[2], parts[3]) if len(parts) == 4 and parts[0] == INVALID_TEMPORAL else None
 
 
-def _tag() -> "Column":
-    from pyspark.sql import functions as F
-
-    return F.concat_ws("\x00", "db", "table_name")
-
-
 def _int(text: "Column") -> "Column":
     return text.try_cast("int")
 
@@ -116,16 +111,14 @@ def split_fold(
 
     if not tables:
         return records, None
-    tag = _tag()
-    tags = [f"{db}\x00{t}" for db, t in tables]
-    mine = tag.isin(tags)
+    tag = row_tag()
+    mine = in_tables(tables)
     sq = records.filter(mine)
     change, base, op = ~F.col("base"), F.col("base"), F.col("op")
     width = None
     for (db, t), (n, _) in tables.items():
-        width = (
-            F.when(tag == f"{db}\x00{t}", F.lit(n)) if width is None else width.when(tag == f"{db}\x00{t}", F.lit(n))
-        )
+        is_it = tag == table_tag(db, t)
+        width = F.when(is_it, F.lit(n)) if width is None else width.when(is_it, F.lit(n))
     keys = ["db", "table_name", "fold_key"]
     g = sq.groupBy(*keys).agg(
         F.max(F.when(base & (op != DELETE), F.col(SEQ_COL))).alias("live_seq"),
@@ -173,7 +166,7 @@ def split_fold(
             continue
         if values is None:
             values = F.from_json(F.col("last.after"), "map<string,string>")
-        here = live & (tag == f"{db}\x00{t}")
+        here = live & (tag == table_tag(db, t))
         for name, kind in temporals:
             counters.append(
                 (invalid_temporal_counter(db, t, name), F.count_if(here & invalid_temporal(values[name], kind)))

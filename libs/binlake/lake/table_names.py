@@ -3,9 +3,36 @@
 starts with a backquote, otherwise both names backquoted as MySQL quotes identifiers (a backquote inside doubled):
 ```a.b`.`t```. :func:`split_table_name` reverses :func:`table_name` exactly, so a database or table name with a
 dot never splits at the wrong place (MySQL allows both: ``CREATE DATABASE `a.b```).
+
+In Spark the jobs name a row's table by one tag, ``db`` NUL ``table_name`` (:func:`row_tag`, :func:`in_tables`).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+
+def table_tag(db: str, table: str) -> str:
+    """A table as one string, as :func:`row_tag` makes it of a row (MySQL names hold no NUL byte)."""
+    return f"{db}\x00{table}"
+
+
+def row_tag() -> "Column":
+    """Column: a row's (``db``, ``table_name``) as :func:`table_tag`."""
+    from pyspark.sql import functions as F
+
+    return F.concat_ws("\x00", "db", "table_name")
+
+
+def in_tables(tables: Iterable[tuple[str, str]]) -> "Column":
+    """Column: whether a row's (``db``, ``table_name``) is one of ``tables`` (False for none)."""
+    from pyspark.sql import functions as F
+
+    tags = [table_tag(*t) for t in tables]
+    return row_tag().isin(tags) if tags else F.lit(False)
 
 
 def _plain(name: str) -> bool:

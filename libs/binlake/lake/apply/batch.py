@@ -1,32 +1,19 @@
 """Step 1 of apply, the batch: a source's bronze rows after its checkpoint, up to the first change or DDL
 committed at or after the cutoff. This one commit-time rule decides what a run (a day) applies, inside files too.
-Also the one way the steps name a batch's tables in Spark (:func:`in_tables`)."""
+The steps name a batch's tables in Spark with :func:`binlake.lake.table_names.in_tables`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Optional
 
 from binlake.vocabulary import CHANGE_OPS, SEQ_COL
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from binlake.lake.delta import DeltaEngine
 
 TableId = tuple[str, str]  # (db, table)
-
-
-def table_tag(db: str, table: str) -> str:
-    """A table as one string, as :func:`in_tables` compares it (MySQL names hold no NUL byte)."""
-    return f"{db}\x00{table}"
-
-
-def in_tables(tables: Iterable[TableId]) -> "Column":
-    """Column: whether a row's (``db``, ``table_name``) is one of ``tables`` (False for none)."""
-    from pyspark.sql import functions as F
-
-    tags = [table_tag(*t) for t in tables]
-    return F.concat_ws("\x00", "db", "table_name").isin(tags) if tags else F.lit(False)
 
 
 def unapplied(

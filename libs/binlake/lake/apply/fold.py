@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.binlog.silver_types import invalid_temporal, to_arrow
-from binlake.lake.apply.batch import TableId, in_tables
+from binlake.lake.apply.batch import TableId
 from binlake.lake.apply.records import (
     RECORD_COLUMNS,
     change_records,
@@ -35,6 +35,7 @@ from binlake.lake.fold_sql import (
     stats_counts,
 )
 from binlake.lake.silver import column_metas, data_columns
+from binlake.lake.table_names import in_tables
 from binlake.pipeline.fold import DELETE, Change, RowState, _Folder, compact_json
 from binlake.vocabulary import SEQ_COL
 

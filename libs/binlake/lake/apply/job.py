@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from binlake.lake.apply.batch import TableId, in_tables, unapplied
+from binlake.lake.apply.batch import TableId, unapplied
 from binlake.lake.apply.ddl import apply_ddl, check_against_registry, read_blocked, segment_ddls
 from binlake.lake.apply.fold import FoldCounts, count_folded, fold_batch, staged
 from binlake.lake.apply.scan import BatchInfo, bronze_layouts, scan_batch
@@ -23,7 +23,7 @@ from binlake.lake.crash import crash_point, reset_crash_counts
 from binlake.lake.owned import scratch_folder
 from binlake.lake.seed import after_seams, seams
 from binlake.lake.silver import reserved_names, reserved_reason
-from binlake.lake.table_names import table_name
+from binlake.lake.table_names import in_tables, table_name
 from binlake.pipeline.filters import GtidSet
 from binlake.vocabulary import CHANGE_OPS, SEQ_COL, SOURCE_ROW
 

@@ -10,10 +10,11 @@ import json
 from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.binlog.silver_types import invalid_temporal
-from binlake.lake.apply.batch import TableId, in_tables
+from binlake.lake.apply.batch import TableId
 from binlake.lake.apply.scan import BatchInfo
 from binlake.lake.fold_sql import TEMPORAL_KINDS
 from binlake.lake.silver import column_metas, data_columns
+from binlake.lake.table_names import in_tables
 from binlake.vocabulary import CHANGE_OPS, SEQ_COL
 
 if TYPE_CHECKING:

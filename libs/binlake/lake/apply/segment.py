@@ -7,8 +7,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Collection
 
-from binlake.lake.apply.batch import TableId, in_tables
+from binlake.lake.apply.batch import TableId
 from binlake.lake.apply.scan import BatchInfo
+from binlake.lake.table_names import in_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
