@@ -6,6 +6,7 @@ invalid date is exactly ``invalid_temporal``'s."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -21,6 +22,9 @@ from binlake.pipeline.bronze import BRONZE_SCHEMA
 from tests.lake.test_apply_fold import bronze
 
 pytestmark = [pytest.mark.spark]
+
+
+_SCRATCH = itertools.count()
 
 
 def _folded(spark, tmp_path, rows, info) -> tuple[dict, dict]:
@@ -39,6 +43,7 @@ def _folded(spark, tmp_path, rows, info) -> tuple[dict, dict]:
         False,
         source="s",
         after_seq=-1,
+        scratch=tmp_path / f"sql-groups-{next(_SCRATCH)}",  # the SQL fold's aggregate staged, as the job does
     ).collect()
     states, stats = {}, {}
     for r in out:
@@ -74,8 +79,8 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
     if row_image == "full":  # most keys did fold in SQL
         seen = []
 
-        def split(records, tables):
-            python, in_sql = fold_sql.split_fold(records, tables)
+        def split(records, tables, stage):
+            python, in_sql = fold_sql.split_fold(records, tables, stage)
             seen.append(in_sql)
             return python, in_sql
 

@@ -17,7 +17,7 @@ computes for such a key: the last change's after image (insert, update) or a del
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from binlake.lake.silver import column_metas, data_columns
 from binlake.lake.table_names import in_tables, row_tag, table_tag
@@ -103,10 +103,15 @@ def invalid_temporal(v: "Column", kind: str) -> "Column":
 
 
 def split_fold(
-    records: "DataFrame", tables: dict[tuple[str, str], tuple[int, list]]
+    records: "DataFrame",
+    tables: dict[tuple[str, str], tuple[int, list]],
+    stage: Callable[["DataFrame"], "DataFrame"] = lambda df: df,
 ) -> tuple["DataFrame", Optional["DataFrame"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
-    counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`."""
+    counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`. ``stage`` computes the per-key
+    aggregate once (the apply job writes it to its scratch folder and reads it back): the key states, the
+    counters and the keys left to Python all derive from it, and when no key is left to Python the change
+    records are not joined to it at all."""
     from pyspark.sql import functions as F
 
     if not tables:
@@ -140,8 +145,11 @@ def split_fold(
         & F.coalesce(whole, F.lit(False))
         & (base_seq.isNull() | (F.col("first_seq") > base_seq))
     )
-    g = g.withColumn("ok", ok)
-    python = records.filter(~mine).unionByName(sq.join(g.filter(~F.col("ok")).select(*keys), keys, "left_semi"))
+    g = stage(g.withColumn("ok", ok))
+    left = g.filter(~F.col("ok")).select(*keys)
+    python = records.filter(~mine)
+    if left.limit(1).count():
+        python = python.unionByName(sq.join(left, keys, "left_semi"))
 
     done = g.filter(F.col("ok"))
     live = last_op != DELETE

@@ -150,8 +150,9 @@ def apply_segment(
             ctx.opts.temporal_text,
             source=ctx.opts.source,
             after_seq=segment.after_seq,
+            scratch=folder / "sql-groups",
         ),
-        folder,
+        folder / "folded",
     )
     try:
         counts = count_folded(folded, info)
