@@ -78,6 +78,12 @@ def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableI
     return out
 
 
+def seeded_from(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
+    """(db, table) -> the id of the snapshot the table was last seeded from."""
+    rows = engine.read_rows(None, seeds_path(lake), ("table_name", "snapshot_id"), {"source": source})
+    return {split_table_name(r["table_name"]): r["snapshot_id"] for r in rows}
+
+
 def owners(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
     """(db, table) -> the other source that owns it: the first to apply changes to it or seed it (its
     ``meta.checkpoints`` table row)."""
