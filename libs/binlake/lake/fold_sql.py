@@ -105,11 +105,11 @@ def invalid_temporal(v: "Column", kind: str) -> "Column":
 def split_fold(
     records: "DataFrame",
     tables: dict[tuple[str, str], tuple[int, list]],
-    stage: Callable[["DataFrame"], "DataFrame"] = lambda df: df,
+    stage: Callable[["DataFrame"], "DataFrame"],
 ) -> tuple["DataFrame", Optional["DataFrame"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
-    counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`. ``stage`` computes the per-key
-    aggregate once (the apply job writes it to its scratch folder and reads it back): the key states, the
+    counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key
+    aggregate (the apply job writes it to its scratch folder and reads it back): the key states, the
     counters and the keys left to Python all derive from it, and when no key is left to Python the change
     records are not joined to it at all."""
     from pyspark.sql import functions as F

@@ -206,10 +206,10 @@ def fold_batch(
     *,
     source: str,
     after_seq: int,
-    scratch: Optional[Path] = None,
+    scratch: Path,
 ) -> "DataFrame":
     """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters. ``scratch``: a
-    folder the SQL fold's per-key aggregate is staged in (computed once; without it, computed per use)."""
+    folder the SQL fold's per-key aggregate is staged in (computed once, not once per use)."""
     from pyspark.sql import functions as F
 
     records = change_records(batch, info, temporal_text)
@@ -217,8 +217,8 @@ def fold_batch(
     if bases is not None:
         records = records.unionByName(bases)
     records = linked_keys_grouped(spark, records, info)
-    stage = (lambda df: staged(spark, df, scratch)) if scratch is not None else (lambda df: df)
-    records, in_sql = split_fold(records, sql_tables(info, history, temporal_text), stage)  # most keys fold in SQL
+    tables = sql_tables(info, history, temporal_text)
+    records, in_sql = split_fold(records, tables, lambda df: staged(spark, df, scratch))  # most keys fold in SQL
     pks = {t: ti.pk for t, ti in info.tables.items()}
     temporals = {
         t: [(n, k) for n, k in data_columns(column_metas(ti.metas), temporal_text) if k in TEMPORAL_KINDS]
