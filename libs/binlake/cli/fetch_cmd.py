@@ -90,30 +90,20 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from binlake.transport import FetchOptions, StopFetch, fetch, parse_mysql_uri
+    from binlake.transport import FetchOptions, StopFetch, fetch
+    from binlake.transport.cluster import fetch_cluster, parse_members
 
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr, format="binlake fetch: %(message)s"
     )
-    uris = [u.strip() for item in args.source for u in item.split(",") if u.strip()]
-    cluster = len(uris) > 1
-    if cluster and not args.name:
-        from binlake.transport.errors import SourceUriError
-
-        raise SourceUriError(
-            f"{len(uris)} --source URIs are the members of one cluster source: name the source "
-            "with --name (its landing folder; each member lands in a sub-folder)"
-        )
-    members = [
-        parse_mysql_uri(
-            u,
-            password_env=args.password_env,
-            password_file=args.password_file,
-            name=None if cluster else args.name,
-            allow_cleartext_password=args.allow_cleartext_password,
-        )
-        for u in uris
-    ]
+    members = parse_members(
+        args.source,
+        args.name,
+        password_env=args.password_env,
+        password_file=args.password_file,
+        allow_cleartext_password=args.allow_cleartext_password,
+    )
+    cluster = len(members) > 1
     source = members[0]
     retries = args.max_retries if args.max_retries is not None else (None if args.stop_never else 5)
     options = FetchOptions(
@@ -129,8 +119,6 @@ def run(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         if cluster:
-            from binlake.transport.cluster import fetch_cluster
-
             source, result = fetch_cluster(members, args.landing, args.name, options)
         else:
             result = fetch(source, args.landing, options)

@@ -335,8 +335,8 @@ def format_summary(s: dict) -> str:
 
 
 def _bronze_rows(rows: dict[str, int]) -> str:
-    """Bronze rows per change kind, in a fixed order; the bookkeeping rows (a file's or chunk's end, a table's
-    layout) are counted in the total but not named."""
+    """Bronze rows per change kind, in a fixed order, then the bookkeeping rows (a file's or chunk's end, a
+    table's layout) as one count."""
     kinds = (*CHANGE_OPS, DDL_OP, ERROR_OP)
     text = ", ".join(f"{k} {rows[k]}" for k in kinds if rows.get(k)) or "none"
     other = sum(v for k, v in rows.items() if k not in kinds)
@@ -345,7 +345,6 @@ def _bronze_rows(rows: dict[str, int]) -> str:
 
 def _stage_times(stages: dict[str, float]) -> str:
     """``ingest 3.0 s, apply 8.0 s (scan 1.0 s, fold 2.0 s, merge 3.0 s)``: apply's parts inside apply."""
-    parts = {k: v for k, v in stages.items() if k not in ("ingest", "apply")}
     text = ", ".join(f"{k} {stages[k]:.1f} s" for k in ("ingest", "apply") if k in stages)
-    inner = ", ".join(f"{k} {v:.1f} s" for k, v in parts.items())
-    return text + (f" ({inner})" if inner and "apply" in stages else f", {inner}" if inner else "")
+    inner = ", ".join(f"{k} {v:.1f} s" for k, v in stages.items() if k not in ("ingest", "apply"))
+    return text + (f" ({inner})" if inner else "")

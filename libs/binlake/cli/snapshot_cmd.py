@@ -89,26 +89,15 @@ def run(args: argparse.Namespace) -> int:
 
     from binlake.pipeline.filters import TableFilter
     from binlake.snapshot import ServerUnreachableError, SnapshotOptions, take_snapshot
-    from binlake.transport import parse_mysql_uri
-    from binlake.transport.cluster import member_order
-    from binlake.transport.errors import SourceUriError
+    from binlake.transport.cluster import member_order, parse_members
 
-    uris = [u.strip() for item in args.source for u in item.split(",") if u.strip()]
-    if len(uris) > 1 and not args.name:
-        raise SourceUriError(
-            f"{len(uris)} --source URIs are the members of one cluster source: name the source with --name "
-            "(its landing folder)"
-        )
-    members = [
-        parse_mysql_uri(
-            u,
-            password_env=args.password_env,
-            password_file=args.password_file,
-            name=None if len(uris) > 1 else args.name,
-            allow_cleartext_password=args.allow_cleartext_password,
-        )
-        for u in uris
-    ]
+    members = parse_members(
+        args.source,
+        args.name,
+        password_env=args.password_env,
+        password_file=args.password_file,
+        allow_cleartext_password=args.allow_cleartext_password,
+    )
     options = SnapshotOptions(TableFilter(tuple(args.include), tuple(args.exclude)), chunk_rows=args.chunk_rows)
     order = member_order(members, Path(args.landing) / args.name) if len(members) > 1 else members
     for i, member in enumerate(order):

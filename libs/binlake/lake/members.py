@@ -578,9 +578,9 @@ def ingest_cluster(
 def snapshots_of(
     spark: "SparkSession",
     engine: "DeltaEngine",
-    lake,
+    lake,  # noqa: ANN001 - LakeLayout
     source: str,
-    landing_dir: str,  # noqa: ANN001
+    landing_dir: str,
 ) -> tuple[list, list]:
     """(the complete snapshots of a source's landing folder that seed before the ingest, those placed by their
     GTID set after it): ``binlake.snapshot.read_snapshots``. A snapshot's binlog position is a place in the

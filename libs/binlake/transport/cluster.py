@@ -47,6 +47,38 @@ def record_member(folder: Path, name: str) -> None:
     os.replace(tmp, folder / MEMBERS_FILE)
 
 
+def parse_members(
+    sources: Sequence[str],
+    name: str | None,
+    *,
+    password_env: str | None = None,
+    password_file: str | None = None,
+    allow_cleartext_password: bool = False,
+) -> list[MySQLSource]:
+    """The ``--source`` options of ``binlake fetch``/``snapshot`` (each may be a comma-separated list): one source,
+    named ``name``, or the members of one cluster source, each named by its URI (then ``name`` is required: the
+    cluster's landing folder)."""
+    from binlake.transport.uri import parse_mysql_uri
+
+    uris = [u.strip() for item in sources for u in item.split(",") if u.strip()]
+    cluster = len(uris) > 1
+    if cluster and not name:
+        raise SourceUriError(
+            f"{len(uris)} --source URIs are the members of one cluster source: name the source "
+            "with --name (its landing folder; each member lands in a sub-folder)"
+        )
+    return [
+        parse_mysql_uri(
+            u,
+            password_env=password_env,
+            password_file=password_file,
+            name=None if cluster else name,
+            allow_cleartext_password=allow_cleartext_password,
+        )
+        for u in uris
+    ]
+
+
 def member_order(members: Sequence[MySQLSource], folder: Path) -> list[MySQLSource]:
     """``members`` from the one the source read last (the last of ``folder/_members`` among them), then the
     ones given after it, then those before it."""
