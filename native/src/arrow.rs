@@ -348,6 +348,24 @@ impl Col {
             _ => unreachable!(),
         }
     }
+    pub(crate) fn float(&mut self, x: f32) {
+        self.valid.push(true);
+        if let Data::F32(v) = &mut self.data {
+            v.push(x);
+        }
+    }
+    pub(crate) fn double(&mut self, x: f64) {
+        self.valid.push(true);
+        if let Data::F64(v) = &mut self.data {
+            v.push(x);
+        }
+    }
+    pub(crate) fn decimal(&mut self, x: i128) {
+        self.valid.push(true);
+        if let Data::I128(v) = &mut self.data {
+            v.push(x);
+        }
+    }
     pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.valid.push(true);
         if let Data::Var { offsets, bytes } = &mut self.data {

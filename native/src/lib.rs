@@ -21,6 +21,7 @@ mod jsonl;
 mod layout;
 mod reader;
 mod rows;
+mod textrows;
 mod values;
 
 use engine::Processor;
@@ -378,11 +379,17 @@ fn binlake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Batches>()?;
     m.add_class::<BronzeRows>()?;
     m.add_function(wrap_pyfunction!(rows_jsonl, m)?)?;
+    m.add_class::<textrows::TextRows>()?;
+    m.add("ServerError", m.py().get_type::<textrows::ServerError>())?;
+    m.add(
+        "ProtocolError",
+        m.py().get_type::<textrows::ProtocolError>(),
+    )?;
     m.add(
         "__doc__",
         "binlake's native binlog decoder core (see binlake.binlog.columnar)",
     )?;
     // the interface binlake.binlog.native speaks: a module built from other sources is not used
-    m.add("API", 5)?;
+    m.add("API", 6)?;
     Ok(())
 }

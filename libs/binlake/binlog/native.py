@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import binlake_native
     from binlake_native import Options, _Source, _Stats
 
-API = 5  # the interface of native/src/lib.rs this module speaks
+API = 6  # the interface of native/src/lib.rs this module speaks
 
 
 class NativeCore(Protocol):

@@ -97,6 +97,7 @@ class ColumnReader:
     to_value: Convert  # PyMySQL value (str/bytes, never None) -> JSON encoding of ``binlake rows``
     to_key: Convert  # PyMySQL value -> query parameter
     keyset: bool  # usable as (part of) a keyset pagination key
+    native: tuple[str, bool] = ("raw", False)  # the native reader's kind, and whether it is read as bytes
 
     @property
     def name(self) -> str:
@@ -200,4 +201,29 @@ def column_reader(info: Mapping[str, Any], *, where: str) -> ColumnReader:
         silver_type(meta),
         meta,
     )
-    return ColumnReader(column, expr, to_value, to_key, data_type in _KEYSET_TYPES)
+    native = _native_kind(data_type, column.silver_type, collation_codec(collation) if charset else None)
+    return ColumnReader(column, expr, to_value, to_key, data_type in _KEYSET_TYPES, native)
+
+
+_NATIVE_INTS = {"tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64"}
+
+
+def _native_kind(data_type: str, kind: str, codec: Optional[str]) -> tuple[str, bool]:
+    """What ``binlake_native.TextRows`` types a column's text as (``raw``: the values' bytes, typed by
+    :meth:`ColumnReader.converter`), and whether the server sends it as bytes (binary charset) or as text:
+    the kinds whose converter the native parse mirrors exactly."""
+    if data_type in _INTS or data_type == "year":
+        return (_NATIVE_INTS[kind] if kind in _NATIVE_INTS else f"decimal:{kind[8:-1]}", False)
+    if data_type in ("decimal", "numeric"):
+        return (f"decimal:{kind[8:-1]}", False) if kind.startswith("decimal(") else ("ascii", False)
+    if data_type in ("float", "double", "real", "double precision"):
+        return (kind, False)
+    if data_type in _TEMPORALS:
+        return ({"date": "date", "timestamp_ntz": "timestamp", "timestamp": "timestamp_utc"}.get(kind, "ascii"), False)
+    if data_type == "json":
+        return ("utf8", False)
+    if codec is not None:
+        return ({"utf-8": "utf8", "ascii": "ascii"}.get(codec, "raw"), True)
+    if kind == "binary" and data_type != "bit":
+        return ("bytes", True)
+    return ("raw", False)

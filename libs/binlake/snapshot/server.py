@@ -338,17 +338,10 @@ class ServerSession:
         """Rows of ``t`` with key in ``(lo, hi]`` in key order (all rows when the table is not chunked), at most
         ``limit``, streamed in batches of at most ``batch_rows`` rows that end once they hold ``batch_bytes`` of
         values (a server-side cursor: memory holds one batch, however wide its rows)."""
-        where, params = _range_condition(t, lo, hi)
-        sql = (
-            f"SELECT {', '.join(r.expression for r in t.readers)} FROM {quote_name(t.db)}.{quote_name(t.table)}"
-            + where
-            + (f" ORDER BY {', '.join(quote_name(k) for k in t.primary_key)}" if t.chunked else "")
-            + (f" LIMIT {int(limit)}" if limit is not None else "")
-        )
         what = f"reading {t.name}"
         cursor = self._conn.cursor(pymysql.cursors.SSCursor)
         try:
-            self._run(cursor, sql, params, what)
+            self._run(cursor, *_select(t, lo, hi, limit), what)
             while True:
                 try:
                     batch = _fetch_batch(cursor, batch_rows, batch_bytes)
@@ -364,6 +357,73 @@ class ServerSession:
                 cursor.close()  # reads what is left of an abandoned result
             except pymysql.err.MySQLError:
                 pass
+
+    def read_native(
+        self,
+        t: TableDef,
+        lo: Optional[Sequence[KeyValue]],
+        hi: Optional[Sequence[KeyValue]],
+        limit: Optional[int],
+        batch_rows: int,
+        key: str,
+        native: Any,
+        batch_bytes: int = BATCH_BYTES,
+    ) -> Iterator[tuple[Any, dict[int, list[Any]], int, int, int, list[Any]]]:
+        """``read``'s rows through the native reader (``binlake_native.TextRows``), in batches: (Arrow record
+        batch of silver values, the values of the columns it did not type as PyMySQL gives them by index, rows,
+        the fingerprint halves of its rows XORed, the last row as PyMySQL gives it)."""
+        import pyarrow as pa
+
+        from binlake.binlog.columnar import ArrowCapsules
+
+        what = f"reading {t.name}"
+        cursor = self._conn.cursor(pymysql.cursors.SSCursor)
+        result = None
+        try:
+            self._run(cursor, *_select(t, lo, hi, limit), what)
+            result = cursor._result
+            encodings = [encoding for encoding, _ in result.converters]
+            kinds = [  # a column the server sends in another form than asked is typed by Python, as read() does
+                (r.name, kind if binary == (encoding is None) else "raw")
+                for r, (kind, binary), encoding in zip(t.readers, (r.native for r in t.readers), encodings)
+            ]
+            rows = native.TextRows(self._conn._rfile, self._conn._next_seq_id, kinds, key.encode())
+            while True:
+                try:
+                    got = rows.batch(batch_rows, batch_bytes)
+                except native.ServerError as exc:
+                    result.unbuffered_active = False  # an ERR packet ends the result
+                    try:
+                        pymysql.err.raise_mysql_exception(exc.args[0])
+                    except pymysql.err.MySQLError as error:
+                        raise self._error(error, what) from None
+                except native.ProtocolError as exc:
+                    message, lost = exc.args
+                    if lost:
+                        raise self._error(pymysql.err.OperationalError(2013, message), what) from None
+                    raise SnapshotAnswerError(f"{self.where}: {what}: {message}") from None
+                except OSError as exc:
+                    raise self._error(pymysql.err.OperationalError(2013, str(exc)), what) from None
+                if got is None:
+                    result.unbuffered_active, result.connection = False, None
+                    self._conn._next_seq_id = rows.seq
+                    return
+                capsules, count, raw, a, b, last = got
+                batch = pa.record_batch(ArrowCapsules(capsules))
+                try:
+                    untyped = {i: [as_pymysql(v, encodings[i]) for v in batch.column(i).to_pylist()] for i in raw}
+                    last = [as_pymysql(v, e) for v, e in zip(last, encodings)]
+                except UnicodeDecodeError as exc:
+                    raise SnapshotAnswerError(
+                        f"{self.where}: {what}: the server sent text that is not {exc.encoding} ({exc.reason})"
+                    ) from None
+                yield batch, untyped, count, a, b, last
+        finally:
+            if result is not None and result.unbuffered_active:
+                # abandoned: the native reader holds bytes PyMySQL never saw; the connection can not go on
+                result.unbuffered_active = False
+                self._conn._force_close()
+            cursor.close()
 
     def fingerprint(
         self, t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]], key: str
@@ -457,6 +517,26 @@ class ServerSession:
                 "long-running statement held it: retry when it has finished"
             )
         return SnapshotError(f"{where}: {what}: server error {code}: {message}")
+
+
+def _select(
+    t: TableDef, lo: Optional[Sequence[KeyValue]], hi: Optional[Sequence[KeyValue]], limit: Optional[int]
+) -> tuple[str, list[Any]]:
+    """The statement (and its parameters) reading the rows of ``t`` with key in ``(lo, hi]`` in key order."""
+    where, params = _range_condition(t, lo, hi)
+    sql = (
+        f"SELECT {', '.join(r.expression for r in t.readers)} FROM {quote_name(t.db)}.{quote_name(t.table)}"
+        + where
+        + (f" ORDER BY {', '.join(quote_name(k) for k in t.primary_key)}" if t.chunked else "")
+        + (f" LIMIT {int(limit)}" if limit is not None else "")
+    )
+    return sql, params
+
+
+def as_pymysql(raw: Optional[bytes], encoding: Optional[str]) -> Any:
+    """A value's bytes as PyMySQL gives it with its decoders off: text decoded in the connection's encoding
+    (``encoding``, None for a binary column)."""
+    return raw.decode(encoding) if raw is not None and encoding is not None else raw
 
 
 def _fetch_batch(cursor: Any, rows: int, size: int) -> list[tuple]:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Optional, TextIO
 
 import pymysql
 
+from binlake.binlog.native import load as load_native
 from binlake.binlog.silver_types import arrow_schema
 from binlake.folders import silver_name
 from binlake.pipeline.filters import TableFilter
@@ -249,58 +250,79 @@ class _Run:
     ) -> Chunk:
         """Read the key range ``(lo, hi]`` (at most ``limit`` rows) into new Parquet files; the chunk's ``hi`` is
         ``hi`` when given, else the last key read when ``limit`` rows came (None: the table's end)."""
-        import pyarrow as pa
-
-        schema = arrow_schema([(r.name, r.kind) for r in d.readers])
-        convert = [r.converter() for r in d.readers]
-        temporal = {i for i, r in enumerate(d.readers) if r.counts_invalid()}
-        names = [r.name for r in d.readers]
-        key_at = [names.index(k) for k in d.primary_key]
-        invalid: dict[str, int] = {}
-        rows, last = 0, None
-        where = f"{self.session.where} {t.name}"
-        with _Parts(self._table_dir(t), schema, self._file_name, self.options.chunk_rows) as parts:
-            for batch in self.session.read(d, lo, hi, limit, self.options.batch_rows):
-                if any(len(r) != len(names) for r in batch):
-                    raise SnapshotAnswerError(
-                        f"{where}: reading rows: expected rows of {len(names)} value(s) "
-                        f"({', '.join(names)[:120]}), the server returned one of "
-                        f"{next(len(r) for r in batch if len(r) != len(names))}"
-                    )
-                arrays = []
-                for i in range(len(names)):
-                    raw = [r[i] for r in batch]
-                    values = _converted(convert[i], raw, where, names[i])
-                    if i in temporal:  # zero or invalid dates: NULL in silver, counted as binlake run does
-                        nulled = sum(1 for v, s in zip(raw, values) if v is not None and s is None)
-                        if nulled:
-                            invalid[names[i]] = invalid.get(names[i], 0) + nulled
-                    del raw
-                    arrays.append(
-                        _converted(lambda v, i=i: pa.array(v, type=schema.field(i).type), [values], where, names[i])[0]
-                    )
-                    del values
-                count, last = len(batch), tuple(batch[-1][i] for i in key_at)
-                del batch  # one copy of a batch at a time: raw, then values, then Arrow
-                parts.write(pa.Table.from_arrays(arrays, schema=schema))
-                del arrays
-                rows += count
+        values = _Values(d, f"{self.session.where} {t.name}")
+        rows, last, where = 0, None, values.where
+        native = load_native()
+        batches = self._native_batches if native is not None else self._python_batches
+        xor = [0, 0]
+        with _Parts(self._table_dir(t), values.schema, self._file_name, self.options.chunk_rows) as parts:
+            for table, count, at_end, halves in batches(d, lo, hi, limit, values, native):
+                parts.write(table)
+                del table
+                rows, last = rows + count, at_end
+                xor = [xor[0] ^ halves[0], xor[1] ^ halves[1]] if halves else xor
                 self.progress.rows(count, t.name, number)
             if rows == 0 and number > 0:
                 parts.discard()
         if limit is not None and rows > limit:
             raise SnapshotAnswerError(f"{where}: reading rows: the server returned {rows} rows for LIMIT {limit}")
         if hi is None and limit is not None and rows == limit and last is not None:
-            hi = _converted(
-                lambda k: [d.readers[i].to_key(v) for i, v in zip(key_at, k)], [last], where, "the primary key"
-            )[0]
+            key_at = [values.names.index(k) for k in d.primary_key]
+            hi = _converted(lambda k: [d.readers[i].to_key(k[i]) for i in key_at], [last], where, "the primary key")[0]
             if lo is not None and hi == lo:  # keyset pagination would ask for the same range forever
                 raise SnapshotAnswerError(
                     f"{where}: reading rows: the server returned rows up to the key {hi!r} "
                     "for the range after that key; the snapshot can not advance"
                 )
-        fingerprint = self.session.fingerprint(d, lo, hi, self.manifest.fingerprint_key) if hi is not None else None
-        return Chunk(lo, hi, rows, parts.files, fingerprint, invalid)
+        fingerprint = None
+        if hi is not None:  # the native reader hashed the rows as read; else the server hashes the range
+            fingerprint = (
+                f"{rows}:{xor[0]:016x}{xor[1]:016x}"
+                if native is not None
+                else self.session.fingerprint(d, lo, hi, self.manifest.fingerprint_key)
+            )
+        return Chunk(lo, hi, rows, parts.files, fingerprint, values.invalid)
+
+    def _python_batches(
+        self, d: TableDef, lo: Any, hi: Any, limit: Optional[int], values: "_Values", native: None
+    ) -> Iterator[tuple[Any, int, tuple, None]]:
+        """Arrow tables of the rows PyMySQL reads, each with its row count and last row."""
+        import pyarrow as pa
+
+        n = len(values.names)
+        for batch in self.session.read(d, lo, hi, limit, self.options.batch_rows):
+            if any(len(r) != n for r in batch):
+                raise SnapshotAnswerError(
+                    f"{values.where}: reading rows: expected rows of {n} value(s) "
+                    f"({', '.join(values.names)[:120]}), the server returned one of "
+                    f"{next(len(r) for r in batch if len(r) != n)}"
+                )
+            arrays = []
+            for i in range(n):
+                raw = [r[i] for r in batch]
+                arrays.append(values.column(i, raw))
+                del raw
+            count, last = len(batch), batch[-1]
+            del batch  # one copy of a batch at a time: raw, then values, then Arrow
+            yield pa.Table.from_arrays(arrays, schema=values.schema), count, last, None
+
+    def _native_batches(
+        self, d: TableDef, lo: Any, hi: Any, limit: Optional[int], values: "_Values", native: Any
+    ) -> Iterator[tuple[Any, int, tuple, tuple[int, int]]]:
+        """Arrow tables of the native reader's batches: its typed columns as they are, the others (values in a
+        form it does not type) typed by Python."""
+        import pyarrow as pa
+
+        key = self.manifest.fingerprint_key
+        for batch, untyped, count, a, b, last in self.session.read_native(
+            d, lo, hi, limit, self.options.batch_rows, key, native
+        ):
+            arrays = list(batch.columns)
+            del batch
+            for i, raw in untyped.items():
+                arrays[i] = values.column(i, raw)
+            del untyped
+            yield pa.Table.from_arrays(arrays, schema=values.schema), count, tuple(last), (a, b)
 
     # -- files -------------------------------------------------------------------------------------------------
     def _commit(self) -> None:
@@ -337,6 +359,31 @@ class _Run:
                     shutil.rmtree(f)
                 else:
                     f.unlink()  # a file, or a link itself (never what it points to)
+
+
+class _Values:
+    """A table's PyMySQL values to Arrow arrays of its silver types, counting the zero and invalid dates that
+    become NULL."""
+
+    def __init__(self, d: TableDef, where: str) -> None:
+        self.where = where
+        self.names = [r.name for r in d.readers]
+        self.schema = arrow_schema([(r.name, r.kind) for r in d.readers])
+        self._convert = [r.converter() for r in d.readers]
+        self._temporal = {i for i, r in enumerate(d.readers) if r.counts_invalid()}
+        self.invalid: dict[str, int] = {}
+
+    def column(self, i: int, raw: list[Any]) -> Any:
+        import pyarrow as pa
+
+        name = self.names[i]
+        values = _converted(self._convert[i], raw, self.where, name)
+        if i in self._temporal:  # zero or invalid dates: NULL in silver, counted as binlake run does
+            nulled = sum(1 for v, s in zip(raw, values) if v is not None and s is None)
+            if nulled:
+                self.invalid[name] = self.invalid.get(name, 0) + nulled
+        kind = self.schema.field(i).type
+        return _converted(lambda v: pa.array(v, type=kind), [values], self.where, name)[0]
 
 
 def _converted(convert: Callable[[Any], Any], raw: list[Any], where: str, column: str) -> list[Any]:
