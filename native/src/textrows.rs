@@ -148,7 +148,8 @@ fn put(col: &mut Col, parse: Parse, v: &[u8]) -> bool {
         },
         Parse::Utf8 if std::str::from_utf8(v).is_err() => false,
         Parse::Ascii if !v.is_ascii() => false,
-        Parse::Utf8 | Parse::Ascii | Parse::Bytes | Parse::Raw => {
+        Parse::Raw => false,
+        Parse::Utf8 | Parse::Ascii | Parse::Bytes => {
             col.bytes(v);
             true
         }

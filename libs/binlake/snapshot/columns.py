@@ -226,4 +226,4 @@ def _native_kind(data_type: str, kind: str, codec: Optional[str]) -> tuple[str, 
         return ({"utf-8": "utf8", "ascii": "ascii"}.get(codec, "raw"), True)
     if kind == "binary" and data_type != "bit":
         return ("bytes", True)
-    return ("raw", False)
+    return ("raw", True)  # BIT, VECTOR: bytes

@@ -383,11 +383,14 @@ class ServerSession:
             self._run(cursor, *_select(t, lo, hi, limit), what)
             result = cursor._result
             encodings = [encoding for encoding, _ in result.converters]
-            kinds = [  # a column the server sends in another form than asked is typed by Python, as read() does
-                (r.name, kind if binary == (encoding is None) else "raw")
-                for r, (kind, binary), encoding in zip(t.readers, (r.native for r in t.readers), encodings)
-            ]
-            rows = native.TextRows(self._conn._rfile, self._conn._next_seq_id, kinds, key.encode())
+            if len(encodings) != len(t.readers):
+                raise SnapshotAnswerError(
+                    f"{self.where}: {what}: expected rows of {len(t.readers)} value(s) "
+                    f"({', '.join(r.name for r in t.readers)[:120]}), the server returned {len(encodings)} column(s)"
+                )
+            rows = native.TextRows(
+                self._conn._rfile, self._conn._next_seq_id, native_kinds(t.readers, encodings), key.encode()
+            )
             while True:
                 try:
                     got = rows.batch(batch_rows, batch_bytes)
@@ -531,6 +534,13 @@ def _select(
         + (f" LIMIT {int(limit)}" if limit is not None else "")
     )
     return sql, params
+
+
+def native_kinds(readers: Sequence[ColumnReader], encodings: Sequence[Optional[str]]) -> list[tuple[str, str]]:
+    """(name, kind) of each column for ``binlake_native.TextRows``: a column the server sends in another form
+    than the one asked for (text for bytes, or bytes for text; ``encoding`` None: bytes) is ``raw``, so that
+    Python types it as ``read`` would."""
+    return [(r.name, r.native[0] if r.native[1] == (e is None) else "raw") for r, e in zip(readers, encodings)]
 
 
 def as_pymysql(raw: Optional[bytes], encoding: Optional[str]) -> Any:

@@ -390,7 +390,7 @@ def _converted(convert: Callable[[Any], Any], raw: list[Any], where: str, column
     """``convert`` of each value; a value the column's type can not hold is the server's fault: typed."""
     try:
         return [convert(v) for v in raw]
-    except (ValueError, TypeError, AttributeError, OverflowError, UnicodeError, KeyError, IndexError) as exc:
+    except (ValueError, TypeError, AttributeError, ArithmeticError, UnicodeError, KeyError, IndexError) as exc:
         raise SnapshotAnswerError(
             f"{where}: reading rows: column {column}: the server returned a value its type "
             f"can not hold ({type(exc).__name__}: {str(exc)[:160]})"
