@@ -237,7 +237,7 @@ fn split_row(
         let (head, len) = match first {
             0xFB => (1, NULL),
             b if b < 0xFB => (1, b as usize),
-            0xFC | 0xFD | 0xFE => {
+            0xFC..=0xFE => {
                 let width = [2usize, 3, 8][(first - 0xFC) as usize];
                 let Some(raw) = data.get(at + 1..at + 1 + width) else {
                     return Err(format!("value {} of a row is cut in its length", c + 1));
