@@ -400,3 +400,60 @@ impl TextRows {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_in_the_servers_form_and_range_only() {
+        assert_eq!(int_text(b"-128", -128, 127), Some(-128));
+        assert_eq!(int_text(b"007", -128, 127), Some(7));
+        for bad in [&b"128"[..], b"+1", b" 1", b"", b"-", b"1_0", b"1e3"] {
+            assert_eq!(int_text(bad, -128, 127), None, "{bad:?}");
+        }
+        assert_eq!(
+            int_text(b"-9223372036854775808", i64::MIN, i64::MAX),
+            Some(i64::MIN)
+        );
+    }
+
+    #[test]
+    fn decimals_scaled_and_bounded_by_precision() {
+        assert_eq!(decimal_text(b"-1234567890.12", 12, 2), Some(-123456789012));
+        assert_eq!(decimal_text(b"5.5", 12, 2), Some(550));
+        assert_eq!(decimal_text(b"0007.00", 3, 2), Some(700));
+        assert_eq!(
+            decimal_text(b"18446744073709551615", 20, 0),
+            Some(18446744073709551615)
+        );
+        for bad in [
+            &b"1.234"[..],
+            b"12345678901.00",
+            b".5",
+            b"5.",
+            b"1e5",
+            b"-",
+            b"",
+            b"+1",
+        ] {
+            assert_eq!(decimal_text(bad, 12, 2), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn rows_split_into_cells_or_say_what_is_wrong() {
+        let mut cells = Vec::new();
+        assert_eq!(split_row(b"\x01a\xfb\x00", 0, 3, &mut cells), Ok(1));
+        assert_eq!(cells, vec![(1, 1), (3, NULL), (4, 0)]);
+        assert!(split_row(b"\x01a", 0, 2, &mut Vec::new())
+            .unwrap_err()
+            .contains("after 1 of 2"));
+        assert!(split_row(b"\x01a\x01b", 0, 1, &mut Vec::new())
+            .unwrap_err()
+            .contains("more than 1"));
+        assert!(split_row(b"\xfc\x05", 0, 1, &mut Vec::new())
+            .unwrap_err()
+            .contains("cut"));
+    }
+}
