@@ -266,6 +266,92 @@ fn split_row(
     Ok(held)
 }
 
+/// XOR of each row's MD5 over ``key`` and its values as ``length:value`` (``N`` for NULL), in two halves.
+fn fingerprint(key: &[u8], data: &[u8], cells: &[(usize, usize)], n: usize) -> (u64, u64) {
+    let (mut fa, mut fb) = (0u64, 0u64);
+    let mut digits = [0u8; 20];
+    let mut message = Vec::new();
+    for row in cells.chunks(n) {
+        message.clear();
+        message.extend_from_slice(key);
+        for &(at, len) in row {
+            if len == NULL {
+                message.push(b'N');
+            } else {
+                message.extend_from_slice(itoa(len, &mut digits));
+                message.push(b':');
+                message.extend_from_slice(&data[at..at + len]);
+            }
+        }
+        let d = Md5::digest(&message);
+        fa ^= u64::from_be_bytes(d[..8].try_into().unwrap());
+        fb ^= u64::from_be_bytes(d[8..].try_into().unwrap());
+    }
+    (fa, fb)
+}
+
+/// The decimal digits of ``v``.
+fn itoa(mut v: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+/// The Arrow columns of ``rows`` rows' cells, and the indexes of those given as their values' bytes.
+fn columns(
+    names: &[String],
+    parses: &[(Parse, String)],
+    data: &[u8],
+    cells: &[(usize, usize)],
+    rows: usize,
+) -> (Vec<crate::arrow::Node>, Vec<usize>) {
+    let n = names.len();
+    let value = |(at, len): (usize, usize)| (len != NULL).then(|| &data[at..at + len]);
+    let mut cols = Vec::with_capacity(n);
+    let mut raw = Vec::new();
+    for c in 0..n {
+        let (parse, format) = parses[c].clone();
+        let mut col = Col::new(&names[c], format);
+        let typed = (0..rows).all(|r| match value(cells[r * n + c]) {
+            None => {
+                col.null();
+                true
+            }
+            Some(v) => put(&mut col, parse, v),
+        });
+        if !typed {
+            raw.push(c);
+            col = Col::new(&names[c], "z".into());
+            (0..rows).for_each(|r| col.opt_str(value(cells[r * n + c])));
+        }
+        cols.push(col.node());
+    }
+    (cols, raw)
+}
+
+/// A batch's rows kept for their fingerprint, computed by ``xor`` on whichever thread calls it.
+#[pyclass(frozen)]
+pub struct RowHashes {
+    key: Vec<u8>,
+    data: Vec<u8>,
+    cells: Vec<(usize, usize)>,
+    n: usize,
+}
+
+#[pymethods]
+impl RowHashes {
+    /// The rows' MD5s XORed, in two halves (the GIL released meanwhile).
+    fn xor(&self, py: Python<'_>) -> (u64, u64) {
+        py.allow_threads(|| fingerprint(&self.key, &self.data, &self.cells, self.n))
+    }
+}
+
 #[pymethods]
 impl TextRows {
     /// ``rfile``: the connection's buffered reader, right after the result's column definitions; ``seq``: the
@@ -305,8 +391,8 @@ impl TextRows {
     }
 
     /// Up to ``max_rows`` rows, fewer once their values hold ``max_bytes``: (capsules of a struct array,
-    /// rows, indexes of the columns given as their values' bytes, fingerprint halves XORed over the rows, the
-    /// last row's values as bytes); None once the result has ended.
+    /// rows, indexes of the columns given as their values' bytes, the rows' ``RowHashes`` (None without a
+    /// key), the last row's values as bytes); None once the result has ended.
     fn batch<'py>(
         &mut self,
         py: Python<'py>,
@@ -317,16 +403,13 @@ impl TextRows {
             Bound<'py, PyTuple>,
             usize,
             Vec<usize>,
-            u64,
-            u64,
+            Option<RowHashes>,
             Vec<Option<Bound<'py, PyBytes>>>,
         )>,
     > {
         let n = self.names.len();
         let (mut data, mut cells) = (Vec::new(), Vec::new());
         let (mut rows, mut held) = (0usize, 0usize);
-        let (mut fa, mut fb) = (0u64, 0u64);
-        let mut md5 = Md5::new();
         while rows < max_rows.max(1) && held < max_bytes && !self.ended {
             let start = data.len();
             self.packet(py, &mut data)?;
@@ -346,56 +429,30 @@ impl TextRows {
             held += split_row(&data, start, n, &mut cells).map_err(|m| {
                 ProtocolError::new_err((format!("{m} (expected rows of {n} value(s))"), false))
             })?;
-            if let Some(key) = &self.key {
-                md5.update(key);
-                for &(at, len) in &cells[rows * n..] {
-                    if len == NULL {
-                        md5.update(b"N");
-                    } else {
-                        md5.update(len.to_string().as_bytes());
-                        md5.update(b":");
-                        md5.update(&data[at..at + len]);
-                    }
-                }
-                let d = md5.finalize_reset();
-                fa ^= u64::from_be_bytes(d[..8].try_into().unwrap());
-                fb ^= u64::from_be_bytes(d[8..].try_into().unwrap());
-            }
             rows += 1;
         }
         if rows == 0 {
             return Ok(None);
         }
+        // typing needs no Python: other threads (the Parquet writer, the hashing of the previous batch) run
+        let (names, parses) = (&self.names, &self.parses);
+        let (cols, raw) = py.allow_threads(|| columns(names, parses, &data, &cells, rows));
         let value = |(at, len): (usize, usize)| (len != NULL).then(|| &data[at..at + len]);
-        let mut cols = Vec::with_capacity(n);
-        let mut raw = Vec::new();
-        for c in 0..n {
-            let (parse, format) = self.parses[c].clone();
-            let mut col = Col::new(&self.names[c], format);
-            let typed = (0..rows).all(|r| match value(cells[r * n + c]) {
-                None => {
-                    col.null();
-                    true
-                }
-                Some(v) => put(&mut col, parse, v),
-            });
-            if !typed {
-                raw.push(c);
-                col = Col::new(&self.names[c], "z".into());
-                (0..rows).for_each(|r| col.opt_str(value(cells[r * n + c])));
-            }
-            cols.push(col.node());
-        }
         let last = cells[(rows - 1) * n..]
             .iter()
             .map(|&cell| value(cell).map(|v| PyBytes::new(py, v)))
             .collect();
+        let hashes = self.key.clone().map(|key| RowHashes {
+            key,
+            data,
+            cells,
+            n,
+        });
         Ok(Some((
             capsules(py, struct_node(cols, rows))?,
             rows,
             raw,
-            fa,
-            fb,
+            hashes,
             last,
         )))
     }

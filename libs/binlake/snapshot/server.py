@@ -368,10 +368,10 @@ class ServerSession:
         key: str,
         native: Any,
         batch_bytes: int = BATCH_BYTES,
-    ) -> Iterator[tuple[Any, dict[int, list[Any]], int, int, int, list[Any]]]:
+    ) -> Iterator[tuple[Any, dict[int, list[Any]], int, Any, list[Any]]]:
         """``read``'s rows through the native reader (``binlake_native.TextRows``), in batches: (Arrow record
         batch of silver values, the values of the columns it did not type as PyMySQL gives them by index, rows,
-        the fingerprint halves of its rows XORed, the last row as PyMySQL gives it)."""
+        the rows' ``RowHashes`` (their fingerprint), the last row as PyMySQL gives it)."""
         import pyarrow as pa
 
         from binlake.binlog.columnar import ArrowCapsules
@@ -411,7 +411,7 @@ class ServerSession:
                     result.unbuffered_active, result.connection = False, None
                     self._conn._next_seq_id = rows.seq
                     return
-                capsules, count, raw, a, b, last = got
+                capsules, count, raw, hashes, last = got
                 batch = pa.record_batch(ArrowCapsules(capsules))
                 try:
                     untyped = {i: [as_pymysql(v, encodings[i]) for v in batch.column(i).to_pylist()] for i in raw}
@@ -420,7 +420,7 @@ class ServerSession:
                     raise SnapshotAnswerError(
                         f"{self.where}: {what}: the server sent text that is not {exc.encoding} ({exc.reason})"
                     ) from None
-                yield batch, untyped, count, a, b, last
+                yield batch, untyped, count, hashes, last
         finally:
             if result is not None and result.unbuffered_active:
                 # abandoned: the native reader holds bytes PyMySQL never saw; the connection can not go on
