@@ -380,7 +380,6 @@ fn binlake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BronzeRows>()?;
     m.add_function(wrap_pyfunction!(rows_jsonl, m)?)?;
     m.add_class::<textrows::TextRows>()?;
-    m.add_class::<textrows::RowHashes>()?;
     m.add("ServerError", m.py().get_type::<textrows::ServerError>())?;
     m.add(
         "ProtocolError",

@@ -52,7 +52,7 @@ enum Parse {
     Raw,
 }
 
-/// ``(Parse, Arrow format)`` of a kind ``binlake.snapshot.native`` names.
+/// ``(Parse, Arrow format)`` of a kind ``binlake.snapshot.columns`` names.
 fn parse_of(kind: &str) -> Option<(Parse, String)> {
     let int = |lo: i64, hi: i64, f: &str| Some((Parse::Int(lo, hi), f.to_string()));
     match kind {
@@ -158,8 +158,9 @@ fn put(col: &mut Col, parse: Parse, v: &[u8]) -> bool {
     }
 }
 
-/// One result set's rows, pulled in batches by ``binlake.snapshot.native``.
-#[pyclass(unsendable)]
+/// One result set's rows, pulled in batches by ``ServerSession.read_native`` (sendable: a traceback may hold it
+/// until another thread drops it).
+#[pyclass]
 pub struct TextRows {
     rfile: PyObject,
     buf: Vec<u8>,
@@ -335,23 +336,6 @@ fn columns(
     (cols, raw)
 }
 
-/// A batch's rows kept for their fingerprint, computed by ``xor`` on whichever thread calls it.
-#[pyclass(frozen)]
-pub struct RowHashes {
-    key: Vec<u8>,
-    data: Vec<u8>,
-    cells: Vec<(usize, usize)>,
-    n: usize,
-}
-
-#[pymethods]
-impl RowHashes {
-    /// The rows' MD5s XORed, in two halves (the GIL released meanwhile).
-    fn xor(&self, py: Python<'_>) -> (u64, u64) {
-        py.allow_threads(|| fingerprint(&self.key, &self.data, &self.cells, self.n))
-    }
-}
-
 #[pymethods]
 impl TextRows {
     /// ``rfile``: the connection's buffered reader, right after the result's column definitions; ``seq``: the
@@ -391,8 +375,8 @@ impl TextRows {
     }
 
     /// Up to ``max_rows`` rows, fewer once their values hold ``max_bytes``: (capsules of a struct array,
-    /// rows, indexes of the columns given as their values' bytes, the rows' ``RowHashes`` (None without a
-    /// key), the last row's values as bytes); None once the result has ended.
+    /// rows, indexes of the columns given as their values' bytes, the rows' fingerprint halves XORed (0
+    /// without a key), the last row's values as bytes); None once the result has ended.
     fn batch<'py>(
         &mut self,
         py: Python<'py>,
@@ -403,7 +387,8 @@ impl TextRows {
             Bound<'py, PyTuple>,
             usize,
             Vec<usize>,
-            Option<RowHashes>,
+            u64,
+            u64,
             Vec<Option<Bound<'py, PyBytes>>>,
         )>,
     > {
@@ -434,25 +419,24 @@ impl TextRows {
         if rows == 0 {
             return Ok(None);
         }
-        // typing needs no Python: other threads (the Parquet writer, the hashing of the previous batch) run
-        let (names, parses) = (&self.names, &self.parses);
-        let (cols, raw) = py.allow_threads(|| columns(names, parses, &data, &cells, rows));
+        // hashing and typing need no Python: the thread writing the previous batch's Parquet runs meanwhile
+        let (names, parses, key) = (&self.names, &self.parses, self.key.as_deref());
+        let (cols, raw, (fa, fb)) = py.allow_threads(|| {
+            let halves = key.map_or((0, 0), |key| fingerprint(key, &data, &cells, n));
+            let (cols, raw) = columns(names, parses, &data, &cells, rows);
+            (cols, raw, halves)
+        });
         let value = |(at, len): (usize, usize)| (len != NULL).then(|| &data[at..at + len]);
         let last = cells[(rows - 1) * n..]
             .iter()
             .map(|&cell| value(cell).map(|v| PyBytes::new(py, v)))
             .collect();
-        let hashes = self.key.clone().map(|key| RowHashes {
-            key,
-            data,
-            cells,
-            n,
-        });
         Ok(Some((
             capsules(py, struct_node(cols, rows))?,
             rows,
             raw,
-            hashes,
+            fa,
+            fb,
             last,
         )))
     }

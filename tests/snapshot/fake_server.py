@@ -109,7 +109,7 @@ class Answers:
             return names, rows
         lo = re.search(r"`id` > (\d+)", sql)
         limit = re.search(r"LIMIT (\d+)$", sql)
-        rows = [r for r in rows if _after(r, int(lo.group(1)) if lo else None)]
+        rows = [r for r in rows if not isinstance(r, list) or _after(r, int(lo.group(1)) if lo else None)]
         return names, rows[: int(limit.group(1))] if limit else rows
 
     def answer(self, sql: str) -> Any:

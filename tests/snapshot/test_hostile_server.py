@@ -14,10 +14,11 @@ import pytest
 
 from binlake.binlog.native import available as native_available
 from binlake.snapshot import take_snapshot
-from binlake.snapshot.errors import SnapshotAnswerError, SnapshotError
+from binlake.snapshot.errors import ServerUnreachableError, SnapshotAnswerError, SnapshotError
 from binlake.snapshot.take import SnapshotOptions
 from binlake.transport.uri import parse_mysql_uri
 from tests.snapshot.fake_server import Answers, column, serve, uri
+from tests.transport.fake_mysql import RowsEnd
 
 MYSQL = {"flavor": "mysql", "version": (["v", "id"], [["8.4.0", "1"]])}
 
@@ -83,6 +84,10 @@ CASES = {
     ),
     "fingerprint row of one column": dict(fingerprint=(["c"], [["1"]]), rows=(["id", "v"], [["1", b"a"]])),
     "more rows than LIMIT": dict(honest=False),
+    "an error after the first row": dict(
+        honest=False, rows=(["id", "v"], [["1", b"a"], RowsEnd(1317, "Query execution was interrupted")])
+    ),
+    "the connection closed after the first row": dict(honest=False, rows=(["id", "v"], [["1", b"a"], RowsEnd()])),
     "the same key range again (was an endless snapshot)": dict(honest=False, rows=(["id", "v"], [["1", b"a"]])),
 }
 
@@ -119,6 +124,23 @@ def test_a_hostile_answer_is_a_typed_error_and_no_complete_snapshot(tmp_path, ca
     message = str(caught.value)
     assert "\n" not in message and "127.0.0.1" in message, message
     assert all(m["status"] != "complete" for m in _manifests(tmp_path))
+
+
+@pytest.mark.skipif(not native_available(), reason="the native core is not built (scripts/setup.sh builds it)")
+@pytest.mark.parametrize(
+    "case, error, words",
+    [
+        ("an error after the first row", SnapshotError, "server error 1317: Query execution was interrupted"),
+        ("the connection closed after the first row", ServerUnreachableError, "rerun (a snapshot resumes)"),
+    ],
+)
+def test_a_result_broken_in_its_rows_is_the_same_error_with_either_reader(tmp_path, case, error, words, monkeypatch):
+    for reader in ("0", "1"):
+        monkeypatch.setenv("BINLAKE_NATIVE", reader)
+        with serve(dataclasses.replace(Answers(), **CASES[case])) as server:
+            with pytest.raises(SnapshotError) as caught:
+                take_snapshot(parse_mysql_uri(uri(server)), tmp_path / reader, SnapshotOptions(chunk_rows=1))
+        assert type(caught.value) is error and words in str(caught.value), (reader, str(caught.value))
 
 
 def test_the_cli_prints_one_line_for_a_hostile_position(tmp_path, capsys) -> None:

@@ -71,6 +71,15 @@ def split_events(data: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
+@dataclass(frozen=True)
+class RowsEnd:
+    """In a result's rows: end them there with an ERR packet (``code``, ``message``), or, with ``code`` None, by
+    closing the connection."""
+
+    code: int | None = None
+    message: str = ""
+
+
 @dataclass
 class Script:
     """What the fake server holds and how it behaves."""
@@ -179,12 +188,12 @@ class _Session:
     def eof(self) -> None:
         self.send(b"\xfe" + struct.pack("<HH", 0, SERVER_STATUS_AUTOCOMMIT))
 
-    def result(self, names: list[str], rows: list[list[str | bytes | None]]) -> None:
+    def result(self, names: list[str], rows: list[list[str | bytes | None] | RowsEnd]) -> None:
         """A text result set; a column holding bytes is sent as binary (charset 63), the others as utf8 text."""
         self.send(_lenenc(len(names)))
         for i, name in enumerate(names):
             n = name.encode()
-            charset = 63 if any(isinstance(r[i], bytes) for r in rows if i < len(r)) else 33
+            charset = 63 if any(isinstance(r[i], bytes) for r in rows if isinstance(r, list) and i < len(r)) else 33
             self.send(
                 b"\x03def"
                 + b"\x00\x00\x00"
@@ -198,6 +207,12 @@ class _Session:
             )
         self.eof()
         for row in rows:
+            if isinstance(row, RowsEnd):
+                if row.code is None:
+                    self.conn.shutdown(socket.SHUT_RDWR)
+                else:
+                    self.err(row.code, row.message)
+                return
             values = [v if isinstance(v, bytes) else None if v is None else str(v).encode() for v in row]
             self.send(b"".join(b"\xfb" if v is None else _lenenc(len(v)) + v for v in values))
         self.eof()

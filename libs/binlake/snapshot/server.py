@@ -353,6 +353,9 @@ class ServerSession:
                 del batch  # the caller holds the batch alone: it frees each part once converted
                 yield held.pop()
         finally:
+            result = cursor._result
+            if result is not None and self._conn._sock is None:  # the connection dropped: nothing left to read
+                result.unbuffered_active = False
             try:
                 cursor.close()  # reads what is left of an abandoned result
             except pymysql.err.MySQLError:
@@ -368,10 +371,10 @@ class ServerSession:
         key: str,
         native: Any,
         batch_bytes: int = BATCH_BYTES,
-    ) -> Iterator[tuple[Any, dict[int, list[Any]], int, Any, list[Any]]]:
+    ) -> Iterator[tuple[Any, dict[int, list[Any]], int, tuple[int, int], list[Any]]]:
         """``read``'s rows through the native reader (``binlake_native.TextRows``), in batches: (Arrow record
         batch of silver values, the values of the columns it did not type as PyMySQL gives them by index, rows,
-        the rows' ``RowHashes`` (their fingerprint), the last row as PyMySQL gives it)."""
+        the fingerprint halves of its rows XORed, the last row as PyMySQL gives it)."""
         import pyarrow as pa
 
         from binlake.binlog.columnar import ArrowCapsules
@@ -411,7 +414,7 @@ class ServerSession:
                     result.unbuffered_active, result.connection = False, None
                     self._conn._next_seq_id = rows.seq
                     return
-                capsules, count, raw, hashes, last = got
+                capsules, count, raw, a, b, last = got
                 batch = pa.record_batch(ArrowCapsules(capsules))
                 try:
                     untyped = {i: [as_pymysql(v, encodings[i]) for v in batch.column(i).to_pylist()] for i in raw}
@@ -420,7 +423,7 @@ class ServerSession:
                     raise SnapshotAnswerError(
                         f"{self.where}: {what}: the server sent text that is not {exc.encoding} ({exc.reason})"
                     ) from None
-                yield batch, untyped, count, hashes, last
+                yield batch, untyped, count, (a, b), last
         finally:
             if result is not None and result.unbuffered_active:
                 # abandoned: the native reader holds bytes PyMySQL never saw; the connection can not go on

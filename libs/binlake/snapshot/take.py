@@ -256,20 +256,14 @@ class _Run:
         rows, last, where = 0, None, values.where
         native = load_native()
         batches = self._native_batches if native is not None else self._python_batches
-        xor = [0, 0]
-
-        def store(table: Any, hashes: Any) -> None:
-            parts.write(table)
-            if hashes is not None:
-                a, b = hashes.xor()
-                xor[:] = xor[0] ^ a, xor[1] ^ b
-
+        xor = (0, 0)
         with _Parts(self._table_dir(t), values.schema, self._file_name, self.options.chunk_rows) as parts:
             with _Behind() as behind:
-                for table, count, at_end, hashes in batches(d, lo, hi, limit, values, native):
-                    behind.run(functools.partial(store, table, hashes))
-                    del table, hashes
+                for table, count, at_end, halves in batches(d, lo, hi, limit, values, native):
+                    behind.run(functools.partial(parts.write, table))
+                    del table
                     rows, last = rows + count, at_end
+                    xor = (xor[0] ^ halves[0], xor[1] ^ halves[1]) if halves else xor
                     self.progress.rows(count, t.name, number)
             if rows == 0 and number > 0:
                 parts.discard()
@@ -317,13 +311,13 @@ class _Run:
 
     def _native_batches(
         self, d: TableDef, lo: Any, hi: Any, limit: Optional[int], values: "_Values", native: Any
-    ) -> Iterator[tuple[Any, int, tuple, Any]]:
+    ) -> Iterator[tuple[Any, int, tuple, tuple[int, int]]]:
         """Arrow tables of the native reader's batches: its typed columns as they are, the others (values in a
         form it does not type) typed by Python."""
         import pyarrow as pa
 
         key = self.manifest.fingerprint_key
-        for batch, untyped, count, hashes, last in self.session.read_native(
+        for batch, untyped, count, halves, last in self.session.read_native(
             d, lo, hi, limit, self.options.batch_rows, key, native
         ):
             arrays = list(batch.columns)
@@ -331,7 +325,7 @@ class _Run:
             for i, raw in untyped.items():
                 arrays[i] = values.column(i, raw)
             del untyped
-            yield pa.Table.from_arrays(arrays, schema=values.schema), count, tuple(last), hashes
+            yield pa.Table.from_arrays(arrays, schema=values.schema), count, tuple(last), halves
 
     # -- files -------------------------------------------------------------------------------------------------
     def _commit(self) -> None:
@@ -371,8 +365,7 @@ class _Run:
 
 
 class _Behind:
-    """One thread doing a batch's writing (and hashing) while the next batch is read; one batch at a time, so
-    memory holds two."""
+    """One thread writing a batch while the next is read; one batch at a time, so memory holds two."""
 
     def __init__(self) -> None:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="snapshot-writer")
