@@ -169,6 +169,7 @@ pub struct TextRows {
     names: Vec<String>,
     parses: Vec<(Parse, String)>,
     key: Option<Vec<u8>>,
+    last: Vec<usize>,
     ended: bool,
 }
 
@@ -340,13 +341,14 @@ fn columns(
 impl TextRows {
     /// ``rfile``: the connection's buffered reader, right after the result's column definitions; ``seq``: the
     /// next packet's sequence number; ``columns``: (name, kind) in SELECT order; ``key``: the fingerprint key
-    /// (None: no fingerprint).
+    /// (None: no fingerprint); ``last``: the indexes of the columns whose last values a batch gives.
     #[new]
     fn new(
         rfile: PyObject,
         seq: u8,
         columns: Vec<(String, String)>,
         key: Option<Vec<u8>>,
+        last: Vec<usize>,
     ) -> PyResult<Self> {
         let mut names = Vec::new();
         let mut parses = Vec::new();
@@ -356,6 +358,11 @@ impl TextRows {
             names.push(name);
             parses.push(parse);
         }
+        if names.is_empty() || last.iter().any(|&c| c >= names.len()) {
+            return Err(PyValueError::new_err(
+                "a result of no columns, or a last column it does not have",
+            ));
+        }
         Ok(TextRows {
             rfile,
             buf: Vec::new(),
@@ -364,6 +371,7 @@ impl TextRows {
             names,
             parses,
             key,
+            last,
             ended: false,
         })
     }
@@ -376,7 +384,7 @@ impl TextRows {
 
     /// Up to ``max_rows`` rows, fewer once their values hold ``max_bytes``: (capsules of a struct array,
     /// rows, indexes of the columns given as their values' bytes, the rows' fingerprint halves XORed (0
-    /// without a key), the last row's values as bytes); None once the result has ended.
+    /// without a key), the last row's ``last`` values as bytes); None once the result has ended.
     fn batch<'py>(
         &mut self,
         py: Python<'py>,
@@ -427,9 +435,11 @@ impl TextRows {
             (cols, raw, halves)
         });
         let value = |(at, len): (usize, usize)| (len != NULL).then(|| &data[at..at + len]);
-        let last = cells[(rows - 1) * n..]
+        let at_end = &cells[(rows - 1) * n..];
+        let last = self
+            .last
             .iter()
-            .map(|&cell| value(cell).map(|v| PyBytes::new(py, v)))
+            .map(|&c| value(at_end[c]).map(|v| PyBytes::new(py, v)))
             .collect();
         Ok(Some((
             capsules(py, struct_node(cols, rows))?,

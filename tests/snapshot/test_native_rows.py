@@ -66,7 +66,7 @@ def _result(rows: list[list[Optional[bytes]]], end: bytes = EOF_PACKET) -> bytes
 
 
 def _batches(data: bytes, columns: list[tuple[str, str]], key: Optional[bytes] = b"key", **bounds: int) -> list:
-    rows = native.TextRows(io.BytesIO(data), 1, columns, key)
+    rows = native.TextRows(io.BytesIO(data), 1, columns, key, list(range(len(columns))))
     out = []
     while (got := rows.batch(bounds.get("rows", 1 << 20), bounds.get("bytes", 1 << 40))) is not None:
         out.append(got)
@@ -281,7 +281,7 @@ def test_a_batch_ends_at_its_row_or_byte_bound_and_the_next_goes_on() -> None:
     rows = [[str(i).encode(), b"v" * 100] for i in range(50)]
     data = _result(rows)
     assert [b[1] for b in _batches(data, [("id", "int32"), ("v", "bytes")], bytes=1000)] == [10] * 5
-    reader = native.TextRows(io.BytesIO(data + b"next"), 1, [("id", "int32"), ("v", "bytes")], None)
+    reader = native.TextRows(io.BytesIO(data + b"next"), 1, [("id", "int32"), ("v", "bytes")], None, [0])
     while reader.batch(7, 1 << 30) is not None:
         pass
     assert reader.seq == 52  # 50 rows and the EOF packet after sequence number 1
@@ -312,6 +312,9 @@ def test_broken_results_are_typed_errors(data: bytes, error: str, lost: Optional
         assert caught.value.args[0] == data[4:] if data[4] == 0xFF else caught.value.args[0].startswith(b"\xff")
 
 
-def test_an_unknown_kind_is_refused() -> None:
+def test_an_unknown_kind_no_column_or_a_last_column_out_of_range_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown kind"):
-        native.TextRows(io.BytesIO(b""), 1, [("c", "int128")], None)
+        native.TextRows(io.BytesIO(b""), 1, [("c", "int128")], None, [])
+    for columns, last in (([], []), ([("c", "int32")], [1])):
+        with pytest.raises(ValueError, match="no columns"):
+            native.TextRows(io.BytesIO(b""), 1, columns, None, last)

@@ -374,7 +374,7 @@ class ServerSession:
     ) -> Iterator[tuple[Any, dict[int, list[Any]], int, tuple[int, int], list[Any]]]:
         """``read``'s rows through the native reader (``binlake_native.TextRows``), in batches: (Arrow record
         batch of silver values, the values of the columns it did not type as PyMySQL gives them by index, rows,
-        the fingerprint halves of its rows XORed, the last row as PyMySQL gives it)."""
+        the fingerprint halves of its rows XORed, the last row's key as PyMySQL gives it)."""
         import pyarrow as pa
 
         from binlake.binlog.columnar import ArrowCapsules
@@ -391,9 +391,9 @@ class ServerSession:
                     f"{self.where}: {what}: expected rows of {len(t.readers)} value(s) "
                     f"({', '.join(r.name for r in t.readers)[:120]}), the server returned {len(encodings)} column(s)"
                 )
-            rows = native.TextRows(
-                self._conn._rfile, self._conn._next_seq_id, native_kinds(t.readers, encodings), key.encode()
-            )
+            kinds, names = native_kinds(t.readers, encodings), [r.name for r in t.readers]
+            key_at = [names.index(k) for k in t.primary_key]
+            rows = native.TextRows(self._conn._rfile, self._conn._next_seq_id, kinds, key.encode(), key_at)
             while True:
                 try:
                     got = rows.batch(batch_rows, batch_bytes)
@@ -418,7 +418,7 @@ class ServerSession:
                 batch = pa.record_batch(ArrowCapsules(capsules))
                 try:
                     untyped = {i: [as_pymysql(v, encodings[i]) for v in batch.column(i).to_pylist()] for i in raw}
-                    last = [as_pymysql(v, e) for v, e in zip(last, encodings)]
+                    last = [as_pymysql(v, encodings[i]) for v, i in zip(last, key_at)]
                 except UnicodeDecodeError as exc:
                     raise SnapshotAnswerError(
                         f"{self.where}: {what}: the server sent text that is not {exc.encoding} ({exc.reason})"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import fcntl
-import functools
 import os
 import secrets
 import shutil
@@ -260,7 +259,7 @@ class _Run:
         with _Parts(self._table_dir(t), values.schema, self._file_name, self.options.chunk_rows) as parts:
             with _Behind() as behind:
                 for table, count, at_end, halves in batches(d, lo, hi, limit, values, native):
-                    behind.run(functools.partial(parts.write, table))
+                    behind.write(parts, table)
                     del table
                     rows, last = rows + count, at_end
                     xor = (xor[0] ^ halves[0], xor[1] ^ halves[1]) if halves else xor
@@ -270,8 +269,9 @@ class _Run:
         if limit is not None and rows > limit:
             raise SnapshotAnswerError(f"{where}: reading rows: the server returned {rows} rows for LIMIT {limit}")
         if hi is None and limit is not None and rows == limit and last is not None:
-            key_at = [values.names.index(k) for k in d.primary_key]
-            hi = _converted(lambda k: [d.readers[i].to_key(k[i]) for i in key_at], [last], where, "the primary key")[0]
+            hi = _converted(
+                lambda k: [r.to_key(v) for r, v in zip(d.key_readers, k)], [last], where, "the primary key"
+            )[0]
             if lo is not None and hi == lo:  # keyset pagination would ask for the same range forever
                 raise SnapshotAnswerError(
                     f"{where}: reading rows: the server returned rows up to the key {hi!r} "
@@ -289,7 +289,7 @@ class _Run:
     def _python_batches(
         self, d: TableDef, lo: Any, hi: Any, limit: Optional[int], values: "_Values", native: None
     ) -> Iterator[tuple[Any, int, tuple, None]]:
-        """Arrow tables of the rows PyMySQL reads, each with its row count and last row."""
+        """Arrow tables of the rows PyMySQL reads, each with its row count and last row's key."""
         import pyarrow as pa
 
         n = len(values.names)
@@ -305,7 +305,7 @@ class _Run:
                 raw = [r[i] for r in batch]
                 arrays.append(values.column(i, raw))
                 del raw
-            count, last = len(batch), batch[-1]
+            count, last = len(batch), tuple(batch[-1][i] for i in values.key_at)
             del batch  # one copy of a batch at a time: raw, then values, then Arrow
             yield pa.Table.from_arrays(arrays, schema=values.schema), count, last, None
 
@@ -365,7 +365,10 @@ class _Run:
 
 
 class _Behind:
-    """One thread writing a batch while the next is read; one batch at a time, so memory holds two."""
+    """One thread writing a batch while the next is read, one batch at a time; a batch of ``INLINE_BYTES`` or
+    more (wide rows) is written in place, so memory holds at most one such batch."""
+
+    INLINE_BYTES = 4 << 20
 
     def __init__(self) -> None:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="snapshot-writer")
@@ -374,9 +377,12 @@ class _Behind:
     def __enter__(self) -> "_Behind":
         return self
 
-    def run(self, work: Callable[[], None]) -> None:
+    def write(self, parts: "_Parts", table: Any) -> None:
         self.wait()
-        self._pending = self._thread.submit(work)
+        if table.nbytes >= self.INLINE_BYTES:
+            parts.write(table)
+        else:
+            self._pending = self._thread.submit(parts.write, table)
 
     def wait(self) -> None:
         pending, self._pending = self._pending, None
@@ -400,6 +406,7 @@ class _Values:
     def __init__(self, d: TableDef, where: str) -> None:
         self.where = where
         self.names = [r.name for r in d.readers]
+        self.key_at = [self.names.index(k) for k in d.primary_key]
         self.schema = arrow_schema([(r.name, r.kind) for r in d.readers])
         self._convert = [r.converter() for r in d.readers]
         self._temporal = {i for i, r in enumerate(d.readers) if r.counts_invalid()}
