@@ -499,7 +499,7 @@ fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
-fn valid_date(y: i64, m: i64, d: i64) -> bool {
+pub fn valid_date(y: i64, m: i64, d: i64) -> bool {
     (1..=9999).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m)
 }
 

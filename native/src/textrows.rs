@@ -11,7 +11,7 @@
 //! the server.
 
 use crate::arrow::{capsules, struct_node, Col};
-use crate::fmt::{typed_date, typed_datetime};
+use crate::fmt::{days_from_civil, typed_date, typed_datetime, valid_date};
 use md5::{Digest, Md5};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -132,6 +132,40 @@ fn double_text(s: &[u8]) -> Option<f64> {
     std::str::from_utf8(s).ok()?.parse().ok()
 }
 
+/// The digits ``s[a..b]`` as a number; None unless all are ASCII digits.
+fn digits(s: &[u8], a: usize, b: usize) -> Option<i64> {
+    s[a..b].iter().try_fold(0i64, |v, &c| {
+        c.is_ascii_digit().then(|| v * 10 + (c - b'0') as i64)
+    })
+}
+
+/// ``YYYY-MM-DD``, the form the server prints: days since the epoch (None for any other text, or an invalid
+/// date: ``typed_date`` decides those).
+fn date_text(s: &[u8]) -> Option<i64> {
+    if s.len() != 10 || s[4] != b'-' || s[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (digits(s, 0, 4)?, digits(s, 5, 7)?, digits(s, 8, 10)?);
+    valid_date(y, m, d).then(|| days_from_civil(y, m, d))
+}
+
+/// ``YYYY-MM-DD HH:MM:SS[.f...]`` (1 to 6 fraction digits), the form the server prints: microseconds since the
+/// epoch (None for any other text, or an invalid value: ``typed_datetime`` decides those).
+fn datetime_text(s: &[u8]) -> Option<i64> {
+    if s.len() < 19 || s[10] != b' ' || s[13] != b':' || s[16] != b':' {
+        return None;
+    }
+    let days = date_text(&s[..10])?;
+    let (h, mi, sec) = (digits(s, 11, 13)?, digits(s, 14, 16)?, digits(s, 17, 19)?);
+    let us = match s.len() {
+        19 => 0,
+        21..=26 if s[19] == b'.' => digits(s, 20, s.len())? * 10i64.pow(26 - s.len() as u32),
+        _ => return None,
+    };
+    (h < 24 && mi < 60 && sec < 60)
+        .then(|| (days * 86400 + h * 3600 + mi * 60 + sec) * 1_000_000 + us)
+}
+
 /// One value of column ``parse`` into ``col``; false when its text is not in the form typed here.
 fn put(col: &mut Col, parse: Parse, v: &[u8]) -> bool {
     match parse {
@@ -153,8 +187,14 @@ fn put(col: &mut Col, parse: Parse, v: &[u8]) -> bool {
             col.bytes(v);
             true
         }
-        Parse::Date => typed_date(v).map(|x| col.int(x as i64)).is_some(),
-        Parse::Timestamp => typed_datetime(v).map(|x| col.int(x)).is_some(),
+        Parse::Date => date_text(v)
+            .or_else(|| typed_date(v).map(i64::from))
+            .map(|x| col.int(x))
+            .is_some(),
+        Parse::Timestamp => datetime_text(v)
+            .or_else(|| typed_datetime(v))
+            .map(|x| col.int(x))
+            .is_some(),
     }
 }
 
@@ -490,6 +530,31 @@ mod tests {
         ] {
             assert_eq!(decimal_text(bad, 12, 2), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_fast_temporal_forms_agree_with_the_python_mirrors() {
+        for t in [
+            &b"2024-02-29 23:59:59.5"[..],
+            b"1969-12-31 23:59:59.999999",
+            b"0001-01-01 00:00:00",
+            b"9999-12-31 23:59:59.123",
+        ] {
+            assert_eq!(datetime_text(t), typed_datetime(t), "{t:?}");
+            assert!(datetime_text(t).is_some());
+        }
+        for t in [
+            &b"0000-00-00 00:00:00"[..],
+            b"2023-02-29 00:00:00",
+            b"2024-01-01 24:00:00",
+            b"2024-01-01 10:00:00.",
+        ] {
+            assert_eq!(datetime_text(t), None, "{t:?}");
+        }
+        for t in [&b"2024-02-29"[..], b"1000-01-01", b"1969-12-31"] {
+            assert_eq!(date_text(t), typed_date(t).map(i64::from), "{t:?}");
+        }
+        assert_eq!(date_text(b"2024-01-01x"), None); // typed_date decides (it reads the first 10 bytes)
     }
 
     #[test]
