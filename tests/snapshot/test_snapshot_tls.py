@@ -1,6 +1,6 @@
 """``binlake snapshot`` over TLS against a real MariaDB server whose snapshot user must use TLS (``REQUIRE SSL``:
-the server refuses the user's login without it): the native reader reads the rows through the TLS socket PyMySQL opened, and the
-snapshot equals the server's own ``SELECT`` of the table, row by row (both readers)."""
+the server refuses the user's login without it): the native reader reads the rows through the TLS socket
+PyMySQL opened, and the snapshot equals the server's own ``SELECT`` of the table, row by row (both readers)."""
 
 from __future__ import annotations
 
