@@ -1,11 +1,11 @@
-"""Types of ``binlake_native``, binlake's native binlog decoder core (``native/src/lib.rs``; Python front:
-``binlake.binlog.native`` and ``binlake.binlog.columnar``). maturin ships this file with the module (and a
+"""Types of ``binlake_native``, binlake's native binlog decoder core and snapshot row reader (``native/src/lib.rs``;
+Python front: ``binlake.binlog.native``, ``binlake.binlog.columnar`` and ``binlake.snapshot.server``). maturin ships this file with the module (and a
 ``py.typed``); mypy reads it from here (``mypy_path`` in the repository's pyproject.toml). Keep it in step with
 ``lib.rs`` and ``API``."""
 
 from typing import Any, Literal, TypedDict
 
-API: Literal[5]
+API: Literal[6]
 
 # What a source is: a file descriptor of the caller's own (``os.dup``), which the core closes, or a binlog's bytes.
 _Source = int | bytes
@@ -66,3 +66,27 @@ def rows_jsonl(
     file_needs_ascii: bool,
 ) -> _Stats:
     """``binlake rows --format jsonl`` to the file descriptor ``fd``; returns what the read saw."""
+
+class TextRows:
+    """One MySQL text-protocol result set's rows read from PyMySQL's connection, typed as silver types them
+    (``binlake.snapshot.server.ServerSession.read_native``)."""
+
+    def __init__(
+        self, rfile: Any, seq: int, columns: list[tuple[str, str]], key: bytes | None, last: list[int]
+    ) -> None:
+        """``rfile``: the connection's buffered reader after the column definitions; ``seq``: the next sequence
+        number; ``columns``: (name, kind); ``key``: the fingerprint key; ``last``: the columns whose last values a
+        batch gives."""
+    @property
+    def seq(self) -> int: ...
+    def batch(
+        self, max_rows: int, max_bytes: int
+    ) -> tuple[_Capsules, int, list[int], int, int, list[bytes | None]] | None:
+        """(capsules, rows, columns given as bytes, fingerprint halves, the last row's ``last`` values); None at
+        the end."""
+
+class ServerError(Exception):
+    """An ERR packet in a result set: args (payload,)."""
+
+class ProtocolError(Exception):
+    """A result set that breaks the protocol: args (message, lost)."""

@@ -1,5 +1,6 @@
 //! ``binlake_native``: binlake's native binlog decoder core. Python front: ``binlake.binlog.columnar`` (Arrow
 //! batches per table) and ``binlake.binlog.native`` (loading, the Python decoder's help, ``binlake rows``).
+//! It also reads ``binlake snapshot``'s rows (``textrows``: ``binlake.snapshot.server``).
 //!
 //! It decodes what the pure-Python decoder (``binlake.binlog``, the reference) decodes, to the same values;
 //! where an event's body does not decode it asks the Python decoder to decode that one event again, so every

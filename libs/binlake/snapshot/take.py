@@ -287,7 +287,7 @@ class _Run:
         return Chunk(lo, hi, rows, parts.files, fingerprint, values.invalid)
 
     def _python_batches(
-        self, d: TableDef, lo: Any, hi: Any, limit: Optional[int], values: "_Values", native: None
+        self, d: TableDef, lo: Any, hi: Any, limit: Optional[int], values: "_Values", native: Any
     ) -> Iterator[tuple[Any, int, tuple, None]]:
         """Arrow tables of the rows PyMySQL reads, each with its row count and last row's key."""
         import pyarrow as pa
