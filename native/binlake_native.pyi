@@ -1,7 +1,7 @@
-"""Types of ``binlake_native``, binlake's native binlog decoder core and snapshot row reader (``native/src/lib.rs``;
-Python front: ``binlake.binlog.native``, ``binlake.binlog.columnar`` and ``binlake.snapshot.server``). maturin ships this file with the module (and a
-``py.typed``); mypy reads it from here (``mypy_path`` in the repository's pyproject.toml). Keep it in step with
-``lib.rs`` and ``API``."""
+"""Types of ``binlake_native``, binlake's native binlog decoder core and snapshot row reader
+(``native/src/lib.rs``; Python front: ``binlake.binlog.native``, ``binlake.binlog.columnar`` and
+``binlake.snapshot.server``). maturin ships this file with the module (and a ``py.typed``); mypy reads it from
+here (``mypy_path`` in the repository's pyproject.toml). Keep it in step with ``lib.rs`` and ``API``."""
 
 from typing import Any, Literal, TypedDict
 
