@@ -221,6 +221,8 @@ class _ScriptedSnapshotServer:
 
 
 class _ScriptedCursor:
+    _result = None  # PyMySQL's unbuffered result: none here (the rows are held)
+
     def __init__(self, conn: _ScriptedSnapshotServer, dicts: bool) -> None:
         self.conn, self.dicts, self.rows, self.at = conn, dicts, [], 0
 
@@ -276,6 +278,34 @@ def snapshot_target(data: bytes) -> None:
             assert snapshot.tables
 
 
+SNAPSHOT_KINDS = ["int8", "int32", "int64", "decimal:12,2", "decimal:20,0", "double", "float", "utf8", "ascii"]
+SNAPSHOT_KINDS += ["bytes", "date", "timestamp", "timestamp_utc", "raw"]
+
+
+def snapshot_rows_target(data: bytes) -> None:
+    """The native snapshot reader (``binlake_native.TextRows``) on a result's packets: the first byte says how
+    many columns (1-4) and the next ones their kinds; every batch it gives must be a valid Arrow batch of that
+    many rows, and anything it refuses a ServerError or ProtocolError (a panic is a crash)."""
+    import pyarrow as pa
+
+    from binlake.binlog.columnar import ArrowCapsules
+    from binlake.binlog.native import load
+
+    native = load()
+    if native is None or len(data) < 5:
+        return
+    n = 1 + data[0] % 4
+    columns = [(f"c{i}", SNAPSHOT_KINDS[b % len(SNAPSHOT_KINDS)]) for i, b in enumerate(data[1 : 1 + n])]
+    rows = native.TextRows(io.BytesIO(data[1 + n :]), 1, columns, b"key", list(range(n)))
+    try:
+        while (got := rows.batch(1 + data[0] // 4 % 64, 1 << 20)) is not None:
+            batch = pa.record_batch(ArrowCapsules(got[0]))
+            batch.validate(full=True)
+            assert batch.num_rows == got[1] and len(got[5]) == n
+    except (native.ServerError, native.ProtocolError):
+        pass
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "binlog": binlog_target,
     "json": json_target,
@@ -283,6 +313,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "sdi": sdi_target,
     "packets": packet_target,
     "snapshot": snapshot_target,
+    "snapshot_rows": snapshot_rows_target,
 }
 
 
@@ -393,6 +424,14 @@ def seeds(target: str) -> Iterator[bytes]:
         yield b"\x01"  # MySQL
         for i in range(1, 8):
             yield bytes([i % 2]) + bytes([i, 0, 0, 3]) * 12
+    elif target == "snapshot_rows":
+        from tests.snapshot.support import text_result
+
+        rows = [[b"1", b"-2.50", b"2024-02-29 10:00:00.5", None], [b"255", b"0.00", b"0000-00-00 00:00:00", b"x"]]
+        for kinds in (bytes([0, 3, 11, 7]), bytes([2, 5, 10, 9]), bytes([13, 1, 12, 8])):
+            yield bytes([3 + 4 * 5]) + kinds + text_result(rows)
+        yield bytes([0, 9]) + text_result([[b"z" * 300], [b"y" * 70_000]])
+        yield bytes([1, 1, 7]) + text_result([[b"1", b"a"]], end=b"\xff\x15\x04#HY000interrupted")
     elif target == "packets":
         for log in _built_binlogs():
             yield _as_packets(log)

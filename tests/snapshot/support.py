@@ -127,3 +127,40 @@ def differences(expected: Rows, actual: Rows, limit: int = 5) -> str:
         f"{sum(missing.values())} row(s) missing, e.g. {list(missing)[:limit]}; "
         f"{sum(extra.values())} row(s) too many, e.g. {list(extra)[:limit]}"
     )
+
+
+# -- MySQL text-protocol results (``Protocol::ResultsetRow`` packets), for the native row reader ----------------
+
+EOF_PACKET = b"\xfe\x00\x00\x02\x00"
+
+
+def lenenc(v: Optional[bytes]) -> bytes:
+    """A length-encoded string (0xFB: NULL)."""
+    if v is None:
+        return b"\xfb"
+    n = len(v)
+    if n < 0xFB:
+        return bytes([n]) + v
+    if n < 1 << 16:
+        return b"\xfc" + n.to_bytes(2, "little") + v
+    if n < 1 << 24:
+        return b"\xfd" + n.to_bytes(3, "little") + v
+    return b"\xfe" + n.to_bytes(8, "little") + v
+
+
+def packets(payloads: list[bytes], seq: int = 1) -> bytes:
+    """Payloads as packets (split at 16 MiB - 1 as the protocol does) from sequence number ``seq``."""
+    out = bytearray()
+    for p in payloads:
+        while True:
+            piece, p = p[:0xFFFFFF], p[0xFFFFFF:]
+            out += len(piece).to_bytes(3, "little") + bytes([seq % 256]) + piece
+            seq += 1
+            if len(piece) < 0xFFFFFF:
+                break
+    return bytes(out)
+
+
+def text_result(rows: list[list[Optional[bytes]]], end: bytes = EOF_PACKET) -> bytes:
+    """A result set's row packets and its end (no end: ``b""``), after the column definitions."""
+    return packets([b"".join(lenenc(v) for v in r) for r in rows] + ([end] if end else []))

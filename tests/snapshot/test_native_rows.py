@@ -24,45 +24,11 @@ from binlake.snapshot.columns import ColumnReader, column_reader
 from binlake.snapshot.errors import SnapshotAnswerError
 from binlake.snapshot.server import TableDef, as_pymysql, native_kinds
 from binlake.snapshot.take import _Values
+from tests.snapshot.support import packets, text_result
 from tests.snapshot.test_snapshot_units import _info
 
 native = load()
 pytestmark = pytest.mark.skipif(native is None, reason="the native core is not built (scripts/setup.sh builds it)")
-
-EOF_PACKET = b"\xfe\x00\x00\x02\x00"
-
-
-def _lenenc(v: Optional[bytes]) -> bytes:
-    if v is None:
-        return b"\xfb"
-    n = len(v)
-    head = (
-        bytes([n])
-        if n < 0xFB
-        else b"\xfc" + n.to_bytes(2, "little")
-        if n < 1 << 16
-        else b"\xfd" + n.to_bytes(3, "little")
-        if n < 1 << 24
-        else b"\xfe" + n.to_bytes(8, "little")
-    )
-    return head + v
-
-
-def _packets(payloads: list[bytes], seq: int = 1) -> bytes:
-    """Payloads as packets (split at 16 MiB - 1 as the protocol does) from sequence number ``seq``."""
-    out = bytearray()
-    for p in payloads:
-        while True:
-            piece, p = p[:0xFFFFFF], p[0xFFFFFF:]
-            out += len(piece).to_bytes(3, "little") + bytes([seq % 256]) + piece
-            seq += 1
-            if len(piece) < 0xFFFFFF:
-                break
-    return bytes(out)
-
-
-def _result(rows: list[list[Optional[bytes]]], end: bytes = EOF_PACKET) -> bytes:
-    return _packets([b"".join(_lenenc(v) for v in r) for r in rows] + ([end] if end else []))
 
 
 def _batches(data: bytes, columns: list[tuple[str, str]], key: Optional[bytes] = b"key", **bounds: int) -> list:
@@ -190,7 +156,8 @@ def _native(reader: ColumnReader, encoding: Optional[str], raw: list[Optional[by
 
     from binlake.binlog.columnar import ArrowCapsules
 
-    [(capsules, count, untyped, _, _, _)] = _batches(_result([[v] for v in raw]), native_kinds([reader], [encoding]))
+    kinds = native_kinds([reader], [encoding])
+    [(capsules, count, untyped, _, _, _)] = _batches(text_result([[v] for v in raw]), kinds)
     values = _Values(_table(reader), "w")
     array = pa.record_batch(ArrowCapsules(capsules)).column(0)
     assert count == len(raw)
@@ -251,26 +218,26 @@ def test_each_batch_carries_the_fingerprint_of_its_rows() -> None:
         for i in range(1000)
     ]
     cols = [("id", "int64"), ("v", "bytes"), ("d", "date")]
-    batches = _batches(_result(rows), cols, key=b"0123abcd", rows=128)
+    batches = _batches(text_result(rows), cols, key=b"0123abcd", rows=128)
     assert [b[1] for b in batches] == [128] * 7 + [104]
     at = 0
     for _, count, _, a, b, last in batches:
         assert (a, b) == _fingerprint(b"0123abcd", rows[at : at + count])
         assert last == rows[at + count - 1]
         at += count
-    assert _batches(_result(rows[:3]), cols, key=None)[0][3:5] == (0, 0)
+    assert _batches(text_result(rows[:3]), cols, key=None)[0][3:5] == (0, 0)
 
 
 # -- the protocol ------------------------------------------------------------------------------------------------
 
 
-def test_long_values_and_rows_over_16_mib_packets() -> None:
+def test_long_values_and_rows_over_16_mibpackets() -> None:
     import pyarrow as pa
 
     from binlake.binlog.columnar import ArrowCapsules
 
     rows = [[b"1", b"x" * 300], [b"2", b"y" * 70_000], [b"3", b"z" * (0xFFFFFF + 10)], [b"4", b""], [b"5", None]]
-    [(capsules, count, untyped, _, _, last)] = _batches(_result(rows), [("id", "int32"), ("v", "bytes")])
+    [(capsules, count, untyped, _, _, last)] = _batches(text_result(rows), [("id", "int32"), ("v", "bytes")])
     batch = pa.record_batch(ArrowCapsules(capsules))
     assert count == 5 and untyped == [] and last == [b"5", None]
     assert batch.column(0).to_pylist() == [1, 2, 3, 4, 5]
@@ -279,7 +246,7 @@ def test_long_values_and_rows_over_16_mib_packets() -> None:
 
 def test_a_batch_ends_at_its_row_or_byte_bound_and_the_next_goes_on() -> None:
     rows = [[str(i).encode(), b"v" * 100] for i in range(50)]
-    data = _result(rows)
+    data = text_result(rows)
     assert [b[1] for b in _batches(data, [("id", "int32"), ("v", "bytes")], bytes=1000)] == [10] * 5
     reader = native.TextRows(io.BytesIO(data + b"next"), 1, [("id", "int32"), ("v", "bytes")], None, [0])
     while reader.batch(7, 1 << 30) is not None:
@@ -290,16 +257,16 @@ def test_a_batch_ends_at_its_row_or_byte_bound_and_the_next_goes_on() -> None:
 @pytest.mark.parametrize(
     "data, error, lost",
     [
-        (_packets([b"\x011", b"\xff\x15\x04#HY000Query execution was interrupted"]), "ServerError", None),
-        (_result([[b"1"]], end=b"")[:-1], "ProtocolError", True),  # the connection closed in a packet
-        (_result([[b"1"]], end=b""), "ProtocolError", True),  # ... between packets, before the EOF packet
+        (packets([b"\x011", b"\xff\x15\x04#HY000Query execution was interrupted"]), "ServerError", None),
+        (text_result([[b"1"]], end=b"")[:-1], "ProtocolError", True),  # the connection closed in a packet
+        (text_result([[b"1"]], end=b""), "ProtocolError", True),  # ... between packets, before the EOF packet
         (b"\x02\x00\x00\x05\x011", "ProtocolError", False),  # sequence number 5 where 1 was expected
         (b"\x02\x00\x00\x00\x011", "ProtocolError", True),  # 0: MariaDB's error at shutdown
-        (_packets([b"\x011\x012"]), "ProtocolError", False),  # two values in a row of one
-        (_packets([b""]), "ProtocolError", False),  # no value
-        (_packets([b"\x05ab"]), "ProtocolError", False),  # a value longer than its packet
-        (_packets([b"\xfc\x01"]), "ProtocolError", False),  # a length cut
-        (_packets([b"\xff"]), "ServerError", None),  # an ERR packet, however short
+        (packets([b"\x011\x012"]), "ProtocolError", False),  # two values in a row of one
+        (packets([b""]), "ProtocolError", False),  # no value
+        (packets([b"\x05ab"]), "ProtocolError", False),  # a value longer than its packet
+        (packets([b"\xfc\x01"]), "ProtocolError", False),  # a length cut
+        (packets([b"\xff"]), "ServerError", None),  # an ERR packet, however short
     ],
 )
 def test_broken_results_are_typed_errors(data: bytes, error: str, lost: Optional[bool]) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import pymysql
+import pymysql.connections
 import pymysql.converters
 import pymysql.cursors
 import pymysql.err
@@ -360,6 +361,13 @@ class ServerSession:
                 cursor.close()  # reads what is left of an abandoned result
             except pymysql.err.MySQLError:
                 pass
+
+    def native_reader(self) -> Any:
+        """The native core when this session's connection is PyMySQL's own (the native reader reads its socket),
+        else None (no core built, ``BINLAKE_NATIVE=0``, or another connection object)."""
+        from binlake.binlog.native import load
+
+        return load() if isinstance(self._conn, pymysql.connections.Connection) else None
 
     def read_native(
         self,

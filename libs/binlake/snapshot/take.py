@@ -29,7 +29,6 @@ from typing import Any, Callable, Iterator, Optional, TextIO
 
 import pymysql
 
-from binlake.binlog.native import load as load_native
 from binlake.binlog.silver_types import arrow_schema
 from binlake.folders import silver_name
 from binlake.pipeline.filters import TableFilter
@@ -253,7 +252,7 @@ class _Run:
         ``hi`` when given, else the last key read when ``limit`` rows came (None: the table's end)."""
         values = _Values(d, f"{self.session.where} {t.name}")
         rows, last, where = 0, None, values.where
-        native = load_native()
+        native = self.session.native_reader()
         batches = self._native_batches if native is not None else self._python_batches
         xor = (0, 0)
         with _Parts(self._table_dir(t), values.schema, self._file_name, self.options.chunk_rows) as parts:
