@@ -301,6 +301,22 @@ def _unlogged_edit(server: MariaDBServer) -> None:
     server.execute(f"SET sql_log_bin = 0; UPDATE {DB}.items SET name = 'only in the snapshot' WHERE id = 11")
 
 
+def _spy_snapshots_of(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Each (snapshots to seed now, snapshots to place by GTID) the ingest gets from ``members.snapshots_of``
+    (their ids)."""
+    import binlake.lake.ingest as ingest
+
+    calls, real = [], ingest.snapshots_of
+
+    def spy(*args: object, **kwargs: object) -> tuple:
+        now, by_gtid = real(*args, **kwargs)
+        calls.append(([s.id for s in now], [s.id for s in by_gtid]))
+        return now, by_gtid
+
+    monkeypatch.setattr(ingest, "snapshots_of", spy)
+    return calls
+
+
 def test_a_snapshot_of_the_replica_is_placed_in_the_stream_by_its_gtid_set(
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -349,9 +365,12 @@ def test_a_snapshot_of_the_replica_is_placed_in_the_stream_by_its_gtid_set(
         _batch(primary, 40, 2, "four")  # the binlogs follow on from there
         replica.wait_for_gtid(primary.gtid_binlog_pos())
         _land(primary, landing / SOURCE / "primary")
-        binlake_run(landing, lake, engine="rust")
+        placing = _spy_snapshots_of(monkeypatch)
+        [s] = binlake_run(landing, lake, engine="rust")
         for table in TABLES:
             assert _silver(lake, table) == _select(replica, table), table
+        # the snapshot counts as seeded (by its id: its placed seam is not its position's): not placed again
+        assert not s["seeded_tables"] and placing == [([], [])], (s, placing)
     finally:
         primary.stop()
         replica.stop()
