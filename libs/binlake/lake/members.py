@@ -587,7 +587,7 @@ def snapshots_of(
     stream only on the member the stream starts with (offset 0), before any switch; a cluster source places
     every other snapshot by GTID (``binlake.lake.gtid_seam``), and refuses one without a GTID set with a typed
     line."""
-    from binlake.lake.seed import seams, seeded_from
+    from binlake.lake.seed import last_seeds
     from binlake.snapshot import read_snapshots
     from binlake.snapshot.errors import InvalidSnapshotError
 
@@ -599,12 +599,11 @@ def snapshots_of(
     landed = _landed_members(landing_dir)
     first = state.order[0] if state.order else (landed[0] if landed else None)
     first_server = _file_server_id(landing_dir, first, state) if first is not None else None
-    done, ids = seams(engine, lake, source), seeded_from(engine, lake, source)
+    seeded = last_seeds(engine, lake, source)
     now, by_gtid = [], []
     for snap in snapshots:
-        if all(done.get((t.db, t.table), -1) >= snap.seam_seq for t in snap.tables) or all(
-            ids.get((t.db, t.table)) == snap.id for t in snap.tables
-        ):
+        last = [seeded.get((t.db, t.table), (-1, None)) for t in snap.tables]
+        if all(seam >= snap.seam_seq for seam, _ in last) or all(id_ == snap.id for _, id_ in last):
             continue  # seeded already (a snapshot placed by GTID has another seam than its position's)
         taken_on = _snapshot_server_id(snap)
         if not switched and (first_server is None or taken_on is None or taken_on == first_server):

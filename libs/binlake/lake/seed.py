@@ -70,18 +70,17 @@ def seeds_path(lake: "LakeLayout") -> str:
     return lake.meta(SEEDS)
 
 
-def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, int]:
-    """(db, table) -> the seam of the snapshot the table was last seeded from."""
+def last_seeds(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, tuple[int, str]]:
+    """(db, table) -> (seam, id) of the snapshot the table was last seeded from."""
     out = {}
-    for r in engine.read_rows(None, seeds_path(lake), ("table_name", "seam_seq"), {"source": source}):
-        out[split_table_name(r["table_name"])] = r["seam_seq"]
+    for r in engine.read_rows(None, seeds_path(lake), ("table_name", "seam_seq", "snapshot_id"), {"source": source}):
+        out[split_table_name(r["table_name"])] = (r["seam_seq"], r["snapshot_id"])
     return out
 
 
-def seeded_from(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
-    """(db, table) -> the id of the snapshot the table was last seeded from."""
-    rows = engine.read_rows(None, seeds_path(lake), ("table_name", "snapshot_id"), {"source": source})
-    return {split_table_name(r["table_name"]): r["snapshot_id"] for r in rows}
+def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, int]:
+    """(db, table) -> the seam of the snapshot the table was last seeded from."""
+    return {t: seam for t, (seam, _) in last_seeds(engine, lake, source).items()}
 
 
 def owners(spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, str]:
