@@ -243,6 +243,69 @@ def test_a_gtid_range_only_on_the_dead_primary_stops_the_source_until_a_snapshot
         replica.stop()
 
 
+def test_a_gap_filler_removed_before_its_seed_stops_the_source_until_a_new_snapshot_seeds(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run that fills a GTID gap with a snapshot stops right after the switch's bronze append, which skipped the
+    transactions the snapshot holds, before the seed; then the snapshot is removed. The next run stops with the
+    typed line naming it (and so does ``status``), nothing of the new primary applied; a new snapshot of the new
+    primary seeds every table, and silver equals the server, the rows only the gap held included."""
+    from binlake.lake.crash import CRASH_ENV, InjectedCrash
+
+    primary, replica = _cluster(tmp_path)
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    try:
+        primary.execute(SNAP_USER)
+        _batch(primary, 10, 5, "one")
+        _land(primary, landing / SOURCE / "primary")
+        binlake_run(landing, lake, engine="rust")
+        before = {t: _silver(lake, t) for t in TABLES}
+        _batch(primary, 20, 4, "two")  # never fetched by the source: only the snapshot will hold it
+        replica.wait_for_gtid(primary.gtid_binlog_pos())
+        primary.stop()
+        replica.promote()
+        replica.execute("FLUSH BINARY LOGS")
+        newer = replica.current_binlog().name
+        _batch(replica, 50, 2, "three")
+        _land(replica, landing / SOURCE / "replica", since=newer)
+        _snapshot(replica, landing, monkeypatch)
+        monkeypatch.setenv(CRASH_ENV, "after_bronze")
+        with pytest.raises(InjectedCrash):
+            main(["run", "--landing", str(landing), "--lake", str(lake), "--json", "--engine", "rust"])
+        monkeypatch.delenv(CRASH_ENV)
+        bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["binlog_file"])
+        assert f"replica/{newer}" in bronze.column("binlog_file").to_pylist()  # the switch is in bronze
+        assert not any(f.startswith("replica/") for fs in _bronze_gtid_files(lake).values() for f in fs)  # skipped
+        [snap] = [p for p in (landing / SOURCE / "_snapshots").iterdir() if p.is_dir()]
+        shutil.move(snap, tmp_path / "removed")
+
+        code, err = _run_failing(landing, lake, "rust")
+        assert code != 0, err
+        line = next(li for li in err.splitlines() if "STOPPED" in li)
+        assert (
+            f"snapshot {snap.name} filled the GTID gap at the switch to replica/{newer}" in line
+            and "tables were not seeded from it" not in line
+            and "2 table(s) were not seeded from it (shop.items, shop.orders)" in line
+            and "Put that snapshot folder back, or take a new snapshot" in line
+        ), line
+        assert "Traceback" not in err
+        assert {t: _silver(lake, t) for t in TABLES} == before  # nothing of the new primary applied
+        assert f"snapshot {snap.name} filled the GTID gap" in (_status(landing, lake)["gap"] or "")
+
+        _batch(replica, 60, 2, "four")
+        _land(replica, landing / SOURCE / "replica", since=newer)
+        _snapshot(replica, landing, monkeypatch)
+        [s] = binlake_run(landing, lake, engine="rust")
+        assert sorted(s["seeded_tables"]) == [f"{DB}.{t}" for t in sorted(TABLES)], s
+        for table in TABLES:
+            assert _silver(lake, table) == _select(replica, table), table
+        assert any("item two" in v for r in _silver(lake, "items") for v in r)  # the gap's rows, from the snapshot
+        assert _status(landing, lake)["gap"] is None
+    finally:
+        primary.stop()
+        replica.stop()
+
+
 def test_an_errant_transaction_on_the_replica_is_reported_not_applied(spark, tmp_path: Path) -> None:
     """A row written on the replica while it replicated (its own GTID domain, as gtid_strict_mode allows), then
     more of the primary's changes: the switch to the replica names the errant transaction and stops."""

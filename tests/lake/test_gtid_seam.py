@@ -69,19 +69,23 @@ class _Position:
 
 @dataclass(frozen=True)
 class _Snap:
+    id: str
     tables: tuple[_Table, ...]
     position: _Position
 
 
 def test_a_snapshot_fills_a_gap_only_when_it_holds_every_table_of_the_source() -> None:
     both = (_Table("shop", "orders"), _Table("shop", "items"))
-    whole = _Snap(both, _Position("0-2-30"))
-    part = _Snap(both[:1], _Position("0-2-31"))
-    no_gtids = _Snap(both, _Position(None))
+    whole = _Snap("whole", both, _Position("0-2-30"))
+    part = _Snap("part", both[:1], _Position("0-2-31"))
+    no_gtids = _Snap("none", both, _Position(None))
     held = {("shop", "orders"), ("shop", "items")}
-    assert gap_fillers([whole, part, no_gtids], held, lambda db, t: True) == [GtidSet.parse("0-2-30")]
+    assert gap_fillers([whole, part, no_gtids], held, lambda db, t: True) == [("whole", GtidSet.parse("0-2-30"))]
     keeps_orders = lambda db, t: t == "orders"  # noqa: E731 - an --include of orders alone
-    assert gap_fillers([whole, part], held, keeps_orders) == [GtidSet.parse("0-2-31"), GtidSet.parse("0-2-30")]
+    assert gap_fillers([whole, part], held, keeps_orders) == [
+        ("part", GtidSet.parse("0-2-31")),
+        ("whole", GtidSet.parse("0-2-30")),
+    ]
 
 
 def test_a_filler_lets_the_switch_past_a_gap_and_is_skipped_with_the_held_set() -> None:
@@ -91,8 +95,22 @@ def test_a_filler_lets_the_switch_past_a_gap_and_is_skipped_with_the_held_set() 
     with pytest.raises(GtidGapError, match="sequence numbers 16 to 19 are missing"):
         _checked_switch("s", "replica", member, held, None, listed, list)
     with pytest.raises(GtidGapError, match="sequence numbers 16 to 19 are missing"):
-        _checked_switch("s", "replica", member, held, None, listed, lambda: [GtidSet.parse("0-1-17")])
-    filled = _checked_switch("s", "replica", member, held, None, listed, lambda: [GtidSet.parse("0-2-21")])
+        _checked_switch("s", "replica", member, held, None, listed, lambda: [("a", GtidSet.parse("0-1-17"))])
+    follows = [(f"0-2-{n}", "binlog.000002") for n in range(16, 20)]
+    assert _checked_switch("s", "replica", follows, held, None, {0: 15}, lambda: [("a", GtidSet.parse("0-2-21"))]) == (
+        held,
+        None,
+    )  # no gap: no snapshot is needed
+    filled, by = _checked_switch(
+        "s",
+        "replica",
+        member,
+        held,
+        None,
+        listed,
+        lambda: [("a", GtidSet.parse("0-1-17")), ("b", GtidSet.parse("0-2-21"))],
+    )
+    assert by == "b"  # the first snapshot that fills it
     skip = GtidSet.parse(filled.text())
     assert [g in skip for g, _ in member] == [True, True, False, False]
     assert "0-1-15" in skip and held.mariadb == filled.mariadb

@@ -47,6 +47,11 @@ class ErrantTransactionError(BinlogGapError):
     replica and never on the primary, or a history that diverged from what the source holds)."""
 
 
+class GapSnapshotMissingError(BinlogGapError):
+    """The snapshot that filled a GTID gap at a cluster source's switch is no longer landed, and tables it was to
+    seed are not seeded yet: they would miss the transactions only it held (the switch skipped them)."""
+
+
 class LayoutMissingError(LakeError):
     """Bronze change rows name a table layout whose ``layout`` row is not in bronze."""
 

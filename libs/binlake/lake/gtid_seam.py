@@ -18,11 +18,15 @@ the snapshot) and apply what follows, as with a position seam (``binlake.lake.se
   applied twice.
 - A snapshot whose tables include every table the source holds also fills a GTID gap at a switch
   (:func:`binlake.lake.members.check_switch`): the transactions in ``S`` are skipped at that ingest, for the
-  whole source, and every table is seeded from ``S``.
+  whole source, and every table is seeded from ``S``. The fill is recorded before that ingest's bronze append
+  (``binlake.lake.seed.record_gap_fill``): until the tables are seeded at or after the switch, the snapshot is
+  the only copy of what the gap held, so a source whose filler is no longer landed stops
+  (:func:`unseeded_gap`) instead of applying the new member's changes over tables that lack it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
@@ -103,16 +107,50 @@ def source_tables(
     return {split_table_name(r["table_name"]) for r in rows if r["table_name"] not in (None, SOURCE_ROW)}
 
 
-def gap_fillers(snapshots: Sequence[Any], tables: set[tuple[str, str]], keeps: Any) -> list[GtidSet]:
-    """The GTID sets of the snapshots (newest first) that hold every table of ``tables`` the run keeps
+def gap_fillers(snapshots: Sequence[Any], tables: set[tuple[str, str]], keeps: Any) -> list[tuple[str, GtidSet]]:
+    """(id, GTID set) of the snapshots (newest first) that hold every table of ``tables`` the run keeps
     (``keeps(db, table)``): each may fill a GTID gap at a switch."""
     out = []
     for snap in reversed(list(snapshots)):
         held = snapshot_gtids(snap)
         have = {(t.db, t.table) for t in snap.tables}
         if held is not None and all(t in have for t in tables if keeps(*t)):
-            out.append(held)
+            out.append((snap.id, held))
     return out
+
+
+def unseeded_gap(
+    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str, landing_dir: str, keeps: Any
+) -> None:
+    """:class:`GapSnapshotMissingError` when the snapshot that filled the source's last GTID gap
+    (``binlake.lake.seed.gap_fill``) is no longer in ``landing_dir`` and a table the source held before the switch
+    (and the run keeps: ``keeps(db, table)``) is not seeded at or after it."""
+    from binlake.lake.errors import GapSnapshotMissingError
+    from binlake.lake.seed import gap_fill, seams
+    from binlake.lake.table_names import split_table_name
+    from binlake.snapshot import read_snapshots
+    from binlake.snapshot.manifest import SNAPSHOTS_DIR
+
+    fill = gap_fill(engine, lake, source)
+    if fill is None or fill.snapshot_id in {s.id for s in read_snapshots(landing_dir)}:
+        return
+    seeded = seams(engine, lake, source)
+    missing = []
+    for r in engine.read_rows(spark, lake.checkpoints, ("table_name", SEQ_COL), {"source": source}):
+        if r["table_name"] in (None, SOURCE_ROW) or (r[SEQ_COL] is not None and r[SEQ_COL] >= fill.switch_seq):
+            continue  # the source row, or a table first followed after the switch
+        table = split_table_name(r["table_name"])
+        if keeps(*table) and seeded.get(table, -1) < fill.switch_seq:
+            missing.append(".".join(table))
+    if missing:
+        raise GapSnapshotMissingError(
+            f"source {source}: snapshot {fill.snapshot_id} filled the GTID gap at the switch to {fill.member_file} "
+            f"(the source skipped the transactions it holds, {fill.gtids}), but it is no longer in "
+            f"{os.path.join(landing_dir, SNAPSHOTS_DIR)} and {len(missing)} table(s) were not seeded from it "
+            f"({', '.join(sorted(missing))}): they would miss what only it held. Put that snapshot folder back, or "
+            "take a new snapshot of every table of the source on the member it reads now (binlake snapshot), and "
+            "run again"
+        )
 
 
 def place_snapshots(

@@ -325,6 +325,7 @@ class ClusterPlan:
     member: Optional[str] = None  # the member read
     switched_from: Optional[str] = None  # the member the source moved past in this plan
     skip_gtids: Optional[str] = None  # the held set to skip at ingest (a switch), else None: the checkpoint's
+    filled_by: Optional[str] = None  # the snapshot whose GTID set filled a gap at the switch (skip_gtids holds it)
     more: bool = False  # another member waits to be switched to after this plan
 
 
@@ -358,11 +359,12 @@ def plan_cluster(
     seam_file: Optional[str] = None,
     applied_seq: int = -1,
     held: "Optional[Callable[[], Any]]" = None,
-    fillers: "Callable[[], list[GtidSet]]" = list,
+    fillers: "Callable[[], list[tuple[str, GtidSet]]]" = list,
 ) -> ClusterPlan:
     """The next ingest of a cluster source: the current member's new files, or, when it has none, the switch to
     the next member that holds files (checked by :func:`check_switch` with ``held()``, the source's GTIDs; a
-    GTID gap is filled by the first of ``fillers()``, snapshots' GTID sets, that makes the check pass)."""
+    GTID gap is filled by the first of ``fillers()``, snapshots' (id, GTID set), that makes the check pass: the
+    plan's ``filled_by``)."""
     from binlake.lake.ingest import plan_ingest
 
     landed = _landed_members(landing_dir)
@@ -392,12 +394,13 @@ def plan_cluster(
     folder = _member_dir(landing_dir, nxt)
     paths, _ = landing_listing(folder)
     skip: Optional[str] = None
+    filled_by: Optional[str] = None
     if current is not None and paths:
         have = held() if held is not None else Held()
         _add_start(have, landing_dir, state)
         if have:
             gtids, previous, listed = member_gtids(paths)
-            have = _checked_switch(source, nxt, gtids, have, previous, listed, fillers)
+            have, filled_by = _checked_switch(source, nxt, gtids, have, previous, listed, fillers)
             skip = have.text()
     offset = 0 if current is None else state.last_seq + 1 - file_sequence(paths[0]) if paths else 0
     plan = plan_ingest(
@@ -414,6 +417,7 @@ def plan_cluster(
         nxt,
         switched_from=current,
         skip_gtids=skip,
+        filled_by=filled_by,
         more=bool(rest) and not plan.waiting,
     )
 
@@ -425,23 +429,24 @@ def _checked_switch(
     held: Held,
     previous: Optional[GtidSet],
     listed: dict[int, int],
-    fillers: "Callable[[], list[GtidSet]]",
-) -> Held:
-    """``held`` when ``member`` continues it (:func:`check_switch`); at a GTID gap, ``held`` with the GTID set of
-    the first snapshot that fills it (``binlake.lake.gtid_seam``: it holds every table of the source), whose
-    transactions are then skipped at the switch; else the gap's :class:`GtidGapError`."""
+    fillers: "Callable[[], list[tuple[str, GtidSet]]]",
+) -> tuple[Held, Optional[str]]:
+    """(``held``, None) when ``member`` continues it (:func:`check_switch`); at a GTID gap, (``held`` with the GTID
+    set of the first snapshot that fills it, that snapshot's id): the snapshot holds every table of the source
+    (``binlake.lake.gtid_seam``) and its transactions are then skipped at the switch; else the gap's
+    :class:`GtidGapError`."""
     try:
         check_switch(source, member, gtids, held, previous, listed)
-        return held
+        return held, None
     except GtidGapError as gap:
-        for extra in fillers():
+        for snapshot_id, extra in fillers():
             filled = held_gtids((), ",".join(t for t in (held.text(), extra.to_text()) if t))
             filled.mariadb = dict(held.mariadb)
             try:
                 check_switch(source, member, gtids, filled, previous, listed)
             except (GtidGapError, ErrantTransactionError):
                 continue
-            return filled
+            return filled, snapshot_id
         raise gap from None
 
 
@@ -502,15 +507,16 @@ def ingest_cluster(
 
     from binlake.lake.checkpoints import read_checkpoint
     from binlake.lake.crash import crash_point
-    from binlake.lake.gtid_seam import gap_fillers, place_snapshots, source_tables
+    from binlake.lake.gtid_seam import gap_fillers, place_snapshots, source_tables, unseeded_gap
     from binlake.lake.ingest import IngestReport, _counters, _observe_ends, _stop_at_decode_error, bronze_frame
     from binlake.lake.registry import registry_rows
-    from binlake.lake.seed import seed_from_snapshots
+    from binlake.lake.seed import GapFill, record_gap_fill, seed_from_snapshots
+    from binlake.pipeline.identity import ordering_key
 
     checkpoint = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     report = IngestReport(seeded=seeded)
 
-    def fillers() -> list[GtidSet]:
+    def fillers() -> list[tuple[str, GtidSet]]:
         held = source_tables(spark, engine, lake, opts.source)
         return gap_fillers(by_gtid, held, opts.tables.keeps)
 
@@ -536,6 +542,15 @@ def ingest_cluster(
         report.waiting, report.held = plan.waiting, plan.held
         if cp.switched_from is not None and plan.files:
             report.switches.append(f"{cp.switched_from or '(landing folder)'} -> {cp.member}")
+        if cp.filled_by is not None and plan.files:  # before the append that skips the snapshot's transactions
+            first = min(plan.files, key=lambda f: f.sequence)
+            record_gap_fill(
+                spark,
+                engine,
+                lake,
+                opts.source,
+                GapFill(cp.filled_by, ordering_key(first.sequence, 0, 0), first.name, cp.skip_gtids or ""),
+            )
         if plan.tasks:
             frame = bronze_frame(
                 spark,
@@ -571,6 +586,7 @@ def ingest_cluster(
         )
         report.seeded.warnings += waits
         report.seeded.add(seed_from_snapshots(spark, engine, lake, opts.source, placed, tables=opts.tables))
+    unseeded_gap(spark, engine, lake, opts.source, landing_dir, opts.tables.keeps)
     report.seconds = time.perf_counter() - started
     return report
 

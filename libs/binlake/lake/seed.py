@@ -27,7 +27,7 @@ from binlake.lake.delta.plan import quote_spark
 from binlake.lake.silver import reserved_reason
 from binlake.lake.table_names import split_table_name, table_name
 from binlake.pipeline.filters import TableFilter
-from binlake.vocabulary import DUP_COL, OP_COL, RESERVED_PREFIX, SEQ_COL
+from binlake.vocabulary import DUP_COL, OP_COL, RESERVED_PREFIX, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -74,8 +74,47 @@ def last_seeds(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[T
     """(db, table) -> (seam, id) of the snapshot the table was last seeded from."""
     out = {}
     for r in engine.read_rows(None, seeds_path(lake), ("table_name", "seam_seq", "snapshot_id"), {"source": source}):
-        out[split_table_name(r["table_name"])] = (r["seam_seq"], r["snapshot_id"])
+        if r["table_name"] != SOURCE_ROW:  # the source's gap fill (record_gap_fill), not a seed
+            out[split_table_name(r["table_name"])] = (r["seam_seq"], r["snapshot_id"])
     return out
+
+
+@dataclass(frozen=True)
+class GapFill:
+    """The snapshot that filled a GTID gap at a cluster source's switch (``meta/seeds``' source row)."""
+
+    snapshot_id: str
+    switch_seq: int  # the first ``_binlake_seq`` of the member switched to
+    member_file: str  # that member's first file, as bronze names it
+    gtids: str  # the snapshot's GTID set
+
+
+def record_gap_fill(
+    spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", source: str, fill: GapFill
+) -> None:
+    """Record ``fill`` before the switch's bronze append skips the snapshot's transactions: from then on the
+    snapshot is the only copy of what the gap held until the source's tables are seeded at or after the switch
+    (``binlake.lake.gtid_seam.unseeded_gap``). One row per source (``table_name = '*'``); a later switch's replaces
+    it."""
+    row = (source, SOURCE_ROW, fill.snapshot_id, fill.switch_seq, fill.member_file, None, fill.gtids, None, None)
+    engine.merge(
+        seeds_path(lake),
+        engine.frame(spark, to_arrow(SEED_COLUMNS, [row])),
+        ["source", "table_name"],
+        "seam_seq",
+        op_col=None,
+    )
+
+
+def gap_fill(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> Optional[GapFill]:
+    """The source's last :class:`GapFill`, or None."""
+    rows = engine.read_rows(
+        None,
+        seeds_path(lake),
+        ("snapshot_id", "seam_seq", "binlog_file", "gtid_set"),
+        {"source": source, "table_name": SOURCE_ROW},
+    )
+    return GapFill(*(rows[0][c] for c in ("snapshot_id", "seam_seq", "binlog_file", "gtid_set"))) if rows else None
 
 
 def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, int]:

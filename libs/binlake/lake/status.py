@@ -68,7 +68,7 @@ def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple
     """:func:`pending_files` of a cluster source: the next ingest's files (the current member's new files, or a
     switch to the next member, checked by GTID as the ingest does)."""
     from binlake.lake.errors import BinlogGapError
-    from binlake.lake.gtid_seam import gap_fillers, source_tables
+    from binlake.lake.gtid_seam import gap_fillers, source_tables, unseeded_gap
     from binlake.lake.members import plan_cluster, read_held, stream_state
     from binlake.snapshot import read_snapshots
     from binlake.vocabulary import SOURCE_ROW as CKPT_SOURCE_ROW
@@ -94,6 +94,7 @@ def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple
                 lambda db, table: True,
             ),
         )
+        unseeded_gap(None, rows, lake, source, landing_dir, lambda db, table: True)
     except BinlogGapError as exc:
         return 0, str(exc), None
     return len(cp.plan.files) + len(cp.plan.held), None, cp.plan.waiting
