@@ -71,3 +71,26 @@ def test_a_run_with_nothing_new_does_not_start_spark(spark, tmp_path: Path, monk
         assert code != 0
     metrics = DeltaTable(str(lake / "meta" / "run_metrics")).to_pyarrow_table(columns=["result"]).to_pylist()
     assert {"result": "gap"} in metrics
+
+
+def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deciding whether a run has anything to load does not scan a new file's event headers for chunk cuts (the
+    ingest does that once, when it plans its tasks): a 3 MB binlog, 1 MB chunks, Spark kept from starting."""
+    import binlake.pipeline.split as split
+
+    require_mariadb()
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    scans: list[str] = []
+    real = split.transaction_starts
+    monkeypatch.setattr(split, "transaction_starts", lambda path, *a: scans.append(path) or real(path, *a))
+    monkeypatch.setattr("binlake.lake.session.build_session", _no_spark)
+    with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
+        server.execute("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v MEDIUMTEXT)")
+        for i in range(30):
+            server.execute(f"INSERT INTO shop.t VALUES ({i}, REPEAT('x', 100000))", "shop")
+        _land(server, landing / "src")
+    assert max(p.stat().st_size for p in (landing / "src").iterdir()) > 3_000_000
+    with pytest.raises(AssertionError, match="started Spark"):
+        binlake_run(landing, lake, "--chunk-mb", "1")
+    assert scans == []
+    assert len(real(str(max((landing / "src").iterdir(), key=lambda p: p.stat().st_size)))) >= 30  # what it skipped

@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from binlake.lake import driver_read
+from binlake.pipeline.split import WHOLE_FILES
 from binlake.vocabulary import SEQ_COL
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _idle_report(lake: "LakeLayout", landing_dir: str, opts: "RunOptions", engin
         landing_dir,
         opts.source,
         ingested_files(no_spark, reader, lake.bronze, opts.source),
-        chunk_bytes=opts.chunk_bytes,
+        chunk_bytes=WHOLE_FILES,  # whether there is a file to decode, not its chunks
         seam_file=_seam_file(snapshots),
         applied_file=checkpoint.binlog_file,
     )

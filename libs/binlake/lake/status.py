@@ -20,6 +20,7 @@ from binlake.lake.errors import LakeError
 from binlake.lake.members import is_cluster
 from binlake.lake.metrics import COMMITTED_OPS, read_metrics, utc
 from binlake.lake.table_names import split_table_name
+from binlake.pipeline.split import WHOLE_FILES
 from binlake.vocabulary import CHANGE_OPS, FILE_END_OP, OP_COL, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def pending_files(lake: "LakeLayout", landing_dir: str, source: str) -> tuple[in
         return _pending_cluster(lake, landing_dir, source)
     done = ingested_files(None, driver_read.DriverRows(), lake.bronze, source)
     try:
-        plan = plan_ingest(landing_dir, source, done, chunk_bytes=1 << 30)
+        plan = plan_ingest(landing_dir, source, done, chunk_bytes=WHOLE_FILES)
     except BinlogGapError as exc:
         return 0, str(exc), None
     return len(plan.files) + len(plan.held), None, plan.waiting
@@ -85,7 +86,7 @@ def _pending_cluster(lake: "LakeLayout", landing_dir: str, source: str) -> tuple
             landing_dir,
             source,
             stream_state(None, rows, lake.bronze, source),
-            chunk_bytes=1 << 30,
+            chunk_bytes=WHOLE_FILES,
             applied_seq=seq,
             held=lambda: read_held(None, rows, lake.bronze, source, applied),
             fillers=lambda: gap_fillers(

@@ -20,6 +20,7 @@ TRANSACTION_START_TYPES = frozenset(
     {C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT, C.GTID_EVENT, C.GTID_TAGGED_LOG_EVENT}
 )
 DEFAULT_CHUNK_BYTES = 64 << 20
+WHOLE_FILES = 1 << 62  # chunk_bytes of a plan only looked at, never decoded (idle check, status): no header scan
 
 
 def transaction_starts(path: str, start: int = C.BIN_LOG_HEADER_SIZE) -> list[int]:
