@@ -508,7 +508,14 @@ def ingest_cluster(
     from binlake.lake.checkpoints import read_checkpoint
     from binlake.lake.crash import crash_point
     from binlake.lake.gtid_seam import gap_fillers, place_snapshots, source_tables, unseeded_gap
-    from binlake.lake.ingest import IngestReport, _counters, _observe_ends, _stop_at_decode_error, bronze_frame
+    from binlake.lake.ingest import (
+        BRONZE_PROPERTIES,
+        IngestReport,
+        _counters,
+        _observe_ends,
+        _stop_at_decode_error,
+        bronze_frame,
+    )
     from binlake.lake.registry import registry_rows
     from binlake.lake.seed import GapFill, record_gap_fill, seed_from_snapshots
     from binlake.pipeline.identity import ordering_key
@@ -564,7 +571,7 @@ def ingest_cluster(
                 frame = frame.cache()
                 _stop_at_decode_error(frame)
             observed, ends = _observe_ends(frame)
-            report.version = engine.append(lake.bronze, observed)
+            report.version = engine.append(lake.bronze, observed, properties=BRONZE_PROPERTIES)
             frame.unpersist()
             crash_point("after_bronze")
             rows, totals = _counters(ends.get["ends"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Sequence, get_args
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
 
 from binlake.lake.crash import COMMIT_POINT, crash_point
 from binlake.lake.delta.plan import MergeResult, MergeSpec, schema_changes
@@ -73,15 +73,18 @@ class DeltaEngine(ABC):
         """A small Arrow table as this engine's write input (a DataFrame for spark; the table itself here)."""
         return table
 
-    def append(self, table_path: str, df: Any, *, partition_by: Sequence[str] = ()) -> int:
-        """Append rows; creates the table (partitioned by ``partition_by``) if absent; adds new columns."""
+    def append(
+        self, table_path: str, df: Any, *, partition_by: Sequence[str] = (), properties: Mapping[str, str] | None = None
+    ) -> int:
+        """Append rows; creates the table (partitioned by ``partition_by``, with the table ``properties``) if
+        absent; adds new columns."""
         data = self._data(df)
         try:
             if self.exists(table_path):
                 self._widen(table_path, data)
                 self._write(table_path, data, "append")
             else:
-                self._write(table_path, data, "append", partition_by=tuple(partition_by))
+                self._write(table_path, data, "append", partition_by=tuple(partition_by), properties=properties)
             crash_point(COMMIT_POINT)
         finally:
             self._release(data)
@@ -201,7 +204,9 @@ class DeltaEngine(ABC):
         *,
         where: str | None = None,
         partition_by: tuple[str, ...] = (),
-    ) -> None: ...
+        properties: Mapping[str, str] | None = None,
+    ) -> None:
+        """Write ``data``; ``properties``: the table properties of a table this write creates."""
 
     @abstractmethod
     def _execute_merge(self, table_path: str, data: Any, spec: MergeSpec) -> tuple[int, int, int]:

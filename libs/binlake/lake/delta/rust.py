@@ -14,7 +14,7 @@ callers and tests without Spark.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from binlake.lake.arrow import ArrowSource
 from binlake.lake.crash import COMMIT_POINT, crash_point
@@ -153,11 +153,18 @@ class RustEngine(DeltaEngine):
         *,
         where: str | None = None,
         partition_by: tuple[str, ...] = (),
+        properties: Mapping[str, str] | None = None,
     ) -> None:
         from deltalake import write_deltalake
 
         if not self.exists(table_path):
-            write_deltalake(str(table_path), data.reader(), mode="append", partition_by=list(partition_by) or None)
+            write_deltalake(
+                str(table_path),
+                data.reader(),
+                mode="append",
+                partition_by=list(partition_by) or None,
+                configuration=dict(properties or {}) or None,
+            )
         elif mode == "append" or where is not None:
             dt = self._table(table_path)
             target = _arrow_schema(dt)

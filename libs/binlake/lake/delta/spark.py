@@ -6,7 +6,7 @@ Only the primitives live here; the write flows are engine.DeltaEngine's, shared 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from binlake.lake.crash import COMMIT_POINT, crash_point
 from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
@@ -178,6 +178,7 @@ class SparkEngine(DeltaEngine):
         *,
         where: str | None = None,
         partition_by: tuple[str, ...] = (),
+        properties: Mapping[str, str] | None = None,
     ) -> None:
         writer = data.write.format("delta").mode(mode)
         if where is not None:
@@ -187,6 +188,10 @@ class SparkEngine(DeltaEngine):
         creates = not self.exists(table_path) or (mode == "overwrite" and where is None)
         if partition_by and creates:
             writer = writer.partitionBy(*partition_by)
+        if creates:
+            writer = writer.options(
+                **(properties or {})
+            )  # delta-spark makes a creating write's delta.* options properties
         if _needs_column_mapping(data.columns):
             if self.exists(table_path):
                 self._map_columns_by_name(table_path)
