@@ -27,8 +27,9 @@ pytestmark = [pytest.mark.spark]
 _SCRATCH = itertools.count()
 
 
-def _folded(spark, tmp_path, rows, info) -> tuple[dict, dict]:
-    """(db, table, key) -> state, and the counters, of ``fold_batch`` over the bronze ``rows``."""
+def _folded(spark, tmp_path, rows, info, scratch=None) -> tuple[dict, dict]:
+    """(db, table, key) -> state, and the counters, of ``fold_batch`` over the bronze ``rows`` (staged in
+    ``scratch``, else a new folder)."""
     from pyspark.sql.types import StructType
 
     schema = StructType.fromDDL(", ".join(f"`{n}` {t}" for n, t, _ in BRONZE_SCHEMA))
@@ -43,7 +44,7 @@ def _folded(spark, tmp_path, rows, info) -> tuple[dict, dict]:
         False,
         source="s",
         after_seq=-1,
-        scratch=tmp_path / f"sql-groups-{next(_SCRATCH)}",  # the SQL fold's aggregate staged, as the job does
+        scratch=scratch or tmp_path / f"fold-{next(_SCRATCH)}",  # the fold staged, as the job does
     ).collect()
     states, stats = {}, {}
     for r in out:
@@ -79,8 +80,8 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
     if row_image == "full":  # most keys did fold in SQL
         seen = []
 
-        def split(records, tables, stage):
-            python, in_sql = fold_sql.split_fold(records, tables, stage)
+        def split(records, tables, stage, every_table=False):
+            python, in_sql = fold_sql.split_fold(records, tables, stage, every_table)
             seen.append(in_sql)
             return python, in_sql
 
@@ -88,6 +89,30 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
         monkeypatch.setattr(fold, "split_fold", split)
         assert _folded(spark, tmp_path, rows, info) == without
         assert seen[0].filter("kind = 'state'").count() > len(without[0]) // 4
+
+
+def test_a_fold_all_in_sql_is_staged_once(spark, tmp_path, monkeypatch):
+    """A batch whose every key folds in SQL (one table, whole-row inserts and deletes) takes its folded rows from
+    the staged per-key aggregate alone (no second staging of the fold), and they equal the Python fold's."""
+    from binlake.vocabulary import CHANGE_OPS
+
+    rows = [
+        r
+        for r in bronze(tmp_path, "full")
+        if r["op"] not in CHANGE_OPS or (r["table_name"] == "products" and r["op"] != "update")
+    ]
+    info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
+    assert set(info.tables) == {("shop", "products")} and set(fold_sql.sql_tables(info, False, False)) == set(
+        info.tables
+    )
+    scratch = tmp_path / "fold-sql-only"
+    with_sql = _folded(spark, tmp_path, rows, info, scratch)
+    assert sorted(p.name for p in scratch.iterdir()) == ["sql-groups"]
+    monkeypatch.setattr(fold, "sql_tables", lambda *a: {})
+    python_only = tmp_path / "fold-python"
+    assert _folded(spark, tmp_path, rows, info, python_only) == with_sql
+    assert sorted(p.name for p in python_only.iterdir()) == ["folded"]
+    assert len(with_sql[0]) > 100
 
 
 VALUES = [

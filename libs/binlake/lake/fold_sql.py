@@ -106,12 +106,14 @@ def split_fold(
     records: "DataFrame",
     tables: dict[tuple[str, str], tuple[int, list]],
     stage: Callable[["DataFrame"], "DataFrame"],
-) -> tuple["DataFrame", Optional["DataFrame"]]:
+    every_table: bool = False,
+) -> tuple[Optional["DataFrame"], Optional["DataFrame"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
     counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key
     aggregate (the apply job writes it to its scratch folder and reads it back): the key states, the
     counters and the keys left to Python all derive from it, and when no key is left to Python the change
-    records are not joined to it at all."""
+    records are not joined to it at all. With ``every_table`` (the records hold no other table) and no key left
+    to Python, the Python fold's records are None: the folded rows then derive from the staged aggregate alone."""
     from pyspark.sql import functions as F
 
     if not tables:
@@ -147,9 +149,10 @@ def split_fold(
     )
     g = stage(g.withColumn("ok", ok))
     left = g.filter(~F.col("ok")).select(*keys)
-    python = records.filter(~mine)
+    python = None if every_table else records.filter(~mine)
     if left.limit(1).count():
-        python = python.unionByName(sq.join(left, keys, "left_semi"))
+        joined = sq.join(left, keys, "left_semi")
+        python = joined if python is None else python.unionByName(joined)
 
     done = g.filter(F.col("ok"))
     live = last_op != DELETE

@@ -208,8 +208,9 @@ def fold_batch(
     after_seq: int,
     scratch: Path,
 ) -> "DataFrame":
-    """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters. ``scratch``: a
-    folder the SQL fold's per-key aggregate is staged in (computed once, not once per use)."""
+    """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters, computed once
+    (:func:`staged` under ``scratch``: the SQL fold's per-key aggregate, then the whole fold when any key folds in
+    Python; a fold all in SQL derives from the staged aggregate alone and is not written again)."""
     from pyspark.sql import functions as F
 
     records = change_records(batch, info, temporal_text)
@@ -218,7 +219,10 @@ def fold_batch(
         records = records.unionByName(bases)
     records = linked_keys_grouped(spark, records, info)
     tables = sql_tables(info, history, temporal_text)
-    records, in_sql = split_fold(records, tables, lambda df: staged(spark, df, scratch))  # most keys fold in SQL
+    every_table = bool(tables) and set(info.tables) <= set(tables)
+    python, in_sql = split_fold(records, tables, lambda df: staged(spark, df, scratch / "sql-groups"), every_table)
+    if python is None:
+        return in_sql
     pks = {t: ti.pk for t, ti in info.tables.items()}
     temporals = {
         t: [(n, k) for n, k in data_columns(column_metas(ti.metas), temporal_text) if k in TEMPORAL_KINDS]
@@ -226,7 +230,7 @@ def fold_batch(
     }
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     folded = (
-        records.repartition(n, "db", "table_name", "fold_key")
+        python.repartition(n, "db", "table_name", "fold_key")
         .sortWithinPartitions("db", "table_name", "fold_key", F.col("base").desc(), "file_seq", "pos", "row")
         .mapInArrow(
             _fold_partition(
@@ -239,7 +243,7 @@ def fold_batch(
             spark_ddl(OUT_COLUMNS),
         )
     )
-    return folded if in_sql is None else folded.unionByName(in_sql)
+    return staged(spark, folded if in_sql is None else folded.unionByName(in_sql), scratch / "folded")
 
 
 def staged(spark: "SparkSession", folded: "DataFrame", folder: Path) -> "DataFrame":

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from binlake.lake.apply.batch import TableId, unapplied
 from binlake.lake.apply.ddl import apply_ddl, check_against_registry, read_blocked, segment_ddls
-from binlake.lake.apply.fold import FoldCounts, count_folded, fold_batch, staged
+from binlake.lake.apply.fold import FoldCounts, count_folded, fold_batch
 from binlake.lake.apply.scan import BatchInfo, bronze_layouts, scan_batch
 from binlake.lake.apply.segment import ApplyContext, Segment
 from binlake.lake.apply.write import write_blocked, write_folded
@@ -138,21 +138,17 @@ def apply_segment(
     info = segment.info
     t0 = time.perf_counter()
     folder = scratch_folder(ctx.lake.staging, f"fold-{ctx.run_id}-{last[0]}")  # not through a link
-    folded = staged(
+    folded = fold_batch(
         ctx.spark,
-        fold_batch(
-            ctx.spark,
-            ctx.engine,
-            ctx.lake,
-            segment.rows,
-            info,
-            ctx.opts.history,
-            ctx.opts.temporal_text,
-            source=ctx.opts.source,
-            after_seq=segment.after_seq,
-            scratch=folder / "sql-groups",
-        ),
-        folder / "folded",
+        ctx.engine,
+        ctx.lake,
+        segment.rows,
+        info,
+        ctx.opts.history,
+        ctx.opts.temporal_text,
+        source=ctx.opts.source,
+        after_seq=segment.after_seq,
+        scratch=folder,
     )
     try:
         counts = count_folded(folded, info)
