@@ -222,6 +222,7 @@ def fold_batch(
     every_table = bool(tables) and set(info.tables) <= set(tables)
     python, in_sql = split_fold(records, tables, lambda df: staged(spark, df, scratch / "sql-groups"), every_table)
     if python is None:
+        assert in_sql is not None  # (split_fold gives no Python records only when every table folds in SQL)
         return in_sql
     pks = {t: ti.pk for t, ti in info.tables.items()}
     temporals = {
