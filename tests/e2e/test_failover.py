@@ -171,6 +171,28 @@ def test_failover_to_the_promoted_replica_applies_every_gtid_once(
         replica.stop()
 
 
+def _failover_past_a_gap(
+    primary: MariaDBServer, replica: MariaDBServer, landing: Path, lake: Path
+) -> tuple[str, dict, str, str]:
+    """The source loads batch "one" from the primary; batch "two" reaches the replica only, in a file the
+    landing never gets; the replica is promoted and writes "three", landed from its next file. Returns (the
+    checkpoint's GTID set and silver after "one", the primary's last GTID, the replica's first landed file)."""
+    _batch(primary, 10, 5, "one")
+    _land(primary, landing / SOURCE / "primary")
+    binlake_run(landing, lake, engine="rust")
+    held, before = _checkpoint_gtids(lake), {t: _silver(lake, t) for t in TABLES}
+    _batch(primary, 20, 4, "two")  # never fetched by the source
+    replica.wait_for_gtid(primary.gtid_binlog_pos())
+    received = primary.gtid_binlog_pos()
+    primary.stop()
+    replica.promote()
+    replica.execute("FLUSH BINARY LOGS")  # "two" only in a file of the replica purged before
+    newer = replica.current_binlog().name  # it was fetched: the landing starts after it
+    _batch(replica, 50, 2, "three")
+    _land(replica, landing / SOURCE / "replica", since=newer)
+    return held, before, received, newer
+
+
 def test_a_gtid_range_only_on_the_dead_primary_stops_the_source_until_a_snapshot_fills_it(
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,20 +203,7 @@ def test_a_gtid_range_only_on_the_dead_primary_stops_the_source_until_a_snapshot
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     try:
         primary.execute(SNAP_USER)
-        _batch(primary, 10, 5, "one")
-        _land(primary, landing / SOURCE / "primary")
-        binlake_run(landing, lake, engine="rust")
-        held = _checkpoint_gtids(lake)
-        before = {t: _silver(lake, t) for t in TABLES}
-        _batch(primary, 20, 4, "two")  # never fetched by the source
-        replica.wait_for_gtid(primary.gtid_binlog_pos())
-        received = primary.gtid_binlog_pos()
-        primary.stop()
-        replica.promote()
-        replica.execute("FLUSH BINARY LOGS")  # "two" only in a file of the replica purged before
-        newer = replica.current_binlog().name  # it was fetched: the landing starts after it
-        _batch(replica, 50, 2, "three")
-        _land(replica, landing / SOURCE / "replica", since=newer)
+        held, before, received, newer = _failover_past_a_gap(primary, replica, landing, lake)
         code, err = _run_failing(landing, lake, "rust")
         assert code != 0, err
         line = next(li for li in err.splitlines() if "STOPPED" in li)
@@ -256,18 +265,7 @@ def test_a_gap_filler_removed_before_its_seed_stops_the_source_until_a_new_snaps
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     try:
         primary.execute(SNAP_USER)
-        _batch(primary, 10, 5, "one")
-        _land(primary, landing / SOURCE / "primary")
-        binlake_run(landing, lake, engine="rust")
-        before = {t: _silver(lake, t) for t in TABLES}
-        _batch(primary, 20, 4, "two")  # never fetched by the source: only the snapshot will hold it
-        replica.wait_for_gtid(primary.gtid_binlog_pos())
-        primary.stop()
-        replica.promote()
-        replica.execute("FLUSH BINARY LOGS")
-        newer = replica.current_binlog().name
-        _batch(replica, 50, 2, "three")
-        _land(replica, landing / SOURCE / "replica", since=newer)
+        _, before, _, newer = _failover_past_a_gap(primary, replica, landing, lake)
         _snapshot(replica, landing, monkeypatch)
         monkeypatch.setenv(CRASH_ENV, "after_bronze")
         with pytest.raises(InjectedCrash):

@@ -188,10 +188,8 @@ class SparkEngine(DeltaEngine):
         creates = not self.exists(table_path) or (mode == "overwrite" and where is None)
         if partition_by and creates:
             writer = writer.partitionBy(*partition_by)
-        if creates:
-            writer = writer.options(
-                **(properties or {})
-            )  # delta-spark makes a creating write's delta.* options properties
+        if creates:  # delta-spark makes a creating write's delta.* options the table's properties
+            writer = writer.options(**(properties or {}))
         if _needs_column_mapping(data.columns):
             if self.exists(table_path):
                 self._map_columns_by_name(table_path)
