@@ -7,6 +7,7 @@ frames are literal values or hand-worked cases (tests/lake/cases.py).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from decimal import Decimal
 
@@ -92,6 +93,27 @@ def test_appends_make_versions_and_time_travel_reads_them(engine, spark, table_p
     assert engine.version(table_path) == 1
     assert collected(engine.read(spark, table_path)) == cases.TARGET
     assert collected(engine.read(spark, table_path, version=0)) == cases.TARGET[:2]
+
+
+def test_an_append_sets_the_properties_a_table_was_created_without(engine, spark, table_path):
+    """Table properties come with the append that creates a table, or, for a table created without them (a lake
+    of an earlier binlake), with the next append that asks for them: one commit, once."""
+    from deltalake import DeltaTable
+
+    props = {"delta.dataSkippingStatsColumns": "id,_binlake_seq"}
+    assert engine.append(table_path, frame(spark, cases.TARGET[:2])) == 0
+    assert "delta.dataSkippingStatsColumns" not in DeltaTable(table_path).metadata().configuration
+    assert engine.append(table_path, frame(spark, cases.TARGET[2:3]), properties=props) == 2  # set, then appended
+    assert engine.append(table_path, frame(spark, cases.TARGET[3:]), properties=props) == 3  # nothing to set
+    table = DeltaTable(table_path)
+    assert table.metadata().configuration["delta.dataSkippingStatsColumns"] == "id,_binlake_seq"
+    assert collected(engine.read(spark, table_path)) == cases.TARGET
+    log = [json.loads(line) for line in open(os.path.join(table_path, "_delta_log", f"{3:020d}.json"))]
+    added = [json.loads(a["add"]["stats"]) for a in log if "add" in a]  # the last append's files, as logged
+    assert added and all(set(st["minValues"]) == {"id", "_binlake_seq"} for st in added), added
+    created = f"{table_path}-created"
+    assert engine.append(created, frame(spark, cases.TARGET), properties=props) == 0
+    assert DeltaTable(created).metadata().configuration == props
 
 
 def test_merge_applies_a_batch_by_sequence_and_is_idempotent(engine, spark, table_path):

@@ -77,11 +77,12 @@ class DeltaEngine(ABC):
         self, table_path: str, df: Any, *, partition_by: Sequence[str] = (), properties: Mapping[str, str] | None = None
     ) -> int:
         """Append rows; creates the table (partitioned by ``partition_by``, with the table ``properties``) if
-        absent; adds new columns."""
+        absent; adds new columns, and the ``properties`` a table created without them lacks (one commit, once)."""
         data = self._data(df)
         try:
             if self.exists(table_path):
                 self._widen(table_path, data)
+                self._add_properties(table_path, properties or {})
                 self._write(table_path, data, "append")
             else:
                 self._write(table_path, data, "append", partition_by=tuple(partition_by), properties=properties)
@@ -207,6 +208,27 @@ class DeltaEngine(ABC):
         properties: Mapping[str, str] | None = None,
     ) -> None:
         """Write ``data``; ``properties``: the table properties of a table this write creates."""
+
+    def _add_properties(self, table_path: str, properties: Mapping[str, str]) -> None:
+        """Set the ``properties`` the table does not hold with these values (its configuration read with
+        delta-rs; a table delta-rs can not read is left as it is)."""
+        from binlake.lake import driver_read
+
+        if not properties:
+            return
+        try:
+            table = driver_read.open_table(str(table_path))
+            held = table.metadata().configuration if table is not None else None
+        except Exception:  # noqa: BLE001 - e.g. a table feature delta-rs lacks: the table keeps its properties
+            return
+        missing = {k: v for k, v in properties.items() if held is not None and held.get(k) != v}
+        if missing:
+            self._set_properties(table_path, missing)
+            crash_point(COMMIT_POINT)
+
+    @abstractmethod
+    def _set_properties(self, table_path: str, properties: Mapping[str, str]) -> None:
+        """Set table properties (one commit)."""
 
     @abstractmethod
     def _execute_merge(self, table_path: str, data: Any, spec: MergeSpec) -> tuple[int, int, int]:

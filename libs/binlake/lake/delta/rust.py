@@ -140,6 +140,9 @@ class RustEngine(DeltaEngine):
 
         return json.loads(Schema.from_arrow(data.schema).to_json())
 
+    def _set_properties(self, table_path: str, properties: Mapping[str, str]) -> None:
+        self._table(table_path).alter.set_table_properties(dict(properties))
+
     def _add_fields(self, table_path: str, fields: list[dict]) -> None:
         from deltalake import Field
 

@@ -155,6 +155,10 @@ class SparkEngine(DeltaEngine):
     def _data_schema_json(self, data: DataFrame) -> dict:
         return data.schema.jsonValue()
 
+    def _set_properties(self, table_path: str, properties: Mapping[str, str]) -> None:
+        pairs = ", ".join(f"'{k}' = '{v}'" for k, v in properties.items())  # (binlake's own keys and values)
+        self._spark.sql(f"ALTER TABLE delta.{quote_spark(str(table_path))} SET TBLPROPERTIES ({pairs})")
+
     def _add_fields(self, table_path: str, fields: list[dict]) -> None:
         from pyspark.sql.types import StructType
 
