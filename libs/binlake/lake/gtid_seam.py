@@ -145,7 +145,7 @@ def unseeded_gap(
     if missing:
         raise GapSnapshotMissingError(
             f"source {source}: snapshot {fill.snapshot_id} filled the GTID gap at the switch to {fill.member_file} "
-            f"(the source skipped the transactions it holds, {fill.gtids}), but it is no longer in "
+            f"(the switch skipped the GTIDs {fill.gtids}, the snapshot's among them), but it is no longer in "
             f"{os.path.join(landing_dir, SNAPSHOTS_DIR)} and {len(missing)} table(s) were not seeded from it "
             f"({', '.join(sorted(missing))}): they would miss what only it held. Put that snapshot folder back, or "
             "take a new snapshot of every table of the source on the member it reads now (binlake snapshot), and "

@@ -86,7 +86,7 @@ class GapFill:
     snapshot_id: str
     switch_seq: int  # the first ``_binlake_seq`` of the member switched to
     member_file: str  # that member's first file, as bronze names it
-    gtids: str  # the snapshot's GTID set
+    gtids: str  # the GTID set the switch skipped: what the source held and the snapshot's
 
 
 def record_gap_fill(
@@ -114,7 +114,10 @@ def gap_fill(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> Optional
         ("snapshot_id", "seam_seq", "binlog_file", "gtid_set"),
         {"source": source, "table_name": SOURCE_ROW},
     )
-    return GapFill(*(rows[0][c] for c in ("snapshot_id", "seam_seq", "binlog_file", "gtid_set"))) if rows else None
+    if not rows:
+        return None
+    r = rows[0]
+    return GapFill(r["snapshot_id"], r["seam_seq"], r["binlog_file"], r["gtid_set"])
 
 
 def seams(engine: "DeltaEngine", lake: "LakeLayout", source: str) -> dict[TableId, int]:

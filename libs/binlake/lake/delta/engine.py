@@ -218,10 +218,10 @@ class DeltaEngine(ABC):
             return
         try:
             table = driver_read.open_table(str(table_path))
-            held = table.metadata().configuration if table is not None else None
+            held = table.metadata().configuration if table is not None else properties
         except Exception:  # noqa: BLE001 - e.g. a table feature delta-rs lacks: the table keeps its properties
             return
-        missing = {k: v for k, v in properties.items() if held is not None and held.get(k) != v}
+        missing = {k: v for k, v in properties.items() if held.get(k) != v}
         if missing:
             self._set_properties(table_path, missing)
             crash_point(COMMIT_POINT)
