@@ -75,7 +75,9 @@ def test_a_run_with_nothing_new_does_not_start_spark(spark, tmp_path: Path, monk
 
 def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Deciding whether a run has anything to load does not scan a new file's event headers for chunk cuts (the
-    ingest does that once, when it plans its tasks): a 3 MB binlog, 1 MB chunks, Spark kept from starting."""
+    ingest does that once, when it plans its tasks): a 3 MB binlog, 1 MB chunks, Spark kept from starting. The
+    look-ahead's new bytes make the run short (a JVM compiling with C1 only) up to SHORT_RUN_BYTES, not beyond."""
+    import binlake.lake.idle as idle
     import binlake.pipeline.split as split
 
     require_mariadb()
@@ -83,7 +85,13 @@ def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch:
     scans: list[str] = []
     real = split.transaction_starts
     monkeypatch.setattr(split, "transaction_starts", lambda path, *a: scans.append(path) or real(path, *a))
-    monkeypatch.setattr("binlake.lake.session.build_session", _no_spark)
+    short_runs: list[bool] = []
+
+    def no_spark(*args: object, short_run: bool = False, **kwargs: object) -> None:
+        short_runs.append(short_run)
+        _no_spark()
+
+    monkeypatch.setattr("binlake.lake.session.build_session", no_spark)
     with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
         server.execute("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v MEDIUMTEXT)")
         for i in range(30):
@@ -94,3 +102,8 @@ def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch:
         binlake_run(landing, lake, "--chunk-mb", "1")
     assert scans == []
     assert len(real(str(max((landing / "src").iterdir(), key=lambda p: p.stat().st_size)))) >= 30  # what it skipped
+    landed = sum(p.stat().st_size for p in (landing / "src").iterdir())
+    monkeypatch.setattr(idle, "SHORT_RUN_BYTES", landed - 1)
+    with pytest.raises(AssertionError, match="started Spark"):
+        binlake_run(landing, lake)
+    assert short_runs == [True, False]

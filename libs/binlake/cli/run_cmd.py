@@ -15,8 +15,10 @@ from binlake.lake.delta.engine import ENGINE_NAMES
 from binlake.vocabulary import CHANGE_OPS, DDL_OP, ERROR_OP, KEY_CHANGE_OP
 
 if TYPE_CHECKING:
+    from binlake.lake.idle import LookAhead
     from binlake.lake.layout import LakeLayout
     from binlake.lake.options import RunOptions
+    from binlake.lake.run import RunReport
 
 DESCRIPTION = """\
 Load the binlogs of a landing folder into a Delta lake, locally, on an embedded Spark session:
@@ -167,6 +169,7 @@ def _progress(text: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.delta import engine_for
     from binlake.lake.failures import log_path
+    from binlake.lake.idle import is_short_run
     from binlake.lake.job_args import cutoff_us
     from binlake.lake.layout import LakeLayout
     from binlake.lake.options import RunOptions
@@ -206,11 +209,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             run_id=run_key,
         )
 
-    if not args.validate and not sdi and _print_if_idle(lake, sources, options, args):
+    ahead = _look_ahead(lake, sources, options, args)
+    if ahead and not args.validate and not sdi and all(a.report for a in ahead):
+        _print_idle([a.report for a in ahead if a.report], args)
         return 0
     log = log_path(lake.logs, "run")
     _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
-    spark = build_session("binlake-run", conf=conf, log_file=log)
+    spark = build_session("binlake-run", conf=conf, log_file=log, short_run=is_short_run(ahead))
     engine = engine_for(spark, args.engine, staging_root=lake.staging)
     stopped: list[tuple[str, str]] = []  # (source, why)
     for name, folder in sources:
@@ -267,25 +272,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_if_idle(
+def _look_ahead(
     lake: "LakeLayout",
     sources: list[tuple[str, Path]],
     options: Callable[[str], "RunOptions"],
     args: argparse.Namespace,
-) -> bool:
-    """When no source has anything to do (:mod:`binlake.lake.idle`: nothing new landed, everything applied),
-    print each source's summary and return True, without starting Spark."""
-    from binlake.lake.idle import idle_report
+) -> list["LookAhead"]:
+    """What each source's run will do, told on the driver before Spark starts (:mod:`binlake.lake.idle`);
+    [] when the engine the run will use is not known yet."""
+    from binlake.lake.idle import look_ahead
 
     engine = _expected_engine(args.engine)
-    if engine is None:
-        return False
-    reports = []
-    for name, folder in sources:
-        report = idle_report(lake, str(folder), options(name), engine)
-        if report is None:
-            return False
-        reports.append(report)
+    return [] if engine is None else [look_ahead(lake, str(folder), options(name), engine) for name, folder in sources]
+
+
+def _print_idle(reports: list["RunReport"], args: argparse.Namespace) -> None:
+    """Each source's summary of a run that has nothing to do (Spark is not started)."""
     for report in reports:
         summary = report.as_dict()
         _progress(
@@ -293,7 +295,6 @@ def _print_if_idle(
             "every change applied (Spark not started)"
         )
         print(json.dumps(summary, sort_keys=True) if args.json else format_summary(summary), flush=True)
-    return True
 
 
 def _expected_engine(name: str) -> str | None:

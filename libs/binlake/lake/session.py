@@ -17,13 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping
 
+from binlake.lake import class_archive
 from binlake.lake.delta.engine import DELTA_EXTENSION
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-PROJECT_ROOT = Path(__file__).resolve().parents[3]  # the checkout, for an editable install (libs/binlake/lake/)
+PROJECT_ROOT = class_archive.PROJECT_ROOT
+SHORT_RUN_JIT = "-XX:TieredStopAtLevel=1"
 
 
 def delta_jars() -> tuple[list[str], bool]:
@@ -65,6 +67,7 @@ def build_session(
     shuffle_partitions: int = 2,
     conf: Mapping[str, str] | None = None,
     log_file: str | None = None,
+    short_run: bool = False,
 ) -> SparkSession:
     """A Spark session (getOrCreate: an active session is returned as it is).
 
@@ -77,6 +80,7 @@ def build_session(
     if master and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need this venv's packages
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master) if master else SparkSession.builder
@@ -99,10 +103,30 @@ def build_session(
         )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    with jvm_output_to(log_file):
+    launching = SparkContext._gateway is None and not submitted_by_spark_submit()
+    archive = class_archive.launch() if launching else None
+    java_options = " ".join(([archive.java_options] if archive else []) + ([SHORT_RUN_JIT] if short_run else []))
+    if launching and java_options and "spark.driver.defaultJavaOptions" not in (conf or {}):
+        builder = builder.config("spark.driver.defaultJavaOptions", java_options)
+    with jvm_output_to(log_file), _environment(archive.env if archive else {}):
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextmanager
+def _environment(values: Mapping[str, str]) -> Iterator[None]:
+    """``os.environ`` holds ``values`` inside (what a JVM launched there inherits), as before on leaving."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @contextmanager

@@ -1,0 +1,98 @@
+"""The Spark driver's class archive (binlake.lake.class_archive): scripts/setup.sh writes it, a JVM that
+build_session starts maps it (the JVM's own account of its mapped CDS archives, against the same start with the
+archive off), and a short run's JVM compiles with C1 only. When it may not be used (a user's SPARK_CONF_DIR, the
+switch off, a jar or JDK changed since) nothing of it is passed."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from binlake.lake import class_archive
+from binlake.lake.idle import SHORT_RUN_BYTES, LookAhead, is_short_run
+from binlake.lake.session import SHORT_RUN_JIT
+
+SCRIPT = """\
+import subprocess, sys
+from binlake.lake.session import build_session
+spark = build_session('t', short_run=sys.argv[1] == 'short')
+jvm = spark._jvm
+print('ARGS', ' '.join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))
+info = subprocess.run(['jcmd', str(jvm.java.lang.ProcessHandle.current().pid()), 'VM.info'],
+                      capture_output=True, text=True).stdout
+print('MAPPED', next(line for line in info.splitlines() if line.startswith('CDS archive(s) mapped at')))
+"""
+
+
+def _jvm(tmp_path: Path, *, short: bool = False, **env: str) -> tuple[str, int]:
+    """(the driver JVM's arguments, bytes of CDS archives it mapped) of a session a plain python starts."""
+    script = tmp_path / "jvm.py"
+    script.write_text(SCRIPT)
+    environ = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONF_DIR", "PYSPARK_GATEWAY_PORT")}
+    environ.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, **env)
+    out = subprocess.run(
+        [sys.executable, str(script), "short" if short else "long"], capture_output=True, text=True, env=environ
+    )
+    found = dict(line.split(" ", 1) for line in out.stdout.splitlines() if line.startswith(("ARGS ", "MAPPED ")))
+    assert set(found) == {"ARGS", "MAPPED"}, out.stderr[-3000:]
+    size = re.search(r"size (\d+)", found["MAPPED"])
+    assert size, found["MAPPED"]
+    return found["ARGS"], int(size.group(1))
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
+    assert class_archive.is_current(), "scripts/setup.sh writes .jars/cds/spark.jsa (python -m binlake.lake.class_archive)"
+    args, mapped = _jvm(tmp_path, short=True)
+    plain_args, plain_mapped = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
+    assert "-XX:SharedArchiveFile=" in args and SHORT_RUN_JIT in args
+    assert "-XX:SharedArchiveFile=" not in plain_args and SHORT_RUN_JIT not in plain_args
+    # the JDK's own base archive is mapped either way; Spark's and Delta's classes come on top (about 190 MB)
+    assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)
+
+
+def _fake_checkout(root: Path) -> Path:
+    (root / ".jars" / "cds" / "conf").mkdir(parents=True)
+    (root / ".jars" / "delta.jar").write_bytes(b"jar")
+    (root / ".jars" / "cds" / "spark.jsa").write_bytes(b"archive")
+    (root / ".jars" / "cds" / "spark.stamp").write_text(class_archive.stamp(root))
+    return root
+
+
+def test_the_archive_is_used_only_as_written_and_when_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
+    monkeypatch.delenv(class_archive.OFF_VARIABLE, raising=False)
+    root = _fake_checkout(tmp_path)
+    launch = class_archive.launch(root)
+    assert launch is not None
+    assert launch.env == {"SPARK_CONF_DIR": str(root / ".jars" / "cds" / "conf")}
+    assert f"-XX:SharedArchiveFile={root / '.jars' / 'cds' / 'spark.jsa'}" in launch.java_options
+
+    monkeypatch.setenv(class_archive.OFF_VARIABLE, "off")
+    assert class_archive.launch(root) is None
+    monkeypatch.delenv(class_archive.OFF_VARIABLE)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))  # the user's: the JDK would refuse it, and it is theirs
+    assert class_archive.launch(root) is None
+    monkeypatch.delenv("SPARK_CONF_DIR")
+
+    (root / ".jars" / "cds" / "conf" / "log4j2.properties").write_text("")  # a non-empty conf dir
+    assert class_archive.launch(root) is None
+    (root / ".jars" / "cds" / "conf" / "log4j2.properties").unlink()
+    assert class_archive.launch(root) is not None
+
+    os.utime(root / ".jars" / "delta.jar", ns=(1, 1))  # a jar replaced since the archive was written
+    assert not class_archive.is_current(root) and class_archive.launch(root) is None
+
+
+def test_a_run_is_short_when_every_source_tells_its_new_bytes_and_they_are_few() -> None:
+    few = LookAhead(None, 10 << 20)
+    assert is_short_run([few, LookAhead(None, 0)])
+    assert not is_short_run([few, LookAhead(None, SHORT_RUN_BYTES)])  # together above
+    assert not is_short_run([few, LookAhead(None, None)])  # a source whose work is not known (a snapshot, ...)
+    assert not is_short_run([])  # the engine is not known yet
