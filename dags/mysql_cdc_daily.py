@@ -44,7 +44,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, TaskGroup, chain, task
 
 from binlake.orchestration.alerts import on_failure, on_success
-from binlake.orchestration.config import DQ_RESULTS_ASSET, SILVER_ASSET, SPARK_CONF, load_settings, source_group_id
+from binlake.orchestration.config import DQ_RESULTS_ASSET, SILVER_ASSET, load_settings, source_group_id
 
 settings = load_settings()
 WRITES_LAKE = {"max_active_tis_per_dag": 1}  # one writer per table at a time, across runs and backfills
@@ -114,20 +114,23 @@ with DAG(
             settings, source, data_interval_start, data_interval_end, params["tables"], params["full_refresh"]
         )
 
-    @task
-    def plan_validation(data_interval_start: dt.datetime | None = None) -> list[str]:
-        from binlake.orchestration.tasks import validate_args
+    @task(multiple_outputs=True)
+    def plan_validation(data_interval_start: dt.datetime | None = None) -> dict:
+        from binlake.orchestration.tasks import plan_validate
 
-        return validate_args(settings, data_interval_start)
+        return plan_validate(settings, data_interval_start)
 
-    def spark_job(job: str, source: str, argv, **kwargs) -> SparkSubmitOperator:
+    def spark_job(job: str, source: str | None, planned, **kwargs) -> SparkSubmitOperator:
+        # the job's argv and its driver JVM's settings (class archive; C1 only for a short run) come from the plan
         return SparkSubmitOperator(
             task_id=job,
             application=settings.spark_job(job),
-            application_args=argv,
+            application_args=planned[job],
             conn_id=settings.spark_conn_id,
-            conf=dict(SPARK_CONF),
-            name=f"binlake-{job}-{source}",
+            conf=planned["spark_conf"],
+            env_vars=planned["spark_env"],
+            properties_file=planned["spark_properties"],
+            name=f"binlake-{job}" + (f"-{source}" if source else ""),
             **kwargs,
         )
 
@@ -138,21 +141,18 @@ with DAG(
             chain(fetch(source), planned)
             chain(
                 planned,
-                spark_job("snapshot_sdi", source, planned["snapshot_sdi"], **WRITES_LAKE),
-                spark_job("ingest_binlogs", source, planned["ingest_binlogs"], **WRITES_LAKE),
-                apply := spark_job("apply_changes", source, planned["apply_changes"], outlets=[silver], **WRITES_LAKE),
+                spark_job("snapshot_sdi", source, planned, **WRITES_LAKE),
+                spark_job("ingest_binlogs", source, planned, **WRITES_LAKE),
+                apply := spark_job("apply_changes", source, planned, outlets=[silver], **WRITES_LAKE),
             )
             applied.append(apply)
 
     # once per run, after every source (none_failed_min_one_success: sources skipped by the param are fine);
     # a failed error-level expectation is not transient: no retry
-    validate = SparkSubmitOperator(
-        task_id="validate",
-        application=settings.spark_job("validate"),
-        application_args=plan_validation(),
-        conn_id=settings.spark_conn_id,
-        conf=dict(SPARK_CONF),
-        name="binlake-validate",
+    validate = spark_job(
+        "validate",
+        None,
+        plan_validation(),
         retries=0,
         outlets=[dq_results],
         trigger_rule="none_failed_min_one_success",

@@ -42,6 +42,11 @@ Variable.get = staticmethod(record("variable"))
 from airflow.dag_processing.dagbag import DagBag
 from airflow.serialization.serialized_objects import DagSerialization
 
+def _from_plan(value):  # another task's XCom as "task_id:key"
+    operator = getattr(value, "operator", None)
+    return f"{operator.task_id}:{value.key}" if operator is not None else value
+
+
 bag = DagBag(dag_folder=sys.argv[1] if len(sys.argv) > 1 else "dags")
 out = {"import_errors": bag.import_errors, "queries": queries, "lookups": lookups, "sockets": sockets,
        "files": sorted(Path(d.fileloc).name for d in bag.dags.values()), "dags": {}}
@@ -60,7 +65,9 @@ for dag in bag.dags.values():
             "type": type(t).__name__, "upstream": sorted(t.upstream_task_ids), "retries": t.retries,
             "backoff": t.retry_exponential_backoff, "max_tis": t.max_active_tis_per_dag,
             "trigger_rule": getattr(t.trigger_rule, "value", t.trigger_rule), "conn_id": getattr(t, "_conn_id", None),
-            "application": getattr(t, "application", None), "conf": getattr(t, "conf", None),
+            "application": getattr(t, "application", None), "conf": _from_plan(getattr(t, "conf", None)),
+            "env_vars": _from_plan(getattr(t, "env_vars", None)),
+            "properties_file": _from_plan(getattr(t, "properties_file", None)),
             "outlets": sorted(str(o.uri) for o in t.outlets)} for t in dag.tasks},
     }
 print(json.dumps(out, default=str))
@@ -136,7 +143,11 @@ def test_daily_dag_task_structure_per_source(parsed: dict) -> None:
     for task_id, t in spark_jobs.items():
         assert t["type"] == "SparkSubmitOperator" and t["conn_id"] == "spark_default"
         assert t["application"] == str(ROOT / "spark_jobs" / f"{task_id.rpartition('.')[2]}.py")
-        assert t["conf"]["spark.sql.session.timeZone"] == "UTC"
+        # argv and the driver's settings (class archive, JIT) come from the source's plan or the validation's
+        plan = "plan_validation" if task_id == "validate" else f"{task_id.rpartition('.')[0]}.plan"
+        assert (t["conf"], t["env_vars"], t["properties_file"]) == tuple(
+            f"{plan}:{key}" for key in ("spark_conf", "spark_env", "spark_properties")
+        )
     # one validation per DAG run, after every source, then the report
     assert tasks["validate"]["max_tis"] == 1 and "plan_validation" in tasks["validate"]["upstream"]
     assert tasks["validate"]["trigger_rule"] == "none_failed_min_one_success"

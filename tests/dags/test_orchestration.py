@@ -8,9 +8,16 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
+import binlake.lake.idle as idle
+from binlake.generate.config import GenerateConfig
+from binlake.generate.run import generate
+from binlake.lake.idle import look_ahead
 from binlake.lake.job_args import cutoff_us
+from binlake.lake.options import RunOptions
 from binlake.orchestration.config import load_settings, source_conn_id
-from binlake.orchestration.tasks import fetch_uri, job_args, plan_source, run_key, validate_args
+from binlake.orchestration.tasks import fetch_uri, job_args, plan_source, plan_validate, run_key, validate_args
 
 UTC = dt.timezone.utc
 
@@ -61,6 +68,44 @@ def test_job_arguments_carry_the_interval_cutoff_and_run_key(tmp_path: Path) -> 
     refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)
     assert refresh["apply_changes"][-1] == "--full-refresh" and refresh["run_id"] == "2024-03-02"
     assert refresh["interval"]["end"] == "2024-03-03T00:00:00+00:00" and "--full-refresh" not in args["apply_changes"]
+
+
+def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monkeypatch) -> None:
+    """A source's plan gives its spark-submits the class archive (an empty SPARK_CONF_DIR, the venv's defaults as
+    --properties-file) when the driver starts on this machine, and C1 only when the source has few new bytes."""
+    from binlake.lake import class_archive
+    from binlake.lake.session import SHORT_RUN_JIT
+
+    if not class_archive.is_current():
+        pytest.fail("scripts/setup.sh writes the class archive (python -m binlake.lake.class_archive)")
+    monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
+    generate(tmp_path / "gen", GenerateConfig(seed=5, days=1, scale=0.002, source="db1"))
+    s = load_settings({"BINLAKE_LANDING": str(tmp_path / "gen" / "landing"), "BINLAKE_LAKE": str(tmp_path / "lake")})
+    landed = sum(f.stat().st_size for f in Path(s.source_landing("db1")).glob("mysql-bin.0*"))
+    start = dt.datetime(2024, 3, 2, tzinfo=UTC)
+    conn = {"conn_type": "spark", "host": "local[*]", "extra": {"deploy-mode": "client"}}
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(conn))
+    ahead = look_ahead(s.layout, s.source_landing("db1"), RunOptions("db1"), "spark")
+    assert (ahead.report, ahead.new_bytes) == (None, landed)  # a new lake: every landed byte is new
+    plan = plan_source(s, "db1", start, start + dt.timedelta(days=1))  # a short run
+    launch = class_archive.launch()
+    assert plan["spark_conf"]["spark.driver.defaultJavaOptions"] == f"{launch.java_options} {SHORT_RUN_JIT}"
+    assert plan["spark_env"] == {"SPARK_CONF_DIR": launch.conf_dir} and plan["spark_properties"].endswith(
+        "/conf/spark-defaults.conf"
+    )
+    assert plan["spark_conf"]["spark.sql.session.timeZone"] == "UTC"
+    refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)  # all of bronze
+    assert refresh["spark_conf"]["spark.driver.defaultJavaOptions"] == launch.java_options
+    assert plan_validate(s, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == launch.java_options
+    monkeypatch.setattr(idle, "SHORT_RUN_BYTES", landed - 1)
+    assert plan_source(s, "db1", start, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == launch.java_options
+
+    # a driver started elsewhere (cluster deploy mode, YARN): no archive, no SPARK_CONF_DIR of this machine
+    for elsewhere in ({**conn, "extra": {"deploy-mode": "cluster"}}, {"conn_type": "spark", "host": "yarn"}):
+        monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(elsewhere))
+        plan = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)
+        assert (plan["spark_env"], plan["spark_properties"]) == (None, None)
+        assert "spark.driver.defaultJavaOptions" not in plan["spark_conf"]
 
 
 def test_fetch_uri_from_connection_fields() -> None:

@@ -1,10 +1,11 @@
 """What the DAGs' tasks do, as plain functions of settings and the run's data interval (no Airflow imports here
-except inside :func:`fetch_source`, which looks up a connection when the task runs).
+except where a connection is looked up when the task runs: :func:`fetch_source`, :func:`spark_launch`).
 
 * :func:`plan_source`: the argument lists of a source's Spark jobs (``spark_jobs/<job>.py``, each a thin
   ``main(argv)``) for one data interval. What a run applies is decided by one rule, the apply job's commit-time
   cut: every transaction committed before the interval's end (ingest takes every landed transaction).
-* :func:`validate_args`: the one validation of a DAG run, after all its sources.
+* :func:`spark_launch`: how those jobs start their driver JVM (its class archive; C1 only for a short run).
+* :func:`plan_validate`: the one validation of a DAG run, after all its sources.
 * :func:`fetch_source`: ``binlake fetch --until-now`` for a source that has a server connection.
 * :func:`write_run_summary`: one JSON file per DAG run listing what each source did.
 """
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from binlake.orchestration.config import Settings, source_conn_id
+from binlake.orchestration.config import SPARK_CONF, Settings, source_conn_id
 from binlake.orchestration.errors import FetchFailed
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,12 @@ def validate_args(settings: Settings, start: dt.datetime) -> list[str]:
     return ["--lake", settings.lake, "--run-id", run_key(start)]
 
 
+def plan_validate(settings: Settings, start: dt.datetime) -> dict[str, Any]:
+    """The validation's ``argv`` (key ``validate``, as the job) and how its driver starts (:func:`spark_launch`;
+    it reads all of silver: never a short run), pushed as one XCom per key."""
+    return {"validate": validate_args(settings, start), **spark_launch(settings, short_run=False)}
+
+
 def plan_source(
     settings: Settings,
     source: str,
@@ -89,7 +96,52 @@ def plan_source(
         "interval": interval,
         "run_id": run_key(start),
         **job_args(settings, source, start, end, tables, full_refresh),
+        **spark_launch(settings, not full_refresh and _short_run(settings, source)),
     }
+
+
+def _short_run(settings: Settings, source: str) -> bool:
+    """Whether the source's jobs have little to do (:func:`binlake.lake.idle.is_short_run`: few new binlog bytes
+    and nothing else pending), told from the lake with delta-rs before any Spark starts."""
+    from binlake.lake.idle import is_short_run, look_ahead
+    from binlake.lake.options import RunOptions
+
+    return is_short_run([look_ahead(settings.layout, settings.source_landing(source), RunOptions(source), "spark")])
+
+
+def spark_launch(settings: Settings, short_run: bool) -> dict[str, Any]:
+    """How a source's spark-submits start their driver JVM, as the ``spark_conf``, ``spark_env`` and
+    ``spark_properties`` of their operators: as ``binlake run`` starts its own (:func:`binlake.lake.session.
+    build_session`), mapping the checkout's class archive (its empty ``SPARK_CONF_DIR``, the venv's
+    ``spark-defaults.conf`` as ``--properties-file``) and, for a short run, compiling with C1 only. The archive
+    only serves a driver started on this machine: the connection's master is ``local`` or a standalone cluster,
+    in client mode (and the connection can be read)."""
+    from binlake.lake import class_archive
+    from binlake.lake.session import SHORT_RUN_JIT
+
+    conf = dict(SPARK_CONF)
+    archive = class_archive.launch() if _driver_starts_here(settings) else None
+    options = ([archive.java_options] if archive else []) + ([SHORT_RUN_JIT] if short_run else [])
+    if options:
+        conf["spark.driver.defaultJavaOptions"] = " ".join(options)
+    return {
+        "spark_conf": conf,
+        "spark_env": archive.env if archive else None,
+        "spark_properties": archive.properties_file if archive else None,
+    }
+
+
+def _driver_starts_here(settings: Settings) -> bool:
+    """Whether spark-submit on the connection starts the driver JVM on this machine: a ``local`` master, or a
+    standalone cluster's (``spark://``) in client mode."""
+    from airflow.sdk import BaseHook
+
+    try:
+        conn = BaseHook.get_connection(settings.spark_conn_id)
+    except Exception:  # noqa: BLE001 - spark-submit will say what is wrong with the connection
+        return False
+    master = conn.host or ""
+    return master.startswith(("local", "spark://")) and conn.extra_dejson.get("deploy-mode", "client") != "cluster"
 
 
 def run_freshness(settings: Settings, start: dt.datetime, end: dt.datetime) -> list[dict]:
