@@ -14,7 +14,9 @@ on a fresh lake; the peak resident memory of its whole process tree is sampled (
    (PSS; floor 4 GB); silver equal to the server's ``SELECT``, row by row.
 2. **Linear**: a second server writes half the changes; time(2x) / time(1x) (floor 2.0).
 3. **Fixed cost**: a run with nothing to load, and the intercept of the 1x/2x line (seconds at zero changes),
-   against the last measured spark engine's fixed 18-22 s (floor: half, 11 s for the intercept).
+   against the last measured spark engine's fixed 18-22 s (floor: half, 9 s); and a small day (10,000 changes:
+   almost all fixed cost) with the driver JVM binlake starts against the same run with the JVM started as before
+   (no class archive, C2: ``--conf spark.driver.defaultJavaOptions=``), the quicker of two each (floor 0.5).
 4. **Daily loads do not pay for table size**: a server table of ``--seed-rows`` rows (not binlogged), taken
    with ``binlake snapshot`` and seeded by a first ``binlake run``; then a day that updates 1% of its keys
    (``--seed-rows`` / 100 rows: evenly spread over the ids both tables hold, every 10th id below
@@ -45,7 +47,16 @@ import tempfile
 import time
 
 FIXED_BEFORE = (18.0, 22.0)  # spark engine's fixed seconds of a run, last measured (stop 23's notes)
-FLOORS = {"x_pmr": 5.0, "peak_gb": 4.0, "linear": 2.0, "fixed": FIXED_BEFORE[0] / 2, "size": 1.3, "snapshot": 0.5}
+FLOORS = {
+    "x_pmr": 5.0,
+    "peak_gb": 4.0,
+    "linear": 2.0,
+    "fixed": FIXED_BEFORE[0] / 2,
+    "small": 0.5,  # fixed cost halved, read on a small day (all but fixed cost)
+    "size": 1.3,
+    "snapshot": 0.5,
+}
+SMALL_CHANGES = 10_000
 SEED_TABLE = """CREATE TABLE shop.orders (
   id BIGINT NOT NULL PRIMARY KEY, customer INT NOT NULL, status VARCHAR(16) NOT NULL,
   amount DECIMAL(12,2) NOT NULL, note VARCHAR(200), qty SMALLINT UNSIGNED, updated DATETIME(6) NOT NULL)"""
@@ -90,12 +101,12 @@ def day_inputs(work: Path, changes: int, big) -> tuple[Path, list]:
     return landing, [tuple(r) for r in json.loads(expected_file.read_text())]
 
 
-def run(pipeline, landing: Path, lake: Path, engine: str, fresh: bool = True) -> dict:
+def run(pipeline, landing: Path, lake: Path, engine: str, fresh: bool = True, extra: tuple[str, ...] = ()) -> dict:
     if fresh:
         shutil.rmtree(lake, ignore_errors=True)
-    log(f"binlake run {landing} -> {lake} ({engine}) ...")
+    log(f"binlake run {landing} -> {lake} ({engine}) {' '.join(extra)}...")
     summary, seconds, peak = pipeline.run_measured(
-        [binlake(), "run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json"]
+        [binlake(), "run", "--landing", str(landing), "--lake", str(lake), "--engine", engine, "--json", *extra]
     )
     log(
         f"  {summary['changes_applied']} changes in {seconds:.1f} s, peak {peak / 2**30:.2f} GB, "
@@ -252,6 +263,14 @@ def main(argv: list[str] | None = None) -> int:
         r1 = run(pipeline, landing1, work / "lake-1x", engine)
         slope = (r2["seconds"] - r1["seconds"]) / max(1, r2["changes"] - r1["changes"])
         intercept = r1["seconds"] - slope * r1["changes"]
+        # a small day, with the driver JVM binlake starts (class archive; C1 only) and as it was started before
+        # (neither: an empty spark.driver.defaultJavaOptions), alternated, the quicker of two each
+        landing_small, _ = day_inputs(work / "day-small", SMALL_CHANGES, big)
+        small: dict[str, list[dict]] = {"now": [], "before": []}
+        for _ in range(2):
+            for name, extra in (("before", ("--conf", "spark.driver.defaultJavaOptions=")), ("now", ())):
+                small[name].append(run(pipeline, landing_small, work / "lake-small", engine, extra=extra))
+        small_now, small_before = (min(r["seconds"] for r in small[k]) for k in ("now", "before"))
     seed_error = None
     if args.only != "day":
         try:
@@ -299,6 +318,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{1 / slope if slope > 0 else 0:,.0f} changes/s",
             ),
             ("3 fixed s: a run with nothing to load", r0["seconds"], "<=", FLOORS["fixed"], "before 5.9 s"),
+            (
+                "3 small day: s now / s with the JVM before",
+                small_now / small_before,
+                "<=",
+                FLOORS["small"],
+                f"{SMALL_CHANGES:,} changes in {small_now:.1f} s; {small_before:.1f} s without the class archive "
+                "and C1",
+            ),
         ]
     if days:
         rows += [
@@ -334,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                 "engine": engine,
                 "pmr_rows_per_s": locals().get("pmr"),
                 "runs": {"empty": locals().get("r0"), "1x": locals().get("r1"), "2x": r2},
+                "small_day": locals().get("small"),
                 "days": days,
                 "silver_equal": same,
             },

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from deltalake import DeltaTable
 
 from tests.dags.conftest import VENV_BIN, airflow_env, dag_test, silver_differences
 from tests.spark_cluster import spark_cluster  # noqa: F401  (pytest fixture)
@@ -55,6 +56,10 @@ def test_daily_dag_on_a_standalone_cluster(spark_cluster, tmp_path: Path) -> Non
     run = dag_test(env, "mysql_cdc_daily", f"{START + dt.timedelta(days=1)}T00:00:00+00:00")
     assert run["state"] == "success", run["tasks"]
     assert silver_differences(out, lake, START.isoformat()) == {}
+    # the jobs' drivers found delta-spark (the venv's spark-defaults.conf, given as --properties-file beside the
+    # class archive's empty SPARK_CONF_DIR): "auto" chose the spark engine
+    metrics = DeltaTable(str(lake / "meta" / "run_metrics")).to_pyarrow_table(columns=["engine"]).to_pylist()
+    assert metrics and {m["engine"] for m in metrics} == {"spark"}, metrics
     apps = {w: {d.name for d in w.iterdir()} - apps_before for w in spark_cluster.work_dirs}
     # snapshot_sdi, ingest, apply and validate were submitted to the cluster; both workers took part
     assert all(apps[w] for w in spark_cluster.work_dirs), apps
