@@ -77,7 +77,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     from binlake.lake.session import SHORT_RUN_JIT
 
     if not class_archive.is_current():
-        pytest.fail("scripts/setup.sh writes the class archive (python -m binlake.lake.class_archive)")
+        pytest.fail("scripts/setup.sh writes the class archive (python -m binlake.cli.class_archive_cmd)")
     monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
     generate(tmp_path / "gen", GenerateConfig(seed=5, days=1, scale=0.002, source="db1"))
     s = load_settings({"BINLAKE_LANDING": str(tmp_path / "gen" / "landing"), "BINLAKE_LAKE": str(tmp_path / "lake")})

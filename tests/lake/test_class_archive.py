@@ -48,7 +48,7 @@ def _jvm(tmp_path: Path, *, short: bool = False, **env: str) -> tuple[str, int]:
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
-    assert class_archive.is_current(), "scripts/setup.sh writes .jars/cds/spark.jsa (python -m binlake.lake.class_archive)"
+    assert class_archive.is_current(), "scripts/setup.sh writes .jars/cds/ (python -m binlake.cli.class_archive_cmd)"
     args, mapped = _jvm(tmp_path, short=True)
     plain_args, plain_mapped = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
     assert "-XX:SharedArchiveFile=" in args and SHORT_RUN_JIT in args
