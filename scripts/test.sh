@@ -18,7 +18,7 @@ log=.test-logs/pytest-$(date +%Y%m%d-%H%M%S).log
 set +e
 bash scripts/lint.sh
 lint_rc=$?
-.venv/bin/python -m pytest -n "${BINLAKE_TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder "$@" 2>&1 | tee "$log"
+.venv/bin/python -m pytest -n "${BINLAKE_TEST_WORKERS:-2}" --dist loadgroup "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The recap never changes the exit code (grep finds no FAILED line on a green run).
 echo "==== recap (full log: $log) ===="
