@@ -103,10 +103,12 @@ def build_session(
         )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
+    # a JVM this call starts, with Java options of binlake's choosing (none when conf names its own)
     launching = SparkContext._gateway is None and not submitted_by_spark_submit()
-    archive = class_archive.launch() if launching else None
+    tuned = launching and "spark.driver.defaultJavaOptions" not in (conf or {})
+    archive = class_archive.launch() if tuned else None
     java_options = " ".join(([archive.java_options] if archive else []) + ([SHORT_RUN_JIT] if short_run else []))
-    if launching and java_options and "spark.driver.defaultJavaOptions" not in (conf or {}):
+    if tuned and java_options:
         builder = builder.config("spark.driver.defaultJavaOptions", java_options)
     with jvm_output_to(log_file), _environment(archive.env if archive else {}):
         session = builder.getOrCreate()
