@@ -9,7 +9,7 @@ Use it by importing the fixture into a conftest.py (or a test module) and markin
     @pytest.mark.slow
     def test_ingest_on_a_cluster(spark_cluster, tmp_path):
         done = spark_cluster.submit("spark_jobs/ingest_binlogs.py", "--landing", str(landing), "--lake", str(lake))
-        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.returncode == 0, spark_cluster.failure(done)
         assert spark_cluster.workers_used(done) == {0, 1}       # executors ran on both workers
 
 ``SparkCluster``:
@@ -21,6 +21,8 @@ Use it by importing the fixture into a conftest.py (or a test module) and markin
   paths are from the repository root), in the repository root, with the venv's Python on driver and executors;
   returns the ``subprocess.CompletedProcess`` (text; never raises on a failed job). It waits until both executors
   have registered before the job starts, so its tasks can use both workers;
+- ``failure(done)``: what a failed ``submit`` said: the tail of its stdout (the Python driver's own output,
+  its stderr included: spark-submit's PythonRunner merges them there) and of its stderr without INFO lines;
 - ``app_id(done)``: the application id of a finished ``submit``; ``workers_used(done)``: indexes (0, 1) of the
   workers that ran its executors;
 - ``env``: the environment the cluster and ``submit`` use (``SPARK_LOCAL_IP``, ``PYSPARK_PYTHON``, ...).
@@ -82,6 +84,11 @@ class SparkCluster:
             cmd += ["--conf", f"{key}={value}"]
         cmd += [str(ROOT / app), *args]
         return subprocess.run(cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout)
+
+    @staticmethod
+    def failure(done: subprocess.CompletedProcess) -> str:
+        log = "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)
+        return f"exit {done.returncode}\n-- stdout (the Python driver) --\n{done.stdout[-4000:]}\n-- stderr --\n{log[-4000:]}"
 
     def app_id(self, done: subprocess.CompletedProcess) -> str:
         found = re.search(r"app-\d{14}-\d{4}", done.stdout + done.stderr)

@@ -64,3 +64,9 @@ def test_daily_dag_on_a_standalone_cluster(spark_cluster, tmp_path: Path) -> Non
     # snapshot_sdi, ingest, apply and validate were submitted to the cluster; both workers took part
     assert all(apps[w] for w in spark_cluster.work_dirs), apps
     assert len(set().union(*apps.values())) >= 4
+    # every landed file is a task: the ingest ran executors on both workers
+    names = {a["id"]: a["name"] for a in spark_cluster.status()["completedapps"]}
+    [ingest] = [app for app in set().union(*apps.values()) if "ingest" in names.get(app, "")]
+    assert all(ingest in apps[w] for w in spark_cluster.work_dirs), (ingest, apps)
+    files = [p for p in (out / "landing").rglob("*") if p.is_file() and not p.name.endswith(".index")]
+    assert len(files) > 2, files

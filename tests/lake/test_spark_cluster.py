@@ -16,7 +16,7 @@ def test_a_submitted_job_writes_and_merges_delta_on_both_workers(spark_cluster, 
 
     table = tmp_path / "table"
     done = spark_cluster.submit("tests/lake/cluster_delta_job.py", str(table))
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 0, spark_cluster.failure(done)
     lines = dict(
         line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("ENGINE", "MASTER", "MERGE"))
     )

@@ -118,8 +118,15 @@ def source_dir(landing: str, source: str) -> str:
 
 def job_main(run: Callable[[], int]) -> int:
     """Run a job; a binlake error (a Spark failure included, see lake.failures) is one line on stderr and the
-    error's exit code, like the CLI."""
+    error's exit code, like the CLI. A fatal signal in the driver's Python (an abort in a native library) prints
+    every thread's Python stack first (``faulthandler``), so the job's log names where it happened."""
+    import faulthandler
     import sys
+
+    try:
+        faulthandler.enable()
+    except (OSError, ValueError):  # a stderr without a file descriptor (captured in-process): no dump
+        pass
 
     from binlake.errors import BinlakeError
 

@@ -74,15 +74,27 @@ def live_rows(silver: "DataFrame") -> "DataFrame":
     return out
 
 
-def live_count(silver: "DataFrame") -> int:
-    """Rows a silver table stands for (multiplicities of tables without a primary key summed)."""
+def live_counts(tables: dict[Any, "DataFrame"]) -> dict[Any, int]:
+    """Rows each silver table stands for (multiplicities of tables without a primary key summed), counted in one
+    Spark job over all of them."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
-    live = live_rows(silver)
-    if COUNT_COL in silver.columns:
-        total = live.agg(F.sum(F.coalesce(F.col(COUNT_COL), F.lit(1)))).first()[0]
-        return int(total or 0)
-    return live.count()
+    if not tables:
+        return {}
+    keys = list(tables)
+    parts = [
+        live_rows(frame).select(
+            F.lit(i).alias("t"),
+            (F.coalesce(F.col(COUNT_COL), F.lit(1)) if COUNT_COL in frame.columns else F.lit(1))
+            .cast("long")
+            .alias("n"),
+        )
+        for i, frame in enumerate(tables.values())
+    ]
+    totals = dict(reduce(lambda a, b: a.unionAll(b), parts).groupBy("t").agg(F.sum("n")).collect())
+    return {key: int(totals.get(i) or 0) for i, key in enumerate(keys)}
 
 
 def applied(bronze: "DataFrame", checkpoints: Optional["DataFrame"]) -> "DataFrame":

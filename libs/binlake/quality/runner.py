@@ -144,7 +144,7 @@ def registry_tables(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], Tab
 
 
 def _read(engine: Any, spark: "SparkSession", path: str) -> Optional["DataFrame"]:
-    return engine.read(spark, path) if engine.exists(path) else None
+    return engine.scan(spark, path) if engine.exists(path) else None
 
 
 def build_checks(
@@ -173,7 +173,7 @@ def build_checks(
     registry_df = _read(engine, spark, layout.meta("schema_registry"))
     registry_rows = [r.asDict() for r in registry_df.collect()] if registry_df is not None else []
     definitions = registry_tables(registry_rows)
-    silver = {pair: engine.read(spark, layout.silver(*pair)) for pair in layout.silver_tables()}
+    silver = {pair: engine.scan(spark, layout.silver(*pair)) for pair in layout.silver_tables()}
     for (db, table), frame in silver.items():
         if not wanted(S.silver_table_name(db, table)):
             continue
@@ -210,7 +210,7 @@ def build_checks(
         recon = frames.reconciliation(
             spark,
             frames.applied(bronze, checkpoints),
-            {pair: frames.live_count(frame) for pair, frame in silver.items()},
+            frames.live_counts(silver),
         )
         checks.append(Check(S.reconciliation_suite(), recon))
         nulled = frames.invalid_temporals(spark, checkpoints, run_id)

@@ -48,6 +48,11 @@ class DeltaEngine(ABC):
     @abstractmethod
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame: ...
 
+    def scan(self, spark: SparkSession, table_path: str) -> DataFrame:
+        """The table's latest rows, as :meth:`read` gives them, read the quickest way for a whole-table check
+        (``binlake.quality``): the spark engine lists a plain table's files with delta-rs."""
+        return self.read(spark, table_path)
+
     @abstractmethod
     def read_rows(
         self, spark: SparkSession | None, table_path: str, columns: Sequence[str], equal: dict[str, Any] | None = None

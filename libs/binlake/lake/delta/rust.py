@@ -71,18 +71,7 @@ class RustEngine(DeltaEngine):
         return self._table(table_path).version()
 
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame:
-        from pyspark.sql.types import StructType
-
-        dt = self._table(table_path, version)
-        _check_readable(dt, table_path)
-        schema = StructType.fromJson(json.loads(dt.schema().to_json()))
-        files = dt.file_uris()
-        if not files:
-            return spark.createDataFrame([], schema)
-        reader = spark.read.schema(schema)
-        if dt.metadata().partition_columns:  # partition values live in the hive-style directory names
-            reader = reader.option("basePath", dt.table_uri)
-        return reader.parquet(*files).select(*[quote_spark(n) for n in schema.fieldNames()])
+        return files_frame(spark, self._table(table_path, version), table_path)
 
     def read_arrow(self, table_path: str, version: int | None = None) -> pa.Table:
         return self._table(table_path, version).to_pyarrow_table()
@@ -318,6 +307,23 @@ def _align(data: Any, target: pa.Schema, *, fill_missing: bool) -> Any:
     ]
     maker = pa.RecordBatch if isinstance(data, pa.RecordBatch) else pa.Table
     return maker.from_arrays(columns, schema=pa.schema(fields))
+
+
+def files_frame(spark: SparkSession, dt: DeltaTable, table_path: str) -> DataFrame:
+    """The Delta table ``dt`` as Spark reads its Parquet files, listed by delta-rs from the log on the driver
+    (no Spark job replays the log), under its Delta schema; :class:`UnsupportedTableFeatureError` when those files
+    alone do not give its rows."""
+    from pyspark.sql.types import StructType
+
+    _check_readable(dt, table_path)
+    schema = StructType.fromJson(json.loads(dt.schema().to_json()))
+    files = dt.file_uris()
+    if not files:
+        return spark.createDataFrame([], schema)
+    reader = spark.read.schema(schema)
+    if dt.metadata().partition_columns:  # partition values live in the hive-style directory names
+        reader = reader.option("basePath", dt.table_uri)
+    return reader.parquet(*files).select(*[quote_spark(n) for n in schema.fieldNames()])
 
 
 def _check_readable(dt: DeltaTable, table_path: str) -> None:

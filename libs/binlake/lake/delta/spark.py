@@ -54,6 +54,10 @@ class SparkEngine(DeltaEngine):
         self._spark = spark
 
     def exists(self, table_path: str) -> bool:
+        from deltalake import DeltaTable as RustTable
+
+        if RustTable.is_deltatable(str(table_path)):  # no JVM call (a log delta-rs can not read: delta-spark says)
+            return True
         from delta.tables import DeltaTable
 
         return DeltaTable.isDeltaTable(self._spark, str(table_path))
@@ -65,6 +69,21 @@ class SparkEngine(DeltaEngine):
             return RustTable(str(table_path)).version()
         except Exception:  # noqa: BLE001 - absent, or a log delta-rs can not read: delta-spark says
             return self._table(table_path).history(1).first()["version"]
+
+    def scan(self, spark: SparkSession, table_path: str) -> DataFrame:
+        """A plain table (no column mapping, no deletion vectors in use) as Spark reads its Parquet files,
+        listed by delta-rs on the driver: delta-spark would replay its log with Spark jobs first, seconds a
+        table on a fresh JVM. Any other table, or a log delta-rs can not read, through :meth:`read`."""
+        from deltalake import DeltaTable as RustTable
+        from deltalake.exceptions import DeltaError
+
+        from binlake.lake.delta.rust import files_frame
+        from binlake.lake.errors import UnsupportedTableFeatureError
+
+        try:
+            return files_frame(spark, RustTable(str(table_path)), str(table_path))
+        except (DeltaError, UnsupportedTableFeatureError):
+            return self.read(spark, table_path)
 
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame:
         reader = spark.read.format("delta")
