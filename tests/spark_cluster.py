@@ -88,7 +88,8 @@ class SparkCluster:
     @staticmethod
     def failure(done: subprocess.CompletedProcess) -> str:
         log = "\n".join(line for line in done.stderr.splitlines() if " INFO " not in line)
-        return f"exit {done.returncode}\n-- stdout (the Python driver) --\n{done.stdout[-4000:]}\n-- stderr --\n{log[-4000:]}"
+        driver = done.stdout[-4000:]
+        return f"exit {done.returncode}\n-- stdout (the Python driver) --\n{driver}\n-- stderr --\n{log[-4000:]}"
 
     def app_id(self, done: subprocess.CompletedProcess) -> str:
         found = re.search(r"app-\d{14}-\d{4}", done.stdout + done.stderr)

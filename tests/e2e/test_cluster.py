@@ -16,6 +16,7 @@ from tests.spark_cluster import spark_cluster  # noqa: F401  (pytest fixture)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+
 def submit(cluster, job: str, *args: str) -> dict:
     done = cluster.submit(f"spark_jobs/{job}.py", *args)
     assert done.returncode == 0, f"{job}: {cluster.failure(done)}"

@@ -93,7 +93,7 @@ def live_counts(tables: dict[Any, "DataFrame"]) -> dict[Any, int]:
         )
         for i, frame in enumerate(tables.values())
     ]
-    totals = dict(reduce(lambda a, b: a.unionAll(b), parts).groupBy("t").agg(F.sum("n")).collect())
+    totals: dict[int, Any] = dict(reduce(lambda a, b: a.unionAll(b), parts).groupBy("t").agg(F.sum("n")).collect())
     return {key: int(totals.get(i) or 0) for i, key in enumerate(keys)}
 
 
