@@ -3,7 +3,8 @@
 # exit code is non-zero when either failed (a lint failure does not stop the tests). Extra arguments go to pytest, e.g.
 #   bash scripts/test.sh -m "not slow"     # the fast tier, in seconds
 # The suite runs on BINLAKE_TEST_WORKERS pytest-xdist workers (default 2; 0 runs in this process), each test file
-# (and each package sharing a session fixture, see tests/conftest.py) on one worker.
+# (and each package's files sharing a session fixture) on one worker, the longest groups first (tests/conftest.py,
+# tests/group_seconds.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,7 +19,7 @@ log=.test-logs/pytest-$(date +%Y%m%d-%H%M%S).log
 set +e
 bash scripts/lint.sh
 lint_rc=$?
-.venv/bin/python -m pytest -n "${BINLAKE_TEST_WORKERS:-2}" --dist loadgroup "$@" 2>&1 | tee "$log"
+.venv/bin/python -m pytest -n "${BINLAKE_TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The recap never changes the exit code (grep finds no FAILED line on a green run).
 echo "==== recap (full log: $log) ===="
