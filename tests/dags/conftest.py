@@ -94,7 +94,7 @@ def dag_test(env: Mapping[str, str], dag_id: str, logical_date: str | None = Non
 
 
 START = dt.date(2024, 3, 1)
-DAYS = [(START + dt.timedelta(days=i)).isoformat() for i in range(3)]
+DAYS = [(START + dt.timedelta(days=i)).isoformat() for i in range(2)]
 
 
 @dataclass(frozen=True)
@@ -111,14 +111,17 @@ class LoadedLake:
 
 @pytest.fixture(scope="session")
 def loaded_lake(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) -> LoadedLake:
-    """Three generated days (several files a day, an ALTER TABLE on day 2, partial JSON, compressed
+    """Two generated days (several files a day, an ALTER TABLE on day 2, partial JSON, compressed
     transactions), each loaded by a ``dag.test()`` run of its data interval."""
     from binlake.generate.config import GenerateConfig
     from binlake.generate.run import generate
 
     base = tmp_path_factory.mktemp("cdc")
     out, lake = base / "gen", base / "lake"
-    generate(out, GenerateConfig(seed=5, days=3, scale=0.004, start_date=START, max_binlog_size=96 * 1024))
+    days = len(DAYS)
+    generate(
+        out, GenerateConfig(seed=5, days=days, scale=0.004, start_date=START, max_binlog_size=96 * 1024, alter_day=1)
+    )
     settings = {
         "BINLAKE_LANDING": str(out / "landing"),
         "BINLAKE_LAKE": str(lake),
