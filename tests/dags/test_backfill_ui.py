@@ -2,13 +2,12 @@
 scheduler, DAG processor, triggerer; LocalExecutor) on its PostgreSQL metadata database (a private cluster
 started by the script), on a loopback port, over a freshly generated sample of the README's days.
 
-* A backfill of the README's dates (From 2024-03-01 To 2024-03-03) created through ``POST /api/v2/backfills``
-  (what the UI's Trigger -> Backfill sends) while the DAG is unpaused: the scheduler runs one run per day, each
-  loading that day; every run and task green, and silver equal to the generator's truth day by day (silver as
-  of the end of each run's apply, by Delta time travel).
+* In headless Chromium, as a new user: the DAG paused, Trigger -> Backfill, the README's dates (From 2024-03-01
+  To 2024-03-03) typed into the dialog, **All Runs**, Run Backfill with "Unpause on trigger" ticked: the
+  scheduler runs one run per day, each loading that day; every run and task green (in the API and on the DAG's
+  runs page), and silver equal to the generator's truth day by day (silver as of the end of each run's apply,
+  by Delta time travel).
 * Today's run on that (by now quiet) sample: green, a no-op, fresh (a quiet source is not an outage).
-* In headless Chromium: Trigger -> Backfill, the same dates typed into the dialog, **All Runs**, Run Backfill:
-  the runs (no-ops now: later runs covered their days) succeed, seen in the API and on the DAG's runs page.
 * Silver damaged, then a backfill of the last day with ``{"full_refresh": true}``: silver equals truth again.
 
 Screenshots go to ``.test-logs/airflow-backfill/`` (their content is checked through the DOM); a failed step of
@@ -224,76 +223,6 @@ def _differences(gen: Path, lake: Path, day: str, when: dt.datetime | None = Non
     return out
 
 
-def _backfill_runs(api: Api, backfill_id: int) -> list[dict]:
-    return [
-        r
-        for r in api.runs()
-        if r["run_type"] == "backfill"
-        and api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{r['dag_run_id']}").get("backfill_id") in (backfill_id, None)
-    ]
-
-
-def test_backfill_of_the_readme_dates_loads_day_by_day(server: Server) -> None:
-    for readme in (ROOT / "README.md", ROOT / "airflow" / "README.md"):  # the dates this test uses
-        assert f"From `{README_FROM}` To `{README_TO}`" in readme.read_text(), readme
-    api = server.api
-    api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": False})  # the dialog's "Unpause on trigger"
-    request = {
-        "dag_id": DAG_ID,
-        "from_date": f"{README_FROM}T00:00:00Z",
-        "to_date": f"{README_TO}T00:00:00Z",
-        "run_backwards": False,
-        "dag_run_conf": {},
-        "reprocess_behavior": "none",
-        "max_active_runs": 1,
-    }
-    dry = api.post("/api/v2/backfills/dry_run", request)
-    assert [b["logical_date"][:10] for b in dry["backfills"]] == DAYS
-    backfill = api.post("/api/v2/backfills", request)  # PostgreSQL: no 503, no retry
-    api.wait_backfill(backfill["id"], server.log)
-
-    runs = [r for r in api.runs() if r["run_type"] == "backfill"]
-    assert len(runs) == 3, runs
-    for day, run in zip(DAYS, runs):
-        start = dt.date.fromisoformat(day)
-        assert run["data_interval_start"][:10] == day  # the From/To dates are the days loaded
-        assert run["data_interval_end"][:10] == (start + dt.timedelta(days=1)).isoformat()
-        assert run["state"] == "success", run
-        tis = api.task_states(run["dag_run_id"])
-        assert {t: s["state"] for t, s in tis.items() if s["state"] != "success"} == {}, run["dag_run_id"]
-        applied = dt.datetime.fromisoformat(tis["shop-primary.apply_changes"]["end_date"].replace("Z", "+00:00"))
-        assert _differences(server.gen, server.lake, day, applied) == {}, day
-    assert [r for r in api.runs() if r["run_type"] != "backfill"] == []  # nothing ran beside the backfill
-
-
-def test_todays_run_on_a_quiet_source_is_a_green_no_op(server: Server) -> None:
-    api = server.api
-    api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": False})  # a paused DAG's runs stay queued
-    today = dt.datetime.combine(dt.datetime.now(dt.timezone.utc).date(), dt.time(), dt.timezone.utc)
-    run = api.post(
-        f"/api/v2/dags/{DAG_ID}/dagRuns",
-        {"dag_run_id": f"today__{today.date().isoformat()}", "logical_date": today.isoformat(), "conf": {}},
-    )
-    _wait(
-        "today's run finished",
-        lambda: api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")["state"] in ("success", "failed"),
-        1800,
-        server.log,
-    )
-    done = api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")
-    assert done["state"] == "success", api.task_states(run["dag_run_id"])
-    states = {t: s["state"] for t, s in api.task_states(run["dag_run_id"]).items()}
-    assert states, "today's run has no task instances (a logical date before the DAG's start date?)"
-    assert set(states.values()) == {"success"} and "freshness" in states, states
-    end = dt.datetime.fromisoformat(done["data_interval_end"].replace("Z", "+00:00"))
-    assert end == today  # the interval from yesterday to today, as scheduled daily
-    from binlake.orchestration.alerts import source_freshness
-
-    [row] = source_freshness(str(server.lake), ["shop-primary"], end)  # what the freshness task judged
-    assert row["quiet"] and row["lag_seconds"] == 0, row
-    assert _differences(server.gen, server.lake, DAYS[-1]) == {}
-
-
 TRIGGER_DIALOG = "[...document.querySelectorAll('[role=dialog]')].find(d => d.innerText.includes('Single Run'))"
 DATE_BOX = "[...document.querySelectorAll('input')].find(e => e.placeholder === 'YYYY/MM/DD' && e.offsetParent)"
 
@@ -326,12 +255,14 @@ def _open(api: Api, tmp_path: Path, page: str) -> Browser:
     return browser
 
 
-def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
+def test_backfill_from_the_ui_dialog_loads_the_readme_dates_day_by_day(server: Server, tmp_path: Path) -> None:
     """As a new user: the DAG paused (as it is created), its page, Trigger -> Backfill, the README's dates typed,
-    All Runs, Run Backfill with "Unpause on trigger" as ticked by default."""
+    All Runs, Run Backfill with "Unpause on trigger" as ticked by default; the scheduler runs one run per day."""
+    for readme in (ROOT / "README.md", ROOT / "airflow" / "README.md"):  # the dates this test types
+        assert f"From `{README_FROM}` To `{README_TO}`" in readme.read_text(), readme
     api = server.api
-    api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": True})
-    before = {r["dag_run_id"]: r for r in api.runs()}
+    api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": True})  # as Airflow creates it
+    assert api.runs() == []
     known = {b["id"] for b in api.get("/api/v2/backfills", dag_id=DAG_ID)["backfills"]}
     browser = _open(api, tmp_path, f"/dags/{DAG_ID}")
     try:
@@ -392,14 +323,45 @@ def test_backfill_from_the_ui_dialog(server: Server, tmp_path: Path) -> None:
         raise
     finally:
         browser.close()
-    runs = [r for r in api.runs() if r["run_type"] == "backfill"]
-    assert [r["data_interval_start"][:10] for r in runs] == DAYS
-    for run in runs:  # after the tests above: cleared and run again (no-ops: later runs covered their days)
+    runs = api.runs()
+    assert [r["run_type"] for r in runs] == ["backfill"] * 3, runs  # nothing ran beside the backfill
+    for day, run in zip(DAYS, runs):
+        start = dt.date.fromisoformat(day)
+        assert run["data_interval_start"][:10] == day  # the From/To dates are the days loaded
+        assert run["data_interval_end"][:10] == (start + dt.timedelta(days=1)).isoformat()
         assert run["state"] == "success", run
-        if run["dag_run_id"] in before:
-            assert run["end_date"] > before[run["dag_run_id"]]["end_date"]
-        assert {s["state"] for s in api.task_states(run["dag_run_id"]).values()} == {"success"}
+        tis = api.task_states(run["dag_run_id"])
+        assert {t: s["state"] for t, s in tis.items() if s["state"] != "success"} == {}, run["dag_run_id"]
+        applied = dt.datetime.fromisoformat(tis["shop-primary.apply_changes"]["end_date"].replace("Z", "+00:00"))
+        assert _differences(server.gen, server.lake, day, applied) == {}, day  # silver as that run left it
     assert shown == {r["dag_run_id"]: "Success" for r in runs}  # what the user sees on the runs page
+
+
+def test_todays_run_on_a_quiet_source_is_a_green_no_op(server: Server) -> None:
+    api = server.api
+    api.patch(f"/api/v2/dags/{DAG_ID}", {"is_paused": False})  # a paused DAG's runs stay queued
+    today = dt.datetime.combine(dt.datetime.now(dt.timezone.utc).date(), dt.time(), dt.timezone.utc)
+    run = api.post(
+        f"/api/v2/dags/{DAG_ID}/dagRuns",
+        {"dag_run_id": f"today__{today.date().isoformat()}", "logical_date": today.isoformat(), "conf": {}},
+    )
+    _wait(
+        "today's run finished",
+        lambda: api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")["state"] in ("success", "failed"),
+        1800,
+        server.log,
+    )
+    done = api.get(f"/api/v2/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}")
+    assert done["state"] == "success", api.task_states(run["dag_run_id"])
+    states = {t: s["state"] for t, s in api.task_states(run["dag_run_id"]).items()}
+    assert states, "today's run has no task instances (a logical date before the DAG's start date?)"
+    assert set(states.values()) == {"success"} and "freshness" in states, states
+    end = dt.datetime.fromisoformat(done["data_interval_end"].replace("Z", "+00:00"))
+    assert end == today  # the interval from yesterday to today, as scheduled daily
+    from binlake.orchestration.alerts import source_freshness
+
+    [row] = source_freshness(str(server.lake), ["shop-primary"], end)  # what the freshness task judged
+    assert row["quiet"] and row["lag_seconds"] == 0, row
     assert _differences(server.gen, server.lake, DAYS[-1]) == {}
 
 
