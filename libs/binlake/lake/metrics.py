@@ -101,8 +101,9 @@ def applied_commits(
         [(s, int(seq), int((after or {}).get(s, -1))) for s, seq in checkpoints.items()],
         "source string, ckpt_seq bigint, after_seq bigint",
     )
+    bound = min((after or {}).get(s, -1) for s in checkpoints) if only_after else -1
     rows = (
-        engine.read(spark, lake.bronze)
+        engine.scan(spark, lake.bronze, above={SEQ_COL: bound})
         .select("source", "db", "table_name", "op", "commit_ts", SEQ_COL)
         .where(F.col("op").isin(*COMMITTED_OPS, "error"))
         .join(F.broadcast(bounds), "source")

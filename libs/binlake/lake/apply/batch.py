@@ -28,7 +28,8 @@ def unapplied(
     ``cutoff_us`` (a prefix of the binlog order: a day ends exactly at midnight, also inside a file)."""
     from pyspark.sql import functions as F
 
-    rows = engine.read(spark, bronze_path).filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
+    rows = engine.scan(spark, bronze_path, above={SEQ_COL: after_seq})
+    rows = rows.filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
     for name, kind in (("raw", "binary"), ("layout", "string")):
         if name not in rows.columns:  # bronze written before undecodable bytes were kept / layouts stated once
             rows = rows.withColumn(name, F.lit(None).cast(kind))

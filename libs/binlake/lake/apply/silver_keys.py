@@ -99,10 +99,12 @@ def base_records(
         path = lake.silver(db, table)
         if not engine.exists(path):
             continue
-        silver = engine.read(spark, path)
+        size = table_rows(path)
+        # a large table through delta-spark, whose data skipping the key range of _key_prefilter drives
+        silver = engine.scan(spark, path) if (size or 0) < KEY_RANGE_MIN_ROWS else engine.read(spark, path)
         kinds = [(f.name, f.dataType.simpleString()) for f in silver.schema.fields]
         metas = column_metas(ti.metas)
-        silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table, table_rows(path))
+        silver = _key_prefilter(silver, dict(kinds), metas, ti.pk, touched, db, table, size)
         plain, names = by_position(silver)
         part = plain.mapInArrow(
             _keyed_silver(kinds, metas, ti.pk, db, table, ti.one_group, names), spark_ddl(RECORD_COLUMNS)
@@ -111,7 +113,7 @@ def base_records(
     if engine.exists(lake.tombstones):
         whole = tables_where(info, lambda ti: ti.one_group)
         dead = (
-            engine.read(spark, lake.tombstones)
+            engine.scan(spark, lake.tombstones, above={SEQ_COL: after_seq})
             .filter((F.col("source") == source) & (F.col(SEQ_COL) > after_seq))
             .select(
                 "db",

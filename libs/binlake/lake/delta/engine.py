@@ -48,9 +48,10 @@ class DeltaEngine(ABC):
     @abstractmethod
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame: ...
 
-    def scan(self, spark: SparkSession, table_path: str) -> DataFrame:
-        """The table's latest rows, as :meth:`read` gives them, read the quickest way for a whole-table check
-        (``binlake.quality``): the spark engine lists a plain table's files with delta-rs."""
+    def scan(self, spark: SparkSession, table_path: str, above: Mapping[str, int] | None = None) -> DataFrame:
+        """The table's latest rows, as :meth:`read` gives them, read the quickest way: the spark engine lists a
+        plain table's files with delta-rs. ``above`` (integer column -> bound) may leave out files whose
+        statistics put every value of the column at or below the bound: the caller filters the rows."""
         return self.read(spark, table_path)
 
     @abstractmethod

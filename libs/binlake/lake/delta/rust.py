@@ -73,6 +73,9 @@ class RustEngine(DeltaEngine):
     def read(self, spark: SparkSession, table_path: str, version: int | None = None) -> DataFrame:
         return files_frame(spark, self._table(table_path, version), table_path)
 
+    def scan(self, spark: SparkSession, table_path: str, above: Mapping[str, int] | None = None) -> DataFrame:
+        return files_frame(spark, self._table(table_path), table_path, above)
+
     def read_arrow(self, table_path: str, version: int | None = None) -> pa.Table:
         return self._table(table_path, version).to_pyarrow_table()
 
@@ -309,21 +312,44 @@ def _align(data: Any, target: pa.Schema, *, fill_missing: bool) -> Any:
     return maker.from_arrays(columns, schema=pa.schema(fields))
 
 
-def files_frame(spark: SparkSession, dt: DeltaTable, table_path: str) -> DataFrame:
+def files_frame(
+    spark: SparkSession, dt: DeltaTable, table_path: str, above: Mapping[str, int] | None = None
+) -> DataFrame:
     """The Delta table ``dt`` as Spark reads its Parquet files, listed by delta-rs from the log on the driver
     (no Spark job replays the log), under its Delta schema; :class:`UnsupportedTableFeatureError` when those files
-    alone do not give its rows."""
+    alone do not give its rows. ``above``: integer column -> bound; files whose statistics say every value of
+    the column is at most the bound are left out (the caller filters the rows; this only skips files)."""
     from pyspark.sql.types import StructType
 
     _check_readable(dt, table_path)
     schema = StructType.fromJson(json.loads(dt.schema().to_json()))
-    files = dt.file_uris()
+    files = _files_above(dt, above) if above else dt.file_uris()
     if not files:
         return spark.createDataFrame([], schema)
     reader = spark.read.schema(schema)
     if dt.metadata().partition_columns:  # partition values live in the hive-style directory names
         reader = reader.option("basePath", dt.table_uri)
     return reader.parquet(*files).select(*[quote_spark(n) for n in schema.fieldNames()])
+
+
+def _files_above(dt: DeltaTable, above: Mapping[str, int]) -> list[str]:
+    """``dt.file_uris()`` without the files whose add action's max statistic of a column of ``above`` is at
+    most its bound (a file without that statistic stays), as delta-spark's data skipping would leave them out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    files = dt.file_uris()
+    actions = pa.table(dt.get_add_actions(flatten=True))
+    keep = pa.array([True] * actions.num_rows)
+    for column, bound in above.items():
+        if f"max.{column}" in actions.column_names:
+            keep = pc.and_(keep, pc.fill_null(pc.greater(actions.column(f"max.{column}"), bound), True))
+    kept = set(actions.filter(keep).column("path").to_pylist())
+    if len(kept) == actions.num_rows:
+        return files
+    chosen = [f for f in files if f.rsplit("/", 1)[-1] in kept or f[len(dt.table_uri) :].lstrip("/") in kept]
+    # a path the log spells otherwise (percent-encoded partition values): every file, which is only slower
+    return chosen if len(chosen) == len(kept) else files
 
 
 def _check_readable(dt: DeltaTable, table_path: str) -> None:

@@ -70,7 +70,7 @@ class SparkEngine(DeltaEngine):
         except Exception:  # noqa: BLE001 - absent, or a log delta-rs can not read: delta-spark says
             return self._table(table_path).history(1).first()["version"]
 
-    def scan(self, spark: SparkSession, table_path: str) -> DataFrame:
+    def scan(self, spark: SparkSession, table_path: str, above: Mapping[str, int] | None = None) -> DataFrame:
         """A plain table (no column mapping, no deletion vectors in use) as Spark reads its Parquet files,
         listed by delta-rs on the driver: delta-spark would replay its log with Spark jobs first, seconds a
         table on a fresh JVM. Any other table, or a log delta-rs can not read, through :meth:`read`."""
@@ -81,7 +81,7 @@ class SparkEngine(DeltaEngine):
         from binlake.lake.errors import UnsupportedTableFeatureError
 
         try:
-            return files_frame(spark, RustTable(str(table_path)), str(table_path))
+            return files_frame(spark, RustTable(str(table_path)), str(table_path), above)
         except (DeltaError, UnsupportedTableFeatureError):
             return self.read(spark, table_path)
 
@@ -153,9 +153,16 @@ class SparkEngine(DeltaEngine):
 
     def _written(self, table_path: str, data: DataFrame) -> tuple[int, int]:
         """The version and the rows the write's commit recorded (its ``numOutputRows``): counting ``data`` again
-        would compute it a second time (a first load of silver: the whole fold's output)."""
-        commit = self._table(table_path).history(1).first()
-        rows = (commit["operationMetrics"] or {}).get("numOutputRows")
+        would compute it a second time (a first load of silver: the whole fold's output). Read from the log's
+        last commit by delta-rs (delta-spark's history is a Spark job), else by delta-spark."""
+        from deltalake import DeltaTable as RustTable
+        from deltalake.exceptions import DeltaError
+
+        try:
+            commit = RustTable(str(table_path)).history(1)[0]
+        except (DeltaError, IndexError):
+            commit = self._table(table_path).history(1).first().asDict()
+        rows = (commit.get("operationMetrics") or {}).get("numOutputRows")
         return commit["version"], int(rows) if rows is not None else self._count(data)
 
     def _check_unique(self, table_path: str, data: DataFrame, keys: Sequence[str]) -> None:
