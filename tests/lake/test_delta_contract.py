@@ -191,6 +191,8 @@ def test_scan_above_a_bound_leaves_out_files_below_it_by_their_statistics(engine
     (the spark engine falls back to delta-spark only for tables delta-rs can not list)."""
     from pyspark.sql import functions as F
 
+    engine.append(table_path, frame(spark, []))  # a table without rows first (meta.tombstones before a delete)
+    assert collected(engine.scan(spark, table_path, above={"_binlake_seq": 0})) == []
     for first in (1, 11, 21):  # three appends: _binlake_seq 1-2, 11-12, 21-22, a file or more each
         rows = [(first + i, f"v{first + i}", first + i, "insert") for i in range(2)]
         engine.append(table_path, frame(spark, rows))

@@ -123,7 +123,7 @@ def _close_history(spark: SparkSession, engine: DeltaEngine, path: str, seq: int
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    df = engine.read(spark, path)
+    df = engine.scan(spark, path)
     if KEY_COL not in df.columns or SEQ_COL not in df.columns:
         return 0
     latest = (
@@ -156,7 +156,7 @@ def _stamp(now: Optional[_dt.datetime]) -> str:
 
 def _is_empty(spark: Optional[SparkSession], engine: DeltaEngine, path: str) -> bool:
     if spark is not None:
-        return engine.read(spark, path).isEmpty()
+        return engine.scan(spark, path).isEmpty()
     from deltalake import DeltaTable
 
     return DeltaTable(path).to_pyarrow_dataset().head(1).num_rows == 0

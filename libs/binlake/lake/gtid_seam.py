@@ -84,7 +84,7 @@ def gtid_seam(
     from binlake.lake.members import HELD_OPS
 
     rows = (
-        engine.read(spark, lake.bronze)
+        engine.scan(spark, lake.bronze, above={SEQ_COL: applied_seq})
         .where((F.col("source") == source) & (F.col(SEQ_COL) > applied_seq) & F.col("op").isin(*HELD_OPS))
         .where(F.col("gtid").isNotNull())
         .select(SEQ_COL, in_gtid_set(F.col("gtid"), held).alias("held"))

@@ -340,7 +340,7 @@ def _files_above(dt: DeltaTable, above: Mapping[str, int]) -> list[str]:
 
     files = dt.file_uris()
     actions = pa.table(dt.get_add_actions(flatten=True))
-    keep = pa.array([True] * actions.num_rows)
+    keep = pa.array([True] * actions.num_rows, pa.bool_())
     for column, bound in above.items():
         if f"max.{column}" in actions.column_names:
             keep = pc.and_(keep, pc.fill_null(pc.greater(actions.column(f"max.{column}"), bound), True))
