@@ -119,7 +119,8 @@ def loaded_lake(airflow_home: Path, tmp_path_factory: pytest.TempPathFactory) ->
     base = tmp_path_factory.mktemp("cdc")
     out, lake = base / "gen", base / "lake"
     generate(
-        out, GenerateConfig(seed=5, days=len(DAYS), scale=0.004, start_date=START, max_binlog_size=96 * 1024, alter_day=1)
+        out,
+        GenerateConfig(seed=5, days=len(DAYS), scale=0.004, start_date=START, max_binlog_size=96 * 1024, alter_day=1),
     )
     settings = {
         "BINLAKE_LANDING": str(out / "landing"),
