@@ -87,7 +87,7 @@ def tree_memory(pid: int) -> int:
 def _pss(pid: int) -> int:
     """A process's proportional set size from ``/proc/<pid>/smaps_rollup`` (one line of the kernel's sum;
     psutil's ``memory_full_info`` formats every mapping of ``smaps``, which for a JVM of a few GB ten times a
-    second slowed the measured run itself by about 15%)."""
+    second slowed the measured run itself by about 10%)."""
     with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
         for line in f:
             if line.startswith(b"Pss:"):
