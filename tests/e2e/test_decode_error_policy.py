@@ -65,6 +65,9 @@ def test_quarantine_keeps_the_stretch_bytes_and_loads_the_rest(spark, damaged, t
     assert bytes(row["raw"]) == data[pos : pos + RAW_CAP] and len(row["raw"]) == min(RAW_CAP, len(data) - pos)
     # the rest is loaded: the source's checkpoint is in its last file, past the damaged one
     assert read_checkpoint(spark, engine, lake.checkpoints, damaged["source"]).binlog_file == damaged["files"][-1].name
+    # meta.run_metrics counts the stretch on the run's row
+    [total] = engine.read(spark, lake.meta("run_metrics")).where("table_name = '*'").collect()
+    assert total["decode_errors"] == 1
 
 
 def test_fail_stops_the_source_with_one_line_naming_file_and_offset(spark, damaged, tmp_path, capsys) -> None:

@@ -113,3 +113,35 @@ def test_status_json_equals_truth(loaded_lake) -> None:
 def test_status_of_a_missing_lake_is_one_line(tmp_path: Path) -> None:
     code, _out, err = cli("status", "--lake", str(tmp_path / "nowhere"))
     assert code == 2 and err.count("\n") == 1 and "--lake" in err and "binlake run" in err
+
+
+def test_run_metrics_from_the_scan_equal_a_read_of_bronze(loaded_lake, spark) -> None:
+    """Each run counted its changes from its apply's scan (``metrics.scanned_groups``); reading bronze between
+    the checkpoints the runs reached (``metrics.applied_commits``, the path of a run after one not recorded)
+    gives the same counts and times, table by table."""
+    from deltalake import DeltaTable
+
+    from binlake.lake.delta import engine_for
+    from binlake.lake.layout import LakeLayout
+    from binlake.lake.metrics import applied_commits
+
+    rows = DeltaTable(str(loaded_lake.lake / "meta" / "run_metrics")).to_pyarrow_table().to_pylist()
+    totals = sorted((r for r in rows if r["table_name"] == "*"), key=lambda r: r["checkpoint_seq"])
+    engine, lake, prev = engine_for(spark, "rust"), LakeLayout(str(loaded_lake.lake)), -1
+    for total in totals:
+        source, seq = total["source"], total["checkpoint_seq"]
+        groups = applied_commits(spark, engine, lake, {source: seq}, {source: prev}, only_after=prev >= 0).collect()
+        expected = {
+            f"{g['db']}.{g['table_name']}": (g["inserts"], g["updates"], g["deletes"], utc(g["last_change_us"]))
+            for g in groups
+            if g["table_name"] is not None and g["last_change_us"] is not None
+        }
+        mine = {
+            r["table_name"]: (r["inserts"], r["updates"], r["deletes"], r["last_commit_time"])
+            for r in rows
+            if r["run_id"] == total["run_id"] and r["table_name"] != "*" and r["changes"]
+        }
+        assert mine == expected, total["run_id"]
+        assert total["last_commit_time"] == utc(max(g["last_commit_us"] for g in groups if g["last_commit_us"]))
+        assert total["decode_errors"] == sum(g["decode_errors"] for g in groups)
+        prev = seq

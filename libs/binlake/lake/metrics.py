@@ -126,6 +126,46 @@ def applied_commits(
     )
 
 
+def scanned_groups(report: "RunReport", prev: int, seq: Optional[int]) -> Optional[list[dict[str, Any]]]:
+    """:func:`applied_commits`'s rows for the run from its apply's scan (``ApplyReport.scanned``), when that scan
+    covered exactly the bronze rows after ``prev`` (the checkpoint the previous recorded run reached, -1 for
+    none) up to ``seq`` (the checkpoint now); None otherwise (a run after one that was not recorded, a seam
+    inside the batch, an apply that stopped), and the rows are read from bronze."""
+    a = report.apply
+    if a.scanned is None:
+        return None
+    start, info = a.scanned
+    end = start if a.checkpoint_seq is None else a.checkpoint_seq
+    if prev != start or (-1 if seq is None else seq) != end:
+        return None
+    none = {"inserts": 0, "updates": 0, "deletes": 0, "decode_errors": 0}
+    groups = [
+        {
+            **none,
+            "source": report.source,
+            "db": db,
+            "table_name": table,
+            "last_change_us": t.last_commit_ts,
+            "last_commit_us": t.last_commit_ts,
+            **{f"{op}s": t.ops.get(op, 0) for op in CHANGE_OPS},
+        }
+        for (db, table), t in info.tables.items()
+    ]
+    ddl = [d["commit_ts"] for d in info.ddls if d["commit_ts"] is not None]
+    groups.append(
+        {
+            **none,
+            "source": report.source,
+            "db": None,
+            "table_name": None,
+            "last_change_us": None,
+            "last_commit_us": max(ddl, default=None),
+            "decode_errors": len(info.errors),
+        }
+    )
+    return groups
+
+
 def source_checkpoints(engine: "DeltaEngine", lake: "LakeLayout") -> dict[str, int]:
     """source -> the ``_binlake_seq`` applied (the checkpoints' source rows), read on the driver with delta-rs
     (a few rows; no Spark job), else with the engine."""
@@ -228,14 +268,18 @@ def run_metrics_rows(
         (r["checkpoint_seq"] for r in recorded if r["table_name"] == SOURCE_ROW and r["checkpoint_seq"] is not None),
         default=-1,
     )
-    groups = (
-        []
-        if seq is None
-        else [
-            r.asDict()
-            for r in applied_commits(spark, engine, lake, {source: seq}, {source: prev}, only_after=prev >= 0).collect()
-        ]
-    )
+    groups = scanned_groups(report, prev, seq)
+    if groups is None:
+        groups = (
+            []
+            if seq is None
+            else [
+                r.asDict()
+                for r in applied_commits(
+                    spark, engine, lake, {source: seq}, {source: prev}, only_after=prev >= 0
+                ).collect()
+            ]
+        )
     groups += _unchanged_tables(recorded, groups)
     quarantined = run_quarantined(spark, engine, lake, source, report.run_id)
     i, a = report.ingest, report.apply

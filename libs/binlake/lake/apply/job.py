@@ -50,6 +50,9 @@ class ApplyReport:
     schema_mismatches: dict[str, str] = field(default_factory=dict)  # table -> how silver differs from its SDI
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    scanned: Optional[tuple[int, BatchInfo]] = None  # (the checkpoint it started after, the scan of every
+    # bronze row after it up to the cutoff), when that scan saw every such row (no seam of a seeded table
+    # inside): meta.run_metrics counts from it instead of reading bronze again
 
     def add_segment(self, info: BatchInfo, counts: FoldCounts) -> None:
         """Count a folded and written segment (``info``: its scan without the tables left out)."""
@@ -88,6 +91,8 @@ def apply_job(
     layouts = bronze_layouts(spark, engine, lake.bronze, opts.source)
     info = scan_batch(batch, layouts)
     report.stage_seconds["scan"] = time.perf_counter() - t0
+    if all(seam <= ckpt.seq + 1 for seam in table_seams.values()):
+        report.scanned = (ckpt.seq, info)
     if info.last is None:
         return report
     blocked = read_blocked(spark, engine, lake, opts.source)
@@ -105,7 +110,7 @@ def apply_job(
             lake.checkpoints,
             [_source_row(ctx, ddl[SEQ_COL], ddl["binlog_file"], ddl["pos"], gtids, report)],
         )
-        lo = ddl[SEQ_COL]
+        lo = report.checkpoint_seq = ddl[SEQ_COL]
     if ddls:
         batch = batch.filter(F.col(SEQ_COL) > lo)
         info = scan_batch(batch, layouts)

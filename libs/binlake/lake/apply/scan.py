@@ -35,6 +35,8 @@ class TableInfo:
     # of its key-changing updates without diffs (fewer than the layout's columns: a MINIMAL image, dependent)
     legacy: bool = False  # has change rows that carry their own columns (bronze before layout rows)
     keys_exact: bool = False  # every layout has the same primary key: bronze's row keys are the fold's
+    ops: dict[str, int] = field(default_factory=dict)  # change rows by op (insert, update, delete)
+    last_commit_ts: Optional[int] = None  # newest commit time of its change rows
 
     def add(self, other: "TableInfo") -> None:
         self.pk = other.pk or self.pk
@@ -50,6 +52,14 @@ class TableInfo:
         self.layouts |= other.layouts
         for lid, n in other.key_change_after.items():
             self.key_change_after[lid] = min(n, self.key_change_after.get(lid, n))
+        for op, n in other.ops.items():
+            self.count(op, n, other.last_commit_ts)
+
+    def count(self, op: str, n: int, commit_ts: Optional[int]) -> None:
+        """Add ``n`` change rows of ``op``, the newest committed at ``commit_ts``."""
+        self.ops[op] = self.ops.get(op, 0) + n
+        if commit_ts is not None and (self.last_commit_ts is None or commit_ts > self.last_commit_ts):
+            self.last_commit_ts = commit_ts
 
     def link(self, old: str, new: str) -> None:
         if self.links is not None:
@@ -202,6 +212,7 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
                 t.metas.add(r["columns"])
         t.changes += 1
         t.last_seq = max(t.last_seq, seq)
+        t.count(op, 1, r["commit_ts"])
         if key_change(op, r["key_before"], r["key_after"]):
             t.link(r["key_before"], r["key_after"])
             if t.dependent:
@@ -251,14 +262,17 @@ def _scan_columnar(batch: Any) -> BatchInfo:
     if not rows.num_rows:
         return info
     info.changes += rows.num_rows
-    table = pa.Table.from_batches([rows.select(["db", "table_name", "layout", SEQ_COL])])
+    table = pa.Table.from_batches([rows.select(["db", "table_name", "layout", "op", SEQ_COL, "commit_ts"])])
     for g in (
-        table.group_by(["db", "table_name", "layout"]).aggregate([(SEQ_COL, "max"), (SEQ_COL, "count")]).to_pylist()
+        table.group_by(["db", "table_name", "layout", "op"])
+        .aggregate([(SEQ_COL, "max"), (SEQ_COL, "count"), ("commit_ts", "max")])
+        .to_pylist()
     ):
         t = info.tables.setdefault((g["db"], g["table_name"]), TableInfo())
         t.layouts.add(g["layout"])
         t.changes += g[f"{SEQ_COL}_count"]
         t.last_seq = max(t.last_seq, g[f"{SEQ_COL}_max"])
+        t.count(g["op"], g[f"{SEQ_COL}_count"], g["commit_ts_max"])
     i = pc.index(rows.column(SEQ_COL), pc.max(rows.column(SEQ_COL))).as_py()
     last = (rows.column(SEQ_COL)[i].as_py(), rows.column("binlog_file")[i].as_py(), rows.column("pos")[i].as_py())
     if info.last is None or last[0] > info.last[0]:
