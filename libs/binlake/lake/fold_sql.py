@@ -127,16 +127,23 @@ def split_fold(
         is_it = tag == table_tag(db, t)
         width = F.when(is_it, F.lit(n)) if width is None else width.when(is_it, F.lit(n))
     keys = ["db", "table_name", "fold_key"]
-    g = sq.groupBy(*keys).agg(
-        F.max(F.when(base & (op != DELETE), F.col(SEQ_COL))).alias("live_seq"),
-        F.max(F.when(base & (op == DELETE), F.col(SEQ_COL))).alias("dead_seq"),
-        F.min(F.when(change, F.col(SEQ_COL))).alias("first_seq"),
-        F.max_by(
-            F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
-            F.when(change, F.struct("file_seq", "pos", "row")),
-        ).alias("last"),
-        F.count_if(change & ((F.col("split") != "") | F.col("diffs").isNotNull())).alias("odd"),
-        *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in CHANGE_OPS],
+    # partitioned by key first: the aggregate (max_by over strings: a sort-based one) then sorts its input once,
+    # in the reducers, instead of sorting every change in the mappers for a partial aggregate that saves little
+    # (most keys change once or twice in a batch): about 15% of the fold on a production-size day
+    g = (
+        sq.repartition(*keys)
+        .groupBy(*keys)
+        .agg(
+            F.max(F.when(base & (op != DELETE), F.col(SEQ_COL))).alias("live_seq"),
+            F.max(F.when(base & (op == DELETE), F.col(SEQ_COL))).alias("dead_seq"),
+            F.min(F.when(change, F.col(SEQ_COL))).alias("first_seq"),
+            F.max_by(
+                F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
+                F.when(change, F.struct("file_seq", "pos", "row")),
+            ).alias("last"),
+            F.count_if(change & ((F.col("split") != "") | F.col("diffs").isNotNull())).alias("odd"),
+            *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in CHANGE_OPS],
+        )
     )
     last_op = F.col("last.op")
     whole = (last_op != "update") | (F.size(F.json_object_keys(F.col("last.after"))) == width)

@@ -245,6 +245,7 @@ def _scan_columnar(batch: Any) -> BatchInfo:
     its layout that is no key-changing update adds only its table's count, last seq and layout, the batch's
     GTIDs and last position. Every other row (layouts, DDL, errors, key changes, bronze before layout rows)
     goes through :func:`_scan` as it is."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -259,20 +260,35 @@ def _scan_columnar(batch: Any) -> BatchInfo:
     )
     info = _scan(iter(batch.filter(pc.invert(plain)).to_pylist()))
     rows = batch.filter(plain)
-    if not rows.num_rows:
-        return info
-    info.changes += rows.num_rows
-    table = pa.Table.from_batches([rows.select(["db", "table_name", "layout", "op", SEQ_COL, "commit_ts"])])
+    if rows.num_rows:
+        ones = pa.array(np.ones(rows.num_rows, dtype=np.int64))
+        _add_plain(
+            info,
+            pa.Table.from_batches([rows.select(PLAIN_GROUP + [SEQ_COL, "commit_ts", "pos"])]).append_column("n", ones),
+        )
+    return info
+
+
+PLAIN_GROUP = ["db", "table_name", "layout", "op", "gtid", "binlog_file"]  # what plain change rows group by
+
+
+def _add_plain(info: BatchInfo, rows: Any) -> None:
+    """Add plain change rows to ``info``: an Arrow table of groups of them (``PLAIN_GROUP``, ``n`` rows, the
+    newest ``_binlake_seq`` and ``commit_ts``, the ``pos`` of that newest row). Each adds its table's count by
+    op, last seq and layout, the batch's GTIDs and last position."""
+    import pyarrow.compute as pc
+
+    info.changes += pc.sum(rows.column("n")).as_py()
     for g in (
-        table.group_by(["db", "table_name", "layout", "op"])
-        .aggregate([(SEQ_COL, "max"), (SEQ_COL, "count"), ("commit_ts", "max")])
+        rows.group_by(["db", "table_name", "layout", "op"])
+        .aggregate([(SEQ_COL, "max"), ("n", "sum"), ("commit_ts", "max")])
         .to_pylist()
     ):
         t = info.tables.setdefault((g["db"], g["table_name"]), TableInfo())
         t.layouts.add(g["layout"])
-        t.changes += g[f"{SEQ_COL}_count"]
+        t.changes += g["n_sum"]
         t.last_seq = max(t.last_seq, g[f"{SEQ_COL}_max"])
-        t.count(g["op"], g[f"{SEQ_COL}_count"], g["commit_ts_max"])
+        t.count(g["op"], g["n_sum"], g["commit_ts_max"])
     i = pc.index(rows.column(SEQ_COL), pc.max(rows.column(SEQ_COL))).as_py()
     last = (rows.column(SEQ_COL)[i].as_py(), rows.column("binlog_file")[i].as_py(), rows.column("pos")[i].as_py())
     if info.last is None or last[0] > info.last[0]:
@@ -283,23 +299,51 @@ def _scan_columnar(batch: Any) -> BatchInfo:
         for g in gtids:
             known.add(g)
         info.gtids = known.to_text()
-    return info
+
+
+def _scan_groups_arrow(batches: Iterator[Any]) -> Iterator[Any]:
+    """mapInArrow function: a partition's groups of plain change rows (:func:`_add_plain`) -> one row holding
+    its pickled :class:`BatchInfo`."""
+    import pickle
+
+    import pyarrow as pa
+
+    info = BatchInfo()
+    for b in batches:
+        if b.num_rows:
+            _add_plain(info, pa.Table.from_batches([b]))
+    yield pa.RecordBatch.from_pydict({"info": [pickle.dumps(info)]}, pa.schema([("info", pa.binary())]))
 
 
 def scan_batch(batch: "DataFrame", lookup: Any) -> BatchInfo:
-    """The batch's :class:`BatchInfo`, scanned in the executors (Arrow in, one small record per partition out);
-    an after image travels only for key-changing updates, raw bytes only for undecodable stretches. Layouts
-    the batch names but does not hold come from ``lookup`` (:func:`bronze_layouts`)."""
+    """The batch's :class:`BatchInfo`, scanned in the executors, one small record per partition out. Plain
+    changes (a change row naming its layout that is no key-changing update: nearly all of them) are grouped in
+    the JVM first (:data:`PLAIN_GROUP`; a transaction's rows of one table and op become one row) and only the
+    groups cross to Python (:func:`_add_plain`); every other row crosses as it is (:func:`_scan`), an after
+    image only for key-changing updates, raw bytes only for undecodable stretches. Layouts the batch names but
+    does not hold come from ``lookup`` (:func:`bronze_layouts`)."""
     import pickle
 
     from pyspark.sql import functions as F
 
-    after, before = F.col("key_after"), F.col("key_before")
-    kc = (F.col("op") == "update") & after.isNotNull() & ~after.eqNullSafe(before)  # as key_change
-    pruned = {"after": F.when(kc, F.col("after")), "raw": F.when(F.col("op") == "error", F.col("raw"))}
-    rows = batch.select(*[pruned[c].alias(c) if c in pruned else c for c in SCAN_COLUMNS])
+    after, before, op, lid = F.col("key_after"), F.col("key_before"), F.col("op"), F.col("layout")
+    kc = (op == "update") & after.isNotNull() & ~after.eqNullSafe(before)  # as key_change
+    plain = F.coalesce(op.isin(*CHANGE_OPS) & ~kc & lid.isNotNull() & (lid != ""), F.lit(False))
+    pruned = {"after": F.when(kc, F.col("after")), "raw": F.when(op == "error", F.col("raw"))}
+    others = batch.filter(~plain).select(*[pruned[c].alias(c) if c in pruned else c for c in SCAN_COLUMNS])
+    groups = (
+        batch.filter(plain)
+        .groupBy(*PLAIN_GROUP)
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.max(SEQ_COL).alias(SEQ_COL),
+            F.max("commit_ts").alias("commit_ts"),
+            F.max_by("pos", SEQ_COL).alias("pos"),
+        )
+    )
     out = BatchInfo()
-    for r in rows.mapInArrow(_scan_arrow, "info binary").collect():
+    parts = others.mapInArrow(_scan_arrow, "info binary").union(groups.mapInArrow(_scan_groups_arrow, "info binary"))
+    for r in parts.collect():
         out.add(pickle.loads(r["info"]))
     return out.resolve_layouts(lookup)
 
