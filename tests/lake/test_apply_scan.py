@@ -154,14 +154,18 @@ def workload_rows(tmp_path, row_image):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped in the JVM", "one pass"])
 @pytest.mark.parametrize("gtids", [True, False])
-def test_the_spark_scan_equals_the_row_scan(spark, tmp_path, gtids):
-    """``scan_batch`` (plain changes grouped in the JVM, the rest row by row in Python) finds what ``_scan``
-    finds, op counts and commit times included, on a workload of many transactions in several partitions;
-    without GTIDs (a server without them) a group spans many transactions of a file."""
+def test_the_spark_scan_equals_the_row_scan(spark, tmp_path, gtids, grouped, monkeypatch):
+    """``scan_batch`` (plain changes grouped in the JVM or not, the rest row by row in Python) finds what
+    ``_scan`` finds, op counts and commit times included, on a workload of many transactions in several
+    partitions; without GTIDs (a server without them) a group spans many transactions of a file."""
     import pyarrow as pa
 
+    from binlake.lake.apply import scan
     from binlake.lake.apply.scan import scan_batch
+
+    monkeypatch.setattr(scan, "GROUP_IN_JVM_BYTES", -1 if grouped else 1 << 40)
 
     rows = workload_rows(tmp_path, "full")
     if not gtids:
