@@ -77,7 +77,8 @@ def build_session(
     """
     if master is None and not submitted_by_spark_submit():
         master = "local[2]"
-    if master and master.startswith("local"):
+    local = bool(master and master.startswith("local"))
+    if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need this venv's packages
     from pyspark import SparkContext
@@ -101,6 +102,8 @@ def build_session(
             # a table's state (its log replay) in as many partitions as a shuffle, not Delta's 50
             .config("spark.databricks.delta.snapshotPartitions", str(shuffle_partitions))
         )
+    if local:  # workers of this venv's Python (binlake installed) import the installed pyspark, not its zip
+        builder = builder.config("spark.python.daemon.module", "binlake.lake.python_daemon")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     # a JVM this call starts, with Java options of binlake's choosing (none when conf names its own)
