@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 
@@ -225,3 +226,8 @@ def test_typed_states_in_sql_equal_the_python_conversion(spark):
     assert sql.schema == python.schema
     got, want = sorted(map(tuple, sql.collect())), sorted(map(tuple, python.collect()))
     assert len(want) == len(STATES) and got == want
+    # one parser of each state's JSON text for all its columns (the plan repeats it, evaluated once), not one
+    # per column: Spark's optimizer splits a from_json without options into one per member read
+    plan = sql._jdf.queryExecution().optimizedPlan().toString()
+    schemas = set(re.findall(r"from_json\((StructField\([^)]*\)(?:, StructField\([^)]*\))*)", plan))
+    assert len(schemas) == 1 and all(f"StructField({name}," in next(iter(schemas)) for name, _ in cols), schemas

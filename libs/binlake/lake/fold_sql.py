@@ -178,12 +178,11 @@ def split_fold(
     )
 
     counters: list[tuple[str, Any]] = [(o, F.sum(f"n_{o}")) for o in CHANGE_OPS]
-    values = None
+    every_temporal = sorted({name for _, temporals in tables.values() for name, _ in temporals})
+    values = text_members(F.col("last.after"), every_temporal)  # in the plan only if a temporal column reads it
     for (db, t), (_, temporals) in tables.items():
         if not temporals:
             continue
-        if values is None:
-            values = F.from_json(F.col("last.after"), "map<string,string>")
         here = live & (tag == table_tag(db, t))
         for name, kind in temporals:
             counters.append(
@@ -201,6 +200,18 @@ def split_fold(
         "record",
     )
     return python, states.unionByName(stats)
+
+
+def text_members(json_text: "Column", names: list[str]) -> "Column":
+    """Column: the members ``names`` of a JSON object (bronze's row image) as their text, a struct of strings
+    (``values[name]``). Parsing into a struct skips the other members and finds a member by its field, where a
+    ``map<string,string>`` holds every member and looks each name up through all of its keys."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    # an option (the default mode) keeps Spark's optimizer from giving each member read its own parser of the
+    # whole text (OptimizeCsvJsonExprs prunes a from_json without options to the one field read from it)
+    return F.from_json(json_text, StructType([StructField(n, StringType()) for n in names]), {"mode": "PERMISSIVE"})
 
 
 def stats_counts(record: str) -> dict[str, int]:
@@ -268,7 +279,7 @@ def typed_states(rows: "DataFrame", columns: list[tuple[str, str]], python: Any)
     from binlake.vocabulary import OP_COL
 
     odd = F.col("values").contains(HEX_OBJECT)
-    values = F.from_json(F.col("values"), "map<string,string>")
+    values = text_members(F.col("values"), [name for name, _ in columns])
     sql = rows.filter(~odd).select(
         *[_typed_value(values[name], kind).cast(kind).alias(name) for name, kind in columns],
         F.col("seq").alias(SEQ_COL),
