@@ -25,7 +25,6 @@ MAX_KEY_LINKS = 100_000  # key-changing updates of a table the driver groups by 
 class TableInfo:
     pk: Optional[list[str]] = None
     metas: set[str] = field(default_factory=set)
-    changes: int = 0
     last_seq: int = -1
     dependent: bool = False  # has a key-changing update that needs the old row (see key_groups)
     links: Optional[list[tuple[str, str]]] = field(default_factory=list)  # (old key, new key) of its
@@ -41,7 +40,6 @@ class TableInfo:
     def add(self, other: "TableInfo") -> None:
         self.pk = other.pk or self.pk
         self.metas |= other.metas
-        self.changes += other.changes
         self.last_seq = max(self.last_seq, other.last_seq)
         self.dependent |= other.dependent
         if self.links is None or other.links is None or len(self.links) + len(other.links) > MAX_KEY_LINKS:
@@ -54,6 +52,11 @@ class TableInfo:
             self.key_change_after[lid] = min(n, self.key_change_after.get(lid, n))
         for op, n in other.ops.items():
             self.count(op, n, other.last_commit_ts)
+
+    @property
+    def changes(self) -> int:
+        """Its change rows."""
+        return sum(self.ops.values())
 
     def count(self, op: str, n: int, commit_ts: Optional[int]) -> None:
         """Add ``n`` change rows of ``op``, the newest committed at ``commit_ts``."""
@@ -210,7 +213,6 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
                 t.pk = loads(r["primary_key"])
             if r["columns"]:
                 t.metas.add(r["columns"])
-        t.changes += 1
         t.last_seq = max(t.last_seq, seq)
         t.count(op, 1, r["commit_ts"])
         if key_change(op, r["key_before"], r["key_after"]):
@@ -286,7 +288,6 @@ def _add_plain(info: BatchInfo, rows: Any) -> None:
     ):
         t = info.tables.setdefault((g["db"], g["table_name"]), TableInfo())
         t.layouts.add(g["layout"])
-        t.changes += g["n_sum"]
         t.last_seq = max(t.last_seq, g[f"{SEQ_COL}_max"])
         t.count(g["op"], g["n_sum"], g["commit_ts_max"])
     i = pc.index(rows.column(SEQ_COL), pc.max(rows.column(SEQ_COL))).as_py()
