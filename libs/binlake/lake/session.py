@@ -1,8 +1,9 @@
 """Local Spark sessions for binlake's jobs, CLI and tests.
 
 ``build_session`` gives a small local session (``local[2]``, UI off, few shuffle partitions, UTC session time
-zone so timestamps mean the same everywhere). When delta-spark's jars are at hand it puts them on the classpath
-and configures Delta's SQL extension, so ``engine_for`` picks the spark engine. Where they come from, first match:
+zone so timestamps mean the same everywhere, and UTC as the process's own local time: :func:`utc_python`). When
+delta-spark's jars are at hand it puts them on the classpath and configures Delta's SQL extension, so
+``engine_for`` picks the spark engine. Where they come from, first match:
 ``$BINLAKE_DELTA_JARS`` (comma-separated jar paths); the checkout's ``.jars`` folder holding every jar
 ``jars/SHA256SUMS`` lists (scripts/setup.sh puts them there); ``delta-spark_*.jar`` in ``$SPARK_HOME/jars`` (the
 docker images). scripts/setup.sh also names the ``.jars`` in the venv's ``spark-defaults.conf``, which covers
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping
@@ -75,6 +77,7 @@ def build_session(
     the ``spark_default`` connection) is kept. With ``log_file``, a JVM this call starts writes its output
     (log4j's console, the JVM's own warnings, stack traces) to that file instead of the console.
     """
+    utc_python()
     if master is None and not submitted_by_spark_submit():
         master = "local[2]"
     local = bool(master and master.startswith("local"))
@@ -117,6 +120,17 @@ def build_session(
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def utc_python() -> None:
+    """Make the process's local time zone UTC (``TZ``, ``time.tzset``; Python workers a local JVM starts inherit
+    it). PySpark turns a TimestampType value into a naive datetime of the *process's* local time, and a naive
+    datetime into a timestamp as local time (``TimestampType.fromInternal``/``toInternal``), whatever
+    ``spark.sql.session.timeZone`` says, while the lake's timestamps are UTC: on a machine in New York the
+    spark engine read ``meta.schema_registry``'s times 5 hours early and wrote them back so on every rewrite."""
+    if os.environ.get("TZ") != "UTC":
+        os.environ["TZ"] = "UTC"
+        time.tzset()
 
 
 @contextmanager
