@@ -59,7 +59,7 @@ def test_registry_times_are_utc_on_a_machine_in_new_york(tmp_path: Path) -> None
     assert out["zone"] in ("EST", "EDT")  # the process did start in New York time
     spark_rows, rust_rows = out["spark"], out["rust"]
     assert spark_rows == rust_rows
-    versions = {(db, table, v): (f, l) for db, table, v, f, l in spark_rows}
+    versions = {(db, table, v): (seen, last) for db, table, v, seen, last in spark_rows}
     assert ("shop", "customers", 2) in versions  # day 2's ADD COLUMN: the registry was rewritten
     assert versions["shop", "customers", 1] == (first.isoformat(), first.isoformat())
     assert versions["shop", "customers", 2] == (second.isoformat(), second.isoformat())
