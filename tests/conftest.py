@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from tests.support import require_fixtures
+
+# the SQL fold wherever a table can take it, as on a production-size day (its default starts at 250,000 changes:
+# test_fold_sql.py checks that a smaller batch folds in Python alone, and the same)
+os.environ.setdefault("BINLAKE_SQL_FOLD_MIN_CHANGES", "0")
 
 
 @pytest.fixture(scope="session")

@@ -116,6 +116,22 @@ def test_a_fold_all_in_sql_is_staged_once(spark, tmp_path, monkeypatch):
     assert len(with_sql[0]) > 100
 
 
+def test_a_batch_under_the_minimum_folds_in_python_alone(spark, tmp_path, monkeypatch):
+    """At the default minimum (``fold_sql.min_changes``) a small batch whose tables could fold in SQL folds in
+    Python alone: one staged pass, the same states and counters."""
+    rows = bronze(tmp_path, "full")
+    info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
+    assert fold_sql.sql_tables(info, False, False)  # (the suite's minimum: 0)
+    with_sql = _folded(spark, tmp_path, rows, info, tmp_path / "with-sql")
+    monkeypatch.delenv(fold_sql.MIN_CHANGES_VAR)
+    assert 0 < info.changes < fold_sql.min_changes() == fold_sql.MIN_CHANGES
+    assert fold_sql.sql_tables(info, False, False) == {}
+    small = tmp_path / "small"
+    assert _folded(spark, tmp_path, rows, info, small) == with_sql
+    assert sorted(p.name for p in small.iterdir()) == ["folded"]
+    assert sorted(p.name for p in (tmp_path / "with-sql").iterdir()) == ["folded", "sql-groups"]
+
+
 VALUES = [
     "2024-03-01",
     "0000-00-00",

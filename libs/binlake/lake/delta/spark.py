@@ -321,7 +321,7 @@ class SparkEngine(DeltaEngine):
 
 
 _PRESENT = "__binlake_target_row"
-DRIVER_TYPES = frozenset({"string", "long", "integer", "short", "byte", "boolean", "double", "float"})
+DRIVER_TYPES = frozenset({"string", "long", "integer", "short", "byte", "boolean", "double", "float", "timestamp"})
 
 
 def _with_key_ranges(on: str, data: DataFrame, spec: MergeSpec) -> Any:
@@ -341,8 +341,9 @@ def _with_key_ranges(on: str, data: DataFrame, spec: MergeSpec) -> Any:
 def _driver_rows(table_path: str, columns: Sequence[str], equal: dict[str, Any] | None) -> list[dict[str, Any]] | None:
     """``read_rows`` on the driver with delta-rs (:mod:`binlake.lake.driver_read`, column mapping and deletion
     vectors included): the few rows the jobs read from the meta tables and bronze without a Spark job and its
-    Delta log replay. Strings, numbers and booleans only (dates, timestamps and binary come back as other Python
-    types than Spark's); None: read with Spark (those types, other filter values, a table delta-rs can not read)."""
+    Delta log replay. Strings, numbers, booleans and timestamps (naive UTC datetimes, as Spark's ``collect`` gives
+    them under :func:`~binlake.lake.session.utc_python`) only: dates and binary come back as other Python types
+    than Spark's; None: read with Spark (those types, other filter values, a table delta-rs can not read)."""
     from binlake.lake import driver_read
 
     try:
@@ -363,9 +364,19 @@ def _driver_rows(table_path: str, columns: Sequence[str], equal: dict[str, Any] 
                 return None
             term = field.isin(values) if isinstance(value, tuple) else field == value
             where = term if where is None else where & term
-        return [row for batch in driver_read.batches(table, columns, where) for row in batch.to_pylist()]
+        return [row for batch in driver_read.batches(table, columns, where) for row in _naive_utc(batch).to_pylist()]
     except Exception:  # noqa: BLE001 - delta-rs can not read it: Spark does
         return None
+
+
+def _naive_utc(batch: Any) -> Any:
+    """The record batch with its UTC timestamp columns as timestamps without a zone (the same instants)."""
+    import pyarrow as pa
+
+    columns = [
+        c.cast(pa.timestamp(c.type.unit)) if pa.types.is_timestamp(c.type) and c.type.tz else c for c in batch.columns
+    ]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def _driver_type(name: Any) -> bool:
