@@ -68,3 +68,21 @@ def test_plain_table_and_missing_table(spark, tmp_path: Path) -> None:
     assert driver_read.is_plain(driver_read.open_table(str(plain)))
     assert live_rows(str(plain)) == _spark_live(spark, plain)
     assert live_rows(str(tmp_path / "none")) is None
+
+
+def test_the_spark_engine_reads_timestamps_on_the_driver_as_its_collect_gives_them(spark, tmp_path: Path) -> None:
+    """``SparkEngine.read_rows`` of a timestamp column (``meta.schema_registry``'s, ``meta.run_metrics``'):
+    delta-rs on the driver, naive UTC datetimes equal to delta-spark's own read, with no Spark job."""
+    import datetime as dt
+
+    path = tmp_path / "times"
+    rows = [(1, dt.datetime(2024, 3, 1, 23, 59, 59, 999999)), (2, dt.datetime(1970, 1, 1)), (3, None)]
+    spark.createDataFrame(rows, "id long, at timestamp").write.format("delta").save(str(path))
+    tracker = spark.sparkContext.statusTracker()
+    jobs = set(tracker.getJobIdsForGroup(None))
+    got = SparkEngine(spark).read_rows(spark, str(path), ("id", "at"))
+    assert set(tracker.getJobIdsForGroup(None)) == jobs  # read on the driver
+    assert sorted(got, key=lambda r: r["id"]) == [{"id": i, "at": at} for i, at in rows]
+    assert sorted(tuple(r) for r in spark.read.format("delta").load(str(path)).collect()) == sorted(
+        rows, key=lambda r: r[0]
+    )
