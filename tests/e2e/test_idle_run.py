@@ -107,3 +107,45 @@ def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch:
     with pytest.raises(AssertionError, match="started Spark"):
         binlake_run(landing, lake)
     assert short_runs == [True, False]
+
+
+def test_changes_waiting_in_bronze_count_toward_a_short_run(spark, tmp_path: Path, monkeypatch) -> None:
+    """Changes an earlier run ingested but did not apply (after its cutoff: a file spanning midnight) are work the
+    look-ahead counts (PENDING_ROW_BYTES per bronze row after the checkpoint): a small number makes the run short,
+    more than SHORT_RUN_BYTES does not; either way the run applies them."""
+    import datetime as dt
+
+    import binlake.lake.idle as idle
+    from binlake.lake import session
+
+    require_mariadb()
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
+        server.execute("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+        server.execute("INSERT INTO shop.t VALUES (1, 'a'), (2, 'b'), (3, 'c'); DELETE FROM t WHERE id = 2", "shop")
+        _land(server, landing / "src")
+    yesterday = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).date().isoformat()
+    [first] = binlake_run(landing, lake, "--end", yesterday)  # ingests every file, applies nothing
+    assert first["changes_applied"] == 0
+    bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(columns=["op"]).to_pylist()
+    waiting = len(bronze)  # the checkpoint is still before every row
+    assert sum(r["op"] in ("insert", "update", "delete") for r in bronze) == 4
+
+    seen, short_runs = [], []
+    real_look_ahead, real_session = idle.look_ahead, session.build_session
+    monkeypatch.setattr(idle, "look_ahead", lambda *a: seen.append(real_look_ahead(*a)) or seen[-1])
+
+    def spy(*args, short_run: bool = False, **kwargs):
+        short_runs.append(short_run)
+        return real_session(*args, short_run=short_run, **kwargs)
+
+    monkeypatch.setattr(session, "build_session", spy)
+    shutil.copytree(lake, tmp_path / "lake-before")
+    [second] = binlake_run(landing, lake)
+    assert second["changes_applied"] == 4
+    assert [(a.report, a.new_bytes) for a in seen] == [(None, waiting * idle.PENDING_ROW_BYTES)]
+    assert short_runs == [True]
+
+    monkeypatch.setattr(idle, "SHORT_RUN_BYTES", waiting * idle.PENDING_ROW_BYTES - 1)
+    [third] = binlake_run(landing, tmp_path / "lake-before")
+    assert third["changes_applied"] == 4 and short_runs == [True, False]
