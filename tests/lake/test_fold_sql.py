@@ -50,9 +50,12 @@ def _folded(spark, tmp_path, rows, info, scratch=None) -> tuple[dict, dict]:
     states, stats = {}, {}
     for r in out:
         if r["kind"] == "state":
-            live = r["op"] != "delete"
+            values = json.loads(r["values"])
+            if r["op"] == "delete":  # its MERGE matches silver's row by the primary key (without one, every column)
+                pk = info.tables[r["db"], r["table_name"]].pk
+                values = {k: values.get(k) for k in pk} if pk else values
             states[r["db"], r["table_name"], r["row_key"]] = (
-                json.loads(r["values"]) if live else None,
+                values,
                 r["seq"],
                 r["op"],
                 r["count"],

@@ -141,11 +141,26 @@ def split_fold(
         is_it = tag == table_tag(db, t)
         width = F.when(is_it, F.lit(n)) if width is None else width.when(is_it, F.lit(n))
     keys = ["db", "table_name", "fold_key"]
+    # only what the aggregate reads crosses the shuffle: a change's before image only when it deletes (a key's
+    # state is its last change's before image only then), and whether it is odd (a key-change half, partial JSON
+    # diffs) as a flag, not its diffs
+    slim = sq.select(
+        *keys,
+        "base",
+        "op",
+        SEQ_COL,
+        "file_seq",
+        "pos",
+        "row",
+        "after",
+        F.when(op == DELETE, F.col("before")).alias("before"),
+        ((F.col("split") != "") | F.col("diffs").isNotNull()).alias("odd_change"),
+    )
     # partitioned by key first: the aggregate (max_by over strings: a sort-based one) then sorts its input once,
     # in the reducers, instead of sorting every change in the mappers for a partial aggregate that saves little
     # (most keys change once or twice in a batch): about 15% of the fold on a production-size day
     g = (
-        sq.repartition(*keys)
+        slim.repartition(*keys)
         .groupBy(*keys)
         .agg(
             F.max(F.when(base & (op != DELETE), F.col(SEQ_COL))).alias("live_seq"),
@@ -155,7 +170,7 @@ def split_fold(
                 F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
                 F.when(change, F.struct("file_seq", "pos", "row")),
             ).alias("last"),
-            F.count_if(change & ((F.col("split") != "") | F.col("diffs").isNotNull())).alias("odd"),
+            F.count_if(change & F.col("odd_change")).alias("odd"),
             *[F.count_if(change & (op == o)).alias(f"n_{o}") for o in CHANGE_OPS],
         )
     )
