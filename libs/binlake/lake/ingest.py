@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from binlake.lake.arrow import spark_ddl
+from binlake.lake.bronze_files import STATS_COLUMNS, bronze_delta_schema, write_bronze
 from binlake.lake.checkpoints import read_checkpoint
 from binlake.lake.errors import BinlogGapError
 from binlake.lake.gaps import (
@@ -40,25 +40,20 @@ from binlake.lake.members import ingest_cluster, is_cluster, snapshots_of
 from binlake.lake.registry import registry_rows
 from binlake.lake.seed import SeedReport, seed_from_snapshots
 from binlake.pipeline.bronze import BRONZE_SCHEMA, ChunkTask
-from binlake.pipeline.bronze_native import iter_chunk_batches
 from binlake.pipeline.errors import DecodeFailed
-from binlake.pipeline.filters import GtidSet, TableFilter, TransactionFilter
 from binlake.pipeline.identity import FileIdentity, identify, landing_listing
 from binlake.pipeline.split import plan_chunks
-from binlake.vocabulary import END_OPS, ERROR_OP, FILE_END_OP, SEQ_COL
+from binlake.vocabulary import END_OPS, FILE_END_OP
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from binlake.lake.delta import DeltaEngine
     from binlake.lake.layout import LakeLayout
     from binlake.lake.options import RunOptions
 
 BRONZE_COLUMNS_TYPES = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
-# Delta keeps per-file min/max statistics of the columns bronze's readers skip files by (the source, its order,
-# commit times), not of the row images, layouts and statements: computing those copied every image string and
-# took a large share of the ingest's executor time.
-BRONZE_PROPERTIES = {"delta.dataSkippingStatsColumns": ",".join(("source", "file_seq", SEQ_COL, "commit_ts"))}
+BRONZE_PROPERTIES = {"delta.dataSkippingStatsColumns": ",".join(STATS_COLUMNS)}
 MIN_TASK_BYTES = 4 << 20  # a smaller share of the input is not worth a task of its own
 
 
@@ -178,32 +173,6 @@ def plan_ingest(
     return plan
 
 
-def bronze_frame(
-    spark: "SparkSession",
-    tasks: list[ChunkTask],
-    tables: TableFilter,
-    applied_gtids: str,
-    run_id: str,
-    registry: Optional[list[dict]] = None,
-) -> "DataFrame":
-    """The bronze rows of ``tasks`` as a DataFrame computed by the executors: one partition per chunk, written
-    by :func:`binlake.pipeline.bronze_native.iter_chunk_batches` as Arrow batches (bounded memory per task)."""
-
-    def decode(batches: Any) -> Any:
-        provider = None
-        if registry:
-            from binlake.sdi.registry import SchemaRegistry
-
-            provider = SchemaRegistry.from_rows(registry).schema_provider()
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                tf = TransactionFilter(tables, GtidSet.parse(applied_gtids))
-                yield from iter_chunk_batches(tasks[index], tf, run_id, provider)
-
-    n = len(tasks)
-    return spark.range(n, numPartitions=max(1, n)).mapInArrow(decode, spark_ddl(BRONZE_COLUMNS_TYPES))
-
-
 @dataclass
 class IngestReport:
     files: int = 0
@@ -225,7 +194,7 @@ def ingest_job(
     spark: "SparkSession", engine: "DeltaEngine", lake: "LakeLayout", landing_dir: str, opts: "RunOptions", run_id: str
 ) -> IngestReport:
     """Decode the source's new landing files on Spark's executors and append them to bronze in one commit."""
-    from binlake.lake.crash import crash_point, reset_crash_counts
+    from binlake.lake.crash import reset_crash_counts
 
     reset_crash_counts()
     started = time.perf_counter()
@@ -249,46 +218,42 @@ def ingest_job(
     )
     report.refused = plan.refused
     if plan.tasks:
-        applied = checkpoint.gtid_executed
-        frame = bronze_frame(
-            spark, plan.tasks, opts.tables, applied, run_id, registry_rows(spark, engine, lake) or None
+        registry = registry_rows(spark, engine, lake) or None
+        report.version, report.rows, report.totals = append_bronze(
+            spark, engine, lake, plan.tasks, opts, checkpoint.gtid_executed, run_id, registry
         )
-        if opts.on_decode_error == "fail":
-            frame = frame.cache()  # decoded once: checked, then appended
-            _stop_at_decode_error(frame)
-        observed, ends = _observe_ends(frame)
-        report.version = engine.append(lake.bronze, observed, properties=BRONZE_PROPERTIES)
-        frame.unpersist()  # (nothing to do unless cached)
-        crash_point("after_bronze")
-        report.rows, report.totals = _counters(ends.get["ends"])
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _stop_at_decode_error(frame: "DataFrame") -> None:
-    """Raise :class:`DecodeFailed` with the first undecodable stretch of ``frame`` (its reason names the file,
-    the offset and what was expected), if there is one."""
-    from pyspark.sql import functions as F
+def append_bronze(
+    spark: "SparkSession",
+    engine: "DeltaEngine",
+    lake: "LakeLayout",
+    tasks: list[ChunkTask],
+    opts: "RunOptions",
+    applied_gtids: str,
+    run_id: str,
+    registry: Optional[list[dict]],
+) -> tuple[int, Counter, dict[str, int]]:
+    """Decode ``tasks`` on the executors into bronze files (:mod:`binlake.lake.bronze_files`) and commit them in
+    one append; (version, bronze rows per op, decode totals). With ``--on-decode-error fail`` an undecodable
+    stretch raises :class:`DecodeFailed` (its reason names the file, the offset and what was expected) and
+    nothing is committed."""
+    from binlake.lake.crash import crash_point
 
-    first = frame.where(F.col("op") == ERROR_OP).orderBy(SEQ_COL).select("statement").limit(1).collect()
-    if first:
-        frame.unpersist()
+    written = write_bronze(spark, lake.bronze, tasks, opts.tables, applied_gtids, run_id, registry)
+    error = written.first_error() if opts.on_decode_error == "fail" else None
+    if error is not None:
+        written.remove(lake.bronze)
         raise DecodeFailed(
-            f"{first[0]['statement']}; the source stops here (--on-decode-error fail): replace "
-            f"the damaged file, or run with --on-decode-error quarantine to load the rest and keep "
-            f"this stretch in meta/quarantine"
+            f"{error}; the source stops here (--on-decode-error fail): replace the damaged file, or run with "
+            f"--on-decode-error quarantine to load the rest and keep this stretch in meta/quarantine"
         )
-
-
-def _observe_ends(frame: "DataFrame") -> tuple["DataFrame", Any]:
-    """``frame`` observed while it is written: its chunks' end rows (one per task) are collected by the write
-    itself (Spark's ``Observation``: metrics of the successful task attempts), not read back from bronze."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
-    ends = Observation("bronze_ends")
-    end = F.when(F.col("op").isin(*END_OPS), F.struct("op", "statement"))
-    return frame.observe(ends, F.collect_list(end).alias("ends")), ends
+    version = engine.append_files(lake.bronze, written.files, bronze_delta_schema(), properties=BRONZE_PROPERTIES)
+    crash_point("after_bronze")
+    rows, totals = _counters([e for e in written.ends if e["op"] in END_OPS])
+    return version, rows, totals
 
 
 def _counters(ends: list[Any]) -> tuple[Counter, dict[str, int]]:

@@ -506,16 +506,8 @@ def ingest_cluster(
     import time
 
     from binlake.lake.checkpoints import read_checkpoint
-    from binlake.lake.crash import crash_point
     from binlake.lake.gtid_seam import gap_fillers, place_snapshots, source_tables, unseeded_gap
-    from binlake.lake.ingest import (
-        BRONZE_PROPERTIES,
-        IngestReport,
-        _counters,
-        _observe_ends,
-        _stop_at_decode_error,
-        bronze_frame,
-    )
+    from binlake.lake.ingest import IngestReport, append_bronze
     from binlake.lake.registry import registry_rows
     from binlake.lake.seed import GapFill, record_gap_fill, seed_from_snapshots
     from binlake.pipeline.identity import ordering_key
@@ -559,22 +551,11 @@ def ingest_cluster(
                 GapFill(cp.filled_by, ordering_key(first.sequence, 0, 0), first.name, cp.skip_gtids or ""),
             )
         if plan.tasks:
-            frame = bronze_frame(
-                spark,
-                plan.tasks,
-                opts.tables,
-                cp.skip_gtids or checkpoint.gtid_executed,
-                run_id,
-                registry_rows(spark, engine, lake) or None,
+            applied = cp.skip_gtids or checkpoint.gtid_executed
+            registry = registry_rows(spark, engine, lake) or None
+            report.version, rows, totals = append_bronze(
+                spark, engine, lake, plan.tasks, opts, applied, run_id, registry
             )
-            if opts.on_decode_error == "fail":
-                frame = frame.cache()
-                _stop_at_decode_error(frame)
-            observed, ends = _observe_ends(frame)
-            report.version = engine.append(lake.bronze, observed, properties=BRONZE_PROPERTIES)
-            frame.unpersist()
-            crash_point("after_bronze")
-            rows, totals = _counters(ends.get["ends"])
             report.rows.update(rows)
             for k, v in totals.items():
                 report.totals[k] = report.totals.get(k, 0) + v

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructField, StructType
 
+    from binlake.lake.bronze_files import DataFile
+
 DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 EngineName = Literal["auto", "rust", "spark"]
@@ -97,6 +99,23 @@ class DeltaEngine(ABC):
             self._release(data)
         return self.version(table_path)
 
+    def append_files(
+        self, table_path: str, files: Sequence[DataFile], schema: dict, *, properties: Mapping[str, str] | None = None
+    ) -> int:
+        """Commit Parquet files already written in the table's folder (by the executors:
+        :mod:`binlake.lake.bronze_files`) as one append. Creates the table (``schema``, a Delta/Spark JSON struct,
+        and ``properties``) when absent; else adds the columns of ``schema`` and the ``properties`` it lacks first.
+        The files hold ``schema``'s columns by name, so a table with column mapping is refused."""
+        if self.exists(table_path):
+            self._widen_to(table_path, schema["fields"])
+            self._add_properties(table_path, properties or {})
+            _check_unmapped(table_path)
+            self._commit_files(table_path, files, None, None)
+        else:
+            self._commit_files(table_path, files, schema, dict(properties or {}))
+        crash_point(COMMIT_POINT)
+        return self.version(table_path)
+
     def overwrite(self, table_path: str, df: Any, *, where: str | None = None, partition_by: Sequence[str] = ()) -> int:
         """Replace the table's rows (and schema) with ``df``; with ``where``, only the rows matching that
         predicate (the data must match it too), keeping and widening the schema."""
@@ -161,7 +180,10 @@ class DeltaEngine(ABC):
 
     # --- shared steps ---------------------------------------------------------------------------------------
     def _widen(self, table_path: str, data: Any) -> None:
-        added = schema_changes(table_path, self._schema_json(table_path), self._data_schema_json(data)["fields"])
+        self._widen_to(table_path, self._data_schema_json(data)["fields"])
+
+    def _widen_to(self, table_path: str, fields: list[dict]) -> None:
+        added = schema_changes(table_path, self._schema_json(table_path), fields)
         if added:
             self._add_fields(table_path, added)
             crash_point(COMMIT_POINT)
@@ -233,6 +255,13 @@ class DeltaEngine(ABC):
             crash_point(COMMIT_POINT)
 
     @abstractmethod
+    def _commit_files(
+        self, table_path: str, files: Sequence[DataFile], schema: dict | None, properties: dict | None
+    ) -> None:
+        """Commit ``files`` (in the table's folder) as one append; ``schema`` and ``properties``: create the
+        table with them in the same commit (None: the table exists)."""
+
+    @abstractmethod
     def _set_properties(self, table_path: str, properties: Mapping[str, str]) -> None:
         """Set table properties (one commit)."""
 
@@ -285,6 +314,19 @@ class DeltaEngine(ABC):
 
     def _rewrite(self, table_path: str, columns: list[RewriteColumn]) -> None:
         raise NotImplementedError(f"the {self.name} Delta engine can not rewrite a table")
+
+
+def _check_unmapped(table_path: str) -> None:
+    """Refuse files to commit into a table with Delta column mapping (they name columns as the schema does)."""
+    from binlake.lake import driver_read
+
+    table = driver_read.open_table(str(table_path))
+    mode = table.metadata().configuration.get("delta.columnMapping.mode", "none") if table is not None else "none"
+    if mode != "none":
+        raise LakeError(
+            f"{table_path} uses Delta column mapping ({mode}), which binlake never turns on for this table: "
+            f"its files can not be added as written; restore the table's mapping mode 'none' or move it aside"
+        )
 
 
 def delta_spark_artifact() -> str:

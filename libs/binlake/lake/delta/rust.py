@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from deltalake import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
 
+    from binlake.lake.bronze_files import DataFile
+
 
 MERGE_BATCH_ROWS = 250_000  # source rows per delta-rs MERGE (bounded driver memory)
 
@@ -172,6 +174,21 @@ class RustEngine(DeltaEngine):
                 mode="overwrite",
                 schema_mode="overwrite",
                 partition_by=list(partition_by) or None,
+            )
+
+    def _commit_files(
+        self, table_path: str, files: Sequence[DataFile], schema: dict | None, properties: dict | None
+    ) -> None:
+        from deltalake import Schema
+        from deltalake.transaction import AddAction, create_table_with_add_actions
+
+        adds = [AddAction(f.path, f.size, {}, f.modification_time, True, f.stats) for f in files]
+        if schema is None:
+            table = self._table(table_path)
+            table.create_write_transaction(adds, mode="append", schema=table.schema())
+        else:
+            create_table_with_add_actions(
+                str(table_path), Schema.from_json(json.dumps(schema)), adds, configuration=properties or None
             )
 
     def _execute_merge(self, table_path: str, data: ArrowSource, spec: MergeSpec) -> tuple[int, int, int]:

@@ -6,6 +6,9 @@ Only the primitives live here; the write flows are engine.DeltaEngine's, shared 
 
 from __future__ import annotations
 
+import json
+import time
+import uuid
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 from binlake.lake.crash import COMMIT_POINT, crash_point
@@ -32,6 +35,8 @@ NEEDS_MAPPING = frozenset(" ,;{}()\n\t=")  # characters delta-spark refuses in c
 if TYPE_CHECKING:
     from delta.tables import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
+
+    from binlake.lake.bronze_files import DataFile
 
 
 def _condition(equal: dict[str, Any] | None, at_most: tuple[str, int] | None) -> Any:
@@ -226,6 +231,35 @@ class SparkEngine(DeltaEngine):
             else:
                 writer = writer.option(COLUMN_MAPPING, "name")
         writer.save(str(table_path))
+
+    def _commit_files(
+        self, table_path: str, files: Sequence[DataFile], schema: dict | None, properties: dict | None
+    ) -> None:
+        """One delta-spark transaction (``DeltaLog.startTransaction``, ``commit``: its conflict checks and
+        protocol rules) whose actions are the files' ``add``s, and for a new table its ``metaData``."""
+        jvm = self._spark._jvm
+        delta = jvm.org.apache.spark.sql.delta
+        scala = jvm.scala.jdk.javaapi.CollectionConverters
+        txn = delta.DeltaLog.forTable(self._spark._jsparkSession, str(table_path)).startTransaction()
+        if schema is not None:
+            metadata = {
+                "id": str(uuid.uuid4()),
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(schema),
+                "partitionColumns": [],
+                "configuration": properties or {},
+                "createdTime": int(time.time() * 1000),
+            }
+            txn.updateMetadataForNewTable(delta.actions.Action.fromJson(json.dumps({"metaData": metadata})))
+        actions = jvm.java.util.ArrayList()
+        for f in files:
+            actions.add(delta.actions.Action.fromJson(json.dumps({"add": f.add_action()})))
+        none = getattr(jvm.scala, "None$").__getattr__("MODULE$")
+        no_partitions = jvm.scala.Some(scala.asScala(jvm.java.util.ArrayList()).toSeq())
+        append = getattr(delta, "DeltaOperations$Write")(
+            jvm.org.apache.spark.sql.SaveMode.Append, no_partitions, *[none] * 7
+        )
+        txn.commit(scala.asScala(actions).toSeq(), append)
 
     def _map_columns_by_name(self, table_path: str) -> None:
         """Turn on Delta column mapping (name mode) unless the table has it: delta-spark accepts column names
