@@ -68,6 +68,7 @@ class WrittenBronze:
 
     files: list[DataFile]
     ends: list[dict]
+    created: list[str]  # the folders the write made, outermost first
 
     def first_error(self) -> Optional[str]:
         """The reason of the first undecodable stretch in binlog order, if any."""
@@ -75,12 +76,18 @@ class WrittenBronze:
         return min(errors, key=lambda e: e["seq"])["statement"] if errors else None
 
     def remove(self, folder: str) -> None:
-        """Delete the files (an append that will not be committed)."""
+        """Delete the files, and the folders the write made when they are empty (an append that will not be
+        committed)."""
         for f in self.files:
             try:
                 os.remove(os.path.join(folder, f.path))
             except FileNotFoundError:
                 pass
+        for made in reversed(self.created):
+            try:
+                os.rmdir(made)
+            except OSError:  # not empty (a task's file, or someone's): kept
+                break
 
 
 class _Stats:
@@ -212,6 +219,7 @@ def write_bronze(
     from binlake.pipeline.filters import GtidSet, TransactionFilter
 
     codec = CODECS.get((spark.conf.get("spark.sql.parquet.compression.codec", "snappy") or "").lower(), "snappy")
+    created = _missing_folders(folder)
     os.makedirs(folder, exist_ok=True)
     tasks = list(tasks)
     out_schema = files_arrow_schema()
@@ -231,4 +239,14 @@ def write_bronze(
     n = len(tasks)
     out = spark.range(n, numPartitions=max(1, n)).mapInArrow(write, FILES_SCHEMA).collect()
     files = [DataFile(r["path"], r["size"], r["modification_time"], r["stats"]) for r in out]
-    return WrittenBronze(files, [e.asDict() for r in out for e in r["ends"]])
+    return WrittenBronze(files, [e.asDict() for r in out for e in r["ends"]], created)
+
+
+def _missing_folders(folder: str) -> list[str]:
+    """The folders ``os.makedirs(folder)`` would make, outermost first."""
+    missing: list[str] = []
+    path = os.path.abspath(folder)
+    while not os.path.exists(path):
+        missing.insert(0, path)
+        path = os.path.dirname(path)
+    return missing

@@ -81,8 +81,12 @@ def _why(exc: OSError) -> str:
 
 
 def check_lake(lake: str, report_dir: Optional[str] = None) -> None:
-    """The lake root (and a report folder outside it, when given) can be written."""
+    """The lake root (and a report folder outside it, when given) can be written, and its scratch folder is no
+    symbolic link (:func:`binlake.lake.owned.scratch_folder`)."""
+    from binlake.lake.owned import scratch_folder
+
     check_writable_dir(lake, "lake")
+    scratch_folder(lake, "_staging", check_base=False)
     if report_dir is not None:
         check_writable_dir(report_dir, "report folder")
 
