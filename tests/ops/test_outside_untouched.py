@@ -520,7 +520,7 @@ def test_landing_links_are_refused_with_their_reason_and_never_read(tmp_path: Pa
 @pytest.mark.slow
 def test_a_run_reads_no_landing_link_and_writes_no_scratch_through_one(spark, tmp_path: Path) -> None:
     """``binlake run`` on the rust engine: a ``_staging`` that is a link stops the run with one line before
-    anything is written through it; then a landing holding a link to a secret and a dangling link loads the
+    anything is written through it, and so does a bronze table folder that is one; then a landing holding a link to a secret and a dangling link loads the
     real binlogs, reports both links (run summary, ``binlake status``) and the secret's bytes are nowhere."""
     import datetime as dt
 
@@ -551,6 +551,12 @@ def test_a_run_reads_no_landing_link_and_writes_no_scratch_through_one(spark, tm
         code, _, err = cli(*argv)
     assert code != 0 and "_staging is a symbolic link" in err and "Traceback" not in err, err
     (lake / "_staging").unlink()
+    (lake / "bronze").mkdir()  # the executors write bronze's files themselves: never through a link either
+    (lake / "bronze" / "binlog_events").symlink_to(victim / "staging", target_is_directory=True)
+    with untouched(victim):
+        code, _, err = cli(*argv)
+    assert code != 0 and "binlog_events is a symbolic link" in err and "Traceback" not in err, err
+    (lake / "bronze" / "binlog_events").unlink()
     with untouched(victim):
         code, stdout, err = cli(*argv)
         assert code == 0, err
