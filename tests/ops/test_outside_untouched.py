@@ -520,8 +520,9 @@ def test_landing_links_are_refused_with_their_reason_and_never_read(tmp_path: Pa
 @pytest.mark.slow
 def test_a_run_reads_no_landing_link_and_writes_no_scratch_through_one(spark, tmp_path: Path) -> None:
     """``binlake run`` on the rust engine: a ``_staging`` that is a link stops the run with one line before
-    anything is written through it, and so does a bronze table folder that is one; then a landing holding a link to a secret and a dangling link loads the
-    real binlogs, reports both links (run summary, ``binlake status``) and the secret's bytes are nowhere."""
+    anything is written through it, and so does a bronze table folder that is one; then a landing holding a link
+    to a secret and a dangling link loads the real binlogs, reports both links (run summary, ``binlake
+    status``) and the secret's bytes are nowhere."""
     import datetime as dt
 
     from deltalake import DeltaTable
