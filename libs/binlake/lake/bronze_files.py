@@ -35,10 +35,6 @@ LARGE_COLUMNS = frozenset(
 )
 ROW_GROUP_BYTES = 64 << 20  # Arrow bytes gathered before a Parquet row group is written (bounded task memory)
 CODECS = {"snappy": "snappy", "zstd": "zstd", "gzip": "gzip", "none": "none", "uncompressed": "none"}
-FILES_SCHEMA = (
-    "path string, size bigint, modification_time bigint, stats string, "
-    "ends array<struct<op: string, statement: string, seq: bigint>>"
-)
 
 
 @dataclass(frozen=True)
@@ -135,6 +131,7 @@ def bronze_delta_schema() -> dict:
 
 
 def files_arrow_schema() -> "pa.Schema":
+    """What a bronze task returns: one row per file it wrote (:func:`write_chunk_file`)."""
     import pyarrow as pa
 
     end = pa.struct([("op", pa.string()), ("statement", pa.string()), ("seq", pa.int64())])
@@ -151,7 +148,7 @@ def files_arrow_schema() -> "pa.Schema":
 
 def write_chunk_file(batches: Iterator["pa.RecordBatch"], folder: str, index: int, codec: str) -> dict:
     """Write a chunk's bronze batches as one Parquet file in ``folder``; its ``add`` fields and end rows (one
-    row of :data:`FILES_SCHEMA`). A failure removes the partial file."""
+    row of :func:`files_arrow_schema`). A failure removes the partial file."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -214,6 +211,7 @@ def write_bronze(
     Parquet file in ``folder``, the bronze table's; nothing is committed. Only the files' actions and the chunks'
     end rows reach the driver."""
     import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
 
     from binlake.pipeline.bronze_native import iter_chunk_batches
     from binlake.pipeline.filters import GtidSet, TransactionFilter
@@ -237,7 +235,7 @@ def write_bronze(
                 yield pa.RecordBatch.from_pylist([write_chunk_file(rows, folder, index, codec)], out_schema)
 
     n = len(tasks)
-    out = spark.range(n, numPartitions=max(1, n)).mapInArrow(write, FILES_SCHEMA).collect()
+    out = spark.range(n, numPartitions=max(1, n)).mapInArrow(write, from_arrow_schema(out_schema)).collect()
     files = [DataFile(r["path"], r["size"], r["modification_time"], r["stats"]) for r in out]
     return WrittenBronze(files, [e.asDict() for r in out for e in r["ends"]], created)
 
