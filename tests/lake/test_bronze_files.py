@@ -113,3 +113,19 @@ def test_a_chunk_that_fails_while_written_leaves_no_file(binlogs, tmp_path) -> N
     assert json.loads(written["stats"])["numRecords"] == 0 and written["ends"] == []
     assert pq.read_table(folder / written["path"]).schema.names == list(BRONZE_COLUMNS)
     assert pa.types.is_string(pq.read_schema(folder / written["path"]).field("after").type)
+
+
+def test_files_are_not_committed_into_a_table_with_column_mapping(spark, binlogs, tmp_path) -> None:
+    """The files name their columns as the schema does; a table whose columns are mapped to physical names
+    (binlake never turns that on for bronze) is refused with the reason, and its version does not move."""
+    from binlake.lake.delta import engine_for
+    from binlake.lake.errors import LakeError
+
+    table = str(tmp_path / "bronze")
+    as_spark_wrote = spark.createDataFrame([], spark_ddl(BRONZE_COLUMNS_TYPES))
+    as_spark_wrote.write.format("delta").option("delta.columnMapping.mode", "name").save(table)
+    written = write_bronze(spark, table, tasks_of(binlogs[:1]), TableFilter(), "", "run-1")
+    for name in ("rust", "spark"):
+        with pytest.raises(LakeError, match="column mapping"):
+            engine_for(spark, name).append_files(table, written.files, bronze_delta_schema())
+    assert engine_for(spark, "spark").version(table) == 0
