@@ -310,11 +310,14 @@ def test_backfill_from_the_ui_dialog_loads_the_readme_dates_day_by_day(server: S
     api.wait_backfill(backfill["id"], server.log)  # minutes: no browser left idle meanwhile
     browser = _open(api, tmp_path, f"/dags/{DAG_ID}/runs")  # the user comes back to the DAG's runs page
     try:
-        shown = browser.wait_for(  # the runs table: run id -> state, once it lists the three backfill runs
+        # the runs table: run id -> state, once it lists the three backfill runs and the UI's translations have
+        # loaded (on a busy machine the state cells show their message keys, "states.success", for a moment)
+        shown = browser.wait_for(
             "(() => { const rows = Object.fromEntries([...document.querySelectorAll('tbody tr')]"
             ".map(r => [...r.querySelectorAll('td')].map(c => c.innerText.trim()))"
             ".filter(c => (c[1] || '').startsWith('backfill__')).map(c => [c[1], c[3]]));"
-            " return Object.keys(rows).length === 3 && rows; })()",
+            " return Object.keys(rows).length === 3"
+            " && !Object.values(rows).some(s => (s || '').startsWith('states.')) && rows; })()",
             180,
         )
         browser.screenshot(SCREENS / "backfill_runs.png")
