@@ -118,9 +118,9 @@ class _Stats:
 
 def bronze_arrow_schema() -> "pa.Schema":
     from binlake.binlog.silver_types import arrow_schema
-    from binlake.pipeline.bronze import BRONZE_SCHEMA
+    from binlake.pipeline.bronze_native import COLUMNS
 
-    return arrow_schema([(n, t) for n, t, _ in BRONZE_SCHEMA])
+    return arrow_schema(COLUMNS)
 
 
 def bronze_delta_schema() -> dict:

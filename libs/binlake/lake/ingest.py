@@ -12,8 +12,8 @@ apply job's commit-time cut (``binlake.lake.apply.batch``), never by file names 
 
 An undecodable stretch of a binlog (``RunOptions.on_decode_error``): ``quarantine`` (the default) appends it as
 an ``error`` row with its reason and first bytes (the apply job quarantines it) and loads everything else;
-``fail`` stops the source with :class:`~binlake.pipeline.errors.DecodeFailed` and appends nothing (the decoded
-rows are cached and checked before the append, so they are decoded once).
+``fail`` stops the source with :class:`~binlake.pipeline.errors.DecodeFailed` and appends nothing (the chunks' end
+rows come back with their files, which are deleted uncommitted).
 """
 
 from __future__ import annotations

@@ -107,9 +107,9 @@ class DeltaEngine(ABC):
         and ``properties``) when absent; else adds the columns of ``schema`` and the ``properties`` it lacks first.
         The files hold ``schema``'s columns by name, so a table with column mapping is refused."""
         if self.exists(table_path):
+            _check_unmapped(table_path)  # before any commit: a refused append changes nothing
             self._widen_to(table_path, schema["fields"])
             self._add_properties(table_path, properties or {})
-            _check_unmapped(table_path)
             self._commit_files(table_path, files, None, None)
         else:
             self._commit_files(table_path, files, schema, dict(properties or {}))
