@@ -102,15 +102,34 @@ def _open_landing_uri(uri: str) -> tuple[str, BinaryIO]:
 register_transport(LANDING_SCHEME, _open_landing_uri)
 
 
+_IDENTIFIED: dict[tuple, FileIdentity] = {}  # stat of an unchanged file -> its identity, for this process
+
+
+def _unchanged_key(st: os.stat_result) -> tuple:
+    """What tells a file's bytes have not changed: the same inode, size, modification and change times (the
+    change time moves on every write and can not be set back)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def identify(source: str, path: str | os.PathLike) -> FileIdentity:
-    """Hash a landing file (streamed; memory bounded); a symbolic link is not opened (ELOOP)."""
-    h = hashlib.sha256()
-    size = 0
+    """Hash a landing file (streamed; memory bounded); a symbolic link is not opened (ELOOP). A file hashed
+    before by this process and unchanged since (its inode, size and times) is not read again: a run's
+    look-ahead and its ingest identify the same new files."""
+    name = os.path.basename(os.fspath(path))
     with open_landing(path) as f:
+        before = _unchanged_key(os.fstat(f.fileno()))
+        known = _IDENTIFIED.get((source, name, before))
+        if known is not None:
+            return known
+        h = hashlib.sha256()
+        size = 0
         while chunk := f.read(HASH_CHUNK):
             h.update(chunk)
             size += len(chunk)
-    return FileIdentity(source, os.path.basename(os.fspath(path)), size, h.hexdigest())
+        ident = FileIdentity(source, name, size, h.hexdigest())
+        if _unchanged_key(os.fstat(f.fileno())) == before and size == before[2]:
+            _IDENTIFIED[(source, name, before)] = ident
+    return ident
 
 
 LINK_REFUSED = (
