@@ -149,3 +149,33 @@ def test_changes_waiting_in_bronze_count_toward_a_short_run(spark, tmp_path: Pat
     monkeypatch.setattr(idle, "SHORT_RUN_BYTES", waiting * idle.PENDING_ROW_BYTES - 1)
     [third] = binlake_run(landing, tmp_path / "lake-before")
     assert third["changes_applied"] == 4 and short_runs == [True, False]
+
+
+def test_new_files_are_hashed_once_while_the_jvm_starts(spark, tmp_path: Path, monkeypatch) -> None:
+    """The look-ahead plans new files by their size; the run hashes each once, in the background thread it starts
+    before its JVM (hash_ahead), and the ingest finds every hash done rather than reading the files again."""
+    import hashlib
+    import threading
+
+    import binlake.lake.idle as idle
+    from binlake.pipeline import identity
+
+    require_mariadb()
+    landing, lake = tmp_path / "landing", tmp_path / "lake"
+    with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
+        server.execute("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
+        server.execute("INSERT INTO shop.t VALUES (1, 'a'), (2, 'b'); DELETE FROM t WHERE id = 2", "shop")
+        files = _land(server, landing / "src")
+    hashed, sha256, seen = [], hashlib.sha256, []
+    monkeypatch.setattr(identity.hashlib, "sha256", lambda: hashed.append(threading.current_thread().name) or sha256())
+    real_look_ahead = idle.look_ahead
+    monkeypatch.setattr(idle, "look_ahead", lambda *a: seen.append(real_look_ahead(*a)) or seen[-1])
+    [run] = binlake_run(landing, lake)
+    assert run["files"] == len(files) and run["changes_applied"] == 3
+    assert sorted(Path(p).name for p in seen[0].unhashed) == files
+    assert hashed == ["binlake-hash-ahead"] * len(files)
+    bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(
+        columns=["binlog_file", "op", "file_sha256"]
+    )
+    ends = {r["binlog_file"]: r["file_sha256"] for r in bronze.to_pylist() if r["op"] == "file_end"}
+    assert ends == {f: sha256((landing / "src" / f).read_bytes()).hexdigest() for f in files}

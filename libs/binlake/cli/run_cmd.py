@@ -177,6 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.run import run_source
     from binlake.lake.session import build_session
     from binlake.pipeline.filters import TableFilter
+    from binlake.pipeline.identity import hash_ahead
 
     landing = Path(args.landing)
     sources = sources_of(landing, args.source)
@@ -213,6 +214,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if ahead and not args.validate and not sdi and all(a.report for a in ahead):
         _print_idle([a.report for a in ahead if a.report], args)
         return 0
+    for (name, _), a in zip(sources, ahead):
+        hash_ahead(name, list(a.unhashed))  # while the JVM starts
     log = log_path(lake.logs, "run")
     _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
     spark = build_session("binlake-run", conf=conf, log_file=log, short_run=is_short_run(ahead))

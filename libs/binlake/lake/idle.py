@@ -14,7 +14,8 @@ records nothing for such a run either).
 A source with something to do tells how much when that is only new binlog files and changes waiting in bronze
 (the ingest plan's bytes, and :data:`PENDING_ROW_BYTES` per bronze row after the checkpoint, e.g. the changes
 after the previous run's cutoff in a file spanning midnight; no snapshot to seed, not a cluster): ``binlake run``
-starts a JVM tuned for a short run when the total is small (:func:`is_short_run`).
+starts a JVM tuned for a short run when the total is small (:func:`is_short_run`). New files are planned by their
+size here, not hashed: the run hashes them while its JVM starts (:func:`binlake.pipeline.identity.hash_ahead`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class LookAhead:
 
     report: Optional["RunReport"]  # the report of a run with nothing to do; None when there is something
     new_bytes: Optional[int]  # binlog bytes the ingest decodes, when that is all the run does; None: unknown
+    unhashed: tuple[str, ...] = ()  # new landing files, not hashed here (the ingest will: hash_ahead)
 
 
 UNKNOWN = LookAhead(None, None)
@@ -97,7 +99,9 @@ def _look_ahead(lake: "LakeLayout", landing_dir: str, opts: "RunOptions", engine
         chunk_bytes=WHOLE_FILES,  # whether there is a file to decode, not its chunks
         seam_file=_seam_file(snapshots),
         applied_file=checkpoint.binlog_file,
+        hash_new=False,
     )
+    unhashed = tuple(t.path for t in plan.tasks if not t.identity.sha256)
     waiting = 0  # bronze rows ingested earlier that wait to be applied
     bronze = driver_read.open_table(lake.bronze)
     if bronze is not None:
@@ -105,9 +109,9 @@ def _look_ahead(lake: "LakeLayout", landing_dir: str, opts: "RunOptions", engine
         for batch in driver_read.batches(bronze, [SEQ_COL], after):
             waiting += batch.num_rows
             if plan.bytes + waiting * PENDING_ROW_BYTES > SHORT_RUN_BYTES:
-                return UNKNOWN  # not short: counting on tells nothing more
+                return LookAhead(None, None, unhashed)  # not short: counting on tells nothing more
     if plan.tasks or plan.files or plan.refused or plan.waiting or waiting:
-        return LookAhead(None, plan.bytes + waiting * PENDING_ROW_BYTES)
+        return LookAhead(None, plan.bytes + waiting * PENDING_ROW_BYTES, unhashed)
     report = RunReport(opts.source, opts.new_run_id(), engine_name)
     report.ingest.skipped_files = len(plan.skipped)
     return LookAhead(report, 0)

@@ -114,6 +114,7 @@ def plan_ingest(
     seam_file: Optional[str] = None,
     parallelism: int = 1,
     applied_file: Optional[str] = None,
+    hash_new: bool = True,
 ) -> IngestPlan:
     """The chunks to decode: new files, and the new tail of grown ones; :mod:`binlake.lake.gaps` checks first
     that the files continue what bronze holds (``seam_file``: where the newest snapshot's position is;
@@ -126,7 +127,8 @@ def plan_ingest(
 
     A file whose name and size match an ingested identity is skipped without hashing it again (binlogs are
     append-only: hashing the whole landing folder on every run would cost O(history)); with
-    ``verify_hashes`` every file is hashed and compared."""
+    ``verify_hashes`` every file is hashed and compared. Without ``hash_new`` (a look-ahead: what is there to
+    do), a file of a new name is planned by its size, its hash left empty."""
     plan = IngestPlan()
     starts: list[tuple[str, FileIdentity, int]] = []
     paths, plan.refused = landing_listing(landing_dir)
@@ -144,7 +146,9 @@ def plan_ingest(
         prev = done.get(name)
         start: Optional[int] = None
         ident = None
-        if prev is None or verify_hashes or os.path.getsize(path) not in prev.sizes:
+        if prev is None and not hash_new:
+            ident = FileIdentity(source, name, os.path.getsize(path), "")
+        elif prev is None or verify_hashes or os.path.getsize(path) not in prev.sizes:
             ident = identify(source, path)
             if prev is not None and (ident.size, ident.sha256) in prev.identities:
                 ident = None

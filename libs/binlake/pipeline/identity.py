@@ -15,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 import urllib.parse
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -103,6 +105,7 @@ register_transport(LANDING_SCHEME, _open_landing_uri)
 
 
 _IDENTIFIED: dict[tuple, FileIdentity] = {}  # stat of an unchanged file -> its identity, for this process
+_AHEAD: dict[tuple[str, str], "Future[FileIdentity]"] = {}  # (source, name) -> its hashing started by hash_ahead
 
 
 def _unchanged_key(st: os.stat_result) -> tuple:
@@ -115,6 +118,13 @@ def identify(source: str, path: str | os.PathLike) -> FileIdentity:
     """Hash a landing file (streamed; memory bounded); a symbolic link is not opened (ELOOP). A file hashed
     before by this process and unchanged since (its inode, size and times) is not read again: a run's
     look-ahead and its ingest identify the same new files."""
+    ahead = _AHEAD.pop((source, os.path.basename(os.fspath(path))), None)
+    if ahead is not None:
+        ahead.exception()  # wait for it; a failure is met again below, in this caller's words
+    return _identify(source, path)
+
+
+def _identify(source: str, path: str | os.PathLike) -> FileIdentity:
     name = os.path.basename(os.fspath(path))
     with open_landing(path) as f:
         before = _unchanged_key(os.fstat(f.fileno()))
@@ -130,6 +140,26 @@ def identify(source: str, path: str | os.PathLike) -> FileIdentity:
         if _unchanged_key(os.fstat(f.fileno())) == before and size == before[2]:
             _IDENTIFIED[(source, name, before)] = ident
     return ident
+
+
+def hash_ahead(source: str, paths: list[str]) -> None:
+    """Start hashing ``paths`` in a background thread (:func:`identify` waits for a file's hash, then finds it
+    unread since): a run hashes its new files while its JVM starts."""
+    pending = []
+    for path in paths:
+        key = (source, os.path.basename(path))
+        if key not in _AHEAD:
+            _AHEAD[key] = future = Future[FileIdentity]()
+            pending.append((path, future))
+
+    def run() -> None:
+        for path, future in pending:
+            try:
+                future.set_result(_identify(source, path))
+            except Exception as exc:  # noqa: BLE001 - the waiting identify() meets it again itself
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="binlake-hash-ahead", daemon=True).start()
 
 
 LINK_REFUSED = (
