@@ -250,3 +250,27 @@ def test_typed_states_in_sql_equal_the_python_conversion(spark):
     plan = sql._jdf.queryExecution().optimizedPlan().toString()
     schemas = set(re.findall(r"from_json\((StructField\([^)]*\)(?:, StructField\([^)]*\))*)", plan))
     assert len(schemas) == 1 and all(f"StructField({name}," in next(iter(schemas)) for name, _ in cols), schemas
+
+
+def test_zero_and_invalid_dates_folded_in_sql_are_counted_as_in_python(spark, tmp_path, monkeypatch):
+    """Zero or invalid dates in the images of the tables that fold in SQL (a third of the generated images, each of
+    a different shape) are counted per column exactly as the Python fold counts them."""
+    bad = ["0000-00-00 00:00:00", "2023-02-29 10:00:00", "2024-03-01 24:00:00", "2024-13-01 00:00:00.5", ""]
+    rows, n = [], 0
+    for r in bronze(tmp_path, "full"):
+        if r["after"] and r["table_name"] in ("products", "orders"):
+            image = json.loads(r["after"])
+            for name in ("updated_at", "placed_at"):
+                if image.get(name) is not None and n % 3 == 0:
+                    image[name] = bad[n % len(bad)]
+                n += 1
+            r = {**r, "after": json.dumps(image, ensure_ascii=False, separators=(",", ":"))}
+        rows.append(r)
+    info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
+    assert set(fold_sql.sql_tables(info, False, False)) == {("shop", "products"), ("shop", "orders")}
+    with_sql = _folded(spark, tmp_path, rows, info)
+    monkeypatch.setattr(fold, "sql_tables", lambda *a: {})
+    without = _folded(spark, tmp_path, rows, info)
+    counted = {k: v for k, v in without[1].items() if fold_sql.invalid_temporal_column(k)}
+    assert {fold_sql.invalid_temporal_column(k)[1] for k in counted} == {"products", "orders"}
+    assert with_sql == without
