@@ -77,6 +77,8 @@ def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch:
     """Deciding whether a run has anything to load does not scan a new file's event headers for chunk cuts (the
     ingest does that once, when it plans its tasks): a 3 MB binlog, 1 MB chunks, Spark kept from starting. The
     look-ahead's new bytes make the run short (a JVM compiling with C1 only) up to SHORT_RUN_BYTES, not beyond."""
+    import threading
+
     import binlake.lake.idle as idle
     import binlake.pipeline.split as split
 
@@ -84,7 +86,9 @@ def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch:
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     scans: list[str] = []
     real = split.transaction_starts
-    monkeypatch.setattr(split, "transaction_starts", lambda path, *a: scans.append(path) or real(path, *a))
+    monkeypatch.setattr(
+        split, "transaction_starts", lambda path, *a: scans.append(threading.current_thread().name) or real(path, *a)
+    )
     short_runs: list[bool] = []
 
     def no_spark(*args: object, short_run: bool = False, **kwargs: object) -> None:
@@ -100,7 +104,7 @@ def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch:
     assert max(p.stat().st_size for p in (landing / "src").iterdir()) > 3_000_000
     with pytest.raises(AssertionError, match="started Spark"):
         binlake_run(landing, lake, "--chunk-mb", "1")
-    assert scans == []
+    assert "MainThread" not in scans  # (the run scans ahead in its own thread: hash_ahead)
     assert len(real(str(max((landing / "src").iterdir(), key=lambda p: p.stat().st_size)))) >= 30  # what it skipped
     landed = sum(p.stat().st_size for p in (landing / "src").iterdir())
     monkeypatch.setattr(idle, "SHORT_RUN_BYTES", landed - 1)
@@ -151,31 +155,50 @@ def test_changes_waiting_in_bronze_count_toward_a_short_run(spark, tmp_path: Pat
     assert third["changes_applied"] == 4 and short_runs == [True, False]
 
 
-def test_new_files_are_hashed_once_while_the_jvm_starts(spark, tmp_path: Path, monkeypatch) -> None:
-    """The look-ahead plans new files by their size; the run hashes each once, in the background thread it starts
-    before its JVM (hash_ahead), and the ingest finds every hash done rather than reading the files again."""
+def test_new_files_are_hashed_and_scanned_once_while_the_jvm_starts(spark, tmp_path: Path, monkeypatch) -> None:
+    """The look-ahead plans new files by their size; the run hashes each once and scans its event headers for
+    chunk cuts once, in the background thread it starts before its JVM (hash_ahead), and the ingest finds both
+    done rather than reading the files again: 1 MB chunks of 3 MB binlogs, every change applied."""
     import hashlib
     import threading
 
     import binlake.lake.idle as idle
+    import binlake.pipeline.split as split
     from binlake.pipeline import identity
 
     require_mariadb()
     landing, lake = tmp_path / "landing", tmp_path / "lake"
     with MariaDBServer(tmp_path / "server", BinlogSettings()) as server:
-        server.execute("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(20))")
-        server.execute("INSERT INTO shop.t VALUES (1, 'a'), (2, 'b'); DELETE FROM t WHERE id = 2", "shop")
+        server.execute("CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v MEDIUMTEXT)")
+        for i in range(30):
+            server.execute(f"INSERT INTO shop.t VALUES ({i}, REPEAT('x', 100000))", "shop")
+        server.execute("DELETE FROM t WHERE id < 5", "shop")
         files = _land(server, landing / "src")
-    hashed, sha256, seen = [], hashlib.sha256, []
-    monkeypatch.setattr(identity.hashlib, "sha256", lambda: hashed.append(threading.current_thread().name) or sha256())
+    big = [p.name for p in (landing / "src").iterdir() if p.stat().st_size > 1 << 20]
+    assert big
+    hashed, scanned, sha256, seen = [], [], hashlib.sha256, []
+
+    def thread() -> str:
+        return threading.current_thread().name
+
+    monkeypatch.setattr(identity.hashlib, "sha256", lambda: hashed.append(thread()) or sha256())
+    real_scan = split.scan_events
+    monkeypatch.setattr(
+        split, "scan_events", lambda path, **kw: scanned.append((thread(), path)) or real_scan(path, **kw)
+    )
     real_look_ahead = idle.look_ahead
     monkeypatch.setattr(idle, "look_ahead", lambda *a: seen.append(real_look_ahead(*a)) or seen[-1])
-    [run] = binlake_run(landing, lake)
-    assert run["files"] == len(files) and run["changes_applied"] == 3
+    [run] = binlake_run(landing, lake, "--chunk-mb", "1")
+    assert run["files"] == len(files) and run["changes_applied"] == 35
     assert sorted(Path(p).name for p in seen[0].unhashed) == files
     assert hashed == ["binlake-hash-ahead"] * len(files)
+    assert sorted(Path(p).name for name, p in scanned) == files and {name for name, _ in scanned} == {
+        "binlake-hash-ahead"
+    }
     bronze = DeltaTable(str(lake / "bronze" / "binlog_events")).to_pyarrow_table(
         columns=["binlog_file", "op", "file_sha256"]
     )
     ends = {r["binlog_file"]: r["file_sha256"] for r in bronze.to_pylist() if r["op"] == "file_end"}
     assert ends == {f: sha256((landing / "src" / f).read_bytes()).hexdigest() for f in files}
+    rows = DeltaTable(str(lake / "silver" / "shop__t")).to_pyarrow_table(columns=["id"]).to_pylist()
+    assert sorted(r["id"] for r in rows) == list(range(5, 30))

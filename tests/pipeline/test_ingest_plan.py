@@ -106,6 +106,25 @@ def test_a_plan_with_parallelism_splits_a_real_binlog_at_transactions(tmp_path):
     assert [t.end for t in small.tasks[:-1]] == [t.start for t in small.tasks[1:]]
 
 
+def test_a_scanned_file_is_not_scanned_again_until_it_changes(tmp_path, monkeypatch):
+    """transaction_starts keeps what it found for a file unchanged since (the run scans ahead while its JVM
+    starts; the ingest plan asks again); a file cut shorter, or grown back, is scanned again."""
+    from binlake.pipeline import split
+
+    data = fixture_path("binlog", "mysql-binlog-connector-java", "mysql-bin.checksum-crc32").read_bytes()
+    path = tmp_path / "binlog.000001"
+    path.write_bytes(data)
+    scans = []
+    real = split.scan_events
+    monkeypatch.setattr(split, "scan_events", lambda p, **kw: scans.append(p) or real(p, **kw))
+    whole = list(split.transaction_starts(str(path)))
+    assert len(whole) == 60 and list(split.transaction_starts(str(path))) == whole and len(scans) == 1
+    path.write_bytes(data[: whole[30]])
+    assert list(split.transaction_starts(str(path))) == whole[:30] and len(scans) == 2
+    path.write_bytes(data)
+    assert list(split.transaction_starts(str(path))) == whole and len(scans) == 3
+
+
 def land_fixture(tmp_path, *sizes):
     """Copies of a real MySQL 8 binlog (ends with its ROTATE event) as binlog.000001.., each cut to its size
     (None: whole); returns the whole file's bytes."""

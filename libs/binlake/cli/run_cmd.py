@@ -178,6 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from binlake.lake.session import build_session
     from binlake.pipeline.filters import TableFilter
     from binlake.pipeline.identity import hash_ahead
+    from binlake.pipeline.split import transaction_starts
 
     landing = Path(args.landing)
     sources = sources_of(landing, args.source)
@@ -215,7 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_idle([a.report for a in ahead if a.report], args)
         return 0
     for (name, _), a in zip(sources, ahead):
-        hash_ahead(name, list(a.unhashed))  # while the JVM starts
+        hash_ahead(name, list(a.unhashed), then=transaction_starts)  # while the JVM starts
     log = log_path(lake.logs, "run")
     _progress(f"starting Spark ({len(sources)} source(s), lake {lake.root}); Spark's own log: {log}")
     spark = build_session("binlake-run", conf=conf, log_file=log, short_run=is_short_run(ahead))

@@ -19,7 +19,7 @@ import threading
 import urllib.parse
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from binlake.binlog.api import register_transport
 from binlake.pipeline.errors import LandingFileError, OrderingKeyError
@@ -142,9 +142,10 @@ def _identify(source: str, path: str | os.PathLike) -> FileIdentity:
     return ident
 
 
-def hash_ahead(source: str, paths: list[str]) -> None:
-    """Start hashing ``paths`` in a background thread (:func:`identify` waits for a file's hash, then finds it
-    unread since): a run hashes its new files while its JVM starts."""
+def hash_ahead(source: str, paths: list[str], then: Callable[[str], object] = lambda path: None) -> None:
+    """Start hashing ``paths`` in a background thread, each followed by ``then(path)`` (the ingest's header scan,
+    which keeps its result): a run reads its new files while its JVM starts. :func:`identify` waits for a file's
+    turn, then finds its hash."""
     pending = []
     for path in paths:
         key = (source, os.path.basename(path))
@@ -155,11 +156,18 @@ def hash_ahead(source: str, paths: list[str]) -> None:
     def run() -> None:
         for path, future in pending:
             try:
-                future.set_result(_identify(source, path))
+                ident = _identify(source, path)
+                then(path)
+                future.set_result(ident)
             except Exception as exc:  # noqa: BLE001 - the waiting identify() meets it again itself
                 future.set_exception(exc)
 
     threading.Thread(target=run, name="binlake-hash-ahead", daemon=True).start()
+
+
+def unchanged_since(path: str | os.PathLike) -> tuple:
+    """:func:`_unchanged_key` of the file at ``path`` (not through a link)."""
+    return _unchanged_key(os.stat(path, follow_symlinks=False))
 
 
 LINK_REFUSED = (

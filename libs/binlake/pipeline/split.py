@@ -8,13 +8,14 @@ events is one chunk.
 
 from __future__ import annotations
 
-from typing import Optional
+from array import array
+from typing import Optional, Sequence
 
 from binlake.binlog import constants as C
 from binlake.binlog.errors import BinlogError
 from binlake.binlog.scan import scan_events
 from binlake.pipeline.bronze import ChunkTask
-from binlake.pipeline.identity import FileIdentity
+from binlake.pipeline.identity import FileIdentity, unchanged_since
 
 TRANSACTION_START_TYPES = frozenset(
     {C.GTID_LOG_EVENT, C.ANONYMOUS_GTID_LOG_EVENT, C.GTID_EVENT, C.GTID_TAGGED_LOG_EVENT}
@@ -23,16 +24,26 @@ DEFAULT_CHUNK_BYTES = 64 << 20
 WHOLE_FILES = 1 << 62  # chunk_bytes of a plan only looked at, never decoded (idle check, status): no header scan
 
 
-def transaction_starts(path: str, start: int = C.BIN_LOG_HEADER_SIZE) -> list[int]:
+_SCANNED: dict[tuple, Sequence[int]] = {}  # (path, start, the file's unchanged_since) -> its transaction starts
+
+
+def transaction_starts(path: str, start: int = C.BIN_LOG_HEADER_SIZE) -> Sequence[int]:
     """Offsets of the GTID events of a binlog, from the one event-header scanner (``binlake.binlog.scan``); stops
-    quietly at a cut-short or corrupt event: the decoder reports those properly, with their place."""
-    out = []
+    quietly at a cut-short or corrupt event: the decoder reports those properly, with their place. A file this
+    process scanned from ``start`` and that is unchanged since (``unchanged_since``) is not read again."""
+    before = (path, start, unchanged_since(path))
+    known = _SCANNED.get(before)
+    if known is not None:
+        return known
+    out = array("q")  # 8 bytes a transaction (a 1 GiB binlog of one-row transactions holds millions)
     try:
         for ev in scan_events(path, start=start, commit_timestamps=False):
             if ev.type_code in TRANSACTION_START_TYPES:
                 out.append(ev.pos)
     except BinlogError:
         pass
+    if (path, start, unchanged_since(path)) == before:
+        _SCANNED[before] = out
     return out
 
 
