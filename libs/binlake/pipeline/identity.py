@@ -116,8 +116,8 @@ def _unchanged_key(st: os.stat_result) -> tuple:
 
 def identify(source: str, path: str | os.PathLike) -> FileIdentity:
     """Hash a landing file (streamed; memory bounded); a symbolic link is not opened (ELOOP). A file hashed
-    before by this process and unchanged since (its inode, size and times) is not read again: a run's
-    look-ahead and its ingest identify the same new files."""
+    before by this process and unchanged since (its inode, size and times) is not read again (a run hashes its
+    new files ahead, :func:`hash_ahead`, then its ingest identifies them)."""
     ahead = _AHEAD.pop((source, os.path.basename(os.fspath(path))), None)
     if ahead is not None:
         ahead.exception()  # wait for it; a failure is met again below, in this caller's words
