@@ -57,6 +57,17 @@ def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
     assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)
 
 
+def _code_cache(*options: str) -> int:
+    out = subprocess.run(["java", *options, "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True)
+    return int(re.search(r"ReservedCodeCacheSize\s*=\s*(\d+)", out.stdout).group(1))
+
+
+def test_a_short_run_keeps_the_jdks_code_cache() -> None:
+    """C1 only must not shrink the code cache to the JDK's 48 MB for non-tiered compilation: a short load followed
+    by --validate filled it and the JVM failed ("Out of space in CodeCache for adapters")."""
+    assert _code_cache(*SHORT_RUN_JIT.split()) >= _code_cache() >= 240 << 20
+
+
 def _fake_checkout(root: Path) -> Path:
     (root / ".jars" / "cds" / "conf").mkdir(parents=True)
     (root / ".jars" / "delta.jar").write_bytes(b"jar")

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 PROJECT_ROOT = class_archive.PROJECT_ROOT
-SHORT_RUN_JIT = "-XX:TieredStopAtLevel=1"
+# C1 only; with tiered compilation off the JDK reserves a 48 MB code cache instead of 240 MB, and a run that then
+# compiles much (a short load followed by --validate) filled it: "Out of space in CodeCache for adapters" killed the
+# SparkContext. The cache is reserved address space, committed only as it fills.
+SHORT_RUN_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 
 def delta_jars() -> tuple[list[str], bool]:
