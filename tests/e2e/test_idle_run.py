@@ -75,7 +75,7 @@ def test_a_run_with_nothing_new_does_not_start_spark(spark, tmp_path: Path, monk
 
 def test_the_idle_check_does_not_plan_chunks(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Deciding whether a run has anything to load does not scan a new file's event headers for chunk cuts (the
-    ingest does that once, when it plans its tasks): a 3 MB binlog, 1 MB chunks, Spark kept from starting. The
+    run's background thread does, for the ingest's plan): a 3 MB binlog, 1 MB chunks, Spark kept from starting. The
     look-ahead's new bytes make the run short (a JVM compiling with C1 only) up to SHORT_RUN_BYTES, not beyond."""
     import threading
 
