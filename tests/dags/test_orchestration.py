@@ -74,7 +74,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     """A source's plan gives its spark-submits the class archive (an empty SPARK_CONF_DIR, the venv's defaults as
     --properties-file) when the driver starts on this machine, and C1 only when the source has few new bytes."""
     from binlake.lake import class_archive
-    from binlake.lake.session import SHORT_RUN_JIT
+    from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT
 
     if not class_archive.is_current():
         pytest.fail("scripts/setup.sh writes the class archive (python -m binlake.cli.class_archive_cmd)")
@@ -89,16 +89,17 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     assert (ahead.report, ahead.new_bytes) == (None, landed)  # a new lake: every landed byte is new
     plan = plan_source(s, "db1", start, start + dt.timedelta(days=1))  # a short run
     launch = class_archive.launch()
-    assert plan["spark_conf"]["spark.driver.defaultJavaOptions"] == f"{launch.java_options} {SHORT_RUN_JIT}"
+    assert plan["spark_conf"]["spark.driver.defaultJavaOptions"] == f"{launch.java_options} {DRIVER_GC} {SHORT_RUN_JIT}"
     assert plan["spark_env"] == {"SPARK_CONF_DIR": launch.conf_dir} and plan["spark_properties"].endswith(
         "/conf/spark-defaults.conf"
     )
     assert plan["spark_conf"]["spark.sql.session.timeZone"] == "UTC"
     refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)  # all of bronze
-    assert refresh["spark_conf"]["spark.driver.defaultJavaOptions"] == launch.java_options
-    assert plan_validate(s, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == launch.java_options
+    long_run = f"{launch.java_options} {DRIVER_GC}"
+    assert refresh["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
+    assert plan_validate(s, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
     monkeypatch.setattr(idle, "SHORT_RUN_BYTES", landed - 1)
-    assert plan_source(s, "db1", start, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == launch.java_options
+    assert plan_source(s, "db1", start, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
 
     # a driver started elsewhere (cluster deploy mode, YARN): no archive, no SPARK_CONF_DIR of this machine
     for elsewhere in ({**conn, "extra": {"deploy-mode": "cluster"}}, {"conn_type": "spark", "host": "yarn"}):

@@ -15,45 +15,65 @@ import pytest
 
 from binlake.lake import class_archive
 from binlake.lake.idle import SHORT_RUN_BYTES, LookAhead, is_short_run
-from binlake.lake.session import SHORT_RUN_JIT
+from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT
 
 SCRIPT = """\
 import subprocess, sys
 from binlake.lake.session import build_session
-spark = build_session('t', short_run=sys.argv[1] == 'short')
+conf = {'spark.driver.extraJavaOptions': sys.argv[2]} if len(sys.argv) > 2 else None
+spark = build_session('t', short_run=sys.argv[1] == 'short', conf=conf)
 jvm = spark._jvm
-print('ARGS', ' '.join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))
+beans = jvm.java.lang.management.ManagementFactory
+print('ARGS', ' '.join(beans.getRuntimeMXBean().getInputArguments()))
+print('GC', ','.join(b.getName() for b in beans.getGarbageCollectorMXBeans()))
 info = subprocess.run(['jcmd', str(jvm.java.lang.ProcessHandle.current().pid()), 'VM.info'],
                       capture_output=True, text=True).stdout
 print('MAPPED', next(line for line in info.splitlines() if line.startswith('CDS archive(s) mapped at')))
 """
 
 
-def _jvm(tmp_path: Path, *, short: bool = False, **env: str) -> tuple[str, int]:
-    """(the driver JVM's arguments, bytes of CDS archives it mapped) of a session a plain python starts."""
+def _jvm(tmp_path: Path, *, short: bool = False, java: str = "", **env: str) -> tuple[str, int, str]:
+    """(the driver JVM's arguments, bytes of CDS archives it mapped, its collectors) of a session a plain python
+    starts (with ``java`` as the user's spark.driver.extraJavaOptions)."""
     script = tmp_path / "jvm.py"
     script.write_text(SCRIPT)
     environ = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONF_DIR", "PYSPARK_GATEWAY_PORT")}
     environ.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, **env)
     out = subprocess.run(
-        [sys.executable, str(script), "short" if short else "long"], capture_output=True, text=True, env=environ
+        [sys.executable, str(script), "short" if short else "long", *([java] if java else [])],
+        capture_output=True,
+        text=True,
+        env=environ,
     )
-    found = dict(line.split(" ", 1) for line in out.stdout.splitlines() if line.startswith(("ARGS ", "MAPPED ")))
-    assert set(found) == {"ARGS", "MAPPED"}, out.stderr[-3000:]
+    found = dict(line.split(" ", 1) for line in out.stdout.splitlines() if line.startswith(("ARGS ", "MAPPED ", "GC ")))
+    assert set(found) == {"ARGS", "MAPPED", "GC"}, out.stderr[-3000:]
     size = re.search(r"size (\d+)", found["MAPPED"])
     assert size, found["MAPPED"]
-    return found["ARGS"], int(size.group(1))
+    return found["ARGS"], int(size.group(1)), found["GC"]
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
     assert class_archive.is_current(), "scripts/setup.sh writes .jars/cds/ (python -m binlake.cli.class_archive_cmd)"
-    args, mapped = _jvm(tmp_path, short=True)
-    plain_args, plain_mapped = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
+    args, mapped, gc = _jvm(tmp_path, short=True)
+    plain_args, plain_mapped, _ = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
     assert "-XX:SharedArchiveFile=" in args and SHORT_RUN_JIT in args
     assert "-XX:SharedArchiveFile=" not in plain_args and SHORT_RUN_JIT not in plain_args
     # the JDK's own base archive is mapped either way; Spark's and Delta's classes come on top (about 190 MB)
+    assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)
+    assert DRIVER_GC in args and set(gc.split(",")) == {"PS Scavenge", "PS MarkSweep"}, gc  # the throughput collector
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_collector_the_user_chose_is_the_one_the_driver_runs(tmp_path: Path) -> None:
+    """binlake's collector is left out when the user names one (a JVM given two refuses to start); the class
+    archive still maps."""
+    args, mapped, gc = _jvm(tmp_path, java="-XX:+UseSerialGC")
+    _, plain_mapped, _ = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
+    assert DRIVER_GC not in args and "-XX:+UseSerialGC" in args
+    assert set(gc.split(",")) == {"Copy", "MarkSweepCompact"}, gc
     assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)
 
 

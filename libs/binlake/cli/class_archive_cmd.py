@@ -27,7 +27,7 @@ def write(root: Path = PROJECT_ROOT) -> Path:
     from pyspark.sql import SparkSession
 
     from binlake.cli import main as binlake
-    from binlake.lake.session import build_session
+    from binlake.lake.session import DRIVER_GC, build_session
 
     archive, stamp_file, conf_dir = archive_paths(root)
     conf_dir.mkdir(parents=True, exist_ok=True)
@@ -43,7 +43,9 @@ def write(root: Path = PROJECT_ROOT) -> Path:
             try:
                 build_session(
                     "binlake-class-archive",
-                    conf={"spark.driver.defaultJavaOptions": f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off"},
+                    conf={
+                        "spark.driver.defaultJavaOptions": f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off {DRIVER_GC}"
+                    },
                     log_file=os.path.join(scratch, "spark.log"),
                 )
             finally:

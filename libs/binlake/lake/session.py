@@ -13,6 +13,7 @@ docker images). scripts/setup.sh also names the ``.jars`` in the venv's ``spark-
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from contextlib import contextmanager
@@ -31,6 +32,22 @@ PROJECT_ROOT = class_archive.PROJECT_ROOT
 # compiles much (a short load followed by --validate) filled it: "Out of space in CodeCache for adapters" killed the
 # SparkContext. The cache is reserved address space, committed only as it fills.
 SHORT_RUN_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+# The throughput collector, not the JDK's default G1: tasks make short-lived garbage at a high rate, and on few cores
+# G1's write barriers and concurrent threads cost throughput (a production-size day ran about 10% quicker, bench/
+# production.py). Not when the user chose a collector: a JVM given two refuses to start.
+DRIVER_GC = "-XX:+UseParallelGC"
+_GC_CHOICE = re.compile(r"-XX:\+Use\w*GC\b")
+
+
+def driver_java_options(archive: "class_archive.ArchiveLaunch | None", short_run: bool, user: str = "") -> str:
+    """The Java options binlake gives a driver JVM it starts on this machine (``spark.driver.defaultJavaOptions``):
+    the class archive's, :data:`DRIVER_GC` unless ``user`` (their own Java options) or the JVM's environment
+    choose a collector, and :data:`SHORT_RUN_JIT` for a short run."""
+    chosen = " ".join([user, os.environ.get("JAVA_TOOL_OPTIONS", ""), os.environ.get("JDK_JAVA_OPTIONS", "")])
+    options = [archive.java_options] if archive else []
+    if not _GC_CHOICE.search(chosen):
+        options.append(DRIVER_GC)
+    return " ".join(options + ([SHORT_RUN_JIT] if short_run else []))
 
 
 def delta_jars() -> tuple[list[str], bool]:
@@ -116,9 +133,9 @@ def build_session(
     launching = SparkContext._gateway is None and not submitted_by_spark_submit()
     tuned = launching and "spark.driver.defaultJavaOptions" not in (conf or {})
     archive = class_archive.launch() if tuned else None
-    java_options = " ".join(([archive.java_options] if archive else []) + ([SHORT_RUN_JIT] if short_run else []))
-    if tuned and java_options:
-        builder = builder.config("spark.driver.defaultJavaOptions", java_options)
+    if tuned:
+        user = (conf or {}).get("spark.driver.extraJavaOptions", "")
+        builder = builder.config("spark.driver.defaultJavaOptions", driver_java_options(archive, short_run, user))
     with jvm_output_to(log_file), _environment(archive.env if archive else {}):
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

@@ -113,17 +113,18 @@ def spark_launch(settings: Settings, short_run: bool) -> dict[str, Any]:
     """How a source's spark-submits start their driver JVM, as the ``spark_conf``, ``spark_env`` and
     ``spark_properties`` of their operators: as ``binlake run`` starts its own (:func:`binlake.lake.session.
     build_session`), mapping the checkout's class archive (its empty ``SPARK_CONF_DIR``, the venv's
-    ``spark-defaults.conf`` as ``--properties-file``) and, for a short run, compiling with C1 only. The archive
-    only serves a driver started on this machine: the connection's master is ``local`` or a standalone cluster,
-    in client mode (and the connection can be read)."""
+    ``spark-defaults.conf`` as ``--properties-file``) with the throughput collector and, for a short run,
+    compiling with C1 only. The archive and the collector only serve a driver started on this machine: the
+    connection's master is ``local`` or a standalone cluster, in client mode (and the connection can be read)."""
     from binlake.lake import class_archive
-    from binlake.lake.session import SHORT_RUN_JIT
+    from binlake.lake.session import SHORT_RUN_JIT, driver_java_options
 
     conf = dict(SPARK_CONF)
-    archive = class_archive.launch() if _driver_starts_here(settings) else None
-    options = ([archive.java_options] if archive else []) + ([SHORT_RUN_JIT] if short_run else [])
+    here = _driver_starts_here(settings)
+    archive = class_archive.launch() if here else None
+    options = driver_java_options(archive, short_run) if here else SHORT_RUN_JIT if short_run else ""
     if options:
-        conf["spark.driver.defaultJavaOptions"] = " ".join(options)
+        conf["spark.driver.defaultJavaOptions"] = options
     return {
         "spark_conf": conf,
         "spark_env": archive.env if archive else None,
