@@ -30,6 +30,7 @@ def write(root: Path = PROJECT_ROOT) -> Path:
     from binlake.lake.session import DRIVER_GC, build_session
 
     archive, stamp_file, conf_dir = archive_paths(root)
+    writer_options = f"-Xlog:cds=off {DRIVER_GC}"  # the collector binlake's JVMs run
     conf_dir.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(".jsa.partial")
     partial.unlink(missing_ok=True)
@@ -43,9 +44,7 @@ def write(root: Path = PROJECT_ROOT) -> Path:
             try:
                 build_session(
                     "binlake-class-archive",
-                    conf={
-                        "spark.driver.defaultJavaOptions": f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off {DRIVER_GC}"
-                    },
+                    conf={"spark.driver.defaultJavaOptions": f"-XX:ArchiveClassesAtExit={partial} {writer_options}"},
                     log_file=os.path.join(scratch, "spark.log"),
                 )
             finally:
