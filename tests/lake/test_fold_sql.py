@@ -274,3 +274,32 @@ def test_zero_and_invalid_dates_folded_in_sql_are_counted_as_in_python(spark, tm
     counted = {k: v for k, v in without[1].items() if fold_sql.invalid_temporal_column(k)}
     assert {fold_sql.invalid_temporal_column(k)[1] for k in counted} == {"products", "orders"}
     assert with_sql == without
+
+
+def test_states_holding_undecoded_text_are_counted_and_typed_in_python(spark):
+    """``count_folded`` counts per table the changing states whose values hold text that did not decode (kept as
+    ``{"hex": ...}``; not text that merely reads like it); the MERGE source of an SQL-typed table converts exactly
+    those in Python and, with none, reads the states once, without the Python conversion. Both give what the
+    Python conversion gives."""
+    from binlake.lake.apply.fold import OUT_COLUMNS, count_folded
+    from binlake.lake.apply.scan import BatchInfo, TableInfo
+    from binlake.lake.apply.write import table_frame
+    from binlake.lake.silver import data_columns
+    from binlake.pipeline.fold import compact_json
+
+    table, cols = ("d", "t"), data_columns(META)
+    info = BatchInfo(tables={table: TableInfo(pk=["id"])})
+    hex_state = next(s for s in STATES if isinstance(s["name"], dict))
+    for states in ([s for s in STATES if s is not hex_state], STATES):
+        rows = [
+            ("state", *table, f"[{s['id']}]", compact_json(s), 10 + i, "update", 1, 1, None, None)
+            for i, s in enumerate(states)
+        ]
+        folded = spark.createDataFrame(rows, ", ".join(f"`{n}` {k}" for n, k in OUT_COLUMNS))
+        counts = count_folded(folded, info)
+        assert counts.odd[table] == (hex_state in states) and counts.effective[table] == len(states)
+        sql = table_frame(folded, "state", table, cols, True, META, counts.odd[table] > 0)
+        python = table_frame(folded, "state", table, cols, True)
+        assert sorted(map(tuple, sql.collect())) == sorted(map(tuple, python.collect()))
+        plan = sql._jdf.queryExecution().executedPlan().toString()
+        assert ("MapInArrow" in plan) == (hex_state in states), plan

@@ -298,20 +298,21 @@ def _typed_value(v: "Column", kind: str) -> "Column":
 HEX_OBJECT = ':{"hex":'  # in bronze's compact JSON only where a value is an object (undecodable text)
 
 
-def typed_states(rows: "DataFrame", columns: list[tuple[str, str]], python: Any) -> "DataFrame":
+def typed_states(rows: "DataFrame", columns: list[tuple[str, str]], python: Optional[Any]) -> "DataFrame":
     """A primary-key table's silver MERGE source from its folded ``state`` rows: the columns converted in SQL
     (:func:`sql_typable` tables), except the rows whose values hold an object (text that did not decode, kept
-    as ``{"hex": ...}``), which ``python`` (the Python conversion, a DataFrame -> DataFrame function) converts.
-    The columns and types are ``table_columns(columns, True)``."""
+    as ``{"hex": ...}``), which ``python`` (the Python conversion, a DataFrame -> DataFrame function) converts;
+    None when no row holds one (the rows are then read once). The columns and types are
+    ``table_columns(columns, True)``."""
     from pyspark.sql import functions as F
 
     from binlake.vocabulary import OP_COL
 
     odd = F.col("values").contains(HEX_OBJECT)
     values = text_members(F.col("values"), [name for name, _ in columns])
-    sql = rows.filter(~odd).select(
+    sql = (rows if python is None else rows.filter(~odd)).select(
         *[_typed_value(values[name], kind).cast(kind).alias(name) for name, kind in columns],
         F.col("seq").alias(SEQ_COL),
         F.col("op").alias(OP_COL),
     )
-    return sql.unionByName(python(rows.filter(odd)))
+    return sql if python is None else sql.unionByName(python(rows.filter(odd)))

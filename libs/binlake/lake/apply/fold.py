@@ -26,6 +26,7 @@ from binlake.lake.apply.scan import BatchInfo
 from binlake.lake.apply.silver_keys import base_records
 from binlake.lake.arrow import spark_ddl
 from binlake.lake.fold_sql import (
+    HEX_OBJECT,
     OUT_COLUMNS,
     TEMPORAL_KINDS,
     invalid_temporal_column,
@@ -289,6 +290,8 @@ class FoldCounts:
     quarantine: Counter = field(default_factory=Counter)  # table -> the fold's quarantine records
     history: Counter = field(default_factory=Counter)  # table -> SCD2 history versions
     effective: Counter = field(default_factory=Counter)  # table -> key states that change silver
+    odd: Counter = field(default_factory=Counter)  # table -> of those, states whose values hold an object (text
+    # that did not decode: only the Python conversion types them, :func:`binlake.lake.fold_sql.typed_states`)
     deleted: int = 0  # key states that delete a row silver holds (the tombstones to write)
 
     def add_stats(self, record: str) -> None:
@@ -312,6 +315,7 @@ def count_folded(folded: "DataFrame", info: BatchInfo) -> FoldCounts:
         .agg(
             F.count(F.lit(1)).alias("count"),
             F.collect_list(F.when(F.col("kind") == "stats", F.col("record"))).alias("stats"),
+            F.count_if(F.col("values").contains(HEX_OBJECT)).alias("odd"),
         )
         .collect()
     ):
@@ -324,5 +328,6 @@ def count_folded(folded: "DataFrame", info: BatchInfo) -> FoldCounts:
             counts.history[table] += r["count"]
         elif r["kind"] == "state" and not r["no_op"]:
             counts.effective[table] += r["count"]
+            counts.odd[table] += r["odd"]
             counts.deleted += r["count"] if r["dead"] else 0
     return counts

@@ -89,16 +89,18 @@ def table_frame(
     columns: list[tuple[str, str]],
     has_pk: bool,
     metas: Optional[dict[str, list]] = None,
+    odd: bool = True,
 ) -> "DataFrame":
     """One table's silver MERGE source (``kind="state"``) or SCD2 history rows (``kind="history"``). A primary-key
     table's states whose every column converts in SQL (``metas``: the columns' bronze descriptions;
-    :func:`binlake.lake.fold_sql.sql_typable`) are converted there, not in Python."""
+    :func:`binlake.lake.fold_sql.sql_typable`) are converted there, not in Python, except when ``odd`` (some
+    states hold text that did not decode, :attr:`~binlake.lake.apply.fold.FoldCounts.odd`) those states."""
     from pyspark.sql import functions as F
 
     fn, target = _typed(columns, kind, has_pk)
     rows = folded.filter((F.col("kind") == kind) & (F.col("db") == table[0]) & (F.col("table_name") == table[1]))
     if kind == "state" and has_pk and metas is not None and sql_typable(columns, metas):
-        return typed_states(rows, columns, lambda odd: odd.mapInArrow(fn, spark_ddl(target)))
+        return typed_states(rows, columns, (lambda odd: odd.mapInArrow(fn, spark_ddl(target))) if odd else None)
     return rows.mapInArrow(fn, spark_ddl(target))
 
 
@@ -242,7 +244,7 @@ def write_folded(ctx: ApplyContext, segment: Segment, folded: "DataFrame", count
             crash_point("after_history")
         if counts.effective[table]:
             keys, null_safe = merge_keys(ti.pk, cols)
-            states = table_frame(changing, "state", table, cols, has_pk, column_metas(ti.metas))
+            states = table_frame(changing, "state", table, cols, has_pk, column_metas(ti.metas), counts.odd[table] > 0)
             engine.merge(
                 lake.silver(*table), states, keys, SEQ_COL, op_col=OP_COL, null_safe_keys=null_safe, effective=True
             )
