@@ -93,14 +93,14 @@ def table_frame(
 ) -> "DataFrame":
     """One table's silver MERGE source (``kind="state"``) or SCD2 history rows (``kind="history"``). A primary-key
     table's states whose every column converts in SQL (``metas``: the columns' bronze descriptions;
-    :func:`binlake.lake.fold_sql.sql_typable`) are converted there, not in Python, except when ``odd`` (some
-    states hold text that did not decode, :attr:`~binlake.lake.apply.fold.FoldCounts.odd`) those states."""
+    :func:`binlake.lake.fold_sql.sql_typable`) are converted there, not in Python; with ``odd`` (some states hold
+    text that did not decode, :attr:`~binlake.lake.apply.fold.FoldCounts.odd`) Python converts those states."""
     from pyspark.sql import functions as F
 
     fn, target = _typed(columns, kind, has_pk)
     rows = folded.filter((F.col("kind") == kind) & (F.col("db") == table[0]) & (F.col("table_name") == table[1]))
     if kind == "state" and has_pk and metas is not None and sql_typable(columns, metas):
-        return typed_states(rows, columns, (lambda odd: odd.mapInArrow(fn, spark_ddl(target))) if odd else None)
+        return typed_states(rows, columns, (lambda held: held.mapInArrow(fn, spark_ddl(target))) if odd else None)
     return rows.mapInArrow(fn, spark_ddl(target))
 
 
