@@ -113,7 +113,7 @@ native_core() {
 }
 
 # --- the Spark driver's class archive (.jars/cds: binlake's JVMs start about 4 s sooner), rewritten only after
-# a JDK or jar change; optional: without it Spark starts as usual ---
+# a JDK, jar or class path layout change; optional: without it Spark starts as usual ---
 class_archive() {
   .venv/bin/python -m binlake.cli.class_archive_cmd --if-stale || true
 }

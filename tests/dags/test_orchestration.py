@@ -74,7 +74,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     """A source's plan gives its spark-submits the class archive (an empty SPARK_CONF_DIR, the venv's defaults as
     --properties-file) when the driver starts on this machine, and C1 only when the source has few new bytes."""
     from binlake.lake import class_archive
-    from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT
+    from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT, project_delta_jars
 
     if not class_archive.is_current():
         pytest.fail("scripts/setup.sh writes the class archive (python -m binlake.cli.class_archive_cmd)")
@@ -94,6 +94,16 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
         "/conf/spark-defaults.conf"
     )
     assert plan["spark_conf"]["spark.sql.session.timeZone"] == "UTC"
+    # Delta's jars on the driver's class path, as the archive was written; a local driver fetches none
+    jars = project_delta_jars()
+    assert plan["spark_conf"]["spark.driver.extraClassPath"] == os.pathsep.join(jars) and jars
+    assert plan["spark_conf"]["spark.jars"] == ""
+    cluster = {**conn, "host": "spark://127.0.0.1:7077"}  # its executors still fetch them
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(cluster))
+    on_cluster = plan_source(s, "db1", start, start + dt.timedelta(days=1))["spark_conf"]
+    assert on_cluster["spark.jars"] == ",".join(jars)
+    assert on_cluster["spark.driver.extraClassPath"] == os.pathsep.join(jars)
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(conn))
     refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)  # all of bronze
     long_run = f"{launch.java_options} {DRIVER_GC}"
     assert refresh["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
@@ -107,6 +117,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
         plan = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)
         assert (plan["spark_env"], plan["spark_properties"]) == (None, None)
         assert "spark.driver.defaultJavaOptions" not in plan["spark_conf"]
+        assert not {"spark.driver.extraClassPath", "spark.jars"} & set(plan["spark_conf"])
 
 
 def test_fetch_uri_from_connection_fields() -> None:

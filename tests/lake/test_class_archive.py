@@ -15,7 +15,7 @@ import pytest
 
 from binlake.lake import class_archive
 from binlake.lake.idle import SHORT_RUN_BYTES, LookAhead, is_short_run
-from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT
+from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT, project_delta_jars
 
 SCRIPT = """\
 import subprocess, sys
@@ -28,13 +28,18 @@ print('ARGS', ' '.join(beans.getRuntimeMXBean().getInputArguments()))
 print('GC', ','.join(b.getName() for b in beans.getGarbageCollectorMXBeans()))
 info = subprocess.run(['jcmd', str(jvm.java.lang.ProcessHandle.current().pid()), 'VM.info'],
                       capture_output=True, text=True).stdout
+loader = jvm.java.lang.ClassLoader.getSystemClassLoader()
+delta = jvm.java.lang.Class.forName('io.delta.tables.DeltaTable', False, loader)
+served = spark.sparkContext._jsc.sc().listJars().size()
+print('DELTA', delta.getProtectionDomain().getCodeSource().getLocation().getPath(), served)
 print('MAPPED', next(line for line in info.splitlines() if line.startswith('CDS archive(s) mapped at')))
 """
 
 
-def _jvm(tmp_path: Path, *, short: bool = False, java: str = "", **env: str) -> tuple[str, int, str]:
-    """(the driver JVM's arguments, bytes of CDS archives it mapped, its collectors) of a session a plain python
-    starts (with ``java`` as the user's spark.driver.extraJavaOptions)."""
+def _jvm(tmp_path: Path, *, short: bool = False, java: str = "", **env: str) -> tuple[str, int, str, str]:
+    """(the driver JVM's arguments, bytes of CDS archives it mapped, its collectors, the jar its system class
+    loader reads Delta from and how many jars the context serves) of a session a plain python starts (with
+    ``java`` as the user's spark.driver.extraJavaOptions)."""
     script = tmp_path / "jvm.py"
     script.write_text(SCRIPT)
     environ = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONF_DIR", "PYSPARK_GATEWAY_PORT")}
@@ -45,24 +50,29 @@ def _jvm(tmp_path: Path, *, short: bool = False, java: str = "", **env: str) -> 
         text=True,
         env=environ,
     )
-    found = dict(line.split(" ", 1) for line in out.stdout.splitlines() if line.startswith(("ARGS ", "MAPPED ", "GC ")))
-    assert set(found) == {"ARGS", "MAPPED", "GC"}, out.stderr[-3000:]
+    names = ("ARGS", "MAPPED", "GC", "DELTA")
+    found = dict(line.split(" ", 1) for line in out.stdout.splitlines() if line.split(" ", 1)[0] in names)
+    assert set(found) == set(names), out.stderr[-3000:]
     size = re.search(r"size (\d+)", found["MAPPED"])
     assert size, found["MAPPED"]
-    return found["ARGS"], int(size.group(1)), found["GC"]
+    return found["ARGS"], int(size.group(1)), found["GC"], found["DELTA"]
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
     assert class_archive.is_current(), "scripts/setup.sh writes .jars/cds/ (python -m binlake.cli.class_archive_cmd)"
-    args, mapped, gc = _jvm(tmp_path, short=True)
-    plain_args, plain_mapped, _ = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
+    args, mapped, gc, delta = _jvm(tmp_path, short=True)
+    plain_args, plain_mapped, _, _ = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
     assert "-XX:SharedArchiveFile=" in args and SHORT_RUN_JIT in args
     assert "-XX:SharedArchiveFile=" not in plain_args and SHORT_RUN_JIT not in plain_args
     # the JDK's own base archive is mapped either way; Spark's and Delta's classes come on top (about 190 MB)
     assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)
     assert DRIVER_GC in args and set(gc.split(",")) == {"PS Scavenge", "PS MarkSweep"}, gc  # the throughput collector
+    # Delta's classes come from the driver's own class path (as the archive was written), not from jars the
+    # local context serves to itself (copied into a temporary folder at its start)
+    location, served = delta.split()
+    assert location in project_delta_jars() and "/delta-spark_" in location and served == "0"
 
 
 @pytest.mark.spark
@@ -70,8 +80,8 @@ def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
 def test_a_collector_the_user_chose_is_the_one_the_driver_runs(tmp_path: Path) -> None:
     """binlake's collector is left out when the user names one (a JVM given two refuses to start); the class
     archive still maps."""
-    args, mapped, gc = _jvm(tmp_path, java="-XX:+UseSerialGC")
-    _, plain_mapped, _ = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
+    args, mapped, gc, _ = _jvm(tmp_path, java="-XX:+UseSerialGC")
+    _, plain_mapped, _, _ = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
     assert DRIVER_GC not in args and "-XX:+UseSerialGC" in args
     assert set(gc.split(",")) == {"Copy", "MarkSweepCompact"}, gc
     assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)

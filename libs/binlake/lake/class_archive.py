@@ -48,11 +48,17 @@ def _spark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
+# How binlake lays out a driver's class path; a change makes earlier archives stale (they map only into a JVM whose
+# class path begins as the writer's did). 2: Delta's jars first, on spark.driver.extraClassPath.
+CLASS_PATH_LAYOUT = b"2"
+
+
 def stamp(root: Path = PROJECT_ROOT) -> str:
     """A digest of what the archive's classes come from: the JDK (``java`` on PATH or ``$JAVA_HOME``, its
-    ``release`` file) and the name, size and modification time of every jar of Spark and of ``.jars``."""
+    ``release`` file), :data:`CLASS_PATH_LAYOUT` and the name, size and modification time of every jar of Spark
+    and of ``.jars``."""
     java_home = os.environ.get("JAVA_HOME") or str(Path(os.path.realpath(shutil.which("java") or "java")).parents[1])
-    digest = hashlib.sha256(java_home.encode())
+    digest = hashlib.sha256(java_home.encode() + b"\0" + CLASS_PATH_LAYOUT)
     release = Path(java_home, "release")
     digest.update(release.read_bytes() if release.is_file() else b"-")
     for folder in (_spark_home() / "jars", root / ".jars"):

@@ -50,6 +50,16 @@ def driver_java_options(archive: "class_archive.ArchiveLaunch | None", short_run
     return " ".join(options + ([SHORT_RUN_JIT] if short_run else []))
 
 
+def driver_jars(jars: list[str], local: bool, user: Mapping[str, str]) -> dict[str, str]:
+    """The Spark settings that give a driver JVM binlake starts on this machine Delta's ``jars``: on its own class
+    path (``spark.driver.extraClassPath``, before the user's), where the class archive finds their classes as it
+    was written with them, and a ``local`` driver, which is its own executor, with no ``spark.jars`` (Spark would
+    copy each into a temporary folder and spawn a ``chmod`` for each as the context starts: half a second of a
+    small run); a cluster's executors still fetch them from ``spark.jars``."""
+    class_path = os.pathsep.join([*jars, user.get("spark.driver.extraClassPath", "")]).rstrip(os.pathsep)
+    return {"spark.driver.extraClassPath": class_path, "spark.jars": "" if local else ",".join(jars)}
+
+
 def delta_jars() -> tuple[list[str], bool]:
     """(jars to add to spark.jars, whether delta-spark's classes will be on the classpath)."""
     listed = [j for j in os.environ.get("BINLAKE_DELTA_JARS", "").split(",") if j.strip()]
@@ -115,8 +125,13 @@ def build_session(
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
     )
+    # a JVM this call starts, with Java options of binlake's choosing (none when conf names its own)
+    launching = SparkContext._gateway is None and not submitted_by_spark_submit()
     jars, have_delta = delta_jars()
-    if jars:
+    conf = dict(conf or {})
+    if jars and launching:
+        conf = {**conf, **driver_jars(jars, local, conf)} if "spark.jars" not in conf else conf
+    elif jars:
         builder = builder.config("spark.jars", ",".join(jars))
     if have_delta:
         builder = (
@@ -127,14 +142,12 @@ def build_session(
         )
     if local:  # workers of this venv's Python (binlake installed) import the installed pyspark, not its zip
         builder = builder.config("spark.python.daemon.module", "binlake.lake.python_daemon")
-    for key, value in (conf or {}).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
-    # a JVM this call starts, with Java options of binlake's choosing (none when conf names its own)
-    launching = SparkContext._gateway is None and not submitted_by_spark_submit()
-    tuned = launching and "spark.driver.defaultJavaOptions" not in (conf or {})
+    tuned = launching and "spark.driver.defaultJavaOptions" not in conf
     archive = class_archive.launch() if tuned else None
     if tuned:
-        user = (conf or {}).get("spark.driver.extraJavaOptions", "")
+        user = conf.get("spark.driver.extraJavaOptions", "")
         builder = builder.config("spark.driver.defaultJavaOptions", driver_java_options(archive, short_run, user))
     with jvm_output_to(log_file), _environment(archive.env if archive else {}):
         session = builder.getOrCreate()

@@ -114,15 +114,19 @@ def spark_launch(settings: Settings, short_run: bool) -> dict[str, Any]:
     ``spark_properties`` of their operators: as ``binlake run`` starts its own (:func:`binlake.lake.session.
     build_session`), mapping the checkout's class archive (its empty ``SPARK_CONF_DIR``, the venv's
     ``spark-defaults.conf`` as ``--properties-file``) with the throughput collector and, for a short run,
-    compiling with C1 only. The archive and the collector only serve a driver started on this machine: the
-    connection's master is ``local`` or a standalone cluster, in client mode (and the connection can be read)."""
+    compiling with C1 only, Delta's jars on its class path (:func:`binlake.lake.session.driver_jars`). These only
+    serve a driver started on this machine: the connection's master is ``local`` or a standalone cluster, in client
+    mode (and the connection can be read)."""
     from binlake.lake import class_archive
-    from binlake.lake.session import SHORT_RUN_JIT, driver_java_options
+    from binlake.lake.session import SHORT_RUN_JIT, driver_jars, driver_java_options, project_delta_jars
 
     conf = dict(SPARK_CONF)
-    here = _driver_starts_here(settings)
-    archive = class_archive.launch() if here else None
-    options = driver_java_options(archive, short_run) if here else SHORT_RUN_JIT if short_run else ""
+    master = _driver_master(settings)
+    archive = class_archive.launch() if master else None
+    jars = project_delta_jars() if master else []
+    if master and jars:
+        conf.update(driver_jars(jars, master.startswith("local"), {}))
+    options = driver_java_options(archive, short_run) if master else SHORT_RUN_JIT if short_run else ""
     if options:
         conf["spark.driver.defaultJavaOptions"] = options
     return {
@@ -132,17 +136,18 @@ def spark_launch(settings: Settings, short_run: bool) -> dict[str, Any]:
     }
 
 
-def _driver_starts_here(settings: Settings) -> bool:
-    """Whether spark-submit on the connection starts the driver JVM on this machine: a ``local`` master, or a
-    standalone cluster's (``spark://``) in client mode."""
+def _driver_master(settings: Settings) -> str | None:
+    """The connection's master when spark-submit on it starts the driver JVM on this machine: a ``local`` master,
+    or a standalone cluster's (``spark://``) in client mode; else None."""
     from airflow.sdk import BaseHook
 
     try:
         conn = BaseHook.get_connection(settings.spark_conn_id)
     except Exception:  # noqa: BLE001 - spark-submit will say what is wrong with the connection
-        return False
+        return None
     master = conn.host or ""
-    return master.startswith(("local", "spark://")) and conn.extra_dejson.get("deploy-mode", "client") != "cluster"
+    here = master.startswith(("local", "spark://")) and conn.extra_dejson.get("deploy-mode", "client") != "cluster"
+    return master if here else None
 
 
 def run_freshness(settings: Settings, start: dt.datetime, end: dt.datetime) -> list[dict]:
