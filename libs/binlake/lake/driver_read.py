@@ -82,10 +82,13 @@ def _plain_strings(batch: "pa.RecordBatch") -> "pa.RecordBatch":
 
 
 def read(path: str, columns: Sequence[str], where: Any = None) -> list[dict[str, Any]]:
-    """Rows (as dicts) of the table at ``path`` ([] when there is none)."""
+    """Rows (as dicts) of the table at ``path`` ([] when there is none); ``where`` a pyarrow expression, or a
+    function that makes one (called only when the table is there: pyarrow's dataset module takes a third of a
+    second to import, before a new lake's first Spark start)."""
     table = open_table(path)
     if table is None:
         return []
+    where = where() if callable(where) else where
     return [row for b in batches(table, columns, where) for row in b.to_pylist()]
 
 
@@ -109,8 +112,11 @@ class DriverRows:
     module: what ``ingested_files``, ``read_checkpoint`` and ``seams`` read, without Spark."""
 
     def read_rows(self, spark: Any, table_path: str, columns: Any, equal: Optional[dict] = None) -> list[dict]:
-        where = None
-        for name, value in (equal or {}).items():
-            term = text(name).isin(list(value)) if isinstance(value, tuple) else text(name) == value
-            where = term if where is None else where & term
+        def where() -> Any:
+            out = None
+            for name, value in (equal or {}).items():
+                term = text(name).isin(list(value)) if isinstance(value, tuple) else text(name) == value
+                out = term if out is None else out & term
+            return out
+
         return read(table_path, columns, where)
