@@ -34,8 +34,8 @@ def test_a_new_lakes_look_ahead_imports_no_pyarrow_dataset(tmp_path: Path) -> No
     landed = sum(f.stat().st_size for f in landing.glob("mysql-bin.0*"))
     assert _look_ahead(tmp_path / "lake", landing) == [landed, False]
     # a lake whose checkpoint table exists is read, through the filter
-    from deltalake import write_deltalake
     import pyarrow as pa
+    from deltalake import write_deltalake
 
     lake = tmp_path / "lake2"
     write_deltalake(
