@@ -15,7 +15,7 @@ import pytest
 
 from binlake.lake import class_archive
 from binlake.lake.idle import SHORT_RUN_BYTES, LookAhead, is_short_run
-from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT, project_delta_jars
+from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT, driver_jars, project_delta_jars
 
 SCRIPT = """\
 import subprocess, sys
@@ -137,3 +137,20 @@ def test_a_run_is_short_when_every_source_tells_its_new_bytes_and_they_are_few()
     assert not is_short_run([few, LookAhead(None, SHORT_RUN_BYTES)])  # together above
     assert not is_short_run([few, LookAhead(None, None)])  # a source whose work is not known (a snapshot, ...)
     assert not is_short_run([])  # the engine is not known yet
+
+
+def test_delta_jars_go_first_on_the_drivers_class_path_and_only_a_clusters_executors_fetch_them() -> None:
+    """The user's own class path and jars are kept beside Delta's."""
+    assert driver_jars(["/d/a.jar", "/d/b.jar"], True, {}) == {
+        "spark.driver.extraClassPath": "/d/a.jar:/d/b.jar",
+        "spark.jars": "",
+    }
+    user = {"spark.driver.extraClassPath": "/u/c.jar", "spark.jars": "/u/x.jar"}
+    assert driver_jars(["/d/a.jar"], True, user) == {
+        "spark.driver.extraClassPath": "/d/a.jar:/u/c.jar",
+        "spark.jars": "/u/x.jar",
+    }
+    assert driver_jars(["/d/a.jar"], False, user) == {
+        "spark.driver.extraClassPath": "/d/a.jar:/u/c.jar",
+        "spark.jars": "/u/x.jar,/d/a.jar",
+    }

@@ -53,11 +53,15 @@ def driver_java_options(archive: "class_archive.ArchiveLaunch | None", short_run
 def driver_jars(jars: list[str], local: bool, user: Mapping[str, str]) -> dict[str, str]:
     """The Spark settings that give a driver JVM binlake starts on this machine Delta's ``jars``: on its own class
     path (``spark.driver.extraClassPath``, before the user's), where the class archive finds their classes as it
-    was written with them, and a ``local`` driver, which is its own executor, with no ``spark.jars`` (Spark would
-    copy each into a temporary folder and spawn a ``chmod`` for each as the context starts: half a second of a
-    small run); a cluster's executors still fetch them from ``spark.jars``."""
-    class_path = os.pathsep.join([*jars, user.get("spark.driver.extraClassPath", "")]).rstrip(os.pathsep)
-    return {"spark.driver.extraClassPath": class_path, "spark.jars": "" if local else ",".join(jars)}
+    was written with them; in ``spark.jars`` (after the user's) only for a cluster's executors: a ``local``
+    driver is its own executor, and Spark would copy each jar into a temporary folder and spawn a ``chmod`` for
+    each as its context starts (half a second of a small run)."""
+    class_path = [*jars, user.get("spark.driver.extraClassPath", "")]
+    served = [user.get("spark.jars", ""), *([] if local else jars)]
+    return {
+        "spark.driver.extraClassPath": os.pathsep.join(p for p in class_path if p),
+        "spark.jars": ",".join(j for j in served if j),
+    }
 
 
 def delta_jars() -> tuple[list[str], bool]:
@@ -130,7 +134,7 @@ def build_session(
     jars, have_delta = delta_jars()
     conf = dict(conf or {})
     if jars and launching:
-        conf = {**conf, **driver_jars(jars, local, conf)} if "spark.jars" not in conf else conf
+        conf.update(driver_jars(jars, local, conf))
     elif jars:
         builder = builder.config("spark.jars", ",".join(jars))
     if have_delta:
