@@ -129,7 +129,8 @@ def build_session(
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
     )
-    # a JVM this call starts, with Java options of binlake's choosing (none when conf names its own)
+    # whether this call starts the driver JVM (Delta's jars on its class path; Java options of binlake's choosing,
+    # none when conf names its own)
     launching = SparkContext._gateway is None and not submitted_by_spark_submit()
     jars, have_delta = delta_jars()
     conf = dict(conf or {})
