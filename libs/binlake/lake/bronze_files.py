@@ -1,7 +1,8 @@
 """Bronze appends written by the executors themselves: each ingest task writes its chunk's bronze rows
 (:func:`binlake.pipeline.bronze_native.iter_chunk_batches`) as one Parquet file in the bronze table's folder
-with pyarrow and returns the file's Delta ``add`` action (its size and the statistics of the columns bronze is
-skipped by) with the chunk's end rows; the driver commits the run's files in one Delta commit
+with pyarrow, its footer holding the file's scan for the apply (:mod:`binlake.lake.apply.scan_footer`), and
+returns the file's Delta ``add`` action (its size and the statistics of the columns bronze is skipped by) with
+the chunk's end rows; the driver commits the run's files in one Delta commit
 (:meth:`binlake.lake.delta.DeltaEngine.append_files`, delta-spark's transaction on the spark engine).
 
 Spark's own writer cost more than the decode: every Arrow batch became JVM rows, which parquet-mr then encoded
@@ -17,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
+from binlake.lake.apply.scan_footer import FooterScan
 from binlake.vocabulary import END_OPS, ERROR_OP, SEQ_COL
 
 if TYPE_CHECKING:
@@ -156,7 +158,7 @@ def write_chunk_file(batches: Iterator["pa.RecordBatch"], folder: str, index: in
     schema = bronze_arrow_schema()
     name = f"part-{index:05d}-{uuid.uuid4()}-c000.{codec}.parquet"
     path = os.path.join(folder, name)
-    stats, ends = _Stats(), list[dict]()
+    stats, ends, scan = _Stats(), list[dict](), FooterScan()
     pending: list[pa.RecordBatch] = []
     pending_bytes = 0
     end_ops = pa.array([*END_OPS, ERROR_OP])
@@ -171,6 +173,7 @@ def write_chunk_file(batches: Iterator["pa.RecordBatch"], folder: str, index: in
             if batch.schema != schema:
                 batch = batch.cast(schema)
             stats.add(batch)
+            scan.add(batch)
             marked = batch.filter(pc.is_in(batch.column("op"), end_ops))
             ends.extend(
                 {"op": r["op"], "statement": r["statement"], "seq": r[SEQ_COL]}
@@ -183,6 +186,7 @@ def write_chunk_file(batches: Iterator["pa.RecordBatch"], folder: str, index: in
                 pending, pending_bytes = [], 0
         if pending:
             writer.write_table(pa.Table.from_batches(pending), row_group_size=1 << 62)
+        writer.add_key_value_metadata(scan.metadata())
         writer.close()
     except BaseException:
         writer.close()

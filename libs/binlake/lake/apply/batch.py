@@ -23,9 +23,10 @@ def unapplied(
     source: str,
     after_seq: int,
     cutoff_us: Optional[int],
-) -> "DataFrame":
+) -> tuple["DataFrame", Optional[int]]:
     """The source's bronze rows after ``after_seq`` and before the first change or DDL committed at or after
-    ``cutoff_us`` (a prefix of the binlog order: a day ends exactly at midnight, also inside a file)."""
+    ``cutoff_us`` (a prefix of the binlog order: a day ends exactly at midnight, also inside a file), and that
+    first row's seq (None: no such row)."""
     from pyspark.sql import functions as F
 
     rows = engine.scan(spark, bronze_path, above={SEQ_COL: after_seq})
@@ -34,10 +35,10 @@ def unapplied(
         if name not in rows.columns:  # bronze written before undecodable bytes were kept / layouts stated once
             rows = rows.withColumn(name, F.lit(None).cast(kind))
     if cutoff_us is None:
-        return rows
+        return rows, None
     late = (
         rows.filter((F.col("commit_ts") >= cutoff_us) & F.col("op").isin(*CHANGE_OPS, "ddl"))
         .agg(F.min(SEQ_COL))
         .first()[0]
     )
-    return rows if late is None else rows.filter(F.col(SEQ_COL) < late)
+    return (rows, None) if late is None else (rows.filter(F.col(SEQ_COL) < late), late)

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from binlake.lake.apply.batch import TableId, unapplied
 from binlake.lake.apply.ddl import apply_ddl, check_against_registry, read_blocked, segment_ddls
 from binlake.lake.apply.fold import FoldCounts, count_folded, fold_batch
-from binlake.lake.apply.scan import BatchInfo, bronze_layouts, scan_batch
+from binlake.lake.apply.scan import BatchInfo, bronze_layouts, scan_batch, scan_frame
+from binlake.lake.apply.scan_footer import read_footers, scan_from_footers
 from binlake.lake.apply.segment import ApplyContext, Segment
 from binlake.lake.apply.write import write_blocked, write_folded
 from binlake.lake.checkpoints import read_checkpoint, write_checkpoints
@@ -28,7 +29,7 @@ from binlake.pipeline.filters import GtidSet
 from binlake.vocabulary import CHANGE_OPS, SEQ_COL, SOURCE_ROW
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from binlake.lake.delta import DeltaEngine
     from binlake.lake.layout import LakeLayout
@@ -85,13 +86,23 @@ def apply_job(
     ctx = ApplyContext(spark, engine, lake, opts, run_id)
     ckpt = read_checkpoint(spark, engine, lake.checkpoints, opts.source)
     t0 = time.perf_counter()
-    batch = unapplied(spark, engine, lake.bronze, opts.source, ckpt.seq, opts.cutoff_us)
+    batch, before = unapplied(spark, engine, lake.bronze, opts.source, ckpt.seq, opts.cutoff_us)
     table_seams = seams(engine, lake, opts.source)
     batch = after_seams(batch, table_seams)
     layouts = bronze_layouts(spark, engine, lake.bronze, opts.source)
-    info = scan_batch(batch, layouts)
+    unseeded = all(seam <= ckpt.seq + 1 for seam in table_seams.values())
+    # footers scan whole files only where every row of the batch's range is in it (no seam cuts a table's rows)
+    footers = read_footers(batch, lake.bronze, opts.source) if unseeded else None
+
+    def scan(frame: "DataFrame", after: int, until: Optional[int] = before) -> BatchInfo:
+        """The scan of ``frame``: the batch's rows after ``after`` and before ``until``."""
+        if footers is None:
+            return scan_batch(frame, layouts)
+        return scan_from_footers(frame, footers, after, until, scan_frame).resolve_layouts(layouts)
+
+    info = scan(batch, ckpt.seq)
     report.stage_seconds["scan"] = time.perf_counter() - t0
-    if all(seam <= ckpt.seq + 1 for seam in table_seams.values()):
+    if unseeded:
         report.scanned = (ckpt.seq, info)
     if info.last is None:
         return report
@@ -101,7 +112,7 @@ def apply_job(
     lo = ckpt.seq
     for ddl, actions in ddls:
         part = batch.filter(F.col(SEQ_COL) < ddl[SEQ_COL]).filter(F.col(SEQ_COL) > lo)
-        gtids = apply_segment(ctx, Segment(part, scan_batch(part, layouts), lo), blocked, gtids, report)
+        gtids = apply_segment(ctx, Segment(part, scan(part, lo, ddl[SEQ_COL]), lo), blocked, gtids, report)
         blocked = apply_ddl(ctx, ddl, actions, blocked, report)
         gtids = ",".join(g for g in (gtids, ddl["gtid"]) if g)
         write_checkpoints(
@@ -113,7 +124,7 @@ def apply_job(
         lo = report.checkpoint_seq = ddl[SEQ_COL]
     if ddls:
         batch = batch.filter(F.col(SEQ_COL) > lo)
-        info = scan_batch(batch, layouts)
+        info = scan(batch, lo)
     if info.last is not None:
         apply_segment(ctx, Segment(batch, info, lo), blocked, gtids, report)
     report.schema_mismatches = check_against_registry(spark, engine, lake, report.ddl_tables, opts.cutoff_us)

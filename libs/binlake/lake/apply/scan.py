@@ -238,11 +238,11 @@ def _scan_arrow(batches: Iterator[Any]) -> Iterator[Any]:
 
     info = BatchInfo()
     for b in batches:
-        info.add(_scan_columnar(b))
+        info.add(scan_columnar(b))
     yield pa.RecordBatch.from_pydict({"info": [pickle.dumps(info)]}, pa.schema([("info", pa.binary())]))
 
 
-def _scan_columnar(batch: Any) -> BatchInfo:
+def scan_columnar(batch: Any) -> BatchInfo:
     """:func:`_scan` of an Arrow batch of scan rows, the plain changes counted column-wise: a change row naming
     its layout that is no key-changing update adds only its table's count, last seq and layout, the batch's
     GTIDs and last position. Every other row (layouts, DDL, errors, key changes, bronze before layout rows)
@@ -320,14 +320,19 @@ GROUP_IN_JVM_BYTES = 32 << 20  # a batch whose bronze files hold more groups its
 
 
 def scan_batch(batch: "DataFrame", lookup: Any) -> BatchInfo:
+    """The batch's :class:`BatchInfo` (:func:`scan_frame`), its layouts resolved through ``lookup``."""
+    return scan_frame(batch).resolve_layouts(lookup)
+
+
+def scan_frame(batch: "DataFrame") -> BatchInfo:
     """The batch's :class:`BatchInfo`, scanned in the executors, one small record per partition out. In a batch
     over ``GROUP_IN_JVM_BYTES`` of bronze, plain changes (a change row naming its layout that is no key-changing
     update: nearly all of them) are grouped in the JVM first (:data:`PLAIN_GROUP`: a transaction's rows of one
     table and op become one row) and only the groups cross to Python (:func:`_add_plain`), about half the scan
     of a production-size day; a smaller batch crosses in one pass, which saves the grouping's shuffle stage.
     Other rows cross as they are (:func:`_scan`), an after image only for key-changing updates, raw bytes only
-    for undecodable stretches. Layouts the batch names but does not hold come from ``lookup``
-    (:func:`bronze_layouts`)."""
+    for undecodable stretches. Not resolved: layouts the batch names but does not hold come from
+    :func:`bronze_layouts` in :meth:`BatchInfo.resolve_layouts`."""
     import pickle
 
     from pyspark.sql import functions as F
@@ -357,22 +362,29 @@ def scan_batch(batch: "DataFrame", lookup: Any) -> BatchInfo:
     out = BatchInfo()
     for r in (parts if groups is None else parts.union(groups)).collect():
         out.add(pickle.loads(r["info"]))
-    return out.resolve_layouts(lookup)
+    return out
+
+
+def local_file(uri: str) -> Optional[str]:
+    """The path of a file URI (or plain path) on this machine's file system; None for another scheme."""
+    from urllib.parse import unquote, urlparse
+
+    url = urlparse(uri)
+    return unquote(url.path) if url.scheme in ("", "file") else None
 
 
 def _bytes_over(frame: "DataFrame", limit: int) -> bool:
     """Whether the files ``frame`` reads hold more than ``limit`` bytes (a file not on this machine's file
     system counts as more)."""
     import os
-    from urllib.parse import unquote, urlparse
 
     total = 0
     for name in frame.inputFiles():
-        url = urlparse(name)
-        if url.scheme not in ("", "file"):
+        path = local_file(name)
+        if path is None:
             return True
         try:
-            total += os.path.getsize(unquote(url.path))
+            total += os.path.getsize(path)
         except OSError:
             return True
         if total > limit:

@@ -265,7 +265,7 @@ class RustEngine(DeltaEngine):
         from deltalake import write_deltalake
 
         dt = self._table(table_path)
-        _check_readable(dt, table_path)
+        check_readable(dt, table_path)
         source = _arrow_schema(dt)
         fields = []
         for col in columns:
@@ -338,7 +338,7 @@ def files_frame(
     the column is at most the bound are left out (the caller filters the rows; this only skips files)."""
     from pyspark.sql.types import StructType
 
-    _check_readable(dt, table_path)
+    check_readable(dt, table_path)
     schema = StructType.fromJson(json.loads(dt.schema().to_json()))
     files = _files_above(dt, above) if above else dt.file_uris()
     if not files:
@@ -369,7 +369,7 @@ def _files_above(dt: DeltaTable, above: Mapping[str, int]) -> list[str]:
     return chosen if len(chosen) == len(kept) else files
 
 
-def _check_readable(dt: DeltaTable, table_path: str) -> None:
+def check_readable(dt: DeltaTable, table_path: str) -> None:
     """Refuse tables whose Parquet files alone do not give the rows: column mapping, deletion vectors."""
     import pyarrow as pa
 

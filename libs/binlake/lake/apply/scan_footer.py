@@ -1,0 +1,247 @@
+"""Each bronze file's scan, recorded in its Parquet footer by the ingest task that writes it, so that the apply's
+scan of a batch made of whole files reads footers instead of rows.
+
+The task runs :func:`binlake.lake.apply.scan.scan_columnar` (what the apply scan runs in its executors) over
+the Arrow batches it writes, as :func:`scan_rows` prunes them, and stores the :class:`BatchInfo` as JSON under
+:data:`FOOTER_KEY` with the file's source and its lowest and highest ``_binlake_seq``. The apply adds up the
+footers of the files that lie wholly inside its batch and scans rows only for the files that lie partly inside
+it (a checkpoint or a cutoff inside the file). Any file of the batch whose source the footers do not tell (bronze
+written before this, or rewritten by Spark), seq ranges that overlap, a table with deletion vectors or column
+mapping, or a lake not on this machine's file system: the whole batch is scanned as before.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from binlake.lake.apply.scan import SCAN_COLUMNS, BatchInfo, TableInfo, local_file, scan_columnar
+from binlake.vocabulary import SEQ_COL
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+FOOTER_KEY = "binlake.scan"
+FOOTER_VERSION = 1  # bump when BatchInfo, _scan or the scan rows change: older footers are then not used
+
+
+def scan_rows(batch: "pa.RecordBatch") -> "pa.RecordBatch":
+    """A bronze Arrow batch as :func:`binlake.lake.apply.scan.scan_batch` selects it: the scan columns, an after
+    image only for a key-changing update, raw bytes only for an undecodable stretch."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    op, after, before = batch.column("op"), batch.column("key_after"), batch.column("key_before")
+    kc = pc.fill_null(
+        pc.and_(pc.equal(op, "update"), pc.and_(pc.is_valid(after), pc.fill_null(pc.not_equal(after, before), True))),
+        False,
+    )
+    error = pc.fill_null(pc.equal(op, "error"), False)
+    columns = {c: batch.column(c) for c in SCAN_COLUMNS}
+    columns["after"] = pc.if_else(kc, columns["after"], pa.scalar(None, pa.string()))
+    columns["raw"] = pc.if_else(error, columns["raw"], pa.scalar(None, pa.binary()))
+    return pa.RecordBatch.from_pydict(columns)
+
+
+class FooterScan:
+    """The scan of the batches one ingest task writes to one file (:meth:`add` each, then :meth:`metadata`)."""
+
+    def __init__(self) -> None:
+        self.info = BatchInfo()
+        self.sources: set[str] = set()
+        self.low: Optional[int] = None
+        self.high: Optional[int] = None
+
+    def add(self, batch: "pa.RecordBatch") -> None:
+        import pyarrow.compute as pc
+
+        if not batch.num_rows:
+            return
+        self.sources.update(s for s in pc.unique(batch.column("source")).to_pylist())
+        span = pc.min_max(batch.column(SEQ_COL)).as_py()
+        self.low = span["min"] if self.low is None else min(self.low, span["min"])
+        self.high = span["max"] if self.high is None else max(self.high, span["max"])
+        self.info.add(scan_columnar(scan_rows(batch)))
+
+    def metadata(self) -> dict[str, str]:
+        """The footer's key-value metadata: none for a file of no rows or of rows of several sources."""
+        if self.low is None or len(self.sources) != 1 or None in self.sources:
+            return {}
+        (source,) = self.sources
+        doc = {"version": FOOTER_VERSION, "source": source, "low": self.low, "high": self.high, "info": dump(self.info)}
+        return {FOOTER_KEY: json.dumps(doc, separators=(",", ":"))}
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """A bronze file's footer scan: its rows' source, lowest and highest ``_binlake_seq``, and scan."""
+
+    source: str
+    low: int
+    high: int
+    info: BatchInfo
+
+
+def dump(info: BatchInfo) -> dict:
+    """``info`` (not resolved: :meth:`BatchInfo.resolve_layouts` runs on the sum) as JSON values."""
+
+    def table(t: TableInfo) -> dict:
+        return {
+            "pk": t.pk,
+            "metas": sorted(t.metas),
+            "last_seq": t.last_seq,
+            "dependent": t.dependent,
+            "links": t.links,
+            "layouts": sorted(t.layouts),
+            "key_change_after": t.key_change_after,
+            "legacy": t.legacy,
+            "ops": t.ops,
+            "last_commit_ts": t.last_commit_ts,
+        }
+
+    def stretch(row: dict) -> dict:
+        raw = row.get("raw")
+        return {**row, "raw": None if raw is None else base64.b64encode(bytes(raw)).decode()}
+
+    return {
+        "tables": [[db, name, table(t)] for (db, name), t in info.tables.items()],
+        "gtids": info.gtids,
+        "last": info.last,
+        "errors": [stretch(r) for r in info.errors],
+        "ddls": [stretch(r) for r in info.ddls],
+        "changes": info.changes,
+        "layouts": info.layouts,
+    }
+
+
+def load(doc: dict) -> BatchInfo:
+    """The :class:`BatchInfo` :func:`dump` wrote."""
+
+    def table(t: dict) -> TableInfo:
+        links = t["links"]
+        return TableInfo(
+            pk=t["pk"],
+            metas=set(t["metas"]),
+            last_seq=t["last_seq"],
+            dependent=t["dependent"],
+            links=None if links is None else [(old, new) for old, new in links],
+            layouts=set(t["layouts"]),
+            key_change_after=dict(t["key_change_after"]),
+            legacy=t["legacy"],
+            ops=dict(t["ops"]),
+            last_commit_ts=t["last_commit_ts"],
+        )
+
+    def stretch(row: dict) -> dict:
+        raw = row.get("raw")
+        return {**row, "raw": None if raw is None else base64.b64decode(raw)}
+
+    last = doc["last"]
+    return BatchInfo(
+        tables={(db, name): table(t) for db, name, t in doc["tables"]},
+        gtids=doc["gtids"],
+        last=None if last is None else (last[0], last[1], last[2]),
+        errors=[stretch(r) for r in doc["errors"]],
+        ddls=[stretch(r) for r in doc["ddls"]],
+        changes=doc["changes"],
+        layouts={lid: (columns, pk) for lid, (columns, pk) in doc["layouts"].items()},
+    )
+
+
+def read_footers(batch: "DataFrame", bronze_path: str, source: str) -> Optional[list[FileScan]]:
+    """The footer scans of the ``source`` files ``batch`` reads, in seq order; None when a file's source is not
+    told by its footer (no footer scan, and its Parquet statistics do not show a single other source), when the
+    source's files overlap in seq, or when the files alone do not give bronze's rows (see the module)."""
+    import pyarrow.parquet as pq
+
+    if not _plain_table(bronze_path):
+        return None
+    scans = []
+    for uri in batch.inputFiles():
+        path = local_file(uri)
+        if path is None:
+            return None
+        meta = pq.read_metadata(path)
+        scan = _footer_scan(meta.metadata or {})
+        if scan is None:
+            if _other_source(meta, source):
+                continue
+            return None
+        if scan.source == source:
+            scans.append(scan)
+    scans.sort(key=lambda s: s.low)
+    if any(b.low <= a.high for a, b in pairwise(scans)):
+        return None
+    return scans
+
+
+def _footer_scan(metadata: dict) -> Optional[FileScan]:
+    text = metadata.get(FOOTER_KEY.encode())
+    if text is None:
+        return None
+    doc = json.loads(text)
+    if doc.get("version") != FOOTER_VERSION:
+        return None
+    return FileScan(doc["source"], doc["low"], doc["high"], load(doc["info"]))
+
+
+def _other_source(meta: Any, source: str) -> bool:
+    """Whether every row group's statistics of ``source`` hold one value, not ``source``."""
+    schema = meta.schema.to_arrow_schema()
+    if "source" not in schema.names:
+        return False
+    index = schema.names.index("source")
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(index).statistics
+        if stats is None or not stats.has_min_max or stats.min != stats.max or stats.min == source:
+            return False
+    return True
+
+
+def _plain_table(bronze_path: str) -> bool:
+    """Whether bronze's Parquet files alone give its rows (delta-rs reads its log; no deletion vectors, no
+    column mapping)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError
+
+    from binlake.lake.delta.rust import check_readable
+    from binlake.lake.errors import UnsupportedTableFeatureError
+
+    try:
+        check_readable(DeltaTable(bronze_path), bronze_path)
+    except (DeltaError, UnsupportedTableFeatureError, OSError):
+        return False
+    return True
+
+
+def scan_from_footers(
+    batch: "DataFrame",
+    scans: list[FileScan],
+    after: int,
+    before: Optional[int],
+    scan_frame: Callable[["DataFrame"], BatchInfo],
+) -> BatchInfo:
+    """The scan of ``batch``, the rows with ``after`` < seq < ``before`` (None: no upper bound) of the files
+    :func:`read_footers` gave ``scans``: the footers of the files wholly inside the range, and ``scan_frame``
+    of the rows of those partly inside it (not resolved)."""
+    from pyspark.sql import functions as F
+
+    info = BatchInfo()
+    parts = []
+    for s in scans:
+        if s.high <= after or (before is not None and s.low >= before):
+            continue
+        if s.low > after and (before is None or s.high < before):
+            info.add(s.info)
+        else:
+            parts.append(F.col(SEQ_COL).between(s.low, s.high))
+    if parts:
+        inside = parts[0]
+        for p in parts[1:]:
+            inside = inside | p
+        info.add(scan_frame(batch.filter(inside)))
+    return info
