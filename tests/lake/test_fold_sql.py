@@ -16,7 +16,7 @@ import pytest
 from binlake.binlog.silver_types import invalid_temporal
 from binlake.lake import fold_sql
 from binlake.lake.apply import fold
-from binlake.lake.apply.fold import fold_batch
+from binlake.lake.apply.fold import count_folded, fold_batch
 from binlake.lake.apply.scan import _scan
 from binlake.lake.delta import engine_for
 from binlake.lake.layout import LakeLayout
@@ -27,6 +27,7 @@ pytestmark = [pytest.mark.spark]
 
 
 _SCRATCH = itertools.count()
+OBSERVED: list = []  # the counts folds all in SQL observed (``_folded``)
 
 
 def _folded(spark, tmp_path, rows, info, scratch=None) -> tuple[dict, dict]:
@@ -36,7 +37,7 @@ def _folded(spark, tmp_path, rows, info, scratch=None) -> tuple[dict, dict]:
 
     schema = StructType.fromDDL(", ".join(f"`{n}` {t}" for n, t, _ in BRONZE_SCHEMA))
     batch = spark.createDataFrame([tuple(r[n] for n, _, _ in BRONZE_SCHEMA) for r in rows], schema)
-    out = fold_batch(
+    folded, observed = fold_batch(
         spark,
         engine_for(spark, "spark"),
         LakeLayout(str(tmp_path / "lake")),
@@ -47,7 +48,11 @@ def _folded(spark, tmp_path, rows, info, scratch=None) -> tuple[dict, dict]:
         source="s",
         after_seq=-1,
         scratch=scratch or tmp_path / f"fold-{next(_SCRATCH)}",  # the fold staged, as the job does
-    ).collect()
+    )
+    if observed is not None:  # a fold all in SQL counted while staging: what the count job counts
+        assert observed == count_folded(folded, info)
+        OBSERVED.append(observed)
+    out = folded.collect()
     states, stats = {}, {}
     for r in out:
         if r["kind"] == "state":
@@ -86,9 +91,9 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
         seen = []
 
         def split(records, tables, stage, every_table=False):
-            python, in_sql = fold_sql.split_fold(records, tables, stage, every_table)
+            python, in_sql, observed = fold_sql.split_fold(records, tables, stage, every_table)
             seen.append(in_sql)
-            return python, in_sql
+            return python, in_sql, observed
 
         monkeypatch.setattr(fold, "sql_tables", fold_sql.sql_tables)
         monkeypatch.setattr(fold, "split_fold", split)
@@ -111,8 +116,11 @@ def test_a_fold_all_in_sql_is_staged_once(spark, tmp_path, monkeypatch):
         info.tables
     )
     scratch = tmp_path / "fold-sql-only"
+    OBSERVED.clear()
     with_sql = _folded(spark, tmp_path, rows, info, scratch)
     assert sorted(p.name for p in scratch.iterdir()) == ["sql-groups"]
+    (counts,) = OBSERVED  # counted while staging, equal to the count job's (``_folded``)
+    assert counts.ops["insert"] > 100 and counts.effective["shop", "products"] > 100
     monkeypatch.setattr(fold, "sql_tables", lambda *a: {})
     python_only = tmp_path / "fold-python"
     assert _folded(spark, tmp_path, rows, info, python_only) == with_sql
@@ -350,3 +358,51 @@ def test_states_holding_undecoded_text_are_counted_and_typed_in_python(spark):
         assert sorted(map(tuple, sql.collect())) == sorted(map(tuple, python.collect()))
         plan = sql._jdf.queryExecution().executedPlan().toString()
         assert ("MapInArrow" in plan) == (hex_state in states), plan
+
+
+def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
+    """A fold all in SQL counts while its per-key aggregate is staged: deletes of rows silver holds (tombstones)
+    and of keys it never held (no-ops), states holding undecoded text, zero dates of two tables, changes by op.
+    The counts equal ``count_folded``'s over the folded rows; a key left to Python (a MINIMAL after image) leaves
+    the counting to ``count_folded``."""
+    from binlake.lake.apply.fold import FoldCounts, count_folded
+    from binlake.lake.apply.records import RECORD_COLUMNS
+    from binlake.lake.apply.scan import BatchInfo, TableInfo
+
+    def rec(table, key, base, seq, op, after=None, before=None):
+        return (*table, key, base, 1, seq, 0, seq, op, "", before, after, None, 0, "f", None, None, None, None)
+
+    t, u = ("d", "t"), ("d", "u")
+    rows = [
+        rec(t, "[1]", True, 1, "insert", '{"id":1,"at":"2024-01-01"}'),  # silver holds [1]: deleted
+        rec(t, "[1]", False, 10, "delete", before='{"id":1,"at":"2024-01-01"}'),
+        rec(t, "[2]", False, 11, "insert", '{"id":2,"at":"2024-01-02"}'),  # never held: a no-op delete
+        rec(t, "[2]", False, 12, "delete", before='{"id":2,"at":"2024-01-02"}'),
+        rec(t, "[3]", True, 2, "insert", '{"id":3,"at":"2024-01-03"}'),
+        rec(t, "[3]", False, 13, "update", '{"id":3,"at":{"hex":"ff"}}', '{"id":3,"at":"2024-01-03"}'),
+        rec(t, "[4]", False, 14, "insert", '{"id":4,"at":"0000-00-00"}'),
+        rec(u, "[1]", False, 15, "insert", '{"id":1,"at":"2024-02-30"}'),
+        rec(u, "[1]", False, 16, "update", '{"id":1,"at":"2024-02-28"}', '{"id":1,"at":"2024-02-30"}'),
+        rec(u, "[2]", False, 17, "insert", '{"id":2,"at":"2024-13-01"}'),
+    ]
+    schema = ", ".join(f"`{n}` {k}" for n, k in RECORD_COLUMNS)
+    tables = {t: (2, [("at", "date")]), u: (2, [("at", "date")])}
+    info = BatchInfo(tables={t: TableInfo(pk=["id"]), u: TableInfo(pk=["id"])})
+    stages = itertools.count()
+
+    def stage(df):
+        folder = str(tmp_path / f"stage-{next(stages)}")
+        df.write.parquet(folder)
+        return spark.read.schema(df.schema).parquet(folder)
+
+    python, in_sql, observed = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, True)
+    assert python is None and observed is not None
+    counts = FoldCounts.observed(observed.counts())
+    assert counts == count_folded(in_sql, info)
+    assert counts.deleted == 1 and counts.effective == {t: 3, u: 2} and counts.odd == {t: 1, u: 0}
+    assert counts.ops == {"insert": 4, "update": 2, "delete": 2}
+    assert counts.invalid_temporals == {t: {"at": 2}, u: {"at": 1}}  # t: a zero date, an object
+
+    minimal = rec(t, "[5]", False, 18, "update", '{"id":5}', '{"id":5,"at":"2024-01-05"}')
+    python, _, observed = fold_sql.split_fold(spark.createDataFrame([*rows, minimal], schema), tables, stage, True)
+    assert python is not None and python.count() == 1 and observed is None

@@ -121,9 +121,10 @@ def split_fold(
     tables: dict[tuple[str, str], tuple[int, list]],
     stage: Callable[["DataFrame"], "DataFrame"],
     every_table: bool = False,
-) -> tuple[Optional["DataFrame"], Optional["DataFrame"]]:
+) -> tuple[Optional["DataFrame"], Optional["DataFrame"], Optional["_FoldObservation"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
-    counters included as one ``stats`` row); ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key
+    counters included as one ``stats`` row, the fold's counts observed while staging when it is all here);
+    ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key
     aggregate (the apply job writes it to its scratch folder and reads it back): the key states, the
     counters and the keys left to Python all derive from it, and when no key is left to Python the change
     records are not joined to it at all. With ``every_table`` (the records hold no other table) and no key left
@@ -131,7 +132,7 @@ def split_fold(
     from pyspark.sql import functions as F
 
     if not tables:
-        return records, None
+        return records, None, None
     tag = row_tag()
     mine = in_tables(tables)
     sq = records.filter(mine)
@@ -183,21 +184,25 @@ def split_fold(
         & F.coalesce(whole, F.lit(False))
         & (base_seq.isNull() | (F.col("first_seq") > base_seq))
     )
-    g = stage(g.withColumn("ok", ok))
+    g = g.withColumn("ok", ok)
+    live = last_op != DELETE
+    values = F.when(live, F.col("last.after")).otherwise(F.coalesce(F.col("last.before"), F.lit("{}")))
+    observed = _FoldObservation(tables, live, values) if every_table else None
+    g = stage(g if observed is None else observed.attach(g))
     left = g.filter(~F.col("ok")).select(*keys)
     python = None if every_table else records.filter(~mine)
     if left.limit(1).count():
         joined = sq.join(left, keys, "left_semi")
         python = joined if python is None else python.unionByName(joined)
+        observed = None  # the fold's counts come from the Python fold's rows too
 
     done = g.filter(F.col("ok"))
-    live = last_op != DELETE
     states = done.select(
         F.lit("state").alias("kind"),
         "db",
         "table_name",
         F.col("fold_key").alias("row_key"),
-        F.when(live, F.col("last.after")).otherwise(F.coalesce(F.col("last.before"), F.lit("{}"))).alias("values"),
+        values.alias("values"),
         F.col("last.seq").alias("seq"),
         last_op.alias("op"),
         F.when(live, 1).otherwise(0).cast("bigint").alias("count"),
@@ -205,22 +210,14 @@ def split_fold(
         F.lit(None).cast("bigint").alias("commit_ts"),
         F.lit(None).cast("string").alias("record"),
     )
-
-    counters: list[tuple[str, Any]] = [(o, F.sum(f"n_{o}")) for o in CHANGE_OPS]
-    every_temporal = sorted({name for _, temporals in tables.values() for name, _ in temporals})
-    values = text_members(F.col("last.after"), every_temporal)  # in the plan only if a temporal column reads it
-    for (db, t), (_, temporals) in tables.items():
-        if not temporals:
-            continue
-        here = live & (tag == table_tag(db, t))
-        for name, kind in temporals:
-            counters.append(
-                (invalid_temporal_counter(db, t, name), F.count_if(here & invalid_temporal(values[name], kind)))
-            )
     stats = done.agg(
         F.to_json(
             F.create_map(
-                *[x for name, agg in counters for x in (F.lit(name), F.coalesce(agg, F.lit(0)).cast("bigint"))]
+                *[
+                    x
+                    for name, agg in _counters(tables, live, F.lit(True))
+                    for x in (F.lit(name), F.coalesce(agg, F.lit(0)).cast("bigint"))
+                ]
             )
         ).alias("record")
     ).select(
@@ -228,7 +225,68 @@ def split_fold(
         *[F.lit(None).cast(k).alias(c) for c, k in OUT_COLUMNS if c not in ("kind", "record")],
         "record",
     )
-    return python, states.unionByName(stats)
+    return python, states.unionByName(stats), observed
+
+
+def _counters(tables: dict[tuple[str, str], tuple[int, list]], live: "Column", rows: "Column") -> list[tuple[str, Any]]:
+    """(counter, aggregate) of the ``stats`` row over the per-key aggregate's ``rows``: changes by op, and the zero
+    or invalid dates of each temporal column in the live states."""
+    from pyspark.sql import functions as F
+
+    tag = row_tag()
+    counters: list[tuple[str, Any]] = [(o, F.sum(F.when(rows, F.col(f"n_{o}")))) for o in CHANGE_OPS]
+    every_temporal = sorted({name for _, temporals in tables.values() for name, _ in temporals})
+    values = text_members(F.col("last.after"), every_temporal)  # in the plan only if a temporal column reads it
+    for (db, t), (_, temporals) in tables.items():
+        if not temporals:
+            continue
+        here = rows & live & (tag == table_tag(db, t))
+        for name, kind in temporals:
+            counters.append(
+                (invalid_temporal_counter(db, t, name), F.count_if(here & invalid_temporal(values[name], kind)))
+            )
+    return counters
+
+
+class _FoldObservation:
+    """What :func:`binlake.lake.apply.fold.count_folded` would count of the fold's rows, observed while the per-key
+    aggregate is staged (no Spark job reads it again for them). For a fold all in SQL: every state has a primary
+    key, so it is a no-op exactly when it deletes a key silver did not hold."""
+
+    def __init__(self, tables: dict[tuple[str, str], tuple[int, list]], live: "Column", values: "Column") -> None:
+        from pyspark.sql import functions as F
+
+        ok = F.col("ok")
+        changes = ok & ~(~live & F.col("live_seq").isNull())  # states that change silver
+        tag = row_tag()
+        self.tables = list(tables)
+        self.metrics: list[Any] = [F.count_if(changes & ~live)]  # deleted
+        for db, t in self.tables:
+            here = changes & (tag == table_tag(db, t))
+            self.metrics += [F.count_if(here), F.count_if(here & values.contains(HEX_OBJECT))]
+        self.counters = _counters(tables, live, ok)
+        self.metrics += [agg for _, agg in self.counters]
+        self.observation: Any = None
+
+    def attach(self, g: "DataFrame") -> "DataFrame":
+        from pyspark.sql import Observation
+
+        self.observation = Observation("binlake_fold")
+        return g.observe(self.observation, *[m.alias(f"m{i}") for i, m in enumerate(self.metrics)])
+
+    def counts(self) -> dict[str, Any]:
+        """``deleted``, ``effective`` and ``odd`` (table -> states), ``stats`` (counter -> n, zeros left out), as
+        the staging write observed them."""
+        got = self.observation.get
+        values = [got[f"m{i}"] or 0 for i in range(len(self.metrics))]
+        n = len(self.tables)
+        per_table = values[1 : 1 + 2 * n]
+        return {
+            "deleted": values[0],
+            "effective": {t: per_table[2 * i] for i, t in enumerate(self.tables)},
+            "odd": {t: per_table[2 * i + 1] for i, t in enumerate(self.tables)},
+            "stats": {name: v for (name, _), v in zip(self.counters, values[1 + 2 * n :]) if v},
+        }
 
 
 def text_members(json_text: "Column", names: list[str]) -> "Column":

@@ -208,10 +208,11 @@ def fold_batch(
     source: str,
     after_seq: int,
     scratch: Path,
-) -> "DataFrame":
+) -> tuple["DataFrame", Optional["FoldCounts"]]:
     """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters, computed once
     (:func:`staged` under ``scratch``: the SQL fold's per-key aggregate, then the whole fold when any key folds in
-    Python; a fold all in SQL derives from the staged aggregate alone and is not written again)."""
+    Python; a fold all in SQL derives from the staged aggregate alone and is not written again), and its
+    :class:`FoldCounts` when a fold all in SQL observed them while staging (else None: :func:`count_folded`)."""
     from pyspark.sql import functions as F
 
     records = change_records(batch, info, temporal_text)
@@ -221,10 +222,12 @@ def fold_batch(
     records = linked_keys_grouped(spark, records, info)
     tables = sql_tables(info, history, temporal_text)
     every_table = bool(tables) and set(info.tables) <= set(tables)
-    python, in_sql = split_fold(records, tables, lambda df: staged(spark, df, scratch / "sql-groups"), every_table)
+    python, in_sql, observed = split_fold(
+        records, tables, lambda df: staged(spark, df, scratch / "sql-groups"), every_table
+    )
     if python is None:
         assert in_sql is not None  # (split_fold gives no Python records only when every table folds in SQL)
-        return in_sql
+        return in_sql, None if observed is None else FoldCounts.observed(observed.counts())
     pks = {t: ti.pk for t, ti in info.tables.items()}
     temporals = {
         t: [(n, k) for n, k in data_columns(column_metas(ti.metas), temporal_text) if k in TEMPORAL_KINDS]
@@ -245,7 +248,7 @@ def fold_batch(
             spark_ddl(OUT_COLUMNS),
         )
     )
-    return staged(spark, folded if in_sql is None else folded.unionByName(in_sql), scratch / "folded")
+    return staged(spark, folded if in_sql is None else folded.unionByName(in_sql), scratch / "folded"), None
 
 
 def staged(spark: "SparkSession", folded: "DataFrame", folder: Path) -> "DataFrame":
@@ -294,9 +297,20 @@ class FoldCounts:
     # that did not decode: only the Python conversion types them, :func:`binlake.lake.fold_sql.typed_states`)
     deleted: int = 0  # key states that delete a row silver holds (the tombstones to write)
 
+    @classmethod
+    def observed(cls, seen: dict[str, Any]) -> "FoldCounts":
+        """The counts a fold all in SQL observed while staging (``binlake.lake.fold_sql._FoldObservation``)."""
+        counts = cls(effective=Counter(seen["effective"]), odd=Counter(seen["odd"]), deleted=seen["deleted"])
+        counts.add_counters(seen["stats"])
+        return counts
+
     def add_stats(self, record: str) -> None:
         """Add a ``stats`` row's counters (the Python fold's and the SQL fold's)."""
-        for name, n in stats_counts(record).items():
+        self.add_counters(stats_counts(record))
+
+    def add_counters(self, counters: dict[str, int]) -> None:
+        """Add counters (name -> n): op counts, and :func:`invalid_temporal_counter` names."""
+        for name, n in counters.items():
             column = invalid_temporal_column(name)
             if column is None:
                 self.ops[name] += n

@@ -154,7 +154,7 @@ def apply_segment(
     info = segment.info
     t0 = time.perf_counter()
     folder = scratch_folder(ctx.lake.staging, f"fold-{ctx.run_id}-{last[0]}")  # not through a link
-    folded = fold_batch(
+    folded, counts = fold_batch(
         ctx.spark,
         ctx.engine,
         ctx.lake,
@@ -167,7 +167,8 @@ def apply_segment(
         scratch=folder,
     )
     try:
-        counts = count_folded(folded, info)
+        if counts is None:
+            counts = count_folded(folded, info)
         report.add_seconds("fold", t0)
         t0 = time.perf_counter()
         quarantined = write_folded(ctx, segment, folded, counts)
