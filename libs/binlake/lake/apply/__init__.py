@@ -4,8 +4,10 @@ plans, commits and reports (it holds per-table metadata and counters, never the 
 
 1. **The batch**: the source's bronze rows after its checkpoint, up to the first change or DDL committed at or
    after the cutoff. This one commit-time rule decides what a run (a day) applies, inside files too.
-2. **Scan** (one pass, aggregated per partition): tables, primary keys, column layouts, GTIDs, last position,
-   undecodable stretches, and the tables whose key-changing updates depend on the old row (below).
+2. **Scan**: tables, primary keys, column layouts, GTIDs, last position, undecodable stretches, and the tables
+   whose key-changing updates depend on the old row (below): the sum of the scans the ingest recorded in the
+   footers of the files wholly inside the batch (:mod:`.scan_footer`), and one pass over the rows of the
+   others, aggregated per partition.
 3. **Fold per key**: each change goes to the group of the row key it touches (a key-changing update whose
    after image holds the whole row becomes two halves: a tombstone at the old key, the row at the new key, so
    keys fold independently); silver's current row of every touched key joins its group. Groups are spread over
