@@ -165,7 +165,10 @@ def read_footers(batch: "DataFrame", bronze_path: str, source: str) -> Optional[
         path = local_file(uri)
         if path is None:
             return None
-        meta = pq.read_metadata(path)
+        try:
+            meta = pq.read_metadata(path)
+        except OSError:  # (gone, or not Parquet: the row scan reports it)
+            return None
         scan = _footer_scan(meta.metadata or {})
         if scan is None:
             if _other_source(meta, source):
