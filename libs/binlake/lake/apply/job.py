@@ -91,7 +91,7 @@ def apply_job(
     batch = after_seams(batch, table_seams)
     layouts = bronze_layouts(spark, engine, lake.bronze, opts.source)
     unseeded = all(seam <= ckpt.seq + 1 for seam in table_seams.values())
-    # footers scan whole files only where every row of the batch's range is in it (no seam cuts a table's rows)
+    # a footer stands for its whole file only when no seam inside the batch leaves out rows of a table
     footers = read_footers(batch, lake.bronze, opts.source) if unseeded else None
 
     def scan(frame: "DataFrame", after: int, until: Optional[int] = before) -> BatchInfo:
