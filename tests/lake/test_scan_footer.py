@@ -158,7 +158,7 @@ def test_a_batch_scanned_from_footers_equals_the_scan_of_its_rows(spark, bronze_
         footers = read_footers(batch, table, "src")
         assert footers is not None and [(f.low, f.high) for f in footers] == spans
         jobs = _jobs(spark)
-        got = scan_from_footers(batch, footers, after, before, scan_frame).resolve_layouts(lookup)
+        got = scan_from_footers(batch, footers, after, before).resolve_layouts(lookup)
         assert (_jobs(spark) == jobs) == whole, (after, before)
         truth = scan_frame(batch).resolve_layouts(lookup)
         assert got.changes == truth.changes and (truth.changes > 0 or (after, before) == (mid[2], mid[2] + 1))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from binlake.lake.apply.batch import TableId, unapplied
 from binlake.lake.apply.ddl import apply_ddl, check_against_registry, read_blocked, segment_ddls
 from binlake.lake.apply.fold import FoldCounts, count_folded, fold_batch
-from binlake.lake.apply.scan import BatchInfo, bronze_layouts, scan_batch, scan_frame
+from binlake.lake.apply.scan import BatchInfo, bronze_layouts, scan_batch
 from binlake.lake.apply.scan_footer import read_footers, scan_from_footers
 from binlake.lake.apply.segment import ApplyContext, Segment
 from binlake.lake.apply.write import write_blocked, write_folded
@@ -98,7 +98,7 @@ def apply_job(
         """The scan of ``frame``: the batch's rows after ``after`` and before ``until``."""
         if footers is None:
             return scan_batch(frame, layouts)
-        return scan_from_footers(frame, footers, after, until, scan_frame).resolve_layouts(layouts)
+        return scan_from_footers(frame, footers, after, until).resolve_layouts(layouts)
 
     info = scan(batch, ckpt.seq)
     report.stage_seconds["scan"] = time.perf_counter() - t0

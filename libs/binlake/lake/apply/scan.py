@@ -242,6 +242,15 @@ def _scan_arrow(batches: Iterator[Any]) -> Iterator[Any]:
     yield pa.RecordBatch.from_pydict({"info": [pickle.dumps(info)]}, pa.schema([("info", pa.binary())]))
 
 
+def key_changes(batch: Any) -> Any:
+    """:func:`key_change` of each row of an Arrow batch of bronze or scan rows (a boolean array, null where
+    ``op`` is)."""
+    import pyarrow.compute as pc
+
+    op, after, before = batch.column("op"), batch.column("key_after"), batch.column("key_before")
+    return pc.and_(pc.equal(op, "update"), pc.and_(pc.is_valid(after), pc.fill_null(pc.not_equal(after, before), True)))
+
+
 def scan_columnar(batch: Any) -> BatchInfo:
     """:func:`_scan` of an Arrow batch of scan rows, the plain changes counted column-wise: a change row naming
     its layout that is no key-changing update adds only its table's count, last seq and layout, the batch's
@@ -252,8 +261,7 @@ def scan_columnar(batch: Any) -> BatchInfo:
     import pyarrow.compute as pc
 
     op, lid = batch.column("op"), batch.column("layout")
-    after, before = batch.column("key_after"), batch.column("key_before")
-    kc = pc.and_(pc.equal(op, "update"), pc.and_(pc.is_valid(after), pc.fill_null(pc.not_equal(after, before), True)))
+    kc = key_changes(batch)
     plain = pc.fill_null(
         pc.and_(
             pc.and_(pc.is_in(op, pa.array(CHANGE_OPS)), pc.invert(kc)), pc.and_(pc.is_valid(lid), pc.not_equal(lid, ""))

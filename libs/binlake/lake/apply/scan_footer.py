@@ -15,10 +15,20 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from functools import reduce
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from operator import or_
+from typing import TYPE_CHECKING, Any, Optional
 
-from binlake.lake.apply.scan import SCAN_COLUMNS, BatchInfo, TableInfo, local_file, scan_columnar
+from binlake.lake.apply.scan import (
+    SCAN_COLUMNS,
+    BatchInfo,
+    TableInfo,
+    key_changes,
+    local_file,
+    scan_columnar,
+    scan_frame,
+)
 from binlake.vocabulary import SEQ_COL
 
 if TYPE_CHECKING:
@@ -30,18 +40,14 @@ FOOTER_VERSION = 1  # bump when BatchInfo, _scan or the scan rows change: older 
 
 
 def scan_rows(batch: "pa.RecordBatch") -> "pa.RecordBatch":
-    """A bronze Arrow batch as :func:`binlake.lake.apply.scan.scan_batch` selects it: the scan columns, an after
+    """A bronze Arrow batch as :func:`binlake.lake.apply.scan.scan_frame` selects it: the scan columns, an after
     image only for a key-changing update, raw bytes only for an undecodable stretch."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    op, after, before = batch.column("op"), batch.column("key_after"), batch.column("key_before")
-    kc = pc.fill_null(
-        pc.and_(pc.equal(op, "update"), pc.and_(pc.is_valid(after), pc.fill_null(pc.not_equal(after, before), True))),
-        False,
-    )
-    error = pc.fill_null(pc.equal(op, "error"), False)
     columns = {c: batch.column(c) for c in SCAN_COLUMNS}
+    kc = pc.fill_null(key_changes(batch), False)
+    error = pc.fill_null(pc.equal(columns["op"], "error"), False)
     columns["after"] = pc.if_else(kc, columns["after"], pa.scalar(None, pa.string()))
     columns["raw"] = pc.if_else(error, columns["raw"], pa.scalar(None, pa.binary()))
     return pa.RecordBatch.from_pydict(columns)
@@ -61,7 +67,7 @@ class FooterScan:
 
         if not batch.num_rows:
             return
-        self.sources.update(s for s in pc.unique(batch.column("source")).to_pylist())
+        self.sources.update(pc.unique(batch.column("source")).to_pylist())
         span = pc.min_max(batch.column(SEQ_COL)).as_py()
         self.low = span["min"] if self.low is None else min(self.low, span["min"])
         self.high = span["max"] if self.high is None else max(self.high, span["max"])
@@ -221,16 +227,10 @@ def _plain_table(bronze_path: str) -> bool:
     return True
 
 
-def scan_from_footers(
-    batch: "DataFrame",
-    scans: list[FileScan],
-    after: int,
-    before: Optional[int],
-    scan_frame: Callable[["DataFrame"], BatchInfo],
-) -> BatchInfo:
+def scan_from_footers(batch: "DataFrame", scans: list[FileScan], after: int, before: Optional[int]) -> BatchInfo:
     """The scan of ``batch``, the rows with ``after`` < seq < ``before`` (None: no upper bound) of the files
-    :func:`read_footers` gave ``scans``: the footers of the files wholly inside the range, and ``scan_frame``
-    of the rows of those partly inside it (not resolved)."""
+    :func:`read_footers` gave ``scans``: the footers of the files wholly inside the range, and
+    :func:`binlake.lake.apply.scan.scan_frame` of the rows of those partly inside it (not resolved)."""
     from pyspark.sql import functions as F
 
     info = BatchInfo()
@@ -243,8 +243,5 @@ def scan_from_footers(
         else:
             parts.append(F.col(SEQ_COL).between(s.low, s.high))
     if parts:
-        inside = parts[0]
-        for p in parts[1:]:
-            inside = inside | p
-        info.add(scan_frame(batch.filter(inside)))
+        info.add(scan_frame(batch.filter(reduce(or_, parts))))
     return info
