@@ -52,6 +52,9 @@ class BronzeRows:
     def next_batch(self) -> _Capsules | None:
         """The next batch of whole transactions' rows; None at the end. A decode error is raised after the rows of
         the transactions before it were handed on."""
+    def image_facts(self) -> tuple[list[str], list[str]]:
+        """(layout ids with an UPDATE whose after image lacks columns, layout ids with an after image holding a
+        zero or invalid date), each sorted: what the rows rendered so far hold."""
     def counters(self) -> tuple[int, int, bool, int, int, list[tuple[str, int]], BaseException | None]:
         """(transactions, end of the last complete one, whether the input ended inside one, events read, unknown
         events, [(op, rows)] in first-seen order, the incomplete final event's error or None)."""

@@ -14,9 +14,9 @@
 
 use crate::arrow::{struct_node, Col, Node};
 use crate::engine::{GroupEnd, Processor, RowsEvent, Sink, TrxKind};
-use crate::fmt::json_str;
+use crate::fmt::{json_str, typed_date, typed_datetime};
 use crate::jsonl::{diff_items, members, op_of, value_error};
-use crate::layout::Layout;
+use crate::layout::{Kind, Layout};
 use crate::reader::{Event, Fail};
 use crate::rows::{Cell, Val};
 use crate::values::json_value;
@@ -30,6 +30,13 @@ const ROW_BITS: u32 = 12;
 const FILE_SHIFT: u32 = 44;
 /// Column bytes of a batch: it is handed on before its 32-bit offsets could overflow.
 const BATCH_BYTES: usize = 1 << 30;
+/// MySQL's ``enum_field_types`` of the temporal columns silver types (``binlake.binlog.silver_types``)
+const TYPE_TIMESTAMP: u8 = 7;
+const TYPE_DATE: u8 = 10;
+const TYPE_DATETIME: u8 = 12;
+const TYPE_NEWDATE: u8 = 14;
+const TYPE_TIMESTAMP2: u8 = 17;
+const TYPE_DATETIME2: u8 = 18;
 /// Layouts remembered (a long file names new table ids after every DDL or FLUSH TABLES).
 const MAX_INFOS: usize = 4096;
 
@@ -101,6 +108,11 @@ pub struct BronzeSink {
     pub open_at_end: bool,
     /// the chunk's last transaction has been read
     pub stop: bool,
+    /// layout ids with an UPDATE row (no partial JSON) whose after image lacks columns (a MINIMAL image)
+    pub minimal: HashSet<String>,
+    /// layout ids with an after image holding a DATE/DATETIME/TIMESTAMP value that has no typed value (a zero
+    /// or invalid date: ``binlake.binlog.silver_types.invalid_temporal``)
+    pub invalid_temporal: HashSet<String>,
 }
 
 const COLUMNS: [(&str, &str); 26] = [
@@ -184,6 +196,8 @@ impl BronzeSink {
             end_pos: 0,
             open_at_end: false,
             stop: false,
+            minimal: HashSet::new(),
+            invalid_temporal: HashSet::new(),
         }
     }
 
@@ -361,6 +375,41 @@ impl BronzeSink {
             }
         }
         Some((start, self.arena.len()))
+    }
+
+    /// Whether a rendered image holds a temporal column's value that has no typed value: a DATE's text as
+    /// ``typed_date`` reads it, a DATETIME's or TIMESTAMP's as ``typed_datetime`` does (NULL has none to lack; a
+    /// value that is not a JSON string counts).
+    fn invalid_temporal_in(&self, layout: &Layout, m: &Members) -> bool {
+        m.iter().any(|&(c, a, b)| {
+            let col = &layout.columns[c as usize];
+            let date =
+                matches!(col.type_code, TYPE_DATE | TYPE_NEWDATE) || matches!(col.kind, Kind::Date);
+            let datetime = matches!(
+                col.type_code,
+                TYPE_TIMESTAMP | TYPE_DATETIME | TYPE_TIMESTAMP2 | TYPE_DATETIME2
+            ) || matches!(
+                col.kind,
+                Kind::DateTime
+                    | Kind::Timestamp
+                    | Kind::DateTime2(_)
+                    | Kind::Timestamp2(_)
+                    | Kind::HiresDateTime(_)
+                    | Kind::HiresTimestamp(_)
+            );
+            if !date && !datetime {
+                return false;
+            }
+            let v = &self.values[a..b];
+            if v == b"null" {
+                return false;
+            }
+            match v.strip_prefix(b"\"").and_then(|t| t.strip_suffix(b"\"")) {
+                Some(text) if date => typed_date(text).is_none(),
+                Some(text) => typed_datetime(text).is_none(),
+                None => true,
+            }
+        })
     }
 
     fn push_diffs(
@@ -609,6 +658,15 @@ impl BronzeSink {
             } else {
                 None
             };
+            if let Some(m) = &after {
+                if op == 1 && !partial && m.len() < layout.columns.len() {
+                    self.minimal.insert(info.id.clone());
+                }
+                if !self.invalid_temporal.contains(&info.id) && self.invalid_temporal_in(layout, m)
+                {
+                    self.invalid_temporal.insert(info.id.clone());
+                }
+            }
             let before_json = before.as_ref().and_then(|m| self.push_object(&info, m));
             let after_json = after.as_ref().and_then(|m| self.push_object(&info, m));
             let diffs = items

@@ -296,6 +296,20 @@ impl BronzeRows {
         })
     }
 
+    /// (layout ids with an UPDATE whose after image lacks columns, layout ids with an after image holding a zero
+    /// or invalid date), each sorted: what the rows rendered so far hold.
+    fn image_facts(&self) -> (Vec<String>, Vec<String>) {
+        let sorted = |s: &std::collections::HashSet<String>| {
+            let mut v: Vec<String> = s.iter().cloned().collect();
+            v.sort();
+            v
+        };
+        (
+            sorted(&self.sink.minimal),
+            sorted(&self.sink.invalid_temporal),
+        )
+    }
+
     /// (transactions, end of the last complete one, whether the input ended inside one, events read, unknown
     /// events, [(op, rows)] in first-seen order, the incomplete final event's error or None).
     #[allow(clippy::type_complexity)]

@@ -14,6 +14,8 @@ import re
 import pytest
 
 from binlake.binlog.silver_types import invalid_temporal
+from binlake.generate.config import GenerateConfig
+from binlake.generate.run import generate
 from binlake.lake import fold_sql
 from binlake.lake.apply import fold
 from binlake.lake.apply.fold import count_folded, fold_batch
@@ -75,13 +77,43 @@ def _folded(spark, tmp_path, rows, info, scratch=None) -> tuple[dict, dict]:
     return states, stats
 
 
+def checked_scan(tmp_path, row_image):
+    """(bronze rows of a generated workload, their scan as the footers of the native core's files hold it: it
+    checked their images, so a table whose images lack nothing says so)."""
+
+    from binlake.binlog.silver_types import to_arrow
+    from binlake.lake.apply.scan_footer import FooterScan, _footer_scan
+    from binlake.lake.ingest import BRONZE_COLUMNS_TYPES
+    from binlake.pipeline.bronze import BRONZE_COLUMNS
+    from binlake.pipeline.bronze_native import ImageFacts
+    from binlake.pipeline.identity import landing_files
+    from tests.pipeline.test_image_facts import native_bronze
+
+    out = tmp_path / f"checked-{row_image}"
+    generate(out, GenerateConfig(days=1, scale=0.01, row_image=row_image, max_binlog_size=200_000))
+    rows, minimal, invalid = native_bronze(landing_files(str(out / "landing" / "shop-primary")))
+    scan = FooterScan()
+    for b in to_arrow(BRONZE_COLUMNS_TYPES, [tuple(r[c] for c in BRONZE_COLUMNS) for r in rows]).to_batches():
+        scan.add(b)
+    facts = ImageFacts(True, frozenset(minimal), frozenset(invalid))
+    footer = _footer_scan({k.encode(): v.encode() for k, v in scan.metadata(facts).items()})
+    return rows, footer.info.resolve_layouts(lambda ids: {})
+
+
 @pytest.mark.parametrize("row_image", ["full", "minimal"])
-def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image):
-    rows = bronze(tmp_path, row_image)
-    info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
+@pytest.mark.parametrize("checked", [False, True], ids=["row-scan", "checked-images"])
+def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image, checked):
+    """Also with the scan of footers whose images the native core checked: a table whose updates all have whole
+    after images (FULL) folds without counting their members, and one without zero dates without reading them."""
+    if checked:
+        rows, info = checked_scan(tmp_path, row_image)
+    else:
+        rows = bronze(tmp_path, row_image)
+        info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
     tables = fold_sql.sql_tables(info, False, False)
     assert tables, "no table folds in SQL"
-    assert any(temporals for _, temporals in tables.values())
+    assert any(temporals for _, temporals in tables.values()) != checked  # (no zero dates in the workload)
+    assert all(width is None for width, _ in tables.values()) == (checked and row_image == "full")
     with_sql = _folded(spark, tmp_path, rows, info)
     monkeypatch.setattr(fold, "sql_tables", lambda *a: {})
     without = _folded(spark, tmp_path, rows, info)

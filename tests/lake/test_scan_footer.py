@@ -72,6 +72,8 @@ def test_a_files_footer_scan_is_the_scan_of_its_rows(tmp_path, row_image) -> Non
     assert any(t.links for t in got.info.tables.values())
     assert _scan_state(got.info) == _scan_state(truth)
     assert _scan_state(load(dump(truth))) == _scan_state(truth)
+    flags = {t: (ti.maybe_minimal, ti.maybe_invalid_temporal) for t, ti in got.info.tables.items()}
+    assert flags == dict.fromkeys(truth.tables, (True, True))  # (no facts given: the images were not checked)
 
 
 def test_no_footer_scan_for_rows_of_several_sources_or_none() -> None:
@@ -163,6 +165,10 @@ def test_a_batch_scanned_from_footers_equals_the_scan_of_its_rows(spark, bronze_
         truth = scan_frame(batch).resolve_layouts(lookup)
         assert got.changes == truth.changes and (truth.changes > 0 or (after, before) == (mid[2], mid[2] + 1))
         assert _scan_state(got) == _scan_state(truth), (after, before)
+        # the native core checked the images of the files it wrote (FULL, no zero dates): rows scanned are not
+        checked = {(ti.maybe_minimal, ti.maybe_invalid_temporal) for ti in got.tables.values()}
+        assert (checked == {(False, False)}) == whole, (after, before)
+        assert all(ti.maybe_minimal and ti.maybe_invalid_temporal for ti in truth.tables.values())
 
 
 @pytest.mark.spark

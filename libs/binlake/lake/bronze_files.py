@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from binlake.pipeline.bronze import ChunkTask
+    from binlake.pipeline.bronze_native import ImageFacts
     from binlake.pipeline.filters import TableFilter
 
 # The columns Delta keeps per-file statistics of (delta.dataSkippingStatsColumns): bronze's readers skip files by
@@ -148,9 +149,12 @@ def files_arrow_schema() -> "pa.Schema":
     )
 
 
-def write_chunk_file(batches: Iterator["pa.RecordBatch"], folder: str, index: int, codec: str) -> dict:
+def write_chunk_file(
+    batches: Iterator["pa.RecordBatch"], folder: str, index: int, codec: str, facts: Optional["ImageFacts"] = None
+) -> dict:
     """Write a chunk's bronze batches as one Parquet file in ``folder``; its ``add`` fields and end rows (one
-    row of :func:`files_arrow_schema`). A failure removes the partial file."""
+    row of :func:`files_arrow_schema`). ``facts``: what the writer of the batches saw of their images, for the
+    footer scan. A failure removes the partial file."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -186,7 +190,7 @@ def write_chunk_file(batches: Iterator["pa.RecordBatch"], folder: str, index: in
                 pending, pending_bytes = [], 0
         if pending:
             writer.write_table(pa.Table.from_batches(pending), row_group_size=1 << 62)
-        writer.add_key_value_metadata(scan.metadata())
+        writer.add_key_value_metadata(scan.metadata(facts))
         writer.close()
     except BaseException:
         writer.close()
@@ -217,7 +221,7 @@ def write_bronze(
     import pyarrow as pa
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    from binlake.pipeline.bronze_native import iter_chunk_batches
+    from binlake.pipeline.bronze_native import ImageFacts, iter_chunk_batches
     from binlake.pipeline.filters import GtidSet, TransactionFilter
 
     codec = CODECS.get((spark.conf.get("spark.sql.parquet.compression.codec", "snappy") or "").lower(), "snappy")
@@ -235,8 +239,9 @@ def write_bronze(
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 tf = TransactionFilter(tables, GtidSet.parse(applied_gtids))
-                rows = iter_chunk_batches(tasks[index], tf, run_id, provider)
-                yield pa.RecordBatch.from_pylist([write_chunk_file(rows, folder, index, codec)], out_schema)
+                facts = ImageFacts()
+                rows = iter_chunk_batches(tasks[index], tf, run_id, provider, facts=facts)
+                yield pa.RecordBatch.from_pylist([write_chunk_file(rows, folder, index, codec, facts)], out_schema)
 
     n = len(tasks)
     out = spark.range(n, numPartitions=max(1, n)).mapInArrow(write, from_arrow_schema(out_schema)).collect()

@@ -47,6 +47,10 @@ OUT_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+# (db, table) -> (its layout's columns when an UPDATE's after image may lack some, else None; its temporal
+# columns with their kinds when an after image may hold a zero or invalid date, else none): :func:`sql_tables`
+SqlTables = dict[tuple[str, str], tuple[Optional[int], list]]
+
 MIN_CHANGES = 250_000
 MIN_CHANGES_VAR = "BINLAKE_SQL_FOLD_MIN_CHANGES"
 
@@ -59,16 +63,20 @@ def min_changes() -> int:
     return int(os.environ.get(MIN_CHANGES_VAR) or MIN_CHANGES)
 
 
-def sql_tables(info: Any, history: bool, temporal_text: bool) -> dict[tuple[str, str], tuple[int, list]]:
-    """(db, table) -> (columns of its one layout, its temporal columns with their kinds) of the batch's tables
-    that fold in SQL (see the module's docstring)."""
+def sql_tables(info: Any, history: bool, temporal_text: bool) -> SqlTables:
+    """(db, table) -> (the columns of its one layout, or None when no UPDATE's after image lacks any; its temporal
+    columns with their kinds, or none when no after image holds a zero or invalid date) of the batch's tables
+    that fold in SQL (see the module's docstring). What the images do not hold, the scan tells only when the
+    bronze writer checked them (:attr:`binlake.lake.apply.scan.TableInfo.maybe_minimal`): the fold then does not
+    parse its JSON to ask."""
     if history or info.changes < min_changes():
         return {}
     out = {}
     for t, ti in info.tables.items():
         if ti.pk and ti.keys_exact and not ti.dependent and len(ti.metas) == 1:
             columns = data_columns(column_metas(ti.metas), temporal_text)
-            out[t] = (len(columns), [(n, k) for n, k in columns if k in TEMPORAL_KINDS])
+            temporals = [(n, k) for n, k in columns if k in TEMPORAL_KINDS] if ti.maybe_invalid_temporal else []
+            out[t] = (len(columns) if ti.maybe_minimal else None, temporals)
     return out
 
 
@@ -127,7 +135,7 @@ def _typed_by_fields(v: "Column", kind: str) -> "Column":
 
 def split_fold(
     records: "DataFrame",
-    tables: dict[tuple[str, str], tuple[int, list]],
+    tables: SqlTables,
     stage: Callable[["DataFrame"], "DataFrame"],
     every_table: bool = False,
 ) -> tuple[Optional["DataFrame"], Optional["DataFrame"], Optional["_FoldObservation"]]:
@@ -146,10 +154,11 @@ def split_fold(
     mine = in_tables(tables)
     sq = records.filter(mine)
     change, base, op = ~F.col("base"), F.col("base"), F.col("op")
-    width = None
+    width = None  # the columns of the tables whose updates may lack some
     for (db, t), (n, _) in tables.items():
-        is_it = tag == table_tag(db, t)
-        width = F.when(is_it, F.lit(n)) if width is None else width.when(is_it, F.lit(n))
+        if n is not None:
+            is_it = tag == table_tag(db, t)
+            width = F.when(is_it, F.lit(n)) if width is None else width.when(is_it, F.lit(n))
     keys = ["db", "table_name", "fold_key"]
     # only what the aggregate reads crosses the shuffle: a change's before image only when it deletes (a key's
     # state is its last change's before image only then), and whether it is odd (a key-change half, partial JSON
@@ -185,7 +194,9 @@ def split_fold(
         )
     )
     last_op = F.col("last.op")
-    whole = (last_op != "update") | (F.size(F.json_object_keys(F.col("last.after"))) == width)
+    whole = F.lit(True)
+    if width is not None:  # (a table of no width: every update's after image is whole)
+        whole = (last_op != "update") | width.isNull() | (F.size(F.json_object_keys(F.col("last.after"))) == width)
     base_seq = F.coalesce("live_seq", "dead_seq")
     ok = (
         F.col("first_seq").isNotNull()
@@ -237,7 +248,7 @@ def split_fold(
     return python, states.unionByName(stats), observed
 
 
-def _counters(tables: dict[tuple[str, str], tuple[int, list]], live: "Column", rows: "Column") -> list[tuple[str, Any]]:
+def _counters(tables: SqlTables, live: "Column", rows: "Column") -> list[tuple[str, Any]]:
     """(counter, aggregate) of the ``stats`` row over the per-key aggregate's ``rows``: changes by op, and the zero
     or invalid dates of each temporal column in the live states."""
     from pyspark.sql import functions as F
@@ -262,7 +273,7 @@ class _FoldObservation:
     aggregate is staged (no Spark job reads it again for them). For a fold all in SQL: every state has a primary
     key, so it is a no-op exactly when it deletes a key silver did not hold."""
 
-    def __init__(self, tables: dict[tuple[str, str], tuple[int, list]], live: "Column", values: "Column") -> None:
+    def __init__(self, tables: SqlTables, live: "Column", values: "Column") -> None:
         from pyspark.sql import functions as F
 
         ok = F.col("ok")

@@ -13,6 +13,7 @@ transactions before it; the chunk's error and end rows are :func:`binlake.pipeli
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Optional
 
 from binlake.binlog import BinlogError, native
@@ -41,17 +42,31 @@ if TYPE_CHECKING:
 COLUMNS = tuple((n, t) for n, t, _ in BRONZE_SCHEMA)
 
 
+@dataclass
+class ImageFacts:
+    """What the native core saw of a chunk's row images (``BronzeRows.image_facts``), for its file's footer scan
+    (:class:`binlake.lake.apply.scan_footer.FooterScan`): the layout ids with an UPDATE (no partial JSON) whose
+    after image lacks columns (a MINIMAL image), and those with an after image holding a zero or invalid date.
+    ``checked`` only once the native core has written the whole chunk (the Python writer does not look)."""
+
+    checked: bool = False
+    minimal: frozenset[str] = frozenset()
+    invalid_temporal: frozenset[str] = frozenset()
+
+
 def iter_chunk_batches(
     task: ChunkTask,
     tf: TransactionFilter,
     run_id: str,
     schema_provider: Optional[SchemaProvider] = None,
     batch_rows: int = BATCH_ROWS,
+    facts: Optional[ImageFacts] = None,
 ) -> Iterator["pa.RecordBatch"]:
     """The bronze rows of one chunk as Arrow record batches: written by the native core where it is built
-    (:func:`usable`), else the Python writer's rows (``BINLAKE_NATIVE=0``, no Rust compiler at setup)."""
+    (:func:`usable`; it fills ``facts``), else the Python writer's rows (``BINLAKE_NATIVE=0``, no Rust compiler at
+    setup)."""
     if usable(task):
-        yield from iter_native_batches(task, tf, run_id, schema_provider, batch_rows)
+        yield from iter_native_batches(task, tf, run_id, schema_provider, batch_rows, facts)
         return
     from binlake.binlog.silver_types import to_arrow
 
@@ -114,9 +129,11 @@ def iter_native_batches(
     run_id: str,
     schema_provider: Optional[SchemaProvider] = None,
     batch_rows: int = BATCH_ROWS,
+    facts: Optional[ImageFacts] = None,
 ) -> Iterator["pa.RecordBatch"]:
     """The bronze rows of one chunk as record batches of whole transactions (at most about ``batch_rows``
-    rows each); the last batch holds the chunk's error and end rows. Needs :func:`usable`."""
+    rows each); the last batch holds the chunk's error and end rows; ``facts`` filled before it. Needs
+    :func:`usable`."""
     import pyarrow as pa
 
     from binlake.binlog.silver_types import arrow_schema, to_arrow
@@ -149,6 +166,9 @@ def iter_native_batches(
             yield batch if batch.schema == schema else pa.RecordBatch.from_arrays(batch.columns, schema=schema)
     except (BinlogError, JsonError) as exc:  # bad bytes: the stretch from here on is quarantined
         error = exc
+    if facts is not None:
+        minimal, invalid_temporal = reader.image_facts()
+        facts.minimal, facts.invalid_temporal, facts.checked = frozenset(minimal), frozenset(invalid_temporal), True
     transactions, end_pos, open_at_end, events, unknown, ops, incomplete = reader.counters()
     counts = ChunkCounts(
         transactions,

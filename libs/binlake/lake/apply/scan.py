@@ -36,6 +36,11 @@ class TableInfo:
     keys_exact: bool = False  # every layout has the same primary key: bronze's row keys are the fold's
     ops: dict[str, int] = field(default_factory=dict)  # change rows by op (insert, update, delete)
     last_commit_ts: Optional[int] = None  # newest commit time of its change rows
+    # what its change rows may hold, True unless the bronze writer checked every row (a footer scan, with
+    # binlake.pipeline.bronze_native.ImageFacts): an UPDATE without JSON diffs whose after image lacks columns of
+    # its layout (a MINIMAL image), an after image with a zero or invalid date
+    maybe_minimal: bool = False
+    maybe_invalid_temporal: bool = False
 
     def add(self, other: "TableInfo") -> None:
         self.pk = other.pk or self.pk
@@ -47,6 +52,8 @@ class TableInfo:
         else:
             self.links += other.links
         self.legacy |= other.legacy
+        self.maybe_minimal |= other.maybe_minimal
+        self.maybe_invalid_temporal |= other.maybe_invalid_temporal
         self.layouts |= other.layouts
         for lid, n in other.key_change_after.items():
             self.key_change_after[lid] = min(n, self.key_change_after.get(lid, n))
@@ -215,6 +222,7 @@ def _scan(rows: Iterator[Any]) -> BatchInfo:
                 t.metas.add(r["columns"])
         t.last_seq = max(t.last_seq, seq)
         t.count(op, 1, r["commit_ts"])
+        t.maybe_minimal = t.maybe_invalid_temporal = True  # (a scan of rows does not look at their images)
         if key_change(op, r["key_before"], r["key_after"]):
             t.link(r["key_before"], r["key_after"])
             if t.dependent:
@@ -298,6 +306,7 @@ def _add_plain(info: BatchInfo, rows: Any) -> None:
         t.layouts.add(g["layout"])
         t.last_seq = max(t.last_seq, g[f"{SEQ_COL}_max"])
         t.count(g["op"], g["n_sum"], g["commit_ts_max"])
+        t.maybe_minimal = t.maybe_invalid_temporal = True
     i = pc.index(rows.column(SEQ_COL), pc.max(rows.column(SEQ_COL))).as_py()
     last = (rows.column(SEQ_COL)[i].as_py(), rows.column("binlog_file")[i].as_py(), rows.column("pos")[i].as_py())
     if info.last is None or last[0] > info.last[0]:

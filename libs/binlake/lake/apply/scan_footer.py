@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
+    from binlake.pipeline.bronze_native import ImageFacts
+
 FOOTER_KEY = "binlake.scan"
 FOOTER_VERSION = 1  # bump when BatchInfo, _scan or the scan rows change: older footers are then not used
 
@@ -73,11 +75,18 @@ class FooterScan:
         self.high = span["max"] if self.high is None else max(self.high, span["max"])
         self.info.add(scan_columnar(scan_rows(batch)))
 
-    def metadata(self) -> dict[str, str]:
-        """The footer's key-value metadata: none for a file of no rows or of rows of several sources."""
+    def metadata(self, facts: Optional["ImageFacts"] = None) -> dict[str, str]:
+        """The footer's key-value metadata: none for a file of no rows or of rows of several sources. With
+        ``facts`` checked, its tables' :attr:`~binlake.lake.apply.scan.TableInfo.maybe_minimal` and
+        ``maybe_invalid_temporal`` are what the writer saw of their layouts."""
         if self.low is None or len(self.sources) != 1 or None in self.sources:
             return {}
         (source,) = self.sources
+        if facts is not None and facts.checked:
+            for t in self.info.tables.values():
+                if not t.legacy:
+                    t.maybe_minimal = bool(t.layouts & facts.minimal)
+                    t.maybe_invalid_temporal = bool(t.layouts & facts.invalid_temporal)
         doc = {"version": FOOTER_VERSION, "source": source, "low": self.low, "high": self.high, "info": dump(self.info)}
         return {FOOTER_KEY: json.dumps(doc, separators=(",", ":"))}
 
@@ -107,6 +116,8 @@ def dump(info: BatchInfo) -> dict:
             "legacy": t.legacy,
             "ops": t.ops,
             "last_commit_ts": t.last_commit_ts,
+            "maybe_minimal": t.maybe_minimal,
+            "maybe_invalid_temporal": t.maybe_invalid_temporal,
         }
 
     def stretch(row: dict) -> dict:
@@ -140,6 +151,8 @@ def load(doc: dict) -> BatchInfo:
             legacy=t["legacy"],
             ops=dict(t["ops"]),
             last_commit_ts=t["last_commit_ts"],
+            maybe_minimal=t.get("maybe_minimal", True),  # (footers written before the writer looked)
+            maybe_invalid_temporal=t.get("maybe_invalid_temporal", True),
         )
 
     def stretch(row: dict) -> dict:
