@@ -154,6 +154,12 @@ def start_cluster(base: Path) -> SparkCluster:
                 str(web_port),
             ],
         )
+        deadline = time.monotonic() + START_TIMEOUT
+        # the ports the master got (another process may have taken one asked for in between: Spark then binds
+        # the next), before any worker starts and takes ports of its own
+        master_log = log_dir / "master.log"
+        cluster.master_url = f"spark://127.0.0.1:{_started_on(master_log, 'sparkMaster', cluster, deadline)}"
+        cluster.web_url = f"http://127.0.0.1:{_started_on(master_log, 'MasterUI', cluster, deadline)}"
         for i, work_dir in enumerate(work_dirs):
             work_dir.mkdir()
             launch(
@@ -168,13 +174,14 @@ def start_cluster(base: Path) -> SparkCluster:
                     "2g",
                     "--work-dir",
                     str(work_dir),
+                    "--port",
+                    str(free_port()),
                     "--webui-port",
                     str(free_port()),
                     cluster.master_url,
                 ],
                 {"SPARK_WORKER_DIR": str(work_dir)},
             )
-        deadline = time.monotonic() + START_TIMEOUT
         while True:
             for process in cluster.processes:
                 if process.poll() is not None:
@@ -191,6 +198,20 @@ def start_cluster(base: Path) -> SparkCluster:
     except BaseException:
         cluster.stop()
         raise
+
+
+def _started_on(log: Path, service: str, cluster: SparkCluster, deadline: float) -> int:
+    """The port a daemon's log says ``service`` started on."""
+    pattern = re.compile(rf"Successfully started service '{service}' on port (\d+)")
+    while True:
+        found = pattern.search(log.read_text(errors="replace"))
+        if found:
+            return int(found.group(1))
+        if any(p.poll() is not None for p in cluster.processes):
+            raise RuntimeError(f"a Spark daemon exited; see {cluster.log_dir}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no {service} started in {START_TIMEOUT} s; see {log}")
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="session")
