@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from binlake.pipeline.bronze_native import ImageFacts
 
 FOOTER_KEY = "binlake.scan"
+SCAN_ROWS = 1 << 17  # rows the footer scan gathers before it scans them
 FOOTER_VERSION = 1  # bump when BatchInfo, _scan or the scan rows change: older footers are then not used
 
 
@@ -63,6 +64,8 @@ class FooterScan:
         self.sources: set[str] = set()
         self.low: Optional[int] = None
         self.high: Optional[int] = None
+        self.pending: list[pa.RecordBatch] = []  # scan rows not scanned yet
+        self.pending_rows = 0
 
     def add(self, batch: "pa.RecordBatch") -> None:
         import pyarrow.compute as pc
@@ -73,7 +76,19 @@ class FooterScan:
         span = pc.min_max(batch.column(SEQ_COL)).as_py()
         self.low = span["min"] if self.low is None else min(self.low, span["min"])
         self.high = span["max"] if self.high is None else max(self.high, span["max"])
-        self.info.add(scan_columnar(scan_rows(batch)))
+        self.pending.append(scan_rows(batch))
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= SCAN_ROWS:
+            self._scan_pending()
+
+    def _scan_pending(self) -> None:
+        """Scan the rows added since the last scan, in one batch: pyarrow's grouping costs about 2 ms a call,
+        which per native batch (about 9,000 rows) was most of the footer scan."""
+        import pyarrow as pa
+
+        if self.pending:
+            self.info.add(scan_columnar(pa.concat_batches(self.pending)))
+        self.pending, self.pending_rows = [], 0
 
     def metadata(self, facts: Optional["ImageFacts"] = None) -> dict[str, str]:
         """The footer's key-value metadata: none for a file of no rows or of rows of several sources. With
@@ -82,6 +97,7 @@ class FooterScan:
         if self.low is None or len(self.sources) != 1 or None in self.sources:
             return {}
         (source,) = self.sources
+        self._scan_pending()
         if facts is not None and facts.checked:
             for t in self.info.tables.values():
                 if not t.legacy:
