@@ -16,7 +16,9 @@ use crate::arrow::{struct_node, Col, Node};
 use crate::engine::{GroupEnd, Processor, RowsEvent, Sink, TrxKind};
 use crate::fmt::{json_str, typed_date, typed_datetime};
 use crate::jsonl::{diff_items, members, op_of, value_error};
-use crate::layout::{Kind, Layout};
+use crate::layout::{
+    Kind, Layout, T_DATE, T_DATETIME, T_DATETIME2, T_NEWDATE, T_TIMESTAMP, T_TIMESTAMP2,
+};
 use crate::reader::{Event, Fail};
 use crate::rows::{Cell, Val};
 use crate::values::json_value;
@@ -30,13 +32,6 @@ const ROW_BITS: u32 = 12;
 const FILE_SHIFT: u32 = 44;
 /// Column bytes of a batch: it is handed on before its 32-bit offsets could overflow.
 const BATCH_BYTES: usize = 1 << 30;
-/// MySQL's ``enum_field_types`` of the temporal columns silver types (``binlake.binlog.silver_types``)
-const TYPE_TIMESTAMP: u8 = 7;
-const TYPE_DATE: u8 = 10;
-const TYPE_DATETIME: u8 = 12;
-const TYPE_NEWDATE: u8 = 14;
-const TYPE_TIMESTAMP2: u8 = 17;
-const TYPE_DATETIME2: u8 = 18;
 /// Layouts remembered (a long file names new table ids after every DDL or FLUSH TABLES).
 const MAX_INFOS: usize = 4096;
 
@@ -384,10 +379,10 @@ impl BronzeSink {
         m.iter().any(|&(c, a, b)| {
             let col = &layout.columns[c as usize];
             let date =
-                matches!(col.type_code, TYPE_DATE | TYPE_NEWDATE) || matches!(col.kind, Kind::Date);
+                matches!(col.type_code, T_DATE | T_NEWDATE) || matches!(col.kind, Kind::Date);
             let datetime = matches!(
                 col.type_code,
-                TYPE_TIMESTAMP | TYPE_DATETIME | TYPE_TIMESTAMP2 | TYPE_DATETIME2
+                T_TIMESTAMP | T_DATETIME | T_TIMESTAMP2 | T_DATETIME2
             ) || matches!(
                 col.kind,
                 Kind::DateTime
@@ -659,7 +654,11 @@ impl BronzeSink {
                 None
             };
             if let Some(m) = &after {
-                if op == 1 && !partial && m.len() < layout.columns.len() {
+                if op == 1
+                    && !partial
+                    && m.len() < layout.columns.len()
+                    && !self.minimal.contains(&info.id)
+                {
                     self.minimal.insert(info.id.clone());
                 }
                 if !self.invalid_temporal.contains(&info.id) && self.invalid_temporal_in(layout, m)
