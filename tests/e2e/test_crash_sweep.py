@@ -36,7 +36,7 @@ def _land(out: Path, landing: Path, day: dict) -> None:
             shutil.copy(f, target / f.name)
 
 
-@pytest.mark.parametrize("engine", ["rust"])
+@pytest.mark.parametrize("engine", ["rust", "spark"])
 def test_a_crash_after_any_commit_of_a_daily_run_then_a_rerun_converges(spark, tmp_path: Path, monkeypatch, engine):
     out = tmp_path / "gen"
     generate(
