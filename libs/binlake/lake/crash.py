@@ -52,4 +52,5 @@ def crash_point(name: str) -> None:
                 return
             _counts.clear()
             _crashed.append(want)
-    raise InjectedCrash(f"test hook: crash at {_crashed[0]}")
+        crashed = _crashed[0]
+    raise InjectedCrash(f"test hook: crash at {crashed}")
