@@ -40,7 +40,7 @@ class Writes:
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_every_table_is_written_once_at_most_threads_at_a_time(threads):
-    writes = Writes()
+    writes = Writes(pause=0.2)  # long enough for every thread to have started on a busy machine
     each_table(TABLES, writes, threads)
     assert sorted(writes.started) == TABLES
     assert writes.most == threads
