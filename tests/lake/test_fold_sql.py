@@ -118,12 +118,18 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image, ch
     monkeypatch.setattr(fold, "sql_tables", lambda *a: {})
     without = _folded(spark, tmp_path, rows, info)
     assert len(without[0]) > 100
+    # partitions by key as a big batch has them: the same fold, both ways
+    monkeypatch.setattr(fold, "CHANGES_PER_PARTITION", max(1, info.changes // 7))
+    assert fold.fold_partitions(spark, info.changes) >= 7
+    assert _folded(spark, tmp_path, rows, info) == without
+    monkeypatch.setattr(fold, "sql_tables", fold_sql.sql_tables)
+    assert _folded(spark, tmp_path, rows, info) == without
     assert with_sql == without
     if row_image == "full":  # most keys did fold in SQL
         seen = []
 
-        def split(records, tables, stage, every_table=False):
-            python, in_sql, observed = fold_sql.split_fold(records, tables, stage, every_table)
+        def split(records, tables, stage, partitions, every_table=False):
+            python, in_sql, observed = fold_sql.split_fold(records, tables, stage, partitions, every_table)
             seen.append(in_sql)
             return python, in_sql, observed
 
@@ -431,7 +437,7 @@ def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
         df.write.parquet(folder)
         return spark.read.schema(df.schema).parquet(folder)
 
-    python, in_sql, observed = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, True)
+    python, in_sql, observed = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, 2, True)
     assert python is None and observed is not None
     counts = FoldCounts.observed(observed.counts())
     assert counts == count_folded(in_sql, info)
@@ -440,5 +446,5 @@ def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
     assert counts.invalid_temporals == {t: {"at": 2}, u: {"at": 1}}  # t: a zero date, an object
 
     minimal = rec(t, "[5]", False, 18, "update", '{"id":5}', '{"id":5,"at":"2024-01-05"}')
-    python, _, observed = fold_sql.split_fold(spark.createDataFrame([*rows, minimal], schema), tables, stage, True)
+    python, _, observed = fold_sql.split_fold(spark.createDataFrame([*rows, minimal], schema), tables, stage, 2, True)
     assert python is not None and python.count() == 1 and observed is None

@@ -137,6 +137,7 @@ def split_fold(
     records: "DataFrame",
     tables: SqlTables,
     stage: Callable[["DataFrame"], "DataFrame"],
+    partitions: int,
     every_table: bool = False,
 ) -> tuple[Optional["DataFrame"], Optional["DataFrame"], Optional["_FoldObservation"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
@@ -179,7 +180,7 @@ def split_fold(
     # in the reducers, instead of sorting every change in the mappers for a partial aggregate that saves little
     # (most keys change once or twice in a batch): about 15% of the fold on a production-size day
     g = (
-        slim.repartition(*keys)
+        slim.repartition(partitions, *keys)
         .groupBy(*keys)
         .agg(
             F.max(F.when(base & (op != DELETE), F.col(SEQ_COL))).alias("live_seq"),
