@@ -112,8 +112,8 @@ def test_sql_fold_equals_python_fold(spark, tmp_path, monkeypatch, row_image, ch
         info = _scan(iter(rows)).resolve_layouts(lambda ids: {})
     tables = fold_sql.sql_tables(info, False, False)
     assert tables, "no table folds in SQL"
-    assert any(temporals for _, temporals in tables.values()) != checked  # (no zero dates in the workload)
-    assert all(width is None for width, _ in tables.values()) == (checked and row_image == "full")
+    assert any(t.temporals for t in tables.values()) != checked  # (no zero dates in the workload)
+    assert all(t.width is None for t in tables.values()) == (checked and row_image == "full")
     with_sql = _folded(spark, tmp_path, rows, info)
     monkeypatch.setattr(fold, "sql_tables", lambda *a: {})
     without = _folded(spark, tmp_path, rows, info)
@@ -428,7 +428,7 @@ def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
         rec(u, "[2]", False, 17, "insert", '{"id":2,"at":"2024-13-01"}'),
     ]
     schema = ", ".join(f"`{n}` {k}" for n, k in RECORD_COLUMNS)
-    tables = {t: (2, [("at", "date")]), u: (2, [("at", "date")])}
+    tables = {t: fold_sql.SqlTable(2, [("at", "date")], ["id"]), u: fold_sql.SqlTable(2, [("at", "date")], ["id"])}
     info = BatchInfo(tables={t: TableInfo(pk=["id"]), u: TableInfo(pk=["id"])})
     stages = itertools.count()
 
@@ -448,3 +448,60 @@ def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
     minimal = rec(t, "[5]", False, 18, "update", '{"id":5}', '{"id":5,"at":"2024-01-05"}')
     python, _, observed = fold_sql.split_fold(spark.createDataFrame([*rows, minimal], schema), tables, stage, 2, True)
     assert python is not None and python.count() == 1 and observed is None
+
+
+def test_a_deleted_keys_state_is_its_primary_key_as_the_before_image_holds_it(spark, tmp_path):
+    """The SQL fold does not carry before images: a deleted key's state is built from its fold key (bronze's row
+    key), each primary key value as the before image holds it (numbers past 64 bits, decimals as text, escaped
+    and non-ASCII text, undecodable text's object, several columns in key order), and converts to the same
+    silver key in SQL as the Python fold's state does in Python."""
+    from binlake.lake.apply.records import RECORD_COLUMNS
+    from binlake.lake.apply.write import table_frame
+    from binlake.lake.silver import data_columns
+    from binlake.pipeline.fold import compact_json, row_key
+
+    one, two = ("d", "one"), ("d", "two")
+    befores = {
+        one: [{"id": 7, "v": 1}, {"id": 18446744073709551615, "v": 2}, {"id": 0, "v": 3}],
+        two: [
+            {"b": 'x"\\é\u0001', "a": "12.50", "v": 1},
+            {"b": {"hex": "ff00"}, "a": "-0.00", "v": 2},
+        ],
+    }
+    pks = {one: ["id"], two: ["b", "a"]}
+
+    def rec(table, key, seq, op, after=None, before=None):
+        return (*table, key, False, 1, seq, 0, seq, op, "", before, after, None, 0, "f", None, None, None, None)
+
+    rows, seq = [], 0
+    for table, images in befores.items():
+        for image in images:
+            key = row_key(image, pks[table])
+            rows += [
+                rec(table, key, seq + 1, "insert", compact_json(image)),
+                rec(table, key, seq + 2, "delete", before=compact_json(image)),
+            ]
+            seq += 2
+    tables = {t: fold_sql.SqlTable(None, [], pks[t]) for t in befores}
+    schema = ", ".join(f"`{n}` {k}" for n, k in RECORD_COLUMNS)
+
+    def stage(df):
+        df.write.parquet(str(tmp_path / "stage"))
+        return spark.read.schema(df.schema).parquet(str(tmp_path / "stage"))
+
+    python, in_sql, _ = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, 2, True)
+    assert python is None
+    states = {(r["table_name"], r["row_key"]): r["values"] for r in in_sql.filter("kind = 'state'").collect()}
+    assert len(states) == 5
+    for table, images in befores.items():
+        for image in images:
+            got = json.loads(states[table[1], row_key(image, pks[table])])
+            assert got == {c: image[c] for c in pks[table]}
+    # the SQL conversion of a state reads its key columns as the Python conversion does
+    metas = {"id": ["id", 8, 8, 0, True, None], "v": ["v", 3, 3, 0, False, None]}  # BIGINT UNSIGNED, INT
+    cols = data_columns(metas)
+    folded = in_sql.filter("kind = 'state' AND table_name = 'one'")
+    sql = table_frame(folded, "state", one, cols, True, metas, False)
+    python_typed = table_frame(folded, "state", one, cols, True)
+    assert sorted(map(tuple, sql.collect())) == sorted(map(tuple, python_typed.collect()))
+    assert sorted(int(r["id"]) for r in sql.collect()) == [0, 7, 18446744073709551615]

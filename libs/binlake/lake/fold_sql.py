@@ -10,7 +10,8 @@ key-changing update or carries partial JSON diffs, when its last change is an UP
 columns of the layout (a MINIMAL image: the state would merge several images), or when silver's state of the key
 (its live row, else its tombstone) is not older than its first change (a rerun after a crash: the Python fold
 skips the changes already applied one by one). What remains is exactly what :class:`binlake.pipeline.fold._Folder`
-computes for such a key: the last change's after image (insert, update) or a delete, the same counters
+computes for such a key: the last change's after image (insert, update) or a delete (its state the primary key's
+values, from the fold key: the MERGE matches silver's row by them), the same counters
 (``insert``, ``update``, ``delete``) and the zero or invalid dates of the state counted per column as
 :func:`binlake.binlog.silver_types.invalid_temporal` counts them.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from binlake.lake.silver import column_metas, data_columns
 from binlake.lake.table_names import in_tables, row_tag, table_tag
@@ -47,9 +48,16 @@ OUT_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-# (db, table) -> (its layout's columns when an UPDATE's after image may lack some, else None; its temporal
-# columns with their kinds when an after image may hold a zero or invalid date, else none): :func:`sql_tables`
-SqlTables = dict[tuple[str, str], tuple[Optional[int], list]]
+class SqlTable(NamedTuple):
+    """A table that folds in SQL (:func:`sql_tables`)."""
+
+    width: Optional[int]  # its layout's columns when an UPDATE's after image may lack some, else None
+    temporals: list[tuple[str, str]]  # its temporal columns and kinds when an after image may hold a zero or
+    # invalid date, else none
+    pk: list[str]  # its primary key's columns, in the order of bronze's row key
+
+
+SqlTables = dict[tuple[str, str], SqlTable]
 
 MIN_CHANGES = 250_000
 MIN_CHANGES_VAR = "BINLAKE_SQL_FOLD_MIN_CHANGES"
@@ -76,7 +84,7 @@ def sql_tables(info: Any, history: bool, temporal_text: bool) -> SqlTables:
         if ti.pk and ti.keys_exact and not ti.dependent and len(ti.metas) == 1:
             columns = data_columns(column_metas(ti.metas), temporal_text)
             temporals = [(n, k) for n, k in columns if k in TEMPORAL_KINDS] if ti.maybe_invalid_temporal else []
-            out[t] = (len(columns) if ti.maybe_minimal else None, temporals)
+            out[t] = SqlTable(len(columns) if ti.maybe_minimal else None, temporals, list(ti.pk))
     return out
 
 
@@ -156,14 +164,14 @@ def split_fold(
     sq = records.filter(mine)
     change, base, op = ~F.col("base"), F.col("base"), F.col("op")
     width = None  # the columns of the tables whose updates may lack some
-    for (db, t), (n, _) in tables.items():
+    for (db, t), (n, _, _) in tables.items():
         if n is not None:
             is_it = tag == table_tag(db, t)
             width = F.when(is_it, F.lit(n)) if width is None else width.when(is_it, F.lit(n))
     keys = ["db", "table_name", "fold_key"]
-    # only what the aggregate reads crosses the shuffle: a change's before image only when it deletes (a key's
-    # state is its last change's before image only then), and whether it is odd (a key-change half, partial JSON
-    # diffs) as a flag, not its diffs
+    # only what the aggregate reads crosses the shuffle: no before image (a deleted key's state is its primary
+    # key, which the fold key holds: :func:`_key_values`), and whether a change is odd (a key-change half, partial
+    # JSON diffs) as a flag, not its diffs
     slim = sq.select(
         *keys,
         "base",
@@ -173,7 +181,6 @@ def split_fold(
         "pos",
         "row",
         "after",
-        F.when(op == DELETE, F.col("before")).alias("before"),
         ((F.col("split") != "") | F.col("diffs").isNotNull()).alias("odd_change"),
     )
     # partitioned by key first: the aggregate (max_by over strings: a sort-based one) then sorts its input once,
@@ -187,7 +194,7 @@ def split_fold(
             F.max(F.when(base & (op == DELETE), F.col(SEQ_COL))).alias("dead_seq"),
             F.min(F.when(change, F.col(SEQ_COL))).alias("first_seq"),
             F.max_by(
-                F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after", "before"),
+                F.struct(op.alias("op"), F.col(SEQ_COL).alias("seq"), "after"),
                 F.when(change, F.struct("file_seq", "pos", "row")),
             ).alias("last"),
             F.count_if(change & F.col("odd_change")).alias("odd"),
@@ -199,6 +206,7 @@ def split_fold(
     if width is not None:  # (a table of no width: every update's after image is whole)
         whole = (last_op != "update") | width.isNull() | (F.size(F.json_object_keys(F.col("last.after"))) == width)
     base_seq = F.coalesce("live_seq", "dead_seq")
+    live = last_op != DELETE
     ok = (
         F.col("first_seq").isNotNull()
         & (F.col("odd") == 0)
@@ -206,8 +214,7 @@ def split_fold(
         & (base_seq.isNull() | (F.col("first_seq") > base_seq))
     )
     g = g.withColumn("ok", ok)
-    live = last_op != DELETE
-    values = F.when(live, F.col("last.after")).otherwise(F.coalesce(F.col("last.before"), F.lit("{}")))
+    values = F.when(live, F.col("last.after")).otherwise(_key_values(tables))
     observed = _FoldObservation(tables, live, values) if every_table else None
     g = stage(g if observed is None else observed.attach(g))
     left = g.filter(~F.col("ok")).select(*keys)
@@ -249,6 +256,25 @@ def split_fold(
     return python, states.unionByName(stats), observed
 
 
+def _key_values(tables: SqlTables) -> "Column":
+    """Column: a deleted key's state, its primary key's columns as a JSON object, from the fold key (bronze's row
+    key: the JSON array of those values, :func:`binlake.pipeline.fold.row_key`), each value as it is there (a
+    number stays a number, undecodable text its object). Its MERGE matches silver's row by them."""
+    from pyspark.sql import functions as F
+
+    tag = row_tag()
+    members = F.parse_json(F.col("fold_key"))
+    out = None
+    for (db, t), table in tables.items():
+        obj = F.to_json(
+            F.struct(*[F.variant_get(members, f"$[{i}]", "variant").alias(n) for i, n in enumerate(table.pk)])
+        )
+        is_it = tag == table_tag(db, t)
+        out = F.when(is_it, obj) if out is None else out.when(is_it, obj)
+    assert out is not None  # (split_fold is not called without tables)
+    return out
+
+
 def _counters(tables: SqlTables, live: "Column", rows: "Column") -> list[tuple[str, Any]]:
     """(counter, aggregate) of the ``stats`` row over the per-key aggregate's ``rows``: changes by op, and the zero
     or invalid dates of each temporal column in the live states."""
@@ -256,9 +282,9 @@ def _counters(tables: SqlTables, live: "Column", rows: "Column") -> list[tuple[s
 
     tag = row_tag()
     counters: list[tuple[str, Any]] = [(o, F.sum(F.when(rows, F.col(f"n_{o}")))) for o in CHANGE_OPS]
-    every_temporal = sorted({name for _, temporals in tables.values() for name, _ in temporals})
+    every_temporal = sorted({name for _, temporals, _ in tables.values() for name, _ in temporals})
     values = text_members(F.col("last.after"), every_temporal)  # in the plan only if a temporal column reads it
-    for (db, t), (_, temporals) in tables.items():
+    for (db, t), (_, temporals, _) in tables.items():
         if not temporals:
             continue
         here = rows & live & (tag == table_tag(db, t))
