@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Optional
 
 from binlake.lake.silver import column_metas, data_columns
 from binlake.lake.table_names import in_tables, row_tag, table_tag
@@ -159,15 +159,11 @@ def split_fold(
 
     if not tables:
         return records, None, None
-    tag = row_tag()
     mine = in_tables(tables)
     sq = records.filter(mine)
     change, base, op = ~F.col("base"), F.col("base"), F.col("op")
-    width = None  # the columns of the tables whose updates may lack some
-    for (db, t), (n, _, _) in tables.items():
-        if n is not None:
-            is_it = tag == table_tag(db, t)
-            width = F.when(is_it, F.lit(n)) if width is None else width.when(is_it, F.lit(n))
+    # the columns of the tables whose updates may lack some
+    width = _per_table((t, F.lit(table.width)) for t, table in tables.items() if table.width is not None)
     keys = ["db", "table_name", "fold_key"]
     # only what the aggregate reads crosses the shuffle: no before image (a deleted key's state is its primary
     # key, which the fold key holds: :func:`_key_values`), and whether a change is odd (a key-change half, partial
@@ -206,7 +202,6 @@ def split_fold(
     if width is not None:  # (a table of no width: every update's after image is whole)
         whole = (last_op != "update") | width.isNull() | (F.size(F.json_object_keys(F.col("last.after"))) == width)
     base_seq = F.coalesce("live_seq", "dead_seq")
-    live = last_op != DELETE
     ok = (
         F.col("first_seq").isNotNull()
         & (F.col("odd") == 0)
@@ -214,6 +209,7 @@ def split_fold(
         & (base_seq.isNull() | (F.col("first_seq") > base_seq))
     )
     g = g.withColumn("ok", ok)
+    live = last_op != DELETE
     values = F.when(live, F.col("last.after")).otherwise(_key_values(tables))
     observed = _FoldObservation(tables, live, values) if every_table else None
     g = stage(g if observed is None else observed.attach(g))
@@ -262,16 +258,25 @@ def _key_values(tables: SqlTables) -> "Column":
     number stays a number, undecodable text its object). Its MERGE matches silver's row by them."""
     from pyspark.sql import functions as F
 
-    tag = row_tag()
     members = F.parse_json(F.col("fold_key"))
-    out = None
-    for (db, t), table in tables.items():
-        obj = F.to_json(
-            F.struct(*[F.variant_get(members, f"$[{i}]", "variant").alias(n) for i, n in enumerate(table.pk)])
-        )
-        is_it = tag == table_tag(db, t)
-        out = F.when(is_it, obj) if out is None else out.when(is_it, obj)
+
+    def key_object(pk: list[str]) -> "Column":
+        return F.to_json(F.struct(*[F.variant_get(members, f"$[{i}]", "variant").alias(n) for i, n in enumerate(pk)]))
+
+    out = _per_table((t, key_object(table.pk)) for t, table in tables.items())
     assert out is not None  # (split_fold is not called without tables)
+    return out
+
+
+def _per_table(values: Iterable[tuple[tuple[str, str], "Column"]]) -> Optional["Column"]:
+    """Column: each (db, table)'s value for that table's rows, NULL for another table's; None without any."""
+    from pyspark.sql import functions as F
+
+    tag = row_tag()
+    out = None
+    for (db, t), value in values:
+        is_it = tag == table_tag(db, t)
+        out = F.when(is_it, value) if out is None else out.when(is_it, value)
     return out
 
 
@@ -282,13 +287,13 @@ def _counters(tables: SqlTables, live: "Column", rows: "Column") -> list[tuple[s
 
     tag = row_tag()
     counters: list[tuple[str, Any]] = [(o, F.sum(F.when(rows, F.col(f"n_{o}")))) for o in CHANGE_OPS]
-    every_temporal = sorted({name for _, temporals, _ in tables.values() for name, _ in temporals})
+    every_temporal = sorted({name for table in tables.values() for name, _ in table.temporals})
     values = text_members(F.col("last.after"), every_temporal)  # in the plan only if a temporal column reads it
-    for (db, t), (_, temporals, _) in tables.items():
-        if not temporals:
+    for (db, t), table in tables.items():
+        if not table.temporals:
             continue
         here = rows & live & (tag == table_tag(db, t))
-        for name, kind in temporals:
+        for name, kind in table.temporals:
             counters.append(
                 (invalid_temporal_counter(db, t, name), F.count_if(here & invalid_temporal(values[name], kind)))
             )
