@@ -74,7 +74,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     """A source's plan gives its spark-submits the class archive (an empty SPARK_CONF_DIR, the venv's defaults as
     --properties-file) when the driver starts on this machine, and C1 only when the source has few new bytes."""
     from binlake.lake import class_archive
-    from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT, project_delta_jars
+    from binlake.lake.session import DRIVER_GC, LONG_RUN_JIT, SHORT_RUN_JIT, project_delta_jars
 
     if not class_archive.is_current():
         pytest.fail("scripts/setup.sh writes the class archive (python -m binlake.cli.class_archive_cmd)")
@@ -105,7 +105,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     assert on_cluster["spark.driver.extraClassPath"] == os.pathsep.join(jars)
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(conn))
     refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)  # all of bronze
-    long_run = f"{launch.java_options} {DRIVER_GC}"
+    long_run = f"{launch.java_options} {DRIVER_GC} {LONG_RUN_JIT}"
     assert refresh["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
     assert plan_validate(s, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
     monkeypatch.setattr(idle, "SHORT_RUN_BYTES", landed - 1)

@@ -15,7 +15,7 @@ import pytest
 
 from binlake.lake import class_archive
 from binlake.lake.idle import SHORT_RUN_BYTES, LookAhead, is_short_run
-from binlake.lake.session import DRIVER_GC, SHORT_RUN_JIT, driver_jars, project_delta_jars
+from binlake.lake.session import DRIVER_GC, LONG_RUN_JIT, SHORT_RUN_JIT, driver_jars, project_delta_jars
 
 SCRIPT = """\
 import subprocess, sys
@@ -66,6 +66,7 @@ def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
     plain_args, plain_mapped, _, _ = _jvm(tmp_path, BINLAKE_CLASS_ARCHIVE="off")
     assert "-XX:SharedArchiveFile=" in args and SHORT_RUN_JIT in args
     assert "-XX:SharedArchiveFile=" not in plain_args and SHORT_RUN_JIT not in plain_args
+    assert LONG_RUN_JIT in plain_args and LONG_RUN_JIT not in args
     # the JDK's own base archive is mapped either way; Spark's and Delta's classes come on top (about 190 MB)
     assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)
     assert DRIVER_GC in args and set(gc.split(",")) == {"PS Scavenge", "PS MarkSweep"}, gc  # the throughput collector
@@ -96,6 +97,15 @@ def test_a_short_run_keeps_the_jdks_code_cache() -> None:
     """C1 only must not shrink the code cache to the JDK's 48 MB for non-tiered compilation: a short load followed
     by --validate filled it and the JVM failed ("Out of space in CodeCache for adapters")."""
     assert _code_cache(*SHORT_RUN_JIT.split()) >= _code_cache() >= 240 << 20
+
+
+def test_a_long_run_compiles_only_the_hottest_code_with_c2() -> None:
+    """The JDK takes LONG_RUN_JIT's flags (a JVM refuses to start on one it does not know) at their values."""
+    out = subprocess.run(["java", *LONG_RUN_JIT.split(), "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    final = {m.group(1): int(m.group(2)) for m in re.finditer(r"(\w+)\s*=\s*(\d+)", out.stdout)}
+    assert final["Tier4InvocationThreshold"] == 50000 and final["Tier4BackEdgeThreshold"] == 400000
+    assert final["FreqInlineSize"] == 150 and final["TieredStopAtLevel"] == 4  # C2 still compiles
 
 
 def _fake_checkout(root: Path) -> Path:

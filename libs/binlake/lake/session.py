@@ -32,6 +32,15 @@ PROJECT_ROOT = class_archive.PROJECT_ROOT
 # compiles much (a short load followed by --validate) filled it: "Out of space in CodeCache for adapters" killed the
 # SparkContext. The cache is reserved address space, committed only as it fills.
 SHORT_RUN_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+# C2 for the hottest code only, inlining less: on two cores C2 compiled some 2,600 methods in 23-28 s of a compiler
+# thread's time during a 35-50 s production-size day, the tasks waiting for the cores meanwhile. With ten times its
+# thresholds and FreqInlineSize 150 (not 325) it compiled about 40 in 9-13 s, and that day ran 9-15% quicker
+# (bench/production.py; the JDK's defaults: Tier4InvocationThreshold 5000, Tier4MinInvocationThreshold 600,
+# Tier4CompileThreshold 15000, Tier4BackEdgeThreshold 40000).
+LONG_RUN_JIT = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
+    "-XX:Tier4BackEdgeThreshold=400000 -XX:FreqInlineSize=150"
+)
 # The throughput collector, not the JDK's default G1: tasks make short-lived garbage at a high rate, and on few cores
 # G1's write barriers and concurrent threads cost throughput (a production-size day ran about 10% quicker, bench/
 # production.py). Not when the user chose a collector: a JVM given two refuses to start.
@@ -42,12 +51,12 @@ _GC_CHOICE = re.compile(r"-XX:\+Use\w*GC\b")
 def driver_java_options(archive: "class_archive.ArchiveLaunch | None", short_run: bool, user: str = "") -> str:
     """The Java options binlake gives a driver JVM it starts on this machine (``spark.driver.defaultJavaOptions``):
     the class archive's, :data:`DRIVER_GC` unless ``user`` (their own Java options) or the JVM's environment
-    choose a collector, and :data:`SHORT_RUN_JIT` for a short run."""
+    choose a collector, and :data:`SHORT_RUN_JIT` for a short run, else :data:`LONG_RUN_JIT`."""
     chosen = " ".join([user, os.environ.get("JAVA_TOOL_OPTIONS", ""), os.environ.get("JDK_JAVA_OPTIONS", "")])
     options = [archive.java_options] if archive else []
     if not _GC_CHOICE.search(chosen):
         options.append(DRIVER_GC)
-    return " ".join(options + ([SHORT_RUN_JIT] if short_run else []))
+    return " ".join([*options, SHORT_RUN_JIT if short_run else LONG_RUN_JIT])
 
 
 def driver_jars(jars: list[str], local: bool, user: Mapping[str, str]) -> dict[str, str]:

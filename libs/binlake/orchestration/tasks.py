@@ -113,10 +113,11 @@ def spark_launch(settings: Settings, short_run: bool) -> dict[str, Any]:
     """How a source's spark-submits start their driver JVM, as the ``spark_conf``, ``spark_env`` and
     ``spark_properties`` of their operators: as ``binlake run`` starts its own (:func:`binlake.lake.session.
     build_session`), mapping the checkout's class archive (its empty ``SPARK_CONF_DIR``, the venv's
-    ``spark-defaults.conf`` as ``--properties-file``) with the throughput collector and, for a short run,
-    compiling with C1 only, Delta's jars on its class path (:func:`binlake.lake.session.driver_jars`). These only
-    serve a driver started on this machine: the connection's master is ``local`` or a standalone cluster, in client
-    mode (and the connection can be read)."""
+    ``spark-defaults.conf`` as ``--properties-file``) with the throughput collector, compiling with C1 only for a
+    short run and else with C2 for the hottest code only (:data:`binlake.lake.session.LONG_RUN_JIT`), Delta's jars
+    on its class path (:func:`binlake.lake.session.driver_jars`). These only serve a driver started on this
+    machine: the connection's master is ``local`` or a standalone cluster, in client mode (and the connection can
+    be read)."""
     from binlake.lake import class_archive
     from binlake.lake.session import SHORT_RUN_JIT, driver_jars, driver_java_options, project_delta_jars
 

@@ -2,7 +2,7 @@
 :mod:`binlake.lake.apply.silver_keys`) spread over partitions by (table, key), sorted by the exact binlog order
 inside each group and folded one group at a time by :mod:`binlake.pipeline.fold` (partial JSON diffs resolved
 against the key's current document); most keys fold in SQL instead (:mod:`binlake.lake.fold_sql`). The folded
-batch is staged once as Parquet, then counted in one Spark job (:class:`FoldCounts`)."""
+batch is staged once as Parquet and counted (:class:`FoldCounts`) while it is written."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from binlake.lake.fold_sql import (
     stats_counts,
 )
 from binlake.lake.silver import column_metas, data_columns
-from binlake.lake.table_names import in_tables
+from binlake.lake.table_names import in_tables, row_tag, table_tag
 from binlake.pipeline.fold import DELETE, Change, RowState, _Folder, compact_json
 from binlake.vocabulary import SEQ_COL
 
@@ -212,7 +212,7 @@ def fold_batch(
     """The folded batch (OUT_COLUMNS): key states, history versions, quarantine records, counters, computed once
     (:func:`staged` under ``scratch``: the SQL fold's per-key aggregate, then the whole fold when any key folds in
     Python; a fold all in SQL derives from the staged aggregate alone and is not written again), and its
-    :class:`FoldCounts` when a fold all in SQL observed them while staging (else None: :func:`count_folded`)."""
+    :class:`FoldCounts` as staging observed them (None when it could not: :func:`count_folded`)."""
     from pyspark.sql import functions as F
 
     records = change_records(batch, info, temporal_text)
@@ -248,7 +248,11 @@ def fold_batch(
             spark_ddl(OUT_COLUMNS),
         )
     )
-    return staged(spark, folded if in_sql is None else folded.unionByName(in_sql), scratch / "folded"), None
+    if in_sql is not None:
+        folded = folded.unionByName(in_sql)
+    counting = _StagedCounts.of(info)
+    out = staged(spark, folded if counting is None else counting.attach(folded), scratch / "folded")
+    return out, None if counting is None else counting.counts()
 
 
 CHANGES_PER_PARTITION = 500_000
@@ -332,6 +336,63 @@ class FoldCounts:
             else:
                 db, table, col = column
                 self.invalid_temporals.setdefault((db, table), Counter())[col] += n
+
+
+class _StagedCounts:
+    """What :func:`count_folded` counts of a folded batch, observed while it is staged (no Spark job reads it
+    again for them): per table of the batch, as metrics of the staging write (``Dataset.observe``)."""
+
+    MAX_TABLES = 64  # more tables, more metrics in one generated aggregate: count_folded then counts
+
+    def __init__(self, info: BatchInfo) -> None:
+        from pyspark.sql import functions as F
+
+        kind = F.col("kind")
+        changes = (kind == "state") & ~state_no_op(info)  # states that change silver
+        self.tables = list(info.tables)
+        self.metrics: list[Any] = [
+            F.count_if((kind != "stats") & ~in_tables(self.tables)),  # rows of no table of the batch
+            F.count_if(changes & deleted_state()),
+            F.collect_list(F.when(kind == "stats", F.col("record"))),
+        ]
+        for t in self.tables:
+            here = row_tag() == table_tag(*t)
+            self.metrics += [
+                F.count_if(here & (kind == "quarantine")),
+                F.count_if(here & (kind == "history")),
+                F.count_if(here & changes),
+                F.count_if(here & changes & F.col("values").contains(HEX_OBJECT)),
+            ]
+        self.observation: Any = None
+
+    @classmethod
+    def of(cls, info: BatchInfo) -> Optional["_StagedCounts"]:
+        return cls(info) if len(info.tables) <= cls.MAX_TABLES else None
+
+    def attach(self, folded: "DataFrame") -> "DataFrame":
+        from pyspark.sql import Observation
+
+        self.observation = Observation("binlake_folded")
+        return folded.observe(self.observation, *[m.alias(f"m{i}") for i, m in enumerate(self.metrics)])
+
+    def counts(self) -> Optional[FoldCounts]:
+        """The counts, once the staging write ran; None when a row named a table the batch does not hold."""
+        got = self.observation.get
+        values = [got[f"m{i}"] for i in range(len(self.metrics))]
+        if values[0]:
+            return None
+        counts = FoldCounts(deleted=values[1])
+        for record in values[2]:
+            counts.add_stats(record)
+        for i, t in enumerate(self.tables):
+            quarantine, history, effective, odd = values[3 + 4 * i : 7 + 4 * i]
+            for counter, n in ((counts.quarantine, quarantine), (counts.history, history)):
+                if n:
+                    counter[t] += n
+            if effective:
+                counts.effective[t] += effective
+                counts.odd[t] += odd
+        return counts
 
 
 def count_folded(folded: "DataFrame", info: BatchInfo) -> FoldCounts:
