@@ -101,7 +101,9 @@ def test_a_short_run_keeps_the_jdks_code_cache() -> None:
 
 def test_a_long_run_compiles_only_the_hottest_code_with_c2() -> None:
     """The JDK takes LONG_RUN_JIT's flags (a JVM refuses to start on one it does not know) at their values."""
-    out = subprocess.run(["java", *LONG_RUN_JIT.split(), "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True)
+    out = subprocess.run(
+        ["java", *LONG_RUN_JIT.split(), "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     final = {m.group(1): int(m.group(2)) for m in re.finditer(r"(\w+)\s*=\s*(\d+)", out.stdout)}
     assert final["Tier4InvocationThreshold"] == 50000 and final["Tier4BackEdgeThreshold"] == 400000
