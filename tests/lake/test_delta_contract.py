@@ -315,3 +315,23 @@ def test_count_says_what_delete_would_delete(engine, spark, table_path):
     assert engine.count(str(table_path) + "-absent") == 0
     assert engine.delete(table_path, {}, ("id", 1)) == 1
     assert engine.count(table_path, {}, ("id", 2)) == 1 and engine.count(table_path) == 2
+
+
+def test_warming_readies_the_first_commit_once_and_leaves_nothing(engine, spark, tmp_path):
+    """The spark engine's warming commits a throwaway table under its folder while the body runs (a JVM's first
+    delta-spark commit loads and compiles its code), once per engine; neither engine leaves anything there."""
+    import threading
+    import time
+
+    fresh = type(engine)(spark) if engine.name == "spark" else engine  # not yet warmed by another test
+    folder = tmp_path / "staging" / "warming"
+    log = folder / "table" / "_delta_log" / f"{0:020d}.json"
+    with fresh.warming(folder):
+        deadline = time.monotonic() + 120
+        while engine.name == "spark" and not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert log.exists() == (engine.name == "spark")
+    assert not folder.exists()
+    with fresh.warming(tmp_path / "again"):  # once: no second thread
+        assert not any(t.name == "binlake-delta-warming" for t in threading.enumerate())
+    assert not (tmp_path / "again").exists()

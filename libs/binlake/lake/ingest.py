@@ -245,12 +245,13 @@ def append_bronze(
     stretch raises :class:`DecodeFailed` (its reason names the file, the offset and what was expected) and
     nothing is committed."""
     from binlake.lake.crash import crash_point
-    from binlake.lake.owned import LINK_ADVICE, OutsideLakeError, link_problem
+    from binlake.lake.owned import LINK_ADVICE, OutsideLakeError, link_problem, scratch_folder
 
     problem = link_problem(lake.root, lake.bronze)
     if problem is not None:  # the executors write bronze's files themselves: never through a link
         raise OutsideLakeError(f"{problem}; {LINK_ADVICE}")
-    written = write_bronze(spark, lake.bronze, tasks, opts.tables, applied_gtids, run_id, registry)
+    with engine.warming(scratch_folder(lake.staging, f"warming-{run_id}-{os.getpid()}")):
+        written = write_bronze(spark, lake.bronze, tasks, opts.tables, applied_gtids, run_id, registry)
     error = written.first_error() if opts.on_decode_error == "fail" else None
     if error is not None:
         written.remove(lake.bronze)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, get_args
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence, get_args
 
 from binlake.lake.crash import COMMIT_POINT, crash_point
 from binlake.lake.delta.plan import MergeResult, MergeSpec, schema_changes
@@ -303,6 +305,12 @@ class DeltaEngine(ABC):
         self._rewrite(table_path, list(columns))
         crash_point(COMMIT_POINT)
         return self.version(table_path)
+
+    @contextmanager
+    def warming(self, folder: Path) -> Iterator[None]:
+        """While the body runs, the engine readies its first commit, working under ``folder`` (removed after):
+        nothing by default."""
+        yield
 
     def forget(self, table_path: str) -> None:  # noqa: B027  (a hook: most engines cache nothing)
         """Drop what the engine caches about the table at ``table_path`` (its folder was moved or removed)."""

@@ -7,9 +7,13 @@ Only the primitives live here; the write flows are engine.DeltaEngine's, shared 
 from __future__ import annotations
 
 import json
+import shutil
+import threading
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 from binlake.lake.crash import COMMIT_POINT, crash_point
 from binlake.lake.delta.engine import DeltaEngine, RewriteColumn
@@ -57,6 +61,32 @@ class SparkEngine(DeltaEngine):
 
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
+        self._warmed = False
+
+    @contextmanager
+    def warming(self, folder: Path) -> Iterator[None]:
+        """While the body runs (the executors' work: the driver waits), a driver thread commits a new empty table
+        under ``folder``, once per engine. The first delta-spark commit of a JVM loads and compiles its code: a
+        small day's bronze commit took 1.1 s, 0.25 s after this (the small day 0.2-0.5 s quicker, alternated)."""
+        if self._warmed:
+            yield
+            return
+        self._warmed = True
+
+        def commit() -> None:
+            field = {"name": "id", "type": "long", "nullable": True, "metadata": {}}
+            try:
+                self._commit_files(str(folder / "table"), [], {"type": "struct", "fields": [field]}, None)
+            except Exception:  # noqa: BLE001 - only a warm-up: the real commit reports its own errors
+                pass
+
+        thread = threading.Thread(target=commit, name="binlake-delta-warming", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            thread.join()
+            shutil.rmtree(folder, ignore_errors=True)
 
     def exists(self, table_path: str) -> bool:
         from deltalake import DeltaTable as RustTable
