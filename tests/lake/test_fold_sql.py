@@ -505,3 +505,41 @@ def test_a_deleted_keys_state_is_its_primary_key_as_the_before_image_holds_it(sp
     python_typed = table_frame(folded, "state", one, cols, True)
     assert sorted(map(tuple, sql.collect())) == sorted(map(tuple, python_typed.collect()))
     assert sorted(int(r["id"]) for r in sql.collect()) == [0, 7, 18446744073709551615]
+
+
+def test_staged_counts_equal_the_count_job_and_give_way_to_it_for_a_stranger(spark, tmp_path):
+    """A folded batch's counts observed while it is staged (quarantine records, history versions, changing states,
+    undecoded text, tombstones, the stats rows' counters) equal ``count_folded``'s; a row of a table outside the
+    batch makes them None, so that the count job counts instead."""
+    from binlake.lake.apply.fold import OUT_COLUMNS, _StagedCounts, count_folded
+    from binlake.lake.apply.scan import BatchInfo, TableInfo
+
+    t, u = ("d", "t"), ("d", "u")
+    info = BatchInfo(tables={t: TableInfo(pk=["id"]), u: TableInfo(pk=["id"])})
+    rows = [
+        ("state", *t, "[1]", '{"id":1}', 10, "update", 1, 1, None, None),
+        ("state", *t, "[2]", '{"id":2,"n":{"hex":"ff"}}', 11, "insert", 1, 0, None, None),
+        ("state", *t, "[3]", '{"id":3}', 12, "delete", 0, 1, None, None),  # a tombstone
+        ("state", *u, "[4]", '{"id":4}', 13, "delete", 0, 0, None, None),  # a no-op
+        ("history", *u, "[5]", '{"id":5}', 14, "update", 1, None, 5, None),
+        ("quarantine", *u, None, None, 15, None, None, None, None, '{"reason":"x"}'),
+        ("stats", None, None, None, None, None, None, None, None, None, '{"insert":1,"update":2,"delete":2}'),
+        ("stats", None, None, None, None, None, None, None, None, None, '{"update":1}'),
+    ]
+    schema = ", ".join(f"`{n}` {k}" for n, k in OUT_COLUMNS)
+
+    def staged_counts(rows):
+        counting = _StagedCounts.of(info)
+        counting.attach(spark.createDataFrame(rows, schema)).write.parquet(str(tmp_path / f"s{len(rows)}"))
+        return counting.counts()
+
+    counts = staged_counts(rows)
+    assert counts == count_folded(spark.createDataFrame(rows, schema), info)
+    assert counts.effective == {t: 3} and counts.odd == {t: 1} and counts.deleted == 1
+    assert (
+        counts.history == {u: 1}
+        and counts.quarantine == {u: 1}
+        and counts.ops == {"insert": 1, "update": 3, "delete": 2}
+    )
+    stranger = ("quarantine", "d", "v", None, None, 16, None, None, None, None, '{"reason":"y"}')
+    assert staged_counts([*rows, stranger]) is None
