@@ -62,14 +62,17 @@ def test_stale_staging_folders_older_than_the_retention_are_deleted(tmp_path) ->
     staging = tmp_path / "_staging"
     old_fold, new_fold = staging / "fold-run1-42", staging / "fold-run2-43"
     old_merge = staging / "binlake-staging" / "abc"
-    for folder in (old_fold, new_fold, old_merge):
+    old_warming = staging / "warming-run1-99"  # a killed run's (DeltaEngine.warming)
+    for folder in (old_fold, new_fold, old_merge, old_warming):
         folder.mkdir(parents=True)
         (folder / "part-0.parquet").write_bytes(b"x")
     week_ago = time.time() - 8 * 86400
-    for path in (old_fold, old_fold / "part-0.parquet", old_merge, old_merge / "part-0.parquet"):
-        os.utime(path, (week_ago, week_ago))
-    assert stale_staging(str(staging), SAFE_RETENTION_HOURS, dry_run=True) == sorted([str(old_fold), str(old_merge)])
+    for folder in (old_fold, old_merge, old_warming):
+        for path in (folder, folder / "part-0.parquet"):
+            os.utime(path, (week_ago, week_ago))
+    old = sorted([str(old_fold), str(old_merge), str(old_warming)])
+    assert stale_staging(str(staging), SAFE_RETENTION_HOURS, dry_run=True) == old
     assert old_fold.exists() and old_merge.exists()  # a dry run deletes nothing
-    assert stale_staging(str(staging), SAFE_RETENTION_HOURS) == sorted([str(old_fold), str(old_merge)])
-    assert not old_fold.exists() and not old_merge.exists() and new_fold.exists()
+    assert stale_staging(str(staging), SAFE_RETENTION_HOURS) == old
+    assert not old_fold.exists() and not old_merge.exists() and not old_warming.exists() and new_fold.exists()
     assert stale_staging(str(tmp_path / "absent"), SAFE_RETENTION_HOURS) == []

@@ -166,9 +166,9 @@ def stale_staging(
     now: float | None = None,
     skipped: list[dict[str, str]] | None = None,
 ) -> list[str]:
-    """The scratch folders under ``staging_root`` (a fold's Parquet, the embedded engine's MERGE sources) not
-    modified for ``older_than_hours``: deleted unless ``dry_run``; their paths. Nothing is deleted through a
-    symbolic link: ``staging_root`` or its ``binlake-staging`` that is one, or resolves outside the lake (the
+    """The scratch folders under ``staging_root`` (a fold's Parquet, the embedded engine's MERGE sources, the
+    spark engine's warming table left by a killed run) not modified for ``older_than_hours``: deleted unless
+    ``dry_run``; their paths. Nothing is deleted through a symbolic link: ``staging_root`` or its ``binlake-staging`` that is one, or resolves outside the lake (the
     parent of ``staging_root``), and scratch folders that are links, are left alone and added to ``skipped``."""
     cutoff = (time.time() if now is None else now) - older_than_hours * 3600
     root = Path(staging_root)
@@ -178,7 +178,7 @@ def stale_staging(
         refused.append({"path": str(root), "reason": f"{problem}; {LINK_ADVICE}"})
         return []
     merges = root / "binlake-staging"
-    candidates = list(root.glob("fold-*"))
+    candidates = [*root.glob("fold-*"), *root.glob("warming-*")]
     if merges.is_symlink():
         refused.append({"path": str(merges), "reason": f"{link_problem(root, merges)}; {LINK_ADVICE}"})
     else:
