@@ -168,8 +168,9 @@ def stale_staging(
 ) -> list[str]:
     """The scratch folders under ``staging_root`` (a fold's Parquet, the embedded engine's MERGE sources, the
     spark engine's warming table left by a killed run) not modified for ``older_than_hours``: deleted unless
-    ``dry_run``; their paths. Nothing is deleted through a symbolic link: ``staging_root`` or its ``binlake-staging`` that is one, or resolves outside the lake (the
-    parent of ``staging_root``), and scratch folders that are links, are left alone and added to ``skipped``."""
+    ``dry_run``; their paths. Nothing is deleted through a symbolic link: ``staging_root`` or its
+    ``binlake-staging`` that is one, or resolves outside the lake (the parent of ``staging_root``), and scratch
+    folders that are links, are left alone and added to ``skipped``."""
     cutoff = (time.time() if now is None else now) - older_than_hours * 3600
     root = Path(staging_root)
     refused = skipped if skipped is not None else []
