@@ -328,9 +328,9 @@ STATES = [
 
 def test_typed_states_in_sql_equal_the_python_conversion(spark):
     """The silver MERGE source of a primary-key table from SQL (``table_frame`` with the columns' bronze
-    descriptions) holds exactly the rows of the Python conversion: integers, BIGINT UNSIGNED, decimals, text
-    with quotes and accents, BIGINT's and TINYINT's bounds (integers read from the JSON as ``bigint``), text kept as ``{"hex"}`` (converted by Python), zero and invalid dates, missing
-    columns, NULLs."""
+    descriptions) holds exactly the rows of the Python conversion: integers (BIGINT's and TINYINT's bounds
+    among them, read from the JSON as ``bigint``), BIGINT UNSIGNED, decimals, text with quotes and accents, text
+    kept as ``{"hex"}`` (converted by Python), zero and invalid dates, missing columns, NULLs."""
     from binlake.lake.apply.fold import OUT_COLUMNS
     from binlake.lake.apply.write import table_frame
     from binlake.lake.silver import data_columns
