@@ -418,8 +418,9 @@ def test_states_holding_undecoded_text_are_counted_and_typed_in_python(spark):
 def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
     """A fold all in SQL counts while its per-key aggregate is staged: deletes of rows silver holds (tombstones)
     and of keys it never held (no-ops), states holding undecoded text, zero dates of two tables, changes by op.
-    The counts equal ``count_folded``'s over the folded rows; a key left to Python (a MINIMAL after image) leaves
-    the counting to ``count_folded``."""
+    The counts equal ``count_folded``'s over the folded rows, and no Spark job but the staging write's runs (the
+    keys left to Python are observed too); a key left to Python (a MINIMAL after image) leaves the counting to
+    ``count_folded``."""
     from binlake.lake.apply.fold import FoldCounts, count_folded
     from binlake.lake.apply.records import RECORD_COLUMNS
     from binlake.lake.apply.scan import BatchInfo, TableInfo
@@ -445,12 +446,21 @@ def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
     info = BatchInfo(tables={t: TableInfo(pk=["id"]), u: TableInfo(pk=["id"])})
     stages = itertools.count()
 
+    tracker, staging_jobs = spark.sparkContext.statusTracker(), set()
+
     def stage(df):
         folder = str(tmp_path / f"stage-{next(stages)}")
+        before = set(tracker.getJobIdsForGroup("fold"))
         df.write.parquet(folder)
+        staging_jobs.update(set(tracker.getJobIdsForGroup("fold")) - before)
         return spark.read.schema(df.schema).parquet(folder)
 
-    python, in_sql, observed = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, 2, True)
+    spark.sparkContext.setJobGroup("fold", "the SQL fold")
+    try:
+        python, in_sql, observed = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, 2, True)
+        assert set(tracker.getJobIdsForGroup("fold")) == staging_jobs != set()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert python is None and observed is not None
     counts = FoldCounts.observed(observed.counts())
     assert counts == count_folded(in_sql, info)

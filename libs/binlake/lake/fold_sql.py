@@ -150,11 +150,12 @@ def split_fold(
 ) -> tuple[Optional["DataFrame"], Optional["DataFrame"], Optional["_FoldObservation"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
     counters included as one ``stats`` row, the fold's counts observed while staging when it is all here);
-    ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key
-    aggregate (the apply job writes it to its scratch folder and reads it back): the key states, the
-    counters and the keys left to Python all derive from it, and when no key is left to Python the change
-    records are not joined to it at all. With ``every_table`` (the records hold no other table) and no key left
-    to Python, the Python fold's records are None: the folded rows then derive from the staged aggregate alone."""
+    ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key aggregate (the apply job writes it to
+    its scratch folder and reads it back): the key states, the counters and the keys left to Python all derive
+    from it (whether any key is left, observed while staging along with the counts, else counted by a job), and
+    when no key is left to Python the change records are not joined to it at all. With ``every_table`` (the
+    records hold no other table) and no key left to Python, the Python fold's records are None: the folded rows
+    then derive from the staged aggregate alone."""
     from pyspark.sql import functions as F
 
     if not tables:
@@ -215,7 +216,7 @@ def split_fold(
     g = stage(g if observed is None else observed.attach(g))
     left = g.filter(~F.col("ok")).select(*keys)
     python = None if every_table else records.filter(~mine)
-    if left.limit(1).count():
+    if observed.left() if observed is not None else left.limit(1).count():
         joined = sq.join(left, keys, "left_semi")
         python = joined if python is None else python.unionByName(joined)
         observed = None  # the fold's counts come from the Python fold's rows too
@@ -312,7 +313,7 @@ class _FoldObservation:
         changes = ok & ~(~live & F.col("live_seq").isNull())  # states that change silver
         tag = row_tag()
         self.tables = list(tables)
-        self.metrics: list[Any] = [F.count_if(changes & ~live)]  # deleted
+        self.metrics: list[Any] = [F.count_if(~ok), F.count_if(changes & ~live)]  # left to Python, deleted
         for db, t in self.tables:
             here = changes & (tag == table_tag(db, t))
             self.metrics += [F.count_if(here), F.count_if(here & values.contains(HEX_OBJECT))]
@@ -326,11 +327,18 @@ class _FoldObservation:
         self.observation = Observation("binlake_fold")
         return g.observe(self.observation, *[m.alias(f"m{i}") for i, m in enumerate(self.metrics)])
 
+    def _values(self) -> list[int]:
+        got = self.observation.get
+        return [got[f"m{i}"] or 0 for i in range(len(self.metrics))]
+
+    def left(self) -> int:
+        """The keys the staged aggregate leaves to the Python fold (its count job's, without the job)."""
+        return self._values()[0]
+
     def counts(self) -> dict[str, Any]:
         """``deleted``, ``effective`` and ``odd`` (table -> states), ``stats`` (counter -> n, zeros left out), as
         the staging write observed them."""
-        got = self.observation.get
-        values = [got[f"m{i}"] or 0 for i in range(len(self.metrics))]
+        values = self._values()[1:]
         n = len(self.tables)
         per_table = values[1 : 1 + 2 * n]
         return {
