@@ -74,7 +74,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     """A source's plan gives its spark-submits the class archive (an empty SPARK_CONF_DIR, the venv's defaults as
     --properties-file) when the driver starts on this machine, and C1 only when the source has few new bytes."""
     from binlake.lake import class_archive
-    from binlake.lake.session import DRIVER_GC, LONG_RUN_JIT, SHORT_RUN_JIT, project_delta_jars
+    from binlake.lake.session import DRIVER_GC, DRIVER_METASPACE, LONG_RUN_JIT, SHORT_RUN_JIT, project_delta_jars
 
     if not class_archive.is_current():
         pytest.fail("scripts/setup.sh writes the class archive (python -m binlake.cli.class_archive_cmd)")
@@ -89,7 +89,8 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     assert (ahead.report, ahead.new_bytes) == (None, landed)  # a new lake: every landed byte is new
     plan = plan_source(s, "db1", start, start + dt.timedelta(days=1))  # a short run
     launch = class_archive.launch()
-    assert plan["spark_conf"]["spark.driver.defaultJavaOptions"] == f"{launch.java_options} {DRIVER_GC} {SHORT_RUN_JIT}"
+    short_run = f"{launch.java_options} {DRIVER_GC} {DRIVER_METASPACE} {SHORT_RUN_JIT}"
+    assert plan["spark_conf"]["spark.driver.defaultJavaOptions"] == short_run
     assert plan["spark_env"] == {"SPARK_CONF_DIR": launch.conf_dir} and plan["spark_properties"].endswith(
         "/conf/spark-defaults.conf"
     )
@@ -105,7 +106,7 @@ def test_spark_jobs_start_their_driver_as_binlake_run_does(tmp_path: Path, monke
     assert on_cluster["spark.driver.extraClassPath"] == os.pathsep.join(jars)
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(conn))
     refresh = plan_source(s, "db1", start, start + dt.timedelta(days=1), full_refresh=True)  # all of bronze
-    long_run = f"{launch.java_options} {DRIVER_GC} {LONG_RUN_JIT}"
+    long_run = f"{launch.java_options} {DRIVER_GC} {DRIVER_METASPACE} {LONG_RUN_JIT}"
     assert refresh["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
     assert plan_validate(s, start)["spark_conf"]["spark.driver.defaultJavaOptions"] == long_run
     monkeypatch.setattr(idle, "SHORT_RUN_BYTES", landed - 1)

@@ -15,7 +15,14 @@ import pytest
 
 from binlake.lake import class_archive
 from binlake.lake.idle import SHORT_RUN_BYTES, LookAhead, is_short_run
-from binlake.lake.session import DRIVER_GC, LONG_RUN_JIT, SHORT_RUN_JIT, driver_jars, project_delta_jars
+from binlake.lake.session import (
+    DRIVER_GC,
+    DRIVER_METASPACE,
+    LONG_RUN_JIT,
+    SHORT_RUN_JIT,
+    driver_jars,
+    project_delta_jars,
+)
 
 SCRIPT = """\
 import subprocess, sys
@@ -67,6 +74,7 @@ def test_a_session_maps_the_archive_setup_wrote(tmp_path: Path) -> None:
     assert "-XX:SharedArchiveFile=" in args and SHORT_RUN_JIT in args
     assert "-XX:SharedArchiveFile=" not in plain_args and SHORT_RUN_JIT not in plain_args
     assert LONG_RUN_JIT in plain_args and LONG_RUN_JIT not in args
+    assert DRIVER_METASPACE in args and DRIVER_METASPACE in plain_args
     # the JDK's own base archive is mapped either way; Spark's and Delta's classes come on top (about 190 MB)
     assert mapped > plain_mapped + (50 << 20), (mapped, plain_mapped)
     assert DRIVER_GC in args and set(gc.split(",")) == {"PS Scavenge", "PS MarkSweep"}, gc  # the throughput collector
@@ -108,6 +116,16 @@ def test_a_long_run_compiles_only_the_hottest_code_with_c2() -> None:
     final = {m.group(1): int(m.group(2)) for m in re.finditer(r"(\w+)\s*=\s*(\d+)", out.stdout)}
     assert final["Tier4InvocationThreshold"] == 50000 and final["Tier4BackEdgeThreshold"] == 400000
     assert final["FreqInlineSize"] == 150 and final["TieredStopAtLevel"] == 4  # C2 still compiles
+
+
+def test_the_first_class_unloading_collection_waits_for_128_mb_of_metaspace() -> None:
+    """The JDK takes DRIVER_METASPACE at its value: no full collection for metaspace before 128 MB (the JDK's
+    own threshold, about 21 MB, is passed within seconds of a run)."""
+    out = subprocess.run(
+        ["java", *DRIVER_METASPACE.split(), "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert int(re.search(r"\bMetaspaceSize\s*=\s*(\d+)", out.stdout).group(1)) == 128 << 20
 
 
 def _fake_checkout(root: Path) -> Path:
