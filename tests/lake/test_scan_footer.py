@@ -80,6 +80,24 @@ def test_a_files_footer_scan_is_the_scan_of_its_rows(tmp_path, monkeypatch, row_
     assert flags == dict.fromkeys(truth.tables, (True, True))  # (no facts given: the images were not checked)
 
 
+def test_scan_rows_keep_images_only_of_key_changes_and_no_buffer_without_one(tmp_path) -> None:
+    """A scan row keeps the after image of a key-changing update only; a batch without one gets an after column
+    of NULLs with no data buffer (the footer scan concatenates its batches: an all-NULL column as large as the
+    images was most of its time)."""
+    from binlake.lake.apply.scan import key_changes
+
+    rows = bronze(tmp_path, "full")
+    table = to_arrow(BRONZE_COLUMNS_TYPES, [tuple(r[c] for c in BRONZE_COLUMNS) for r in rows])
+    batch = table.combine_chunks().to_batches()[0]
+    changed = [bool(v) for v in key_changes(batch).fill_null(False).to_pylist()]
+    assert any(changed) and not all(changed)
+    kept = scan_rows(batch).column("after").to_pylist()
+    assert kept == [a if c else None for a, c in zip(batch.column("after").to_pylist(), changed)]
+    plain = batch.filter(pa.array([not c for c in changed]))
+    after = scan_rows(plain).column("after")
+    assert after.null_count == len(plain) and after.nbytes <= 8 * (len(plain) + 1)
+
+
 def test_no_footer_scan_for_rows_of_several_sources_or_none() -> None:
     assert FooterScan().metadata() == {}
     scan = FooterScan()

@@ -51,9 +51,21 @@ def scan_rows(batch: "pa.RecordBatch") -> "pa.RecordBatch":
     columns = {c: batch.column(c) for c in SCAN_COLUMNS}
     kc = pc.fill_null(key_changes(batch), False)
     error = pc.fill_null(pc.equal(columns["op"], "error"), False)
-    columns["after"] = pc.if_else(kc, columns["after"], pa.scalar(None, pa.string()))
-    columns["raw"] = pc.if_else(error, columns["raw"], pa.scalar(None, pa.binary()))
+    columns["after"] = _where(kc, columns["after"])
+    columns["raw"] = _where(error, columns["raw"])
     return pa.RecordBatch.from_pydict(columns)
+
+
+def _where(mask: "pa.Array", values: "pa.Array") -> "pa.Array":
+    """``values`` where ``mask``, else NULL; all NULL without a data buffer when ``mask`` holds no true (pyarrow's
+    ``if_else`` keeps a buffer as large as the input's, which the scan's ``concat_batches`` then copied: most
+    of the footer scan's time)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pc.any(mask).as_py():
+        return pa.nulls(len(values), values.type)
+    return pc.if_else(mask, values, pa.scalar(None, values.type))
 
 
 class FooterScan:
