@@ -460,7 +460,7 @@ def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
         python, in_sql, observed = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, 2, True)
         assert set(tracker.getJobIdsForGroup("fold")) == staging_jobs != set()
     finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        spark.sparkContext._jsc.clearJobGroup()
     assert python is None and observed is not None
     counts = FoldCounts.observed(observed.counts())
     assert counts == count_folded(in_sql, info)
