@@ -415,12 +415,12 @@ def test_states_holding_undecoded_text_are_counted_and_typed_in_python(spark):
         assert ("MapInArrow" in plan) == (hex_state in states), plan
 
 
-def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
+def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path, monkeypatch):
     """A fold all in SQL counts while its per-key aggregate is staged: deletes of rows silver holds (tombstones)
     and of keys it never held (no-ops), states holding undecoded text, zero dates of two tables, changes by op.
     The counts equal ``count_folded``'s over the folded rows, and no Spark job but the staging write's runs (the
-    keys left to Python are observed too); a key left to Python (a MINIMAL after image) leaves the counting to
-    ``count_folded``."""
+    keys left to Python are observed too); a key left to Python (a MINIMAL after image), or more tables than
+    ``MAX_OBSERVED_TABLES``, leaves the counting to ``count_folded``."""
     from binlake.lake.apply.fold import FoldCounts, count_folded
     from binlake.lake.apply.records import RECORD_COLUMNS
     from binlake.lake.apply.scan import BatchInfo, TableInfo
@@ -467,6 +467,11 @@ def test_counts_observed_while_staging_equal_the_count_job(spark, tmp_path):
     assert counts.deleted == 1 and counts.effective == {t: 3, u: 2} and counts.odd == {t: 1, u: 0}
     assert counts.ops == {"insert": 4, "update": 2, "delete": 2}
     assert counts.invalid_temporals == {t: {"at": 2}, u: {"at": 1}}  # t: a zero date, an object
+
+    monkeypatch.setattr(fold_sql, "MAX_OBSERVED_TABLES", 1)
+    python, many, observed = fold_sql.split_fold(spark.createDataFrame(rows, schema), tables, stage, 2, True)
+    assert python is None and observed is None and count_folded(many, info) == counts
+    monkeypatch.undo()
 
     minimal = rec(t, "[5]", False, 18, "update", '{"id":5}', '{"id":5,"at":"2024-01-05"}')
     python, _, observed = fold_sql.split_fold(spark.createDataFrame([*rows, minimal], schema), tables, stage, 2, True)

@@ -59,6 +59,9 @@ class SqlTable(NamedTuple):
 
 SqlTables = dict[tuple[str, str], SqlTable]
 
+MAX_OBSERVED_TABLES = 64  # a fold's counts observed for more tables (more metrics in one generated aggregate):
+# count_folded counts them instead
+
 MIN_CHANGES = 250_000
 MIN_CHANGES_VAR = "BINLAKE_SQL_FOLD_MIN_CHANGES"
 
@@ -149,7 +152,8 @@ def split_fold(
     every_table: bool = False,
 ) -> tuple[Optional["DataFrame"], Optional["DataFrame"], Optional["_FoldObservation"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
-    counters included as one ``stats`` row, the fold's counts observed while staging when it is all here);
+    counters included as one ``stats`` row, the fold's counts observed while staging when it is all here, of at
+    most :data:`MAX_OBSERVED_TABLES` tables);
     ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key aggregate (the apply job writes it to
     its scratch folder and reads it back): the key states, the counters and the keys left to Python all derive
     from it (whether any key is left, observed while staging along with the counts, else counted by a job), and
@@ -212,7 +216,7 @@ def split_fold(
     g = g.withColumn("ok", ok)
     live = last_op != DELETE
     values = F.when(live, F.col("last.after")).otherwise(_key_values(tables))
-    observed = _FoldObservation(tables, live, values) if every_table else None
+    observed = _FoldObservation(tables, live, values) if every_table and len(tables) <= MAX_OBSERVED_TABLES else None
     g = stage(g if observed is None else observed.attach(g))
     left = g.filter(~F.col("ok")).select(*keys)
     python = None if every_table else records.filter(~mine)

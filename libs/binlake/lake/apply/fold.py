@@ -27,6 +27,7 @@ from binlake.lake.apply.silver_keys import base_records
 from binlake.lake.arrow import spark_ddl
 from binlake.lake.fold_sql import (
     HEX_OBJECT,
+    MAX_OBSERVED_TABLES,
     OUT_COLUMNS,
     TEMPORAL_KINDS,
     invalid_temporal_column,
@@ -342,8 +343,6 @@ class _StagedCounts:
     """What :func:`count_folded` counts of a folded batch, observed while it is staged (no Spark job reads it
     again for them): per table of the batch, as metrics of the staging write (``Dataset.observe``)."""
 
-    MAX_TABLES = 64  # more tables, more metrics in one generated aggregate: count_folded then counts
-
     def __init__(self, info: BatchInfo) -> None:
         from pyspark.sql import functions as F
 
@@ -367,7 +366,7 @@ class _StagedCounts:
 
     @classmethod
     def of(cls, info: BatchInfo) -> Optional["_StagedCounts"]:
-        return cls(info) if len(info.tables) <= cls.MAX_TABLES else None
+        return cls(info) if len(info.tables) <= MAX_OBSERVED_TABLES else None
 
     def attach(self, folded: "DataFrame") -> "DataFrame":
         from pyspark.sql import Observation
