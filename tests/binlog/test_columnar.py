@@ -895,3 +895,18 @@ def test_transactions_of_every_boundary_kind(monkeypatch, tmp_path) -> None:
     path = tmp_path / "trx.bin"
     path.write_bytes(data)
     assert_same_rows(monkeypatch, path)
+
+
+@pytest.mark.skipif(not native.available(), reason="the native decoder core is not built")
+def test_a_typed_error_does_not_keep_the_native_reader() -> None:
+    """The native reader (``Batches``, bound to its thread) is freed when its batches end in an error: the error's
+    traceback, which a caller may keep until a cyclic collection on another thread, holds none of it."""
+    ok_row = build.image([False, False], (1).to_bytes(4, "little"), (2).to_bytes(4, "little") + b"\x04\x00")
+    data = build.binlog(json_table(), build.rows_event(30, 8, 2, ok_row))  # table id 8 has no TABLE_MAP
+    with pytest.raises(UnknownTableError) as raised:
+        list(iter_table_batches(data, engine="native"))
+    tb, held = raised.value.__traceback__, []
+    while tb is not None:
+        held += [type(v).__name__ for v in tb.tb_frame.f_locals.values() if type(v).__name__ == "Batches"]
+        tb = tb.tb_next
+    assert held == []

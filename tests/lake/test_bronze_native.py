@@ -501,3 +501,30 @@ def test_a_landing_file_swapped_for_a_link_after_the_plan_is_read_by_neither_wri
     for read in (lambda: python_rows(task, TransactionFilter), lambda: native_rows(task, TransactionFilter)):
         with pytest.raises(LandingFileError, match=r"binlog\.000001: can not be read as the regular file"):
             read()
+
+
+def test_a_chunk_with_bad_bytes_frees_its_reader_on_the_thread_that_read_it(tmp_path) -> None:
+    """The native reader of a chunk (``BronzeRows``, bound to its thread) is freed when the chunk's batches are
+    read, also when bad bytes were caught on the way: the caught error's traceback held the generator's frame, and a
+    cyclic collection on another thread (a MERGE thread, a test's fake server) could not free it there ("is
+    unsendable, but is being dropped on another thread") and printed that on stderr."""
+    import gc
+    import sys
+    import threading
+
+    good = (query("BEGIN"), json_table(), build.rows_event(30, 7, 2, row_of(1, 1)), XID)
+    path = written(tmp_path, build.binlog(*good, query("BEGIN"), build.rows_event(30, 8, 2, row_of(2, 2)), XID))
+    unraisable: list[str] = []
+    hook, sys.unraisablehook = sys.unraisablehook, lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}")
+    gc.collect()
+    gc.disable()
+    try:
+        rows = native_rows(ChunkTask(str(path), identify("s", path), 4, None), TransactionFilter)
+        assert [r["op"] for r in rows][-2:] == ["error", "file_end"]
+        collector = threading.Thread(target=gc.collect)
+        collector.start()
+        collector.join()
+    finally:
+        gc.enable()
+        sys.unraisablehook = hook
+    assert unraisable == []

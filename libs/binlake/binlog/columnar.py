@@ -169,23 +169,28 @@ class ArrowCapsules:
 
 
 def _native_batches(reader: Any, name: str, provider: Optional[SchemaProvider]) -> Iterator[TableBatch]:
-    """The native core's ready batches (``binlake_native.Batches``) as TableBatch values."""
-    while True:
-        ready = reader.next_batches()
-        if ready is None:
-            return
-        for db, table, columns, pk, capsules in ready:
-            cols = tuple((surrogate_str(n), *rest) for n, *rest in columns)
-            db, table = surrogate_str(db), surrogate_str(table)
-            pk = pk or _provider_key(provider, db, table, [c[1] for c in cols])
-            yield TableBatch(
-                name,
-                db,
-                table,
-                cols,
-                tuple(cols[i][0] for i in pk) if pk else None,
-                pa.record_batch(ArrowCapsules(capsules)),
-            )
+    """The native core's ready batches (``binlake_native.Batches``) as TableBatch values. The reader is freed when
+    they end, by error too, on this thread (it is bound to it): a traceback keeps this frame, and a cyclic
+    collection on another thread could not free it there."""
+    try:
+        while True:
+            ready = reader.next_batches()
+            if ready is None:
+                return
+            for db, table, columns, pk, capsules in ready:
+                cols = tuple((surrogate_str(n), *rest) for n, *rest in columns)
+                db, table = surrogate_str(db), surrogate_str(table)
+                pk = pk or _provider_key(provider, db, table, [c[1] for c in cols])
+                yield TableBatch(
+                    name,
+                    db,
+                    table,
+                    cols,
+                    tuple(cols[i][0] for i in pk) if pk else None,
+                    pa.record_batch(ArrowCapsules(capsules)),
+                )
+    finally:
+        del reader
 
 
 def _provider_key(provider: Optional[SchemaProvider], db: str, table: str, types: list[int]) -> tuple[int, ...]:

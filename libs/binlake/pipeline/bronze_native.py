@@ -161,15 +161,20 @@ def iter_native_batches(
     )
     error: Optional[BinlogError | JsonError] = None
     try:
-        while (capsules := reader.next_batch()) is not None:
-            batch = pa.record_batch(ArrowCapsules(capsules))
-            yield batch if batch.schema == schema else pa.RecordBatch.from_arrays(batch.columns, schema=schema)
-    except (BinlogError, JsonError) as exc:  # bad bytes: the stretch from here on is quarantined
-        error = exc
-    if facts is not None:
-        minimal, invalid_temporal = reader.image_facts()
-        facts.minimal, facts.invalid_temporal, facts.checked = frozenset(minimal), frozenset(invalid_temporal), True
-    transactions, end_pos, open_at_end, events, unknown, ops, incomplete = reader.counters()
+        try:
+            while (capsules := reader.next_batch()) is not None:
+                batch = pa.record_batch(ArrowCapsules(capsules))
+                yield batch if batch.schema == schema else pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+        except (BinlogError, JsonError) as exc:  # bad bytes: the stretch from here on is quarantined
+            error = exc
+        if facts is not None:
+            minimal, invalid_temporal = reader.image_facts()
+            facts.minimal, facts.invalid_temporal, facts.checked = frozenset(minimal), frozenset(invalid_temporal), True
+        transactions, end_pos, open_at_end, events, unknown, ops, incomplete = reader.counters()
+    finally:
+        # freed here, on the thread that made it (a BronzeRows is bound to it): an error's traceback keeps this
+        # frame, and a cyclic collection on another thread could not free the reader there
+        del reader
     counts = ChunkCounts(
         transactions,
         end_pos if transactions else task.start,
