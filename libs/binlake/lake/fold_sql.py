@@ -153,13 +153,12 @@ def split_fold(
 ) -> tuple[Optional["DataFrame"], Optional["DataFrame"], Optional["_FoldObservation"]]:
     """(the fold records the Python fold still takes, the folded rows (``OUT_COLUMNS``) of the keys folded here,
     counters included as one ``stats`` row, the fold's counts observed while staging when it is all here, of at
-    most :data:`MAX_OBSERVED_TABLES` tables);
-    ``tables`` from :func:`sql_tables`. ``stage`` materializes the per-key aggregate (the apply job writes it to
-    its scratch folder and reads it back): the key states, the counters and the keys left to Python all derive
-    from it (whether any key is left, observed while staging along with the counts, else counted by a job), and
-    when no key is left to Python the change records are not joined to it at all. With ``every_table`` (the
-    records hold no other table) and no key left to Python, the Python fold's records are None: the folded rows
-    then derive from the staged aggregate alone."""
+    most :data:`MAX_OBSERVED_TABLES` tables); ``tables`` from :func:`sql_tables`. ``stage`` materializes the
+    per-key aggregate (the apply job writes it to its scratch folder and reads it back): the key states, the
+    counters and the keys left to Python all derive from it (whether any key is left, observed while staging
+    along with the counts, else counted by a job), and when no key is left to Python the change records are not
+    joined to it at all. With ``every_table`` (the records hold no other table) and no key left to Python, the
+    Python fold's records are None: the folded rows then derive from the staged aggregate alone."""
     from pyspark.sql import functions as F
 
     if not tables:
