@@ -341,14 +341,13 @@ class _FoldObservation:
     def counts(self) -> dict[str, Any]:
         """``deleted``, ``effective`` and ``odd`` (table -> states), ``stats`` (counter -> n, zeros left out), as
         the staging write observed them."""
-        values = self._values()[1:]
+        _left, deleted, *rest = self._values()
         n = len(self.tables)
-        per_table = values[1 : 1 + 2 * n]
         return {
-            "deleted": values[0],
-            "effective": {t: per_table[2 * i] for i, t in enumerate(self.tables)},
-            "odd": {t: per_table[2 * i + 1] for i, t in enumerate(self.tables)},
-            "stats": {name: v for (name, _), v in zip(self.counters, values[1 + 2 * n :]) if v},
+            "deleted": deleted,
+            "effective": {t: rest[2 * i] for i, t in enumerate(self.tables)},
+            "odd": {t: rest[2 * i + 1] for i, t in enumerate(self.tables)},
+            "stats": {name: v for (name, _), v in zip(self.counters, rest[2 * n :]) if v},
         }
 
 
