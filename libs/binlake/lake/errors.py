@@ -32,6 +32,11 @@ class SparkJobFailed(LakeError):
     failed task); the message names the stage, the cause and what to change, and where the full trace is."""
 
 
+class SparkStartFailed(LakeError):
+    """Spark's driver did not start: its JVM exited at launch (a bad setting, no usable Java) or the SparkContext
+    refused a setting; the message gives the JVM's own reason and where its output is."""
+
+
 class BinlogGapError(LakeError):
     """A source's binlogs do not continue from what the lake holds: a file missing between two others, or a file
     that changed below the position already ingested. The source stops; a snapshot is the way forward."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Optional
 
 from binlake.errors import BinlakeError
-from binlake.lake.errors import SparkJobFailed
+from binlake.lake.errors import SparkJobFailed, SparkStartFailed
 
 if TYPE_CHECKING:
     from binlake.lake.layout import LakeLayout
@@ -43,6 +43,13 @@ _DIAGNOSES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 )
 
 
+# what a JVM that can not start prints around its reason (HotSpot's launcher, ``vm_exit_during_initialization``)
+_JVM_EXIT_LINES = (
+    "Error: Could not create the Java Virtual Machine.",
+    "Error: A fatal exception has occurred.",
+    "Error occurred during initialization of VM",
+)
+_REASON_WORDS = re.compile(r"error|exception|invalid|unrecogni[sz]ed|conflicting|not found|no such|could not|cannot")
 _JAVA_RAISED = re.compile(r"^:?\s*(java|org|scala|io)\.[\w.$]+(Error|Exception)\b")
 _RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b(: .*)?$")
 
@@ -74,6 +81,41 @@ def diagnose(text: str) -> tuple[str, str]:
     java = next((line.lstrip(": ") for line in lines if _JAVA_RAISED.match(line)), None)
     first = java or (lines[0] if lines else "no message")
     return f"a Spark job failed: {first[:300]}", ""
+
+
+def jvm_exit_reason(output: str) -> Optional[str]:
+    """The line of a JVM's launch output that says why it did not start (e.g. ``Invalid maximum heap size:
+    -Xmx3x``), not the launcher's lines around it; None when the output holds none."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    specific = [line for line in lines if not line.startswith(_JVM_EXIT_LINES)]
+    reasons = [line for line in specific if _REASON_WORDS.search(line.lower())]
+    chosen = reasons or specific
+    return chosen[-1] if chosen else None
+
+
+def start_failed(exc: BaseException, log_file: Optional[str]) -> SparkStartFailed:
+    """:class:`SparkStartFailed` for ``exc``, raised while a Spark session started: one line with the JVM's reason
+    (its launch output in ``log_file``, or the Java exception the SparkContext raised) and what to check. The
+    Python trace is appended to ``log_file``."""
+    text = f"{type(exc).__name__}: {exc}"
+    output = ""
+    if log_file:
+        try:
+            with open(log_file, "a+", encoding="utf-8", errors="replace") as f:
+                f.seek(0)
+                output = f.read()[-8192:]
+                f.write("\n" + "".join(traceback.format_exception(exc)))
+        except OSError:
+            log_file = None
+    java = next((line.strip().lstrip(": ") for line in text.splitlines() if _JAVA_RAISED.match(line.strip())), None)
+    if java is None and "JAVA_GATEWAY_EXITED" in text:
+        java = jvm_exit_reason(output) if log_file else "its JVM exited at launch (its output is above)"
+    reason = java or text.splitlines()[0]
+    return SparkStartFailed(
+        f"Spark did not start: {reason[:300]}. Check the Spark settings binlake was given (--driver-memory, --conf, "
+        "spark-defaults.conf) and that `java -version` shows Java 17 or 21"
+        + (f"; Spark's output and the trace: {log_file}" if log_file else "")
+    )
 
 
 def _binlake_error_names() -> set[str]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping
 
 from binlake.lake import class_archive
 from binlake.lake.delta.engine import DELTA_EXTENSION
+from binlake.lake.failures import is_spark_failure, start_failed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -126,7 +127,8 @@ def build_session(
 
     ``master`` defaults to ``local[2]``, except under ``spark-submit``, whose ``--master`` (e.g. the cluster of
     the ``spark_default`` connection) is kept. With ``log_file``, a JVM this call starts writes its output
-    (log4j's console, the JVM's own warnings, stack traces) to that file instead of the console.
+    (log4j's console, the JVM's own warnings, stack traces) to that file instead of the console. A session that
+    does not start raises :class:`~binlake.lake.errors.SparkStartFailed` (the JVM's reason, in one line).
     """
     utc_python()
     if master is None and not submitted_by_spark_submit():
@@ -171,8 +173,13 @@ def build_session(
     if tuned:
         user = conf.get("spark.driver.extraJavaOptions", "")
         builder = builder.config("spark.driver.defaultJavaOptions", driver_java_options(archive, short_run, user))
-    with jvm_output_to(log_file), _environment(archive.env if archive else {}):
-        session = builder.getOrCreate()
+    try:
+        with jvm_output_to(log_file), _environment(archive.env if archive else {}):
+            session = builder.getOrCreate()
+    except Exception as exc:
+        if not is_spark_failure(exc):
+            raise
+        raise start_failed(exc, log_file) from exc
     session.sparkContext.setLogLevel("ERROR")
     return session
 
