@@ -649,12 +649,13 @@ fn escape_valid(s: &str, ascii: bool, out: &mut Vec<u8>) {
             0x0c => Some(b"\\f"),
             _ => None,
         };
-        if esc.is_some() || b < 0x20 || (ascii && b >= 0x80) {
+        // as Python's json.dumps: control characters always escaped, with ``ensure_ascii`` also DEL and non-ASCII
+        if esc.is_some() || b < 0x20 || (ascii && b >= 0x7f) {
             out.extend_from_slice(&bytes[start..i]);
             start = i + 1;
             if let Some(e) = esc {
                 out.extend_from_slice(e);
-            } else if b < 0x20 {
+            } else if b < 0x20 || b == 0x7f {
                 let _ = write!(VecWriter(out), "\\u{:04x}", b);
             } else if b & 0xC0 != 0x80 {
                 // first byte of a multi-byte character: write the whole character

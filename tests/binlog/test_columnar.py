@@ -488,7 +488,7 @@ def test_schema_provider_names_and_types_a_table_map_without_metadata(monkeypatc
 @needs_native
 def test_names_that_are_not_utf8_and_characters_json_escapes(monkeypatch, tmp_path) -> None:
     """A column name that is not UTF-8 turns the whole line to ASCII escapes (``ensure_ascii``), as
-    ``binlake rows`` does; quotes, backslashes, control and astral characters escape alike; the Arrow field of
+    ``binlake rows`` does; quotes, backslashes, control characters, DEL and astral characters escape alike; the Arrow field of
     such a column is ``@n``."""
 
     def names(*raw: bytes) -> bytes:
@@ -499,15 +499,15 @@ def test_names_that_are_not_utf8_and_characters_json_escapes(monkeypatch, tmp_pa
     )
     tm = build.table_map(7, "db", "t", [3, 15, 15, 3], (200).to_bytes(2, "little") * 2, [True] * 4, optional)
     row = build.image(
-        [False] * 4, (5).to_bytes(4, "little"), b"\x03a\xffb", b"\x04\xe2\x82\xac\x01", (9).to_bytes(4, "little")
+        [False] * 4, (5).to_bytes(4, "little"), b"\x03a\xffb", b"\x05\xe2\x82\xac\x01\x7f", (9).to_bytes(4, "little")
     )
     data = build.binlog(tm, build.rows_event(30, 7, 4, row + row))
     (tb,) = assert_same_batches(data)
-    assert tb[6][1]["after"] == {"ok": 5, "@2": "{'hex': '61ff62'}", "é€😀": "€\x01", 'a"b\\c\n\x01': 9}
+    assert tb[6][1]["after"] == {"ok": 5, "@2": "{'hex': '61ff62'}", "é€😀": "€\x01\x7f", 'a"b\\c\n\x01': 9}
     path = tmp_path / "names.bin"
     path.write_bytes(data)
     out = assert_same_rows(monkeypatch, path)
-    assert b'"\\udcff\\udcfe": {"hex": "61ff62"}, "\\u00e9\\u20ac\\ud83d\\ude00": "\\u20ac\\u0001"' in out
+    assert b'"\\udcff\\udcfe": {"hex": "61ff62"}, "\\u00e9\\u20ac\\ud83d\\ude00": "\\u20ac\\u0001\\u007f"' in out
 
 
 def random_json(rng: random.Random, depth: int = 0) -> object:
