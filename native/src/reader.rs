@@ -554,6 +554,9 @@ impl Reader {
             match p.reader.read(&mut buf[got..]) {
                 Ok(0) => break,
                 Ok(n) => got += n,
+                // a frame cut short ends the payload where its last whole block ends, as python-zstandard's
+                // stream_reader does (no error there): the caller then finds it shorter than declared
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
                 Err(e) => {
                     let f = payload_error(
                         p.payload_pos,

@@ -32,13 +32,18 @@ def inner(*events: tuple[int, bytes]) -> bytes:
 def payload(data: bytes, *, compress: bool = True, uncompressed_size: int | None = None) -> tuple[int, bytes]:
     """A TRANSACTION_PAYLOAD_EVENT of ``data`` (``Transaction_payload_event``: type, length, value fields)."""
     packed = zstandard.ZstdCompressor(level=3).compress(data) if compress else data
+    size = len(data) if uncompressed_size is None else uncompressed_size
+    return 40, payload_fields(0 if compress else 255, size, packed)
+
+
+def payload_fields(compression: int, size: int, packed: bytes) -> bytes:
+    """A TRANSACTION_PAYLOAD_EVENT's body: its type, uncompressed size and length fields, then ``packed``."""
 
     def field(ftype: int, value: int) -> bytes:
         v = build.packed(value)
         return build.packed(ftype) + build.packed(len(v)) + v
 
-    size = len(data) if uncompressed_size is None else uncompressed_size
-    return 40, field(2, 0 if compress else 255) + field(3, size) + field(1, len(packed)) + b"\0" + packed
+    return field(2, compression) + field(3, size) + field(1, len(packed)) + b"\0" + packed
 
 
 def query(text: str, db: bytes = b"d") -> tuple[int, bytes]:
@@ -300,3 +305,23 @@ def assert_same_rows_text(monkeypatch, path: Path) -> str:
     nat = rows_output(monkeypatch, path, True)
     assert nat == py and py[2] == 0
     return py[0].decode()
+
+
+# --- a TRANSACTION_PAYLOAD whose zstd frame is cut short ---------------------------------------------------------
+
+
+@needs_native
+@pytest.mark.parametrize("cut", [1, 4, 40])
+def test_a_cut_zstd_frame_is_a_payload_shorter_than_declared_on_both_engines(monkeypatch, tmp_path, cut: int) -> None:
+    """A compressed payload whose frame lacks its last ``cut`` bytes (its sizes as declared): what its whole blocks
+    held decodes, then one CorruptEventError at the payload, "shorter than its declared uncompressed size", as
+    python-zstandard's stream reader ends there; the native core's zstd reader reported "incomplete frame"."""
+    events = inner(json_table(), build.rows_event(30, 7, 2, row_of(1, 1)), XID)
+    frame = zstandard.ZstdCompressor(level=3).compress(events)[:-cut]
+    data = build.binlog((40, payload_fields(0, len(events), frame)))
+    _, err = batches(data, "native")
+    assert err is not None and err[0] == "CorruptEventError" and err[3] == event_offsets(data)[1]
+    assert "payload shorter than its declared uncompressed size" in err[1]
+    assert_same_batches(data)
+    path = write(tmp_path, data)
+    assert rows_output(monkeypatch, path, True) == rows_output(monkeypatch, path, False)
