@@ -488,8 +488,8 @@ def test_schema_provider_names_and_types_a_table_map_without_metadata(monkeypatc
 @needs_native
 def test_names_that_are_not_utf8_and_characters_json_escapes(monkeypatch, tmp_path) -> None:
     """A column name that is not UTF-8 turns the whole line to ASCII escapes (``ensure_ascii``), as
-    ``binlake rows`` does; quotes, backslashes, control characters, DEL and astral characters escape alike; the Arrow field of
-    such a column is ``@n``."""
+    ``binlake rows`` does; quotes, backslashes, control characters, DEL and astral characters escape alike; the
+    Arrow field of such a column is ``@n``."""
 
     def names(*raw: bytes) -> bytes:
         return build.optional_field(4, b"".join(build.packed(len(n)) + n for n in raw))
