@@ -77,10 +77,14 @@ def diagnose(text: str) -> tuple[str, str]:
             "please report it with the log (the input may be unusual)",
         )
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    # a Py4JJavaError's first line only names the JVM call; the JVM's exception is on a line of its own
-    java = next((line.lstrip(": ") for line in lines if _JAVA_RAISED.match(line)), None)
-    first = java or (lines[0] if lines else "no message")
+    first = _java_exception(text) or (lines[0] if lines else "no message")
     return f"a Spark job failed: {first[:300]}", ""
+
+
+def _java_exception(text: str) -> Optional[str]:
+    """The JVM's exception line of a failure's text (a Py4JJavaError's first line only names the JVM call; the
+    exception is on a line of its own); None without one."""
+    return next((s.lstrip(": ") for line in text.splitlines() if _JAVA_RAISED.match(s := line.strip())), None)
 
 
 def jvm_exit_reason(output: str) -> Optional[str]:
@@ -107,7 +111,7 @@ def start_failed(exc: BaseException, log_file: Optional[str]) -> SparkStartFaile
                 f.write("\n" + "".join(traceback.format_exception(exc)))
         except OSError:
             log_file = None
-    java = next((line.strip().lstrip(": ") for line in text.splitlines() if _JAVA_RAISED.match(line.strip())), None)
+    java = _java_exception(text)
     if java is None and "JAVA_GATEWAY_EXITED" in text:
         java = jvm_exit_reason(output) if log_file else "its JVM exited at launch (its output is above)"
     reason = java or text.splitlines()[0]
